@@ -1,0 +1,63 @@
+// The kernel ladder's host API: one bf16 GEMM (C = A * B^T, A MxK and B NxK
+// K-major, C MxN row-major bf16, fp32 accumulation) written as rungs of
+// increasing pipelining. Used by the benchmark, the GPU tests and the
+// recorder. Host C++ only: no device code and no CUDA types in this header
+// (pointers are device pointers passed as void*, streams as void*).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ws::ladder {
+
+struct Shape {
+    int m = 0, n = 0, k = 0;
+    double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+};
+
+struct RungInfo {
+    std::string name;        // "sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong"
+    std::string title;       // one line for the UI: "Warp-specialized: TMA producer + wgmma consumer"
+    std::string idea;        // the one new idea of this rung (same text as the top of its source file)
+    std::string sourceFile;  // path of its .cu relative to the repository root, for the source view
+    int level = 0;           // 1..6, position on the ladder
+    bool tensorCores = false;  // uses wgmma
+    bool tma = false;          // uses TMA loads
+};
+
+// All rungs, bottom to top.
+const std::vector<RungInfo>& rungs();
+const RungInfo* findRung(std::string_view name);
+
+// "" if the rung accepts the shape, else a sentence saying why not
+// ("pingpong needs M and N multiples of 128 and K a multiple of 64; got 1000x4096x4096").
+std::string checkShape(std::string_view rung, const Shape& s);
+
+// Geometry of a traced launch, so the caller can size and decode the event buffer.
+struct TraceGeometry {
+    std::uint32_t numCtas = 0;        // grid size (persistent rungs: the persistent grid)
+    std::uint32_t warpsPerCta = 0;
+    std::uint32_t eventsPerWarp = 0;  // capacity needed for this shape, with margin
+    std::uint32_t stages = 0;         // pipeline slots, 0 if none
+    std::uint32_t bytesPerKStep = 0;  // bytes loaded into shared memory per k-step
+    std::uint64_t bufferBytes = 0;    // ws::trace::bufferBytes(...) of the above
+};
+TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount);
+
+// Launch one rung on `stream` (a cudaStream_t, may be null).
+//   a, b, c: device pointers (bf16). traceBuffer: device pointer to a buffer of
+//   at least traceGeometry(...).bufferBytes whose TraceBufferHeader the caller
+//   has filled (magic, version, counts), or nullptr for the untraced build
+//   (which contains no trace code at all).
+// Returns "" on success, else an error message (bad shape, launch failure).
+// Does not synchronize.
+std::string launch(std::string_view rung, const Shape& s, const void* a, const void* b, void* c,
+                   void* stream, void* traceBuffer = nullptr, int smCount = 0);
+
+// The exact kernel function names (as CUPTI reports them, mangled) of a rung's
+// traced and untraced builds, so the recorder can tell its launches apart.
+std::string kernelSymbol(std::string_view rung, bool traced);
+
+}  // namespace ws::ladder
