@@ -1,0 +1,233 @@
+// GPU test of the ladder's per-warp trace buffers, for every rung:
+//  1. a traced launch sized by traceGeometry decodes sanely: header unchanged,
+//     every CTA record has both flags and ordered (globaltimer, clock64)
+//     pairs, every warp region declared its role, counts <= capacity, clocks
+//     non-decreasing per warp, valid event kinds, each warp ends with
+//     kEventEnd; warp-specialized rungs show producer and consumer warps.
+//  2. a traced launch with a deliberately too-small eventsPerWarp reports the
+//     overflow (count > capacity) and writes nothing outside the buffer (guard
+//     regions before and after it stay intact) -- and still computes C right.
+// Usage: gpu_ladder_trace [--rung NAME]... [--shape MxNxK]
+// Exit: 0 passed, 1 failed, 77 no sm_90 device (SKIP).
+#include "ladder_testutil.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace ws;
+using namespace ws::ktest;
+
+namespace {
+
+int g_failures = 0, g_passes = 0;
+std::vector<std::string> g_failLines;
+void pass(const std::string& l)
+{
+    ++g_passes;
+    std::printf("PASS %s\n", l.c_str());
+    std::fflush(stdout);
+}
+void fail(const std::string& l)
+{
+    ++g_failures;
+    g_failLines.push_back(l);
+    std::printf("FAIL %s\n", l.c_str());
+    std::fflush(stdout);
+}
+
+const char* roleName(int r)
+{
+    static const char* n[] = {"unknown", "producer", "consumer", "epilogue", "worker", "idle"};
+    return r >= 0 && r <= 5 ? n[r] : "?";
+}
+const char* kindName(int k)
+{
+    static const char* n[] = {"Other", "Setup", "WaitSlot", "IssueLoad", "WaitData", "MmaIssue", "MmaWait",
+                              "Release", "Epilogue", "Store", "Load", "Sync", "Compute", "WaitOrder"};
+    if (k < 14) return n[k];
+    switch (k) {
+    case trace::kEventEnd: return "End";
+    case trace::kEventTileBegin: return "TileBegin";
+    case trace::kEventTileEnd: return "TileEnd";
+    case trace::kEventLoadReady: return "LoadReady";
+    default: return "?";
+    }
+}
+
+// Role and event-kind histograms of CTA 0 and of the whole buffer (for the device log).
+void describe(const std::string& base, const std::vector<std::uint8_t>& buf, const trace::TraceBufferHeader& h,
+              std::map<int, int>& rolesCta0)
+{
+    std::map<int, std::uint64_t> kinds;
+    for (std::uint32_t c = 0; c < h.numCtas; ++c)
+        for (std::uint32_t w = 0; w < h.warpsPerCta; ++w) {
+            std::uint64_t off = trace::warpRegionOffset(h.numCtas, h.warpsPerCta, h.eventsPerWarp, c, w);
+            trace::WarpRegionHeader wr;
+            std::memcpy(&wr, buf.data() + off, sizeof wr);
+            if (c == 0)
+                rolesCta0[wr.role]++;
+            std::uint32_t n = std::min(wr.count, h.eventsPerWarp);
+            for (std::uint32_t i = 0; i < n; ++i) {
+                trace::TraceEvent ev;
+                std::memcpy(&ev, buf.data() + off + sizeof wr + std::uint64_t(i) * sizeof ev, sizeof ev);
+                kinds[ev.kind]++;
+            }
+        }
+    std::printf("INFO %s CTA0 roles:", base.c_str());
+    for (auto& [r, n] : rolesCta0) std::printf(" %s=%d", roleName(r), n);
+    std::printf("; events by kind:");
+    for (auto& [k, n] : kinds) std::printf(" %s=%llu", kindName(k), (unsigned long long)n);
+    std::printf("\n");
+}
+
+void runRung(const std::string& rung, const ladder::Shape& s, int sms, CublasRef& cublas)
+{
+    const std::string base = "rung=" + rung + " shape=" + shapeStr(s);
+    std::string why = ladder::checkShape(rung, s);
+    if (!why.empty()) {
+        fail(base + ": refused: " + why);
+        return;
+    }
+    const std::size_t na = std::size_t(s.m) * s.k, nb = std::size_t(s.n) * s.k, nc = std::size_t(s.m) * s.n;
+    DeviceBuffer a(na * 2), b(nb * 2), c(nc * 2), ref(nc * 4);
+    std::uint64_t seed = freshSeed();
+    fillRandomNormalBf16(a.get(), na, seed);
+    fillRandomNormalBf16(b.get(), nb, seed + 1);
+    cublas.gemm(s, a.get(), b.get(), ref.get(), true);
+    WS_CK(cudaDeviceSynchronize());
+
+    ladder::TraceGeometry geo = ladder::traceGeometry(rung, s, sms);
+    std::printf("INFO %s geometry: numCtas=%u warpsPerCta=%u eventsPerWarp=%u stages=%u bytesPerKStep=%u bufferBytes=%llu\n",
+                base.c_str(), geo.numCtas, geo.warpsPerCta, geo.eventsPerWarp, geo.stages, geo.bytesPerKStep,
+                (unsigned long long)geo.bufferBytes);
+    if (geo.numCtas == 0 || geo.warpsPerCta == 0 || geo.eventsPerWarp == 0) {
+        fail(base + ": empty traceGeometry");
+        return;
+    }
+
+    auto tracedLaunch = [&](TraceBuffer& tb) -> std::string {
+        poisonBf16(c.get(), nc);
+        tb.reset();
+        WS_CK(cudaDeviceSynchronize());
+        std::string err = ladder::launch(rung, s, a.get(), b.get(), c.get(), nullptr, tb.get(), sms);
+        if (!err.empty())
+            return "launch() returned: " + err;
+        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaDeviceSynchronize();
+        if (e != cudaSuccess)
+            throw CudaError(base + ": traced kernel failed: " + cudaGetErrorString(e));
+        return {};
+    };
+
+    // 1. Full capacity: sane decode.
+    {
+        TraceBuffer tb(geo);
+        std::string err = tracedLaunch(tb);
+        if (!err.empty()) {
+            fail(base + " full: " + err);
+            return;
+        }
+        ErrStats e = compareBf16ToF32(c.get(), ref.as<float>(), nc);
+        (e.ok() ? pass : fail)(base + " full-capacity traced result " + e.str());
+        std::uint64_t dmg = tb.guardDamage();
+        (dmg == 0 ? pass : fail)(base + " full-capacity: guard bytes changed: " + std::to_string(dmg));
+        auto buf = tb.download();
+        TraceCheck tc = checkTrace(buf, tb.header(), sms, false);
+        std::string info = " ctas=" + std::to_string(tc.ctas) + " warps=" + std::to_string(tc.warps) + " events="
+            + std::to_string(tc.events) + " max_count=" + std::to_string(tc.maxCount) + "/"
+            + std::to_string(tb.header().eventsPerWarp);
+        if (tc.errors.empty())
+            pass(base + " full-capacity trace sane" + info);
+        else {
+            std::string m;
+            for (auto& x : tc.errors) m += "\n    " + x;
+            fail(base + " full-capacity trace not sane" + info + m);
+        }
+        if (tc.eventsOutsideCta)
+            std::printf("WARN %s: %llu events > 1e6 cycles outside their CTA's start/end\n", base.c_str(),
+                        (unsigned long long)tc.eventsOutsideCta);
+        std::map<int, int> roles;
+        describe(base, buf, tb.header(), roles);
+        const bool specialized = rung == "warp_specialized" || rung == "cooperative" || rung == "pingpong";
+        if (specialized)
+            (roles[1] >= 1 && roles[2] >= 1 ? pass : fail)(base + " CTA0 declares producer (" + std::to_string(roles[1])
+                                                           + ") and consumer (" + std::to_string(roles[2]) + ") warps");
+        // Events per warp must not come close to the capacity margin's end.
+        if (tc.maxCount * 10 > std::uint64_t(tb.header().eventsPerWarp) * 11)
+            fail(base + " max count exceeds capacity");
+    }
+    // 2. Overflow: capacity 2 events per warp.
+    {
+        const std::uint32_t cap = 2;
+        TraceBuffer tb(geo, cap, 1 << 20);
+        std::string err = tracedLaunch(tb);
+        if (!err.empty()) {
+            fail(base + " overflow: " + err);
+            return;
+        }
+        ErrStats e = compareBf16ToF32(c.get(), ref.as<float>(), nc);
+        (e.ok() ? pass : fail)(base + " overflowing traced launch still computes C: " + e.str());
+        std::uint64_t dmg = tb.guardDamage();
+        (dmg == 0 ? pass : fail)(base + " overflow (capacity " + std::to_string(cap)
+                                 + "): bytes changed in the 1 MiB guards before/after the buffer: " + std::to_string(dmg));
+        TraceCheck tc = checkTrace(tb.download(), tb.header(), sms, true);
+        (tc.overflowedWarps > 0 ? pass : fail)(base + " overflow reported: " + std::to_string(tc.overflowedWarps) + " of "
+                                               + std::to_string(tc.warps) + " warps have count > capacity "
+                                               + std::to_string(cap) + " (max count " + std::to_string(tc.maxCount) + ")");
+        if (tc.errors.empty())
+            pass(base + " overflowed buffer still well-formed (regions, roles, kinds, clocks)");
+        else {
+            std::string m;
+            for (auto& x : tc.errors) m += "\n    " + x;
+            fail(base + " overflowed buffer malformed:" + m);
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    std::vector<std::string> only;
+    ladder::Shape shape{2048, 2048, 2048};
+    try {
+        for (int i = 1; i < argc; ++i) {
+            std::string a = argv[i];
+            if (a == "--rung" && i + 1 < argc)
+                only.push_back(argv[++i]);
+            else if (a == "--shape" && i + 1 < argc)
+                shape = parseShape(argv[++i]);
+            else {
+                std::fprintf(stderr, "gpu_ladder_trace: unknown argument '%s'\nusage: gpu_ladder_trace [--rung NAME]... [--shape MxNxK]\n",
+                             a.c_str());
+                return 2;
+            }
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gpu_ladder_trace: %s\n", e.what());
+        return 2;
+    }
+    if (skipWithoutGpu("gpu_ladder_trace"))
+        return kSkipExit;
+    try {
+        const int sms = smCount();
+        std::printf("device: %s, %d SMs\n", deviceName().c_str(), sms);
+        CublasRef cublas;
+        for (const auto& r : ladder::rungs())
+            if (only.empty() || std::find(only.begin(), only.end(), r.name) != only.end())
+                runRung(r.name, shape, sms, cublas);
+    } catch (const std::exception& e) {
+        std::printf("FAIL aborted: %s\n", e.what());
+        ++g_failures;
+    }
+    std::printf("\n%d passed, %d failed\n", g_passes, g_failures);
+    for (auto& l : g_failLines) std::printf("  FAILED: %s\n", l.c_str());
+    return g_failures ? 1 : 0;
+}
