@@ -1,0 +1,280 @@
+// Hopper (sm_90a) building blocks shared by the tensor-core rungs of the ladder:
+// TMA tensor maps (host), mbarriers, bulk tensor copies, wgmma descriptors and
+// instructions, fences, named barriers, setmaxnreg, and the register-to-global
+// epilogue of a wgmma accumulator. Inline PTX only; no CUTLASS/CuTe.
+#pragma once
+
+#include <cstdint>
+#include <cuda.h>  // CUtensorMap and its enums (types only: the driver entry point is fetched at run time)
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "wgmma_ops.cuh"
+
+namespace ws::kern {
+
+// ---------------------------------------------------------------------------
+// Host: TMA tensor maps.
+
+// Encodes a 2-D tensor map for a K-major bf16 matrix of `rows` x `cols` (cols = K
+// contiguous), loaded in boxes of boxRows x 64 (64 bf16 = 128 bytes, the 128-byte
+// swizzle span). Returns "" or an error. cuTensorMapEncodeTiled comes from
+// cudaGetDriverEntryPoint, so nothing links against libcuda.
+std::string encodeTmaK64(CUtensorMap* map, const void* base, int rows, int cols, int boxRows);
+// Tensor map for a row-major bf16 C (rows x cols) stored in boxes of boxRows x 64 columns,
+// no swizzle (used by the TMA store of the epilogue).
+std::string encodeTmaStore(CUtensorMap* map, const void* base, int rows, int cols, int boxRows, int boxCols);
+
+#ifdef __CUDACC__
+// ---------------------------------------------------------------------------
+// Device helpers.
+
+__device__ __forceinline__ uint32_t smemAddr(const void* p)
+{
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// First 1024-byte aligned address in the dynamic shared memory (128-byte swizzle atoms).
+__device__ __forceinline__ uint8_t* alignSmem1024(uint8_t* raw)
+{
+    const uint32_t a = smemAddr(raw);
+    return raw + ((1024u - (a & 1023u)) & 1023u);
+}
+
+__device__ __forceinline__ uint32_t laneId() { return threadIdx.x & 31u; }
+
+// --- mbarrier
+__device__ __forceinline__ void mbarInit(uint64_t* bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smemAddr(bar)), "r"(count) : "memory");
+}
+// Makes barrier initialisation visible to the async proxy (TMA) and the cluster.
+__device__ __forceinline__ void fenceBarrierInit()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void mbarArriveExpectTx(uint64_t* bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smemAddr(bar)), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbarArrive(uint64_t* bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smemAddr(bar)) : "memory");
+}
+// Arrive on the barrier at the same shared-memory offset in CTA `ctaRank` of the cluster.
+__device__ __forceinline__ void mbarArriveCluster(uint64_t* bar, uint32_t ctaRank)
+{
+    asm volatile(
+        "{\n.reg .b32 ra;\n"
+        "mapa.shared::cluster.u32 ra, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}" ::"r"(smemAddr(bar)),
+        "r"(ctaRank)
+        : "memory");
+}
+__device__ __forceinline__ bool mbarTryWait(uint64_t* bar, uint32_t parity)
+{
+    uint32_t ok;
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(ok)
+        : "r"(smemAddr(bar)), "r"(parity)
+        : "memory");
+    return ok != 0;
+}
+__device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity)
+{
+    while (!mbarTryWait(bar, parity)) {
+    }
+}
+// Cluster-scope acquire variant (the producer waiting for releases that may come from a peer CTA).
+__device__ __forceinline__ void mbarWaitCluster(uint64_t* bar, uint32_t parity)
+{
+    uint32_t ok = 0;
+    while (!ok) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}"
+            : "=r"(ok)
+            : "r"(smemAddr(bar)), "r"(parity)
+            : "memory");
+    }
+}
+
+// --- TMA (bulk tensor copy engine)
+__device__ __forceinline__ void tmaPrefetchDesc(const CUtensorMap* map)
+{
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+// Global (x = inner/K coordinate, y = row) -> shared, completing `bytes` on `bar`.
+__device__ __forceinline__ void tmaLoad2d(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4}], [%2];" ::"r"(smemAddr(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(smemAddr(bar)), "r"(x), "r"(y)
+        : "memory");
+}
+// Same, written to the same offset in every CTA of the cluster named in ctaMask, each
+// CTA's barrier at `bar`'s offset receiving the bytes.
+__device__ __forceinline__ void tmaLoad2dMulticast(void* dst, const CUtensorMap* map, uint64_t* bar, int x,
+                                                   int y, uint16_t ctaMask)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smemAddr(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(smemAddr(bar)), "r"(x), "r"(y), "h"(ctaMask)
+        : "memory");
+}
+// Shared -> global TMA store of one box; the caller commits and waits on the bulk group.
+__device__ __forceinline__ void tmaStore2d(const CUtensorMap* map, const void* src, int x, int y)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(smemAddr(src)), "r"(x), "r"(y)
+                 : "memory");
+}
+__device__ __forceinline__ void bulkCommit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void bulkWaitRead()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void bulkWait()
+{
+    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+// Generic-proxy shared-memory writes -> visible to the async proxy (TMA, wgmma).
+__device__ __forceinline__ void fenceProxyAsync()
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// --- wgmma
+// Shared-memory matrix descriptor for a K-major tile written by TMA with the 128-byte
+// swizzle: rows of 64 bf16 (128 B), 8-row core groups 1024 B apart (stride byte offset),
+// leading byte offset unused for swizzled K-major layouts. The tile base must be
+// 1024-byte aligned; advancing K by 16 elements adds 32 bytes to the start address.
+__device__ __forceinline__ uint64_t wgmmaDescSw128(uint32_t addr)
+{
+    uint64_t d = 0;
+    d |= uint64_t((addr & 0x3FFFF) >> 4);
+    d |= uint64_t(1) << 16;           // leading byte offset (ignored for this layout)
+    d |= uint64_t(1024 >> 4) << 32;   // stride byte offset: 8 rows x 128 B
+    d |= uint64_t(1) << 62;           // 128-byte swizzle
+    return d;
+}
+__device__ __forceinline__ void wgmmaFence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmmaCommit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmmaWait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Registers the accumulator as read/written here, so the compiler keeps its uses after a wait.
+template <int R>
+__device__ __forceinline__ void fenceAcc(float (&d)[R])
+{
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <int N>
+__device__ __forceinline__ void wgmmaTile(float (&d)[N / 2], uint64_t descA, uint64_t descB, int scaleD)
+{
+    if constexpr (N == 256) wgmma_m64n256k16(d, descA, descB, scaleD);
+    else if constexpr (N == 128) wgmma_m64n128k16(d, descA, descB, scaleD);
+    else wgmma_m64n64k16(d, descA, descB, scaleD);
+}
+
+// One 64-deep k-step for a warpgroup: MB blocks of 64 rows (A rows 64*mb.. of the stage's
+// A tile) times N columns of the stage's B tile, 4 x k16. accumulate = 0 on a tile's first
+// k-step: the first wgmma then overwrites the accumulator (no zeroing instructions, which
+// would make ptxas serialize the wgmma pipeline).
+template <int MB, int N>
+__device__ __forceinline__ void mmaKStep(float (&acc)[MB][N / 2], uint32_t aTile, uint32_t bTile, int accumulate = 1)
+{
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) {
+            wgmmaTile<N>(acc[mb], wgmmaDescSw128(aTile + mb * 64 * 128 + kk * 32),
+                         wgmmaDescSw128(bTile + kk * 32), kk == 0 ? accumulate : 1);
+        }
+    }
+}
+
+// --- barriers and registers
+__device__ __forceinline__ void namedBarSync(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void namedBarArrive(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+template <int R>
+__device__ __forceinline__ void setMaxNRegInc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R));
+}
+template <int R>
+__device__ __forceinline__ void setMaxNRegDec()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R));
+}
+__device__ __forceinline__ uint32_t clusterCtaRank()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void clusterSync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// --- epilogue: one warpgroup's 64 x N accumulator block (wgmma m64nN layout) -> bf16 C.
+// Thread t of the warpgroup holds rows 16*(t/32) + (t%32)/4 and +8, columns 8*j + 2*(t%4) + {0,1}.
+template <int N>
+__device__ __forceinline__ void storeAccBf16(const float (&d)[N / 2], __nv_bfloat16* C, int ldc, int row0,
+                                             int col0, int tInWg)
+{
+    const int warp = tInWg >> 5, lane = tInWg & 31;
+    const int r = row0 + warp * 16 + (lane >> 2);
+    const int c = col0 + 2 * (lane & 3);
+    __nv_bfloat16* p0 = C + size_t(r) * ldc + c;
+    __nv_bfloat16* p1 = p0 + size_t(8) * ldc;
+#pragma unroll
+    for (int j = 0; j < N / 8; ++j) {
+        *reinterpret_cast<__nv_bfloat162*>(p0 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 0], d[4 * j + 1]);
+        *reinterpret_cast<__nv_bfloat162*>(p1 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+    }
+}
+
+template <int R>
+__device__ __forceinline__ void zeroAcc(float (&d)[R])
+{
+#pragma unroll
+    for (int i = 0; i < R; ++i) d[i] = 0.f;
+}
+
+// Grouped (L2-friendly) order of output tiles: walks `group` tile-rows down M before moving
+// along N, so the CTAs working at one time share A row-blocks and B column-blocks.
+__device__ __forceinline__ void tileCoords(int tile, int tilesM, int tilesN, int group, int& tm, int& tn)
+{
+    const int perGroup = group * tilesN;
+    const int g = tile / perGroup;
+    const int firstM = g * group;
+    const int rows = min(tilesM - firstM, group);
+    const int in = tile - g * perGroup;
+    tm = firstM + in % rows;
+    tn = in / rows;
+}
+#endif  // __CUDACC__
+
+}  // namespace ws::kern

@@ -1,0 +1,254 @@
+// Host side of the kernel ladder (warpstage/ladder.h): rung table, shape checks, trace
+// geometry, launch dispatch, kernel symbols, and the TMA tensor-map encoding helpers.
+#include "warpstage/ladder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+
+#include "hopper.cuh"
+#include "rungs.h"
+#include "warpstage/trace_format.h"
+
+namespace ws::kern {
+
+namespace {
+PFN_cuTensorMapEncodeTiled_v12000 encodeFn()
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        void* p = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess
+            && q == cudaDriverEntryPointSuccess)
+            fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+    });
+    return fn;
+}
+
+std::string encode(CUtensorMap* map, const void* base, int rows, int cols, int boxRows, int boxCols,
+                   CUtensorMapSwizzle swz)
+{
+    auto fn = encodeFn();
+    if (!fn) return "cuTensorMapEncodeTiled is not available from the CUDA driver";
+    const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+    const cuuint64_t strides[1] = {cuuint64_t(cols) * 2};
+    const cuuint32_t box[2] = {cuuint32_t(boxCols), cuuint32_t(boxRows)};
+    const cuuint32_t elemStr[2] = {1, 1};
+    CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, elemStr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, swz, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "cuTensorMapEncodeTiled failed (CUresult %d) for a %dx%d bf16 matrix",
+                      int(r), rows, cols);
+        return buf;
+    }
+    return {};
+}
+}  // namespace
+
+std::string encodeTmaK64(CUtensorMap* map, const void* base, int rows, int cols, int boxRows)
+{
+    return encode(map, base, rows, cols, boxRows, 64, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
+std::string encodeTmaStore(CUtensorMap* map, const void* base, int rows, int cols, int boxRows, int boxCols)
+{
+    return encode(map, base, rows, cols, boxRows, boxCols, CU_TENSOR_MAP_SWIZZLE_NONE);
+}
+
+}  // namespace ws::kern
+
+namespace ws::ladder {
+
+using namespace ws::kern::geom;
+
+namespace {
+
+struct RungImpl {
+    RungInfo info;
+    int bm, bn, bk;      // tile the shape must divide into
+    int threads;
+    int stages;
+    bool persistent;
+    cudaError_t (*launch)(const ws::kern::LaunchArgs&, const char**);
+    const void* (*kernel)(bool);
+};
+
+const std::vector<RungImpl>& impls()
+{
+    static const std::vector<RungImpl> v = {
+        {{"sync", "Synchronous: shared-memory tiles, CUDA-core FFMA, __syncthreads between load and math",
+          "The textbook shared-memory tiled GEMM on CUDA cores: load a 128x32 slice of A and B, "
+          "__syncthreads, FFMA, __syncthreads. Nothing overlaps inside a CTA.",
+          "kernels/src/sync.cu", 1, false, false},
+         kSyncBM, kSyncBN, kSyncBK, kSyncThreads, 0, false, &ws::kern::launchSync, &ws::kern::kernelSync},
+        {{"tma_sync", "TMA + wgmma, one buffer: load, wait, MMA, wait",
+          "The fast units, still no overlap: TMA loads into one shared buffer, wgmma tensor-core math, "
+          "and each waits for the other.",
+          "kernels/src/tma_sync.cu", 2, true, true},
+         kTmaSyncBM, kTmaSyncBN, kBK, kTmaSyncThreads, 1, false, &ws::kern::launchTmaSync,
+         &ws::kern::kernelTmaSync},
+        {{"multistage", "Multistage: a 4-stage ring filled ahead by the computing warps",
+          "Software pipelining without specialization: the same warps fill a ring of 4 shared-memory "
+          "stages 3 k-steps ahead, so loads fly while the tensor cores work; a CTA barrier still ends "
+          "each k-step.",
+          "kernels/src/multistage.cu", 3, true, true},
+         kMsBM, kMsBN, kBK, kMsThreads, kMsStages, false, &ws::kern::launchMultistage,
+         &ws::kern::kernelMultistage},
+        {{"warp_specialized", "Warp-specialized: TMA producer warp + two wgmma consumer warpgroups",
+          "Loading and computing go to different warps: a producer warp issues TMA into a 4-slot ring "
+          "guarded by full/empty mbarriers, two consumer warpgroups run wgmma and release slots; no CTA "
+          "barrier in the main loop.",
+          "kernels/src/warp_specialized.cu", 4, true, true},
+         kWsBM, kWsBN, kBK, kWsThreads, kWsStages, false, &ws::kern::launchWarpSpecialized,
+         &ws::kern::kernelWarpSpecialized},
+        {{"cooperative", "Cooperative: persistent grid, two consumer warpgroups share a 128x256 tile, setmaxnreg",
+          "A persistent grid walks the tiles (loads of the next tile overlap the epilogue) and setmaxnreg "
+          "moves registers from the producer warpgroup to the two consumer warpgroups sharing a 128x256 tile.",
+          "kernels/src/cooperative.cu", 5, true, true},
+         kCoopBM, kCoopBN, kBK, kCoopThreads, kCoopStages, true, &ws::kern::launchCooperative,
+         &ws::kern::kernelCooperative},
+        {{"pingpong", "Ping-pong: two consumer warpgroups on different tiles take turns",
+          "Two consumer warpgroups work on different 128x128 tiles and take turns through an ordering "
+          "barrier, so one's epilogue overlaps the other's tensor-core main loop.",
+          "kernels/src/pingpong.cu", 6, true, true},
+         kPpBM, kPpBN, kBK, kPpThreads, kPpStages, true, &ws::kern::launchPingpong, &ws::kern::kernelPingpong},
+    };
+    return v;
+}
+
+const RungImpl* findImpl(std::string_view name)
+{
+    for (const auto& r : impls())
+        if (r.info.name == name) return &r;
+    return nullptr;
+}
+
+constexpr int kMaxDim = 1 << 17;  // 131072: keeps every index and TMA coordinate well inside int32
+
+int smCountOrQuery(int smCount)
+{
+    if (smCount > 0) return smCount;
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 132;
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) return 132;
+    return n;
+}
+
+std::uint32_t gridCtas(const RungImpl& r, const Shape& s, int smCount)
+{
+    const std::uint64_t tiles = std::uint64_t(s.m / r.bm) * std::uint64_t(s.n / r.bn);
+    if (!r.persistent) return std::uint32_t(tiles);
+    return std::uint32_t(std::min<std::uint64_t>(tiles, std::uint64_t(smCountOrQuery(smCount))));
+}
+
+}  // namespace
+
+const std::vector<RungInfo>& rungs()
+{
+    static const std::vector<RungInfo> v = [] {
+        std::vector<RungInfo> out;
+        for (const auto& r : impls()) out.push_back(r.info);
+        return out;
+    }();
+    return v;
+}
+
+const RungInfo* findRung(std::string_view name)
+{
+    for (const auto& r : rungs())
+        if (r.name == name) return &r;
+    return nullptr;
+}
+
+std::string checkShape(std::string_view rung, const Shape& s)
+{
+    const RungImpl* r = findImpl(rung);
+    if (!r) return "unknown rung '" + std::string(rung) + "'";
+    char buf[256];
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.m > kMaxDim || s.n > kMaxDim || s.k > kMaxDim) {
+        std::snprintf(buf, sizeof buf, "%s needs M, N and K between 1 and %d; got %dx%dx%d", r->info.name.c_str(),
+                      kMaxDim, s.m, s.n, s.k);
+        return buf;
+    }
+    if (s.m % r->bm || s.n % r->bn || s.k % r->bk) {
+        std::snprintf(buf, sizeof buf, "%s needs M a multiple of %d, N a multiple of %d and K a multiple of %d; got %dx%dx%d",
+                      r->info.name.c_str(), r->bm, r->bn, r->bk, s.m, s.n, s.k);
+        return buf;
+    }
+    return {};
+}
+
+TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
+{
+    TraceGeometry g;
+    const RungImpl* r = findImpl(rung);
+    if (!r || !checkShape(rung, s).empty()) return g;
+    g.numCtas = gridCtas(*r, s, smCount);
+    g.warpsPerCta = std::uint32_t(r->threads / 32);
+    g.stages = std::uint32_t(r->stages);
+    g.bytesPerKStep = std::uint32_t((r->bm + r->bn) * r->bk * 2);
+    const std::uint64_t kt = std::uint64_t(s.k / r->bk);
+    const std::uint64_t tiles = std::uint64_t(s.m / r->bm) * std::uint64_t(s.n / r->bn);
+    const std::uint64_t tilesPerCta = (tiles + g.numCtas - 1) / g.numCtas;
+    std::uint64_t events = 0;
+    const std::string_view n = r->info.name;
+    if (n == "sync") events = 4 * kt + 4;                   // Load, Sync, Compute, Sync / k-step
+    else if (n == "tma_sync") events = 5 * kt + 4;          // IssueLoad, WaitData, MmaIssue, MmaWait, Sync
+    else if (n == "multistage") events = 5 * kt + r->stages + 4;
+    else if (n == "warp_specialized") events = 4 * kt + 6;  // consumers: 4 / k-step; producer 2
+    else if (n == "cooperative") events = tilesPerCta * (4 * kt + 6) + 4;
+    else events = ((tilesPerCta + 1) / 2) * (4 * kt + 7) + tilesPerCta * (2 * kt + 2) + 4;  // pingpong: max of roles (sum bound)
+    // margin: 1/16 plus a constant, so a normal launch never overflows
+    events += events / 16 + 32;
+    g.eventsPerWarp = std::uint32_t(std::min<std::uint64_t>(events, 0xFFFFFFF0u));
+    g.bufferBytes = ws::trace::bufferBytes(g.numCtas, g.warpsPerCta, g.eventsPerWarp);
+    return g;
+}
+
+std::string launch(std::string_view rung, const Shape& s, const void* a, const void* b, void* c, void* stream,
+                   void* traceBuffer, int smCount)
+{
+    const RungImpl* r = findImpl(rung);
+    if (!r) return "unknown rung '" + std::string(rung) + "'";
+    std::string why = checkShape(rung, s);
+    if (!why.empty()) return why;
+    if (!a || !b || !c) return std::string(r->info.name) + ": null matrix pointer";
+    if ((reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b)
+         | reinterpret_cast<std::uintptr_t>(c)) & 15u)
+        return std::string(r->info.name) + ": A, B and C must be 16-byte aligned";
+    ws::kern::LaunchArgs args;
+    args.m = s.m;
+    args.n = s.n;
+    args.k = s.k;
+    args.a = a;
+    args.b = b;
+    args.c = c;
+    args.stream = static_cast<cudaStream_t>(stream);
+    args.trace = traceBuffer;
+    args.gridCtas = int(gridCtas(*r, s, smCount));
+    const char* err = nullptr;
+    const cudaError_t e = r->launch(args, &err);
+    if (e != cudaSuccess) {
+        std::string msg = r->info.name + ": launch failed: ";
+        msg += err ? err : cudaGetErrorString(e);
+        return msg;
+    }
+    return {};
+}
+
+std::string kernelSymbol(std::string_view rung, bool traced)
+{
+    const RungImpl* r = findImpl(rung);
+    if (!r) return {};
+    const char* name = nullptr;
+    if (cudaFuncGetName(&name, r->kernel(traced)) == cudaSuccess && name) return name;
+    return {};
+}
+
+}  // namespace ws::ladder

@@ -1,0 +1,47 @@
+// Internal to kernels/src: the launchers of the six rungs, called by ladder.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace ws::kern {
+
+struct LaunchArgs {
+    int m = 0, n = 0, k = 0;
+    const void* a = nullptr;
+    const void* b = nullptr;
+    void* c = nullptr;
+    cudaStream_t stream = nullptr;
+    void* trace = nullptr;  // null: untraced instantiation
+    int gridCtas = 0;       // persistent rungs: CTAs to launch (ladder.cu computes it)
+};
+
+// Each returns cudaSuccess or the launch error; the host-side tensor-map encoding
+// failures come back as cudaErrorInvalidValue with `err` filled.
+cudaError_t launchSync(const LaunchArgs& a, const char** err);
+cudaError_t launchTmaSync(const LaunchArgs& a, const char** err);
+cudaError_t launchMultistage(const LaunchArgs& a, const char** err);
+cudaError_t launchWarpSpecialized(const LaunchArgs& a, const char** err);
+cudaError_t launchCooperative(const LaunchArgs& a, const char** err);
+cudaError_t launchPingpong(const LaunchArgs& a, const char** err);
+
+// Kernel entry of each rung's traced / untraced instantiation (for cudaFuncGetName).
+const void* kernelSync(bool traced);
+const void* kernelTmaSync(bool traced);
+const void* kernelMultistage(bool traced);
+const void* kernelWarpSpecialized(bool traced);
+const void* kernelCooperative(bool traced);
+const void* kernelPingpong(bool traced);
+
+// Tile geometry shared with ladder.cu (shape checks, grids, trace sizing).
+namespace geom {
+inline constexpr int kSyncBM = 128, kSyncBN = 128, kSyncBK = 32, kSyncThreads = 256;
+inline constexpr int kTmaSyncBM = 128, kTmaSyncBN = 128, kTmaSyncThreads = 128;
+inline constexpr int kMsBM = 128, kMsBN = 256, kMsStages = 4, kMsThreads = 256;
+inline constexpr int kWsBM = 128, kWsBN = 256, kWsStages = 4, kWsThreads = 384;
+inline constexpr int kCoopBM = 128, kCoopBN = 256, kCoopStages = 4, kCoopThreads = 384;
+inline constexpr int kPpBM = 128, kPpBN = 128, kPpStages = 6, kPpThreads = 384;
+inline constexpr int kBK = 64;          // k-step depth of the TMA rungs (64 bf16 = 128 B rows)
+inline constexpr int kGroupM = 16;      // tile-rows per group in the persistent tile order
+}  // namespace geom
+
+}  // namespace ws::kern

@@ -1,0 +1,136 @@
+// Rung 1 — sync.
+// IDEA: the textbook shared-memory tiled GEMM on CUDA cores. Each k-step the whole CTA
+// loads a 128x32 slice of A and of B into shared memory (converting bf16 to fp32),
+// __syncthreads, multiplies it with FFMA (8x8 outputs per thread), __syncthreads. Loads,
+// math and barriers strictly alternate: nothing overlaps inside a CTA.
+// Trace per warp and k-step: Load, Sync, Compute, Sync; then Epilogue, Store.
+#include <cuda_bf16.h>
+
+#include "rungs.h"
+#include "warpstage/trace_device.cuh"
+
+namespace ws::kern {
+namespace r_sync {
+using namespace geom;
+namespace tk = ws::trace::kind;
+namespace tr = ws::trace::role;
+
+constexpr int BM = kSyncBM, BN = kSyncBN, BK = kSyncBK, PAD = 4;
+
+__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8])
+{
+    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const float2 x = __bfloat1622float2(h[i]);
+        f[2 * i] = x.x;
+        f[2 * i + 1] = x.y;
+    }
+}
+
+template <bool Traced>
+__global__ void __launch_bounds__(kSyncThreads) gemmSync(const __nv_bfloat16* __restrict__ A,
+                                                         const __nv_bfloat16* __restrict__ B,
+                                                         __nv_bfloat16* __restrict__ C, int M, int N, int K,
+                                                         void* trace)
+{
+    __shared__ __align__(16) float As[BK][BM + PAD];
+    __shared__ __align__(16) float Bs[BK][BN + PAD];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+
+    ws::trace::WarpTrace<Traced> wt;
+    ws::trace::CtaTrace<Traced> ct;
+    if constexpr (Traced) {
+        ct.begin(trace);
+        wt.begin(trace, tid / 32, tr::Worker, tid / 128, 0);
+    }
+
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+
+    const int KT = K / BK;
+    for (int kt = 0; kt < KT; ++kt) {
+        if constexpr (Traced) wt.event(tk::Load, kt);
+        const int k0 = kt * BK;
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int c = tid + i * kSyncThreads;  // 512 chunks of 8 bf16 per operand
+            const int r = c / 4, kq = (c % 4) * 8;
+            float f[8];
+            unpack8(*reinterpret_cast<const uint4*>(A + size_t(m0 + r) * K + k0 + kq), f);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) As[kq + j][r] = f[j];
+            unpack8(*reinterpret_cast<const uint4*>(B + size_t(n0 + r) * K + k0 + kq), f);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) Bs[kq + j][r] = f[j];
+        }
+        if constexpr (Traced) wt.event(tk::Sync, kt);
+        __syncthreads();
+        if constexpr (Traced) wt.event(tk::Compute, kt);
+#pragma unroll 4
+        for (int k = 0; k < BK; ++k) {
+            float a[8], b[8];
+            *reinterpret_cast<float4*>(a) = *reinterpret_cast<const float4*>(&As[k][ty * 4]);
+            *reinterpret_cast<float4*>(a + 4) = *reinterpret_cast<const float4*>(&As[k][64 + ty * 4]);
+            *reinterpret_cast<float4*>(b) = *reinterpret_cast<const float4*>(&Bs[k][tx * 4]);
+            *reinterpret_cast<float4*>(b + 4) = *reinterpret_cast<const float4*>(&Bs[k][64 + tx * 4]);
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        if constexpr (Traced) wt.event(tk::Sync, kt);
+        __syncthreads();
+    }
+
+    if constexpr (Traced) wt.event(tk::Epilogue);
+    // rows ty*4+i (i<4) and 64+ty*4+(i-4); columns tx*4.. and 64+tx*4..
+    uint2 out[8][2];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            __nv_bfloat162 lo = __floats2bfloat162_rn(acc[i][4 * h], acc[i][4 * h + 1]);
+            __nv_bfloat162 hi = __floats2bfloat162_rn(acc[i][4 * h + 2], acc[i][4 * h + 3]);
+            out[i][h].x = *reinterpret_cast<uint32_t*>(&lo);
+            out[i][h].y = *reinterpret_cast<uint32_t*>(&hi);
+        }
+    if constexpr (Traced) wt.event(tk::Store);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int r = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int c = n0 + (h == 0 ? tx * 4 : 64 + tx * 4);
+            *reinterpret_cast<uint2*>(C + size_t(r) * N + c) = out[i][h];
+        }
+    }
+    if constexpr (Traced) {
+        wt.end();
+        ct.end(trace);
+    }
+}
+}  // namespace r_sync
+using namespace r_sync;
+
+cudaError_t launchSync(const LaunchArgs& a, const char**)
+{
+    const dim3 grid(a.n / BN, a.m / BM);
+    const auto* A = static_cast<const __nv_bfloat16*>(a.a);
+    const auto* B = static_cast<const __nv_bfloat16*>(a.b);
+    auto* C = static_cast<__nv_bfloat16*>(a.c);
+    if (a.trace) gemmSync<true><<<grid, kSyncThreads, 0, a.stream>>>(A, B, C, a.m, a.n, a.k, a.trace);
+    else gemmSync<false><<<grid, kSyncThreads, 0, a.stream>>>(A, B, C, a.m, a.n, a.k, nullptr);
+    return cudaGetLastError();
+}
+
+const void* kernelSync(bool traced)
+{
+    return traced ? reinterpret_cast<const void*>(&gemmSync<true>) : reinterpret_cast<const void*>(&gemmSync<false>);
+}
+
+}  // namespace ws::kern
