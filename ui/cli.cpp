@@ -1,0 +1,253 @@
+#include "cli.h"
+
+#include "figureexport.h"
+
+#include "warpstage/report.h"
+#include "warpstage/store.h"
+
+#include <QApplication>
+#include <QCoreApplication>
+#include <QRegularExpression>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#ifndef WARPSTAGE_VERSION
+#define WARPSTAGE_VERSION "0.0.0"
+#endif
+
+namespace ws::ui {
+
+QString helpText()
+{
+    return QStringLiteral(
+        "Usage:\n"
+        "  warpstage [FILE]              open the viewer (no FILE: the bundled sample trace)\n"
+        "  warpstage info FILE [--json]  describe the runs, kernels and metrics of a trace file\n"
+        "  warpstage export FILE --out IMAGE [options]\n"
+        "                                draw a kernel's timeline into IMAGE (.png, .svg or .pdf)\n"
+        "                                without a display; the same input gives the same bytes\n"
+        "  warpstage --help | --version\n"
+        "\n"
+        "Export options:\n"
+        "  --run ID          run id (default: the newest run)\n"
+        "  --kernel ID       kernel id (default: the run's first traced kernel)\n"
+        "  --range T0:T1     time range relative to the kernel start; units ns (default), us, ms, s\n"
+        "                    e.g. --range 0:250us\n"
+        "  --lanes FILTER    lane filter: sm:0-3, cta:0-7,12, role:producer, warp:0-3; ';' ANDs terms\n"
+        "  --size WxH        image size in pixels (default 1600x900)\n"
+        "  --dpi N           resolution written into the PNG (default 96)\n"
+        "  --title TEXT      figure title (default: rung, shape and kernel)\n"
+        "\n"
+        "Exit codes:\n"
+        "  0  success\n"
+        "  1  the command failed (export: unknown run or kernel, empty range, cannot write the image)\n"
+        "  2  bad command line (unknown subcommand or option, missing or malformed value)\n"
+        "  3  the trace file cannot be read (missing, not SQLite, not a Warpstage trace, corrupt,\n"
+        "     or made by a newer Warpstage)\n"
+        "  4  the trace file is an older Warpstage schema: open it in the viewer to migrate a copy\n");
+}
+
+bool isHeadlessCommand(int argc, char** argv)
+{
+    if (argc < 2)
+        return false;
+    const char* a = argv[1];
+    return !std::strcmp(a, "info") || !std::strcmp(a, "export") || !std::strcmp(a, "--help") ||
+           !std::strcmp(a, "-h") || !std::strcmp(a, "--version") || !std::strcmp(a, "-v") ||
+           !std::strcmp(a, "help");
+}
+
+bool parseSize(const QString& s, int* w, int* h)
+{
+    static const QRegularExpression re(QStringLiteral("^(\\d{2,5})[xX×](\\d{2,5})$"));
+    const auto m = re.match(s.trimmed());
+    if (!m.hasMatch())
+        return false;
+    *w = m.captured(1).toInt();
+    *h = m.captured(2).toInt();
+    return *w >= 16 && *h >= 16 && *w <= 16384 && *h <= 16384;
+}
+
+bool parseTimeNs(const QString& s, qint64* ns)
+{
+    static const QRegularExpression re(QStringLiteral("^\\s*(-?\\d+(?:\\.\\d+)?)\\s*(ns|us|µs|ms|s)?\\s*$"));
+    const auto m = re.match(s);
+    if (!m.hasMatch())
+        return false;
+    double v = m.captured(1).toDouble();
+    const QString u = m.captured(2);
+    if (u == QLatin1String("us") || u == QStringLiteral("µs"))
+        v *= 1e3;
+    else if (u == QLatin1String("ms"))
+        v *= 1e6;
+    else if (u == QLatin1String("s"))
+        v *= 1e9;
+    *ns = qint64(std::llround(v));
+    return true;
+}
+
+static void err(const QString& s)
+{
+    std::fprintf(stderr, "warpstage: %s\n", s.toLocal8Bit().constData());
+}
+
+static int usage(const QString& s)
+{
+    err(s);
+    std::fprintf(stderr, "Try 'warpstage --help'.\n");
+    return ExitUsage;
+}
+
+static int runInfo(const QStringList& args)
+{
+    QString file;
+    bool json = false;
+    for (const QString& a : args) {
+        if (a == QLatin1String("--json"))
+            json = true;
+        else if (a.startsWith(QLatin1String("--")))
+            return usage(QStringLiteral("info: unknown option '%1'").arg(a));
+        else if (file.isEmpty())
+            file = a;
+        else
+            return usage(QStringLiteral("info: more than one FILE given ('%1', '%2')").arg(file, a));
+    }
+    if (file.isEmpty())
+        return usage(QStringLiteral("info: missing FILE"));
+    try {
+        const std::string out = ws::describeFile(file.toStdString(), json);
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        if (!out.empty() && out.back() != '\n')
+            std::fputc('\n', stdout);
+        return ExitOk;
+    } catch (const ws::NeedsMigrationError& e) {
+        err(QString::fromStdString(e.what()));
+        return ExitNeedsMigration;
+    } catch (const ws::StoreError& e) {
+        err(QString::fromStdString(e.what()));
+        return ExitBadFile;
+    } catch (const std::exception& e) {
+        err(QStringLiteral("%1: %2").arg(file, QString::fromStdString(e.what())));
+        return ExitBadFile;
+    }
+}
+
+static int runExport(int argc, char** argv, const QStringList& args)
+{
+    FigureOptions opt;
+    bool haveOut = false;
+    for (int i = 0; i < args.size(); ++i) {
+        const QString a = args[i];
+        auto value = [&](QString* v) {
+            if (i + 1 >= args.size())
+                return false;
+            *v = args[++i];
+            return true;
+        };
+        QString v;
+        if (a == QLatin1String("--run") || a == QLatin1String("--kernel")) {
+            bool ok = false;
+            if (!value(&v))
+                return usage(QStringLiteral("export: %1 needs a value").arg(a));
+            const qint64 id = v.toLongLong(&ok);
+            if (!ok || id <= 0)
+                return usage(QStringLiteral("export: %1 expects a positive id, got '%2'").arg(a, v));
+            (a == QLatin1String("--run") ? opt.runId : opt.kernelId) = id;
+        } else if (a == QLatin1String("--range")) {
+            if (!value(&v))
+                return usage(QStringLiteral("export: --range needs a value"));
+            QStringList p = v.split(QLatin1Char(':'));
+            if (p.size() != 2)
+                p = v.split(QStringLiteral(".."));
+            qint64 t0 = 0, t1 = 0;
+            if (p.size() != 2 || !parseTimeNs(p[0], &t0) || !parseTimeNs(p[1], &t1) || t1 <= t0)
+                return usage(QStringLiteral("export: --range expects T0:T1 with T0 < T1 (e.g. 0:250us), got '%1'").arg(v));
+            opt.range = qMakePair(ws::TimeNs(t0), ws::TimeNs(t1));
+        } else if (a == QLatin1String("--lanes")) {
+            if (!value(&v))
+                return usage(QStringLiteral("export: --lanes needs a value"));
+            opt.lanes = v;
+        } else if (a == QLatin1String("--out") || a == QLatin1String("-o")) {
+            if (!value(&v))
+                return usage(QStringLiteral("export: --out needs a value"));
+            const QString ext = v.section(QLatin1Char('.'), -1).toLower();
+            if (ext != QLatin1String("png") && ext != QLatin1String("svg") && ext != QLatin1String("pdf"))
+                return usage(QStringLiteral("export: --out must end in .png, .svg or .pdf, got '%1'").arg(v));
+            opt.out = v;
+            haveOut = true;
+        } else if (a == QLatin1String("--size")) {
+            int w = 0, h = 0;
+            if (!value(&v) || !parseSize(v, &w, &h))
+                return usage(QStringLiteral("export: --size expects WxH in pixels (16..16384), e.g. 1600x900"));
+            opt.size = QSize(w, h);
+        } else if (a == QLatin1String("--dpi")) {
+            bool ok = false;
+            if (!value(&v))
+                return usage(QStringLiteral("export: --dpi needs a value"));
+            opt.dpi = v.toDouble(&ok);
+            if (!ok || opt.dpi < 24 || opt.dpi > 2400)
+                return usage(QStringLiteral("export: --dpi expects a number in 24..2400, got '%1'").arg(v));
+        } else if (a == QLatin1String("--title")) {
+            if (!value(&v))
+                return usage(QStringLiteral("export: --title needs a value"));
+            opt.title = v;
+        } else if (a.startsWith(QLatin1String("-"))) {
+            return usage(QStringLiteral("export: unknown option '%1'").arg(a));
+        } else if (opt.file.isEmpty()) {
+            opt.file = a;
+        } else {
+            return usage(QStringLiteral("export: more than one FILE given ('%1', '%2')").arg(opt.file, a));
+        }
+    }
+    if (opt.file.isEmpty())
+        return usage(QStringLiteral("export: missing FILE"));
+    if (!haveOut)
+        return usage(QStringLiteral("export: missing --out IMAGE"));
+
+    // Check the file first, with the store's own message and exit code.
+    try {
+        ws::TraceStore::openReadOnly(opt.file.toStdString());
+    } catch (const ws::NeedsMigrationError& e) {
+        err(QString::fromStdString(e.what()));
+        return ExitNeedsMigration;
+    } catch (const std::exception& e) {
+        err(QString::fromStdString(e.what()));
+        return ExitBadFile;
+    }
+
+    // No display needed, and the same pixels everywhere: always draw offscreen.
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QString error;
+    if (!exportFigure(opt, &error)) {
+        err(error.isEmpty() ? QStringLiteral("export failed") : error);
+        return ExitFailure;
+    }
+    return ExitOk;
+}
+
+int runHeadless(int argc, char** argv)
+{
+    QStringList args;
+    for (int i = 2; i < argc; ++i)
+        args << QString::fromLocal8Bit(argv[i]);
+    const QString cmd = QString::fromLocal8Bit(argv[1]);
+    if (cmd == QLatin1String("--help") || cmd == QLatin1String("-h") || cmd == QLatin1String("help")) {
+        std::fputs(helpText().toLocal8Bit().constData(), stdout);
+        return ExitOk;
+    }
+    if (cmd == QLatin1String("--version") || cmd == QLatin1String("-v")) {
+        std::printf("warpstage %s (trace schema %d)\n", WARPSTAGE_VERSION, ws::kSchemaVersion);
+        return ExitOk;
+    }
+    if (cmd == QLatin1String("info"))
+        return runInfo(args);
+    if (cmd == QLatin1String("export"))
+        return runExport(argc, argv, args);
+    return usage(QStringLiteral("unknown subcommand '%1'").arg(cmd));
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,29 @@
+// Headless subcommands of the `warpstage` executable: `info`, `export`,
+// `--help`, `--version`. They run without a display (no QApplication is made
+// for `info`; `export` forces the offscreen platform).
+#pragma once
+
+#include <QString>
+
+namespace ws::ui {
+
+enum ExitCode : int {
+    ExitOk = 0,
+    ExitFailure = 1,        // the command failed (export: no such run/kernel, cannot write the image, ...)
+    ExitUsage = 2,          // bad command line
+    ExitBadFile = 3,        // the trace file cannot be read (missing, not SQLite, not Warpstage, corrupt, newer schema)
+    ExitNeedsMigration = 4, // the trace file is an older Warpstage schema (open it in the GUI to migrate a copy)
+};
+
+// True if argv asks for a headless subcommand (info, export, --help, --version).
+bool isHeadlessCommand(int argc, char** argv);
+// Runs it and returns the process exit code.
+int runHeadless(int argc, char** argv);
+QString helpText();
+
+// Parses "1600x900".
+bool parseSize(const QString& s, int* w, int* h);
+// Parses a time with an optional unit (ns default; us, µs, ms, s): "250us" -> 250000.
+bool parseTimeNs(const QString& s, qint64* ns);
+
+}  // namespace ws::ui

@@ -1,0 +1,206 @@
+#include "comparepanel.h"
+
+#include "metricsmodel.h"
+#include "runsmodel.h"
+#include "timelinewidget.h"
+
+#include <QComboBox>
+#include <QFutureWatcher>
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace ws::ui {
+
+ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
+{
+    auto* lay = new QVBoxLayout(this);
+    lay->setContentsMargins(4, 4, 4, 4);
+    auto* grid = new QGridLayout;
+    const char* names[2] = {"A", "B"};
+    for (int s = 0; s < 2; ++s) {
+        grid->addWidget(new QLabel(QStringLiteral("<b>%1</b>").arg(QLatin1String(names[s]))), s, 0);
+        m_pick[s] = new QComboBox;
+        m_pick[s]->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+        m_pick[s]->setMinimumContentsLength(28);
+        grid->addWidget(m_pick[s], s, 1);
+        m_label[s] = new QLabel;
+        m_label[s]->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        grid->addWidget(m_label[s], s, 2);
+        connect(m_pick[s], &QComboBox::currentIndexChanged, this, [this, s](int i) {
+            load(s, i >= 0 ? m_pick[s]->itemData(i).toLongLong() : 0);
+        });
+    }
+    grid->setColumnStretch(2, 1);
+    lay->addLayout(grid);
+
+    auto* split = new QSplitter(Qt::Vertical);
+    m_tlA = new TimelineWidget;
+    m_tlB = new TimelineWidget;
+    m_tlA->setObjectName(QStringLiteral("compareTimelineA"));
+    m_tlB->setObjectName(QStringLiteral("compareTimelineB"));
+    split->addWidget(m_tlA);
+    split->addWidget(m_tlB);
+    m_delta = new MetricDeltaModel(this);
+    m_deltaView = new QTableView;
+    m_deltaView->setModel(m_delta);
+    m_deltaView->verticalHeader()->hide();
+    m_deltaView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 4);
+    m_deltaView->setAlternatingRowColors(true);
+    m_deltaView->setShowGrid(false);
+    m_deltaView->horizontalHeader()->setSectionResizeMode(MetricDeltaModel::ColMetric, QHeaderView::Stretch);
+    split->addWidget(m_deltaView);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 3);
+    split->setStretchFactor(2, 2);
+    lay->addWidget(split, 1);
+
+    connect(m_tlA, &TimelineWidget::visibleRangeChanged, this,
+            [this](ws::TimeNs t0, ws::TimeNs t1) { syncFrom(0, t0, t1); });
+    connect(m_tlB, &TimelineWidget::visibleRangeChanged, this,
+            [this](ws::TimeNs t0, ws::TimeNs t1) { syncFrom(1, t0, t1); });
+}
+
+void ComparePanel::setContents(const FileContents* contents)
+{
+    m_contents = contents;
+    for (int s = 0; s < 2; ++s) {
+        QSignalBlocker b(m_pick[s]);
+        m_pick[s]->clear();
+        m_pick[s]->addItem(tr("(none)"), qint64(0));
+        if (contents)
+            for (const auto& r : contents->runs)
+                for (const auto& k : r.kernels) {
+                    if (!k.summary.launch.traced)
+                        continue;
+                    m_pick[s]->addItem(tr("Run %1 · %2 · %3")
+                                           .arg(r.summary.info.id)
+                                           .arg(QString::fromStdString(k.summary.launch.variant.empty()
+                                                                           ? r.summary.info.variant
+                                                                           : k.summary.launch.variant),
+                                                shapeText(r.summary.info)),
+                                       qint64(k.summary.launch.id));
+                }
+        m_side[s] = {};
+        m_requested[s] = 0;
+        ++m_gen[s];
+        m_label[s]->clear();
+    }
+    m_tlA->setTrace(nullptr);
+    m_tlB->setTrace(nullptr);
+    m_delta->setMetrics(nullptr, nullptr);
+}
+
+qint64 ComparePanel::kernelA() const
+{
+    return m_requested[0];
+}
+
+qint64 ComparePanel::kernelB() const
+{
+    return m_requested[1];
+}
+
+bool ComparePanel::isLoaded() const
+{
+    for (int s = 0; s < 2; ++s)
+        if (m_requested[s] != 0 && (!m_side[s].trace || qint64(m_side[s].trace->launch.id) != m_requested[s]))
+            return false;
+    return true;
+}
+
+void ComparePanel::compare(qint64 a, qint64 b)
+{
+    const qint64 ids[2] = {a, b};
+    for (int s = 0; s < 2; ++s) {
+        const int i = m_pick[s]->findData(ids[s]);
+        if (i >= 0 && i != m_pick[s]->currentIndex())
+            m_pick[s]->setCurrentIndex(i);  // loads through the signal
+        else if (i >= 0 && m_requested[s] != ids[s])
+            load(s, ids[s]);
+    }
+}
+
+void ComparePanel::load(int side, qint64 kernelId)
+{
+    const quint64 gen = ++m_gen[side];
+    m_requested[side] = kernelId;
+    TimelineWidget* tl = side == 0 ? m_tlA : m_tlB;
+    if (kernelId == 0 || !m_contents || !m_contents->store) {
+        m_side[side] = {};
+        tl->setTrace(nullptr);
+        m_label[side]->clear();
+        updateDeltas();
+        return;
+    }
+    m_label[side]->setText(tr("loading…"));
+    emit busyChanged(true, tr("Loading kernel %1 for comparison…").arg(kernelId));
+    auto store = m_contents->store;
+    auto* w = new QFutureWatcher<LoadedKernel>(this);
+    connect(w, &QFutureWatcher<LoadedKernel>::finished, this, [this, w, gen, side, tl] {
+        LoadedKernel r = w->result();
+        w->deleteLater();
+        emit busyChanged(false, QString());
+        if (gen != m_gen[side])
+            return;  // superseded
+        m_side[side] = r;
+        if (!r.trace) {
+            m_label[side]->setText(tr("<span style='color:#c62828'>%1</span>").arg(r.error.toHtmlEscaped()));
+            tl->setTrace(nullptr);
+        } else {
+            const auto& t = *r.trace;
+            m_label[side]->setText(tr("%1 · %2 · %L3 intervals · %4")
+                                       .arg(QString::fromStdString(t.launch.variant), shapeText(t.run))
+                                       .arg(qint64(t.intervalCount()))
+                                       .arg(formatDuration(double(t.launch.end - t.launch.start))));
+            tl->setTrace(r.trace);
+            tl->setTimeOrigin(t.launch.start);
+            // align with the other side's relative view, or show the longer of the two kernels from its start
+            const TimelineWidget* other = side == 0 ? m_tlB : m_tlA;
+            const auto& o = m_side[1 - side];
+            if (o.trace) {
+                const auto vr = other->visibleRange();
+                const ws::TimeNs rel0 = vr.first - o.trace->launch.start, rel1 = vr.second - o.trace->launch.start;
+                const ws::TimeNs len = std::max(t.launch.end - t.launch.start, o.trace->launch.end - o.trace->launch.start);
+                const bool otherIsFull = rel0 <= 0 && rel1 >= (o.trace->launch.end - o.trace->launch.start);
+                m_syncing = true;
+                if (otherIsFull) {
+                    m_tlA->setVisibleRange(m_side[0].trace->launch.start, m_side[0].trace->launch.start + len);
+                    m_tlB->setVisibleRange(m_side[1].trace->launch.start, m_side[1].trace->launch.start + len);
+                } else {
+                    tl->setVisibleRange(t.launch.start + rel0, t.launch.start + rel1);
+                }
+                m_syncing = false;
+            }
+        }
+        updateDeltas();
+        if (isLoaded())
+            emit loaded();
+    });
+    w->setFuture(QtConcurrent::run([store, kernelId] { return loadKernelNow(*store, kernelId); }));
+}
+
+void ComparePanel::syncFrom(int side, ws::TimeNs t0, ws::TimeNs t1)
+{
+    if (m_syncing || !m_side[0].trace || !m_side[1].trace)
+        return;
+    const ws::TimeNs o = m_side[side].trace->launch.start;
+    const ws::TimeNs p = m_side[1 - side].trace->launch.start;
+    m_syncing = true;
+    (side == 0 ? m_tlB : m_tlA)->setVisibleRange(p + (t0 - o), p + (t1 - o));
+    m_syncing = false;
+}
+
+void ComparePanel::updateDeltas()
+{
+    m_delta->setLabels(m_side[0].trace ? tr("A: %1").arg(QString::fromStdString(m_side[0].trace->launch.variant)) : tr("A"),
+                       m_side[1].trace ? tr("B: %1").arg(QString::fromStdString(m_side[1].trace->launch.variant)) : tr("B"));
+    m_delta->setMetrics(m_side[0].metrics, m_side[1].metrics);
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,34 @@
+// File ▸ Export image…: PNG (size + DPI), SVG or PDF of the current timeline view.
+#pragma once
+
+#include <QDialog>
+#include <QSize>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLineEdit;
+class QSpinBox;
+
+namespace ws::ui {
+
+class ExportDialog : public QDialog {
+    Q_OBJECT
+public:
+    ExportDialog(const QString& defaultPath, const QString& defaultTitle, QWidget* parent = nullptr);
+
+    QString path() const;
+    QSize sizePx() const;
+    double dpi() const;
+    QString title() const;
+
+private:
+    void syncExtension();
+    QComboBox* m_format = nullptr;
+    QLineEdit* m_path = nullptr;
+    QSpinBox* m_w = nullptr;
+    QSpinBox* m_h = nullptr;
+    QDoubleSpinBox* m_dpi = nullptr;
+    QLineEdit* m_title = nullptr;
+};
+
+}  // namespace ws::ui

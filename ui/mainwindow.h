@@ -1,0 +1,127 @@
+// The Warpstage main window: the timeline in the centre, docks around it
+// (Runs & kernels, Metrics, Stalls + source, Compare, Teaching), File / View /
+// Tools / Help menus, a toolbar and a status bar with a progress bar.
+#pragma once
+
+#include "tracedocument.h"
+
+#include <QMainWindow>
+#include <QPointer>
+#include <QTemporaryDir>
+
+#include <memory>
+
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QTreeView;
+class QSortFilterProxyModel;
+class TimelineWidget;
+
+namespace ws::ui {
+
+class ComparePanel;
+class MetricsPanel;
+class RunsModel;
+class StallsPanel;
+class TeachingPanel;
+
+// Bundled sample trace (WARPSTAGE_SAMPLES_DIR, then next to the executable and
+// ../share/warpstage/samples); empty if none.
+QString findSampleTrace();
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Opens `path` on a worker thread; errors are shown in the window.
+    void openFile(const QString& path);
+    // The bundled sample, or a generated synthetic ladder (with a banner) when none is bundled.
+    void openDefault();
+    void selectKernel(qint64 kernelId);
+    bool exportCurrentView(const QString& path, QSize sizePx, double dpi, const QString& title, QString* error) const;
+    // Compare the given kernels (or the current one and the rung below it when 0).
+    void compareKernels(qint64 a = 0, qint64 b = 0);
+
+    TraceDocument* document() const { return m_doc; }
+    TimelineWidget* timeline() const { return m_timeline; }
+    RunsModel* runsModel() const { return m_runsModel; }
+    QTreeView* runsView() const { return m_runsView; }
+    MetricsPanel* metricsPanel() const { return m_metrics; }
+    StallsPanel* stallsPanel() const { return m_stalls; }
+    ComparePanel* comparePanel() const { return m_compare; }
+    TeachingPanel* teachingPanel() const { return m_teaching; }
+    QAction* recordAction() const { return m_actRecord; }
+    QString bannerText() const;
+    qint64 currentKernel() const { return m_kernelId; }
+    std::shared_ptr<const ws::KernelTrace> currentTrace() const { return m_trace; }
+    QStringList recentFiles() const;
+
+signals:
+    void fileOpened(const QString& path);
+    void fileOpenFailed(const QString& path, const QString& message);
+    void kernelShown(qint64 kernelId);
+    void selectionMetricsShown();
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
+    void closeEvent(QCloseEvent* e) override;
+
+private:
+    void buildActions();
+    void buildDocks();
+    void showBanner(const QString& html, bool error);
+    void hideBanner();
+    void onOpened();
+    void onOpenFailed(const QString& path, const QString& message, bool needsMigration);
+    void onKernelLoaded(qint64 id, std::shared_ptr<const ws::KernelTrace> trace,
+                        std::shared_ptr<const ws::KernelMetrics> metrics);
+    void onBusy(bool busy, const QString& what);
+    void updateSelectionMetrics();
+    void addRecent(const QString& path);
+    void rebuildRecentMenu();
+    void onRecord();
+    void onExport();
+    void onTourRung(const QString& rung);
+    void updateActions();
+    QString selectionScope() const;
+
+    TraceDocument* m_doc = nullptr;
+    TimelineWidget* m_timeline = nullptr;
+    QLabel* m_banner = nullptr;
+    QLabel* m_kernelHeader = nullptr;
+    RunsModel* m_runsModel = nullptr;
+    QSortFilterProxyModel* m_runsProxy = nullptr;
+    QTreeView* m_runsView = nullptr;
+    MetricsPanel* m_metrics = nullptr;
+    StallsPanel* m_stalls = nullptr;
+    ComparePanel* m_compare = nullptr;
+    TeachingPanel* m_teaching = nullptr;
+    QDockWidget* m_compareDock = nullptr;
+    QDockWidget* m_stallsDock = nullptr;
+    QLineEdit* m_laneFilter = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_statusFile = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QAction* m_actOpen = nullptr;
+    QAction* m_actRecord = nullptr;
+    QAction* m_actExport = nullptr;
+    QAction* m_actCompare = nullptr;
+    QAction* m_actBack = nullptr;
+    QAction* m_actForward = nullptr;
+    QAction* m_actReset = nullptr;
+
+    std::unique_ptr<QTemporaryDir> m_tempDir;
+    QString m_path;
+    qint64 m_kernelId = 0;
+    std::shared_ptr<const ws::KernelTrace> m_trace;
+    std::shared_ptr<const ws::KernelMetrics> m_kernelMetrics;
+    ws::Selection m_selection;
+    int m_busy = 0;
+};
+
+}  // namespace ws::ui

@@ -1,0 +1,93 @@
+#include "metricspanel.h"
+
+#include "metricsmodel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace ws::ui {
+
+MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
+{
+    auto* lay = new QVBoxLayout(this);
+    lay->setContentsMargins(4, 4, 4, 4);
+    m_scope = new QLabel;
+    m_scope->setObjectName(QStringLiteral("metricsScope"));
+    m_scope->setWordWrap(true);
+    QFont bf = m_scope->font();
+    bf.setBold(true);
+    m_scope->setFont(bf);
+    lay->addWidget(m_scope);
+    auto* row = new QHBoxLayout;
+    row->addWidget(new QLabel(tr("Warpgroup:")));
+    m_wg = new QComboBox;
+    row->addWidget(m_wg);
+    row->addStretch(1);
+    m_reset = new QPushButton(tr("Whole kernel"));
+    m_reset->setToolTip(tr("Clear the CTA / warpgroup / time-range selection"));
+    row->addWidget(m_reset);
+    lay->addLayout(row);
+    m_model = new MetricsModel(this);
+    m_view = new QTableView;
+    m_view->setModel(m_model);
+    m_view->verticalHeader()->hide();
+    m_view->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 4);
+    m_view->setAlternatingRowColors(true);
+    m_view->setShowGrid(false);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->horizontalHeader()->setSectionResizeMode(MetricsModel::ColMetric, QHeaderView::Stretch);
+    m_view->horizontalHeader()->setSectionResizeMode(MetricsModel::ColValue, QHeaderView::ResizeToContents);
+    m_view->setColumnHidden(MetricsModel::ColKey, true);
+    lay->addWidget(m_view, 1);
+
+    connect(m_wg, &QComboBox::currentIndexChanged, this, [this](int i) { emit warpgroupChanged(i - 1); });
+    connect(m_reset, &QPushButton::clicked, this, &MetricsPanel::resetRequested);
+    clear();
+}
+
+void MetricsPanel::setKernel(int warpgroups)
+{
+    QSignalBlocker b(m_wg);
+    m_wg->clear();
+    m_wg->addItem(tr("All"));
+    for (int i = 0; i < warpgroups; ++i)
+        m_wg->addItem(tr("WG %1").arg(i));
+    m_wg->setEnabled(warpgroups > 0);
+}
+
+void MetricsPanel::setWarpgroup(int wg)
+{
+    QSignalBlocker b(m_wg);
+    m_wg->setCurrentIndex(wg + 1);
+}
+
+void MetricsPanel::setMetrics(const QString& scope, std::shared_ptr<const ws::KernelMetrics> metrics)
+{
+    m_scope->setText(scope);
+    m_model->setMetrics(std::move(metrics));
+}
+
+void MetricsPanel::setPending(const QString& scope)
+{
+    m_scope->setText(tr("%1 (computing…)").arg(scope));
+}
+
+void MetricsPanel::clear()
+{
+    m_scope->setText(tr("No kernel selected"));
+    m_model->clear();
+    setKernel(0);
+}
+
+QString MetricsPanel::scopeText() const
+{
+    return m_scope->text();
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,304 @@
+#include "recorddialog.h"
+
+#include "rungcatalog.h"
+
+#include <QCheckBox>
+#include <QCoreApplication>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace ws::ui {
+
+QString findRecorder()
+{
+    const QString env = qEnvironmentVariable("WARPSTAGE_RECORD");
+    if (!env.isEmpty() && QFileInfo(env).isExecutable())
+        return env;
+    const QString dir = QCoreApplication::applicationDirPath();
+    for (const QString& c : {dir + QStringLiteral("/warpstage-record"), dir + QStringLiteral("/../record/warpstage-record"),
+                             dir + QStringLiteral("/../../app/record/warpstage-record")}) {
+        if (QFileInfo(c).isExecutable())
+            return QFileInfo(c).canonicalFilePath();
+    }
+    return QStandardPaths::findExecutable(QStringLiteral("warpstage-record"));
+}
+
+QString recordUnavailableReason()
+{
+    if (!qEnvironmentVariableIsEmpty("WARPSTAGE_FAKE_GPU"))  // tests: pretend a GPU is present
+        return findRecorder().isEmpty() ? QObject::tr("warpstage-record was not found next to warpstage or on PATH.")
+                                        : QString();
+    if (!QFileInfo::exists(QStringLiteral("/dev/nvidiactl")) && !QFileInfo::exists(QStringLiteral("/dev/nvidia0")))
+        return QObject::tr("No NVIDIA GPU on this machine (/dev/nvidia0 does not exist). Record on a GPU server with "
+                           "warpstage-record and open the file here.");
+    if (QStandardPaths::findExecutable(QStringLiteral("nvidia-smi")).isEmpty())
+        return QObject::tr("No NVIDIA driver tools on this machine (nvidia-smi is not on PATH).");
+    if (findRecorder().isEmpty())
+        return QObject::tr("warpstage-record was not found next to warpstage or on PATH (it is only built with "
+                           "CUDA: configure with WARPSTAGE_WITH_CUDA=ON).");
+    return {};
+}
+
+RecordProgress parseProgressLine(const QByteArray& line)
+{
+    RecordProgress p;
+    QJsonParseError err{};
+    const QJsonDocument doc = QJsonDocument::fromJson(line.trimmed(), &err);
+    if (err.error != QJsonParseError::NoError || !doc.isObject()) {
+        p.message = QString::fromUtf8(line).trimmed();
+        return p;
+    }
+    const QJsonObject o = doc.object();
+    p.rung = o.value(QStringLiteral("rung")).toString();
+    p.pass = o.value(QStringLiteral("pass")).toString();
+    p.message = o.value(QStringLiteral("message")).toString();
+    if (o.contains(QStringLiteral("percent")))
+        p.percent = o.value(QStringLiteral("percent")).toDouble(-1);
+    const QString ev = o.value(QStringLiteral("event")).toString();
+    p.done = o.value(QStringLiteral("done")).toBool() || ev == QLatin1String("done");
+    p.error = o.contains(QStringLiteral("error")) || ev == QLatin1String("error");
+    if (p.error && p.message.isEmpty())
+        p.message = o.value(QStringLiteral("error")).toString();
+    return p;
+}
+
+RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDialog(parent)
+{
+    setWindowTitle(tr("Record the ladder"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/record.svg")));
+    m_program = findRecorder();
+    auto* lay = new QVBoxLayout(this);
+
+    auto* rungBox = new QGroupBox(tr("Rungs"));
+    auto* rg = new QGridLayout(rungBox);
+    int i = 0;
+    for (const RungText& r : rungCatalog()) {
+        auto* cb = new QCheckBox(r.title);
+        cb->setProperty("rung", r.name);
+        cb->setChecked(true);
+        m_rungs << cb;
+        rg->addWidget(cb, i / 2, i % 2);
+        ++i;
+    }
+    lay->addWidget(rungBox);
+
+    auto* form = new QFormLayout;
+    auto* shape = new QHBoxLayout;
+    auto mk = [&](QSpinBox*& sb) {
+        sb = new QSpinBox;
+        sb->setRange(128, 65536);
+        sb->setSingleStep(128);
+        sb->setValue(4096);
+        shape->addWidget(sb);
+    };
+    mk(m_m);
+    shape->addWidget(new QLabel(QStringLiteral("×")));
+    mk(m_n);
+    shape->addWidget(new QLabel(QStringLiteral("×")));
+    mk(m_k);
+    shape->addStretch(1);
+    form->addRow(tr("Shape M × N × K:"), shape);
+    m_stalls = new QCheckBox(tr("Stall-sampling pass (CUPTI PC sampling on the untraced build)"));
+    m_stalls->setChecked(true);
+    form->addRow(QString(), m_stalls);
+    auto* outRow = new QHBoxLayout;
+    m_out = new QLineEdit(defaultOutput);
+    auto* browse = new QToolButton;
+    browse->setText(QStringLiteral("…"));
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString f = QFileDialog::getSaveFileName(this, tr("Record into"), m_out->text(),
+                                                       tr("Warpstage traces (*.warpstage *.sqlite *.db)"),
+                                                       nullptr, QFileDialog::DontConfirmOverwrite);
+        if (!f.isEmpty())
+            m_out->setText(f);
+    });
+    outRow->addWidget(m_out, 1);
+    outRow->addWidget(browse);
+    form->addRow(tr("Output file (a new run is appended):"), outRow);
+    lay->addLayout(form);
+
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 100);
+    m_progress->setValue(0);
+    lay->addWidget(m_progress);
+    m_status = new QLabel(m_program.isEmpty() ? tr("warpstage-record not found") : tr("Ready: %1").arg(m_program));
+    m_status->setWordWrap(true);
+    lay->addWidget(m_status);
+    m_log = new QPlainTextEdit;
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(2000);
+    m_log->setFont(QFont(QStringLiteral("monospace")));
+    m_log->setMinimumHeight(120);
+    lay->addWidget(m_log, 1);
+
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
+    m_startButton = m_buttons->addButton(tr("Record"), QDialogButtonBox::AcceptRole);
+    m_startButton->setIcon(QIcon(QStringLiteral(":/icons/record.svg")));
+    connect(m_startButton, &QPushButton::clicked, this, &RecordDialog::start);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &RecordDialog::reject);
+    lay->addWidget(m_buttons);
+    resize(620, 520);
+}
+
+RecordDialog::~RecordDialog()
+{
+    if (m_proc && m_proc->state() != QProcess::NotRunning) {
+        m_proc->terminate();
+        if (!m_proc->waitForFinished(3000))
+            m_proc->kill();
+    }
+}
+
+QString RecordDialog::outputFile() const
+{
+    return m_out->text();
+}
+
+QStringList RecordDialog::arguments() const
+{
+    QStringList rungs;
+    for (auto* cb : m_rungs)
+        if (cb->isChecked())
+            rungs << cb->property("rung").toString();
+    QStringList a;
+    a << QStringLiteral("--rungs") << (rungs.size() == m_rungs.size() ? QStringLiteral("all") : rungs.join(QLatin1Char(',')));
+    a << QStringLiteral("--shape") << QStringLiteral("%1x%2x%3").arg(m_m->value()).arg(m_n->value()).arg(m_k->value());
+    if (!m_stalls->isChecked())
+        a << QStringLiteral("--no-stalls");
+    a << QStringLiteral("--out") << m_out->text();
+    a << QStringLiteral("--progress-json");
+    return a;
+}
+
+void RecordDialog::setRunning(bool running)
+{
+    m_startButton->setEnabled(!running);
+    for (auto* cb : m_rungs)
+        cb->setEnabled(!running);
+    m_m->setEnabled(!running);
+    m_n->setEnabled(!running);
+    m_k->setEnabled(!running);
+    m_stalls->setEnabled(!running);
+    m_out->setEnabled(!running);
+}
+
+void RecordDialog::start()
+{
+    if (m_program.isEmpty()) {
+        m_status->setText(tr("Cannot record: %1").arg(recordUnavailableReason()));
+        return;
+    }
+    bool any = false;
+    for (auto* cb : m_rungs)
+        any = any || cb->isChecked();
+    if (!any || m_out->text().isEmpty()) {
+        m_status->setText(tr("Choose at least one rung and an output file."));
+        return;
+    }
+    m_cancelled = false;
+    m_buffer.clear();
+    m_log->clear();
+    m_progress->setValue(0);
+    m_proc = new QProcess(this);
+    m_proc->setProcessChannelMode(QProcess::SeparateChannels);
+    connect(m_proc, &QProcess::readyReadStandardOutput, this, &RecordDialog::onReadyRead);
+    connect(m_proc, &QProcess::readyReadStandardError, this, [this] {
+        m_log->appendPlainText(QString::fromUtf8(m_proc->readAllStandardError()).trimmed());
+    });
+    connect(m_proc, &QProcess::finished, this, &RecordDialog::onFinished);
+    connect(m_proc, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart) {
+            m_status->setText(tr("Could not start %1: %2").arg(m_program, m_proc->errorString()));
+            setRunning(false);
+        }
+    });
+    m_log->appendPlainText(QStringLiteral("$ %1 %2").arg(m_program, arguments().join(QLatin1Char(' '))));
+    setRunning(true);
+    m_status->setText(tr("Recording…"));
+    m_proc->start(m_program, arguments());
+}
+
+void RecordDialog::onReadyRead()
+{
+    m_buffer += m_proc->readAllStandardOutput();
+    int nl;
+    while ((nl = m_buffer.indexOf('\n')) >= 0) {
+        const QByteArray line = m_buffer.left(nl);
+        m_buffer.remove(0, nl + 1);
+        if (line.trimmed().isEmpty())
+            continue;
+        const RecordProgress p = parseProgressLine(line);
+        if (p.percent >= 0)
+            m_progress->setValue(int(p.percent));
+        QString s;
+        if (!p.rung.isEmpty())
+            s += p.rung + QStringLiteral(" · ");
+        if (!p.pass.isEmpty())
+            s += p.pass + QStringLiteral(" · ");
+        s += p.message;
+        m_status->setText(s);
+        m_log->appendPlainText(s);
+    }
+}
+
+void RecordDialog::onFinished(int code, QProcess::ExitStatus status)
+{
+    setRunning(false);
+    m_proc->deleteLater();
+    m_proc = nullptr;
+    if (m_cancelled) {
+        m_status->setText(tr("Cancelled. Runs committed before the cancel are intact in %1.").arg(m_out->text()));
+        return;
+    }
+    if (status != QProcess::NormalExit || code != 0) {
+        m_status->setText(tr("warpstage-record failed (exit code %1). See the log above.").arg(code));
+        return;
+    }
+    m_progress->setValue(100);
+    m_status->setText(tr("Done."));
+    emit recorded(m_out->text());
+    accept();
+}
+
+void RecordDialog::cancel()
+{
+    if (!m_proc)
+        return;
+    m_cancelled = true;
+    m_status->setText(tr("Cancelling…"));
+    m_proc->terminate();  // SIGTERM: the recorder rolls back the run in progress
+    QProcess* p = m_proc;
+    QTimer::singleShot(5000, p, [p] {
+        if (p->state() != QProcess::NotRunning)
+            p->kill();
+    });
+}
+
+void RecordDialog::reject()
+{
+    if (m_proc) {
+        cancel();
+        return;
+    }
+    QDialog::reject();
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,76 @@
+// Tools ▸ Record…: runs `warpstage-record --progress-json` as a child process
+// (rungs, shape, stall pass), shows its progress with a cancel button, and
+// reports the file to open when it finishes.
+#pragma once
+
+#include <QDialog>
+#include <QProcess>
+#include <QStringList>
+
+class QCheckBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QSpinBox;
+
+namespace ws::ui {
+
+// Path of the warpstage-record executable (next to this program, in the build
+// tree's app/record, or on PATH); empty if none.
+QString findRecorder();
+// Empty if recording is possible here, else a sentence saying why not
+// ("No NVIDIA GPU: /dev/nvidia0 does not exist.").
+QString recordUnavailableReason();
+
+struct RecordProgress {
+    QString rung, pass, message;
+    double percent = -1;  // 0..100, -1 unknown
+    bool done = false;
+    bool error = false;
+};
+// Parses one --progress-json line; nullopt-like (message only) for non-JSON text.
+RecordProgress parseProgressLine(const QByteArray& line);
+
+class RecordDialog : public QDialog {
+    Q_OBJECT
+public:
+    explicit RecordDialog(const QString& defaultOutput, QWidget* parent = nullptr);
+    ~RecordDialog() override;
+
+    QStringList arguments() const;  // for the recorder, without the program
+    QString outputFile() const;
+    void setRecorder(const QString& program) { m_program = program; }
+
+signals:
+    void recorded(const QString& file);
+
+protected:
+    void reject() override;
+
+private:
+    void start();
+    void cancel();
+    void onReadyRead();
+    void onFinished(int code, QProcess::ExitStatus status);
+    void setRunning(bool running);
+
+    QList<QCheckBox*> m_rungs;
+    QSpinBox* m_m = nullptr;
+    QSpinBox* m_n = nullptr;
+    QSpinBox* m_k = nullptr;
+    QCheckBox* m_stalls = nullptr;
+    QLineEdit* m_out = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    QPlainTextEdit* m_log = nullptr;
+    QDialogButtonBox* m_buttons = nullptr;
+    QPushButton* m_startButton = nullptr;
+    QProcess* m_proc = nullptr;
+    QString m_program;
+    QByteArray m_buffer;
+    bool m_cancelled = false;
+};
+
+}  // namespace ws::ui

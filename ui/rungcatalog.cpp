@@ -1,0 +1,86 @@
+#include "rungcatalog.h"
+
+#include <QFile>
+#include <QRegularExpression>
+
+static void wsInitResourcesOnce()
+{
+    static bool done = false;
+    if (done)
+        return;
+    done = true;
+    Q_INIT_RESOURCE(warpstage);
+    Q_INIT_RESOURCE(warpstage_kernels);
+}
+
+namespace ws::ui {
+
+void initResources()
+{
+    wsInitResourcesOnce();
+}
+
+static QString readResource(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QString::fromUtf8(f.readAll());
+}
+
+const QVector<RungText>& rungCatalog()
+{
+    static const QVector<RungText> catalog = [] {
+        initResources();
+        const QStringList names = {QStringLiteral("sync"),          QStringLiteral("tma_sync"),
+                                   QStringLiteral("multistage"),    QStringLiteral("warp_specialized"),
+                                   QStringLiteral("cooperative"),   QStringLiteral("pingpong")};
+        QVector<RungText> out;
+        int level = 1;
+        for (const QString& n : names) {
+            RungText r;
+            r.name = n;
+            r.level = level++;
+            r.markdown = readResource(QStringLiteral(":/teaching/%1.md").arg(n));
+            const auto m = QRegularExpression(QStringLiteral("^#\\s+(.+)$"),
+                                              QRegularExpression::MultilineOption)
+                               .match(r.markdown);
+            r.title = m.hasMatch() ? m.captured(1).trimmed() : n;
+            out.push_back(r);
+        }
+        return out;
+    }();
+    return catalog;
+}
+
+const RungText* findRungText(const QString& name)
+{
+    for (const RungText& r : rungCatalog())
+        if (r.name == name)
+            return &r;
+    return nullptr;
+}
+
+int rungIndex(const QString& name)
+{
+    const auto& c = rungCatalog();
+    for (int i = 0; i < c.size(); ++i)
+        if (c[i].name == name)
+            return i;
+    return -1;
+}
+
+QString rungSourcePath(const QString& rung)
+{
+    initResources();
+    const QString p = QStringLiteral(":/kernels/%1.cu").arg(rung);
+    return QFile::exists(p) ? p : QString();
+}
+
+QString rungSource(const QString& rung)
+{
+    const QString p = rungSourcePath(rung);
+    return p.isEmpty() ? QString() : readResource(p);
+}
+
+}  // namespace ws::ui

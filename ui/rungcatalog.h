@@ -1,0 +1,37 @@
+// The kernel ladder as the viewer knows it: rung names in ladder order, their
+// titles and teaching texts (resources/teaching/<rung>.md) and bundled CUDA
+// sources (kernels/src/<rung>.cu embedded at build time). The GUI never links
+// the CUDA ladder (kernels/): everything here comes from Qt resources.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+namespace ws::ui {
+
+struct RungText {
+    QString name;      // "warp_specialized"
+    int level = 0;     // 1..6
+    QString title;     // first "# " line of the teaching text
+    QString markdown;  // the whole teaching text
+};
+
+// Registers the icons, teaching texts and kernel sources compiled into
+// warpstage_ui (a static library needs Q_INIT_RESOURCE). Idempotent.
+void initResources();
+
+// All rungs, bottom to top.
+const QVector<RungText>& rungCatalog();
+// nullptr if unknown.
+const RungText* findRungText(const QString& name);
+// Index in rungCatalog(), -1 if unknown.
+int rungIndex(const QString& name);
+
+// Resource path of the rung's bundled CUDA source (":/kernels/<rung>.cu"), or
+// an empty string if it was not bundled in this build.
+QString rungSourcePath(const QString& rung);
+// The text of that source, or an empty string.
+QString rungSource(const QString& rung);
+
+}  // namespace ws::ui

@@ -1,0 +1,244 @@
+#include "runsmodel.h"
+
+#include <QBrush>
+#include <QFont>
+#include <QIcon>
+#include <QPalette>
+
+#include <cmath>
+
+namespace ws::ui {
+
+// Internal id: 0 for a run row, (run row + 1) for a kernel row.
+
+RunsModel::RunsModel(QObject* parent) : QAbstractItemModel(parent) {}
+
+QString shapeText(const ws::RunInfo& info)
+{
+    if (info.m <= 0)
+        return QStringLiteral("—");
+    return QStringLiteral("%1×%2×%3").arg(info.m).arg(info.n).arg(info.k);
+}
+
+void RunsModel::setContents(const FileContents* contents)
+{
+    beginResetModel();
+    m_contents = contents;
+    endResetModel();
+}
+
+QModelIndex RunsModel::indexOfKernel(qint64 kernelId, int column) const
+{
+    if (!m_contents)
+        return {};
+    for (size_t r = 0; r < m_contents->runs.size(); ++r) {
+        const auto& ks = m_contents->runs[r].kernels;
+        for (size_t k = 0; k < ks.size(); ++k)
+            if (ks[k].summary.launch.id == kernelId)
+                return createIndex(int(k), column, quintptr(r + 1));
+    }
+    return {};
+}
+
+QModelIndex RunsModel::index(int row, int column, const QModelIndex& parent) const
+{
+    if (!hasIndex(row, column, parent) || !m_contents)
+        return {};
+    if (!parent.isValid())
+        return createIndex(row, column, quintptr(0));
+    if (parent.internalId() == 0)
+        return createIndex(row, column, quintptr(parent.row() + 1));
+    return {};
+}
+
+QModelIndex RunsModel::parent(const QModelIndex& child) const
+{
+    if (!child.isValid() || child.internalId() == 0)
+        return {};
+    return createIndex(int(child.internalId() - 1), 0, quintptr(0));
+}
+
+int RunsModel::rowCount(const QModelIndex& parent) const
+{
+    if (!m_contents)
+        return 0;
+    if (!parent.isValid())
+        return int(m_contents->runs.size());
+    if (parent.column() != 0 || parent.internalId() != 0)
+        return 0;
+    return int(m_contents->runs[size_t(parent.row())].kernels.size());
+}
+
+int RunsModel::columnCount(const QModelIndex&) const
+{
+    return ColumnCount;
+}
+
+Qt::ItemFlags RunsModel::flags(const QModelIndex& index) const
+{
+    if (!index.isValid())
+        return Qt::NoItemFlags;
+    return Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+}
+
+QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
+        return {};
+    if (role == Qt::DisplayRole) {
+        switch (section) {
+        case ColName: return tr("Run / kernel");
+        case ColRung: return tr("Rung");
+        case ColShape: return tr("Shape");
+        case ColDuration: return tr("Duration");
+        case ColTflops: return tr("TFLOP/s");
+        case ColOverlap: return tr("Overlap");
+        case ColDevice: return tr("Device");
+        }
+    }
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case ColDuration: return tr("CUPTI kernel duration (run: first kernel start to last kernel end)");
+        case ColTflops: return tr("Achieved TFLOP/s = 2·M·N·K / kernel duration");
+        case ColOverlap: return tr("compute_overlap_share: share of compute time during which a load of the same CTA was in flight");
+        }
+    }
+    if (role == Qt::TextAlignmentRole && (section == ColDuration || section == ColTflops || section == ColOverlap))
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+}
+
+QVariant RunsModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !m_contents)
+        return {};
+    if (index.internalId() == 0) {
+        const auto& r = m_contents->runs[size_t(index.row())];
+        return runData(r, index.column(), role);
+    }
+    const auto& r = m_contents->runs[size_t(index.internalId() - 1)];
+    return kernelData(r, r.kernels[size_t(index.row())], index.column(), role);
+}
+
+QVariant RunsModel::runData(const RunEntry& r, int column, int role) const
+{
+    const ws::RunInfo& info = r.summary.info;
+    switch (role) {
+    case RunIdRole: return qint64(info.id);
+    case KernelIdRole: return qint64(0);
+    case RungRole: return QString::fromStdString(info.variant);
+    case TracedRole: return false;
+    case Qt::DecorationRole:
+        if (column == ColName)
+            return QIcon(info.status == ws::RunStatus::Failed ? QStringLiteral(":/icons/warning.svg")
+                                                               : QStringLiteral(":/icons/runs.svg"));
+        return {};
+    case Qt::FontRole: {
+        QFont f;
+        f.setBold(true);
+        return column == ColName ? QVariant(f) : QVariant();
+    }
+    case Qt::ToolTipRole: {
+        QString t = tr("Run %1 · %2 · started %3\n%4").arg(info.id).arg(QString::fromStdString(info.variant),
+                        QString::fromStdString(info.startedAt), QString::fromStdString(info.commandLine));
+        if (info.synthetic)
+            t += tr("\nSYNTHETIC: generated, not recorded on a GPU");
+        if (info.status == ws::RunStatus::Failed)
+            t += tr("\nFAILED: %1").arg(QString::fromStdString(info.failureReason));
+        if (!info.notes.empty())
+            t += QStringLiteral("\n") + QString::fromStdString(info.notes);
+        return t;
+    }
+    case Qt::TextAlignmentRole:
+        if (column == ColDuration || column == ColTflops || column == ColOverlap)
+            return int(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case SortRole:
+    case Qt::DisplayRole:
+        switch (column) {
+        case ColName: {
+            QString s = tr("Run %1").arg(info.id);
+            if (info.synthetic)
+                s += tr(" (synthetic)");
+            if (info.status == ws::RunStatus::Failed)
+                s += tr(" (failed)");
+            return s;
+        }
+        case ColRung: return QString::fromStdString(info.variant);
+        case ColShape: return shapeText(info);
+        case ColDuration:
+            if (role == SortRole)
+                return double(r.summary.end - r.summary.start);
+            return r.summary.end > r.summary.start ? formatDuration(double(r.summary.end - r.summary.start))
+                                                   : QStringLiteral("—");
+        case ColTflops:
+        case ColOverlap: return role == SortRole ? QVariant(0.0) : QVariant(QString());
+        case ColDevice: return QString::fromStdString(info.device.name);
+        }
+        return {};
+    }
+    return {};
+}
+
+QVariant RunsModel::kernelData(const RunEntry& r, const KernelEntry& k, int column, int role) const
+{
+    const ws::KernelLaunch& l = k.summary.launch;
+    const QString rung = QString::fromStdString(l.variant.empty() ? std::string() : l.variant);
+    switch (role) {
+    case RunIdRole: return qint64(l.runId);
+    case KernelIdRole: return qint64(l.id);
+    case RungRole: return rung;
+    case TracedRole: return l.traced;
+    case Qt::ForegroundRole:
+        if (!l.traced)
+            return QBrush(QPalette().color(QPalette::Disabled, QPalette::Text));
+        return {};
+    case Qt::ToolTipRole:
+        return tr("%1\n%2 CTAs · %3 warps · %4 intervals · %5 loads · %6 stall samples\n"
+                  "grid %7×%8×%9, block %10, %11 regs/thread, %12 B dynamic smem%13")
+            .arg(QString::fromStdString(l.name))
+            .arg(k.summary.ctaCount)
+            .arg(k.summary.warpCount)
+            .arg(k.summary.intervalCount)
+            .arg(k.summary.loadCount)
+            .arg(k.summary.stallSampleCount)
+            .arg(l.grid[0])
+            .arg(l.grid[1])
+            .arg(l.grid[2])
+            .arg(l.block[0])
+            .arg(l.registersPerThread)
+            .arg(l.dynamicSmemBytes)
+            .arg(l.traced ? QString() : tr("\nUntraced launch (timing and stall samples only; no per-warp timeline)"));
+    case Qt::TextAlignmentRole:
+        if (column == ColDuration || column == ColTflops || column == ColOverlap)
+            return int(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case SortRole:
+        switch (column) {
+        case ColDuration: return double(l.end - l.start);
+        case ColTflops: return std::isnan(k.tflops) ? -1.0 : k.tflops;
+        case ColOverlap: return std::isnan(k.overlap) ? -1.0 : k.overlap;
+        }
+        [[fallthrough]];
+    case Qt::DisplayRole:
+        switch (column) {
+        case ColName: {
+            QString n = QString::fromStdString(l.name);
+            if (n.size() > 48)
+                n = n.left(45) + QStringLiteral("…");
+            return (l.traced ? QString() : tr("[untraced] ")) + n;
+        }
+        case ColRung: return rung.isEmpty() ? tr("(library)") : rung;
+        case ColShape: return shapeText(r.summary.info);
+        case ColDuration: return formatDuration(double(l.end - l.start));
+        case ColTflops: return std::isnan(k.tflops) ? QStringLiteral("—") : QString::number(k.tflops, 'f', 1);
+        case ColOverlap:
+            return std::isnan(k.overlap) ? QStringLiteral("—") : QStringLiteral("%1 %").arg(k.overlap * 100, 0, 'f', 1);
+        case ColDevice: return QString::fromStdString(r.summary.info.device.name);
+        }
+        return {};
+    }
+    return {};
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,177 @@
+#include "stallspanel.h"
+
+#include "rungcatalog.h"
+#include "sourcemodel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+namespace ws::ui {
+
+StallsPanel::StallsPanel(QWidget* parent) : QWidget(parent)
+{
+    auto* lay = new QVBoxLayout(this);
+    lay->setContentsMargins(4, 4, 4, 4);
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Group by:")));
+    m_groupBy = new QComboBox;
+    m_groupBy->addItem(tr("Pipeline role ▸ stage"));
+    m_groupBy->addItem(tr("Stall reason"));
+    top->addWidget(m_groupBy);
+    m_summary = new QLabel;
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    top->addWidget(m_summary, 1);
+    lay->addLayout(top);
+
+    auto* split = new QSplitter(Qt::Vertical);
+    m_plot = new QCustomPlot;
+    m_plot->setMinimumHeight(140);
+    m_plot->setObjectName(QStringLiteral("stallChart"));
+    m_bars = new QCPBars(m_plot->yAxis, m_plot->xAxis);
+    m_bars->setWidth(0.7);
+    m_bars->setPen(Qt::NoPen);
+    m_bars->setBrush(QColor(0xef, 0x6c, 0x00));
+    m_plot->xAxis->setLabel(tr("share of stall samples (%)"));
+    m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    m_plot->yAxis->setRangeReversed(true);
+    m_plot->yAxis->grid()->setVisible(false);
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.9);
+    m_plot->xAxis->setTickLabelFont(small);
+    m_plot->yAxis->setTickLabelFont(small);
+    split->addWidget(m_plot);
+
+    m_source = new SourceModel(this);
+    m_sourceView = new QTableView;
+    m_sourceView->setObjectName(QStringLiteral("sourceView"));
+    m_sourceView->setModel(m_source);
+    m_sourceView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_sourceView->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_sourceView->verticalHeader()->hide();
+    m_sourceView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 2);
+    m_sourceView->setShowGrid(false);
+    m_sourceView->setWordWrap(false);
+    m_sourceView->horizontalHeader()->setStretchLastSection(true);
+    m_sourceView->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_sourceView->setColumnWidth(SourceModel::ColLine, 48);
+    m_sourceView->setColumnWidth(SourceModel::ColSamples, 70);
+    m_sourceView->setColumnWidth(SourceModel::ColStage, 150);
+    split->addWidget(m_sourceView);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    lay->addWidget(split, 1);
+
+    connect(m_groupBy, &QComboBox::currentIndexChanged, this, [this] { rebuildChart(); });
+    connect(m_sourceView, &QTableView::clicked, this, &StallsPanel::onSourceClicked);
+    connect(m_plot, &QCustomPlot::plottableClick, this, [this](QCPAbstractPlottable*, int dataIndex, QMouseEvent*) {
+        if (m_groupBy->currentIndex() != 0 || dataIndex < 0 || size_t(dataIndex) >= m_barKeys.size())
+            return;
+        const std::string& key = m_barKeys[size_t(dataIndex)];  // "<role>/<stage>"
+        const auto slash = key.find('/');
+        if (slash == std::string::npos)
+            return;
+        auto role = ws::warpRoleFromName(key.substr(0, slash));
+        auto kind = ws::intervalKindFromName(key.substr(slash + 1));
+        if (role && kind)
+            emit stageRequested(*role, *kind);
+    });
+    clear();
+}
+
+int StallsPanel::barCount() const
+{
+    return m_bars->data()->size();
+}
+
+void StallsPanel::clear()
+{
+    m_trace.reset();
+    m_metrics.reset();
+    m_source->clear();
+    rebuildChart();
+}
+
+void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::shared_ptr<const ws::KernelMetrics> metrics)
+{
+    m_trace = std::move(trace);
+    m_metrics = std::move(metrics);
+    if (!m_trace) {
+        m_source->clear();
+        rebuildChart();
+        return;
+    }
+    QString rung = QString::fromStdString(m_trace->launch.variant);
+    if (rung.isEmpty())
+        rung = QString::fromStdString(m_trace->run.variant);
+    const QString text = rungSource(rung);
+    if (text.isEmpty()) {
+        m_source->setSource(QString(), tr("// The CUDA source of rung \"%1\" is not bundled in this build.").arg(rung),
+                            m_trace->stalls);
+        rebuildChart();
+        return;
+    }
+    m_source->setSource(rung + QStringLiteral(".cu"), text, m_trace->stalls);
+    rebuildChart();
+    const int hot = m_source->hottestRow();
+    if (hot >= 0)
+        m_sourceView->scrollTo(m_source->index(hot, 0), QAbstractItemView::PositionAtCenter);
+}
+
+void StallsPanel::rebuildChart()
+{
+    auto ticker = qSharedPointerCast<QCPAxisTickerText>(m_plot->yAxis->ticker());
+    ticker->clear();
+    m_bars->data()->clear();
+    m_barKeys.clear();
+    if (!m_metrics || m_metrics->stallSamples == 0) {
+        m_summary->setText(m_trace ? tr("No stall samples for this kernel (the recording has no stall pass, or it "
+                                        "was skipped — see the run's notes).")
+                                   : tr("No kernel selected."));
+        m_plot->yAxis->setRange(-0.5, 0.5);
+        m_plot->xAxis->setRange(0, 100);
+        m_plot->replot();
+        return;
+    }
+    const auto& buckets = m_groupBy->currentIndex() == 0 ? m_metrics->stallsByRoleStage : m_metrics->stallsByReason;
+    const int n = int(std::min<size_t>(buckets.size(), 12));
+    QVector<double> keys, values;
+    for (int i = 0; i < n; ++i) {
+        const auto& b = buckets[size_t(i)];
+        keys << i;
+        values << b.share * 100.0;
+        QString label = QString::fromStdString(b.label.empty() ? b.key : b.label);
+        if (label.size() > 38)
+            label = label.left(36) + QStringLiteral("…");
+        ticker->addTick(i, label);
+        m_barKeys.push_back(b.key);
+    }
+    m_bars->setData(keys, values, true);
+    m_plot->yAxis->setRange(-0.6, std::max(n, 1) - 0.4);
+    double maxv = 0;
+    for (double v : values)
+        maxv = std::max(maxv, v);
+    m_plot->xAxis->setRange(0, std::max(5.0, maxv * 1.1));
+    m_summary->setText(tr("%L1 stall samples · %2 lines of %3 attributed")
+                           .arg(m_metrics->stallSamples)
+                           .arg(m_source->attributedSamples() > 0
+                                    ? QStringLiteral("%1 %").arg(100.0 * double(m_source->attributedSamples()) /
+                                                                     double(std::max<qint64>(1, m_source->totalSamples())),
+                                                                 0, 'f', 0)
+                                    : tr("no"))
+                           .arg(m_source->fileName().isEmpty() ? tr("the source") : m_source->fileName()));
+    m_plot->replot();
+}
+
+void StallsPanel::onSourceClicked(const QModelIndex& index)
+{
+    if (auto st = m_source->stageOfRow(index.row()))
+        emit stageRequested(st->role, st->kind);
+}
+
+}  // namespace ws::ui

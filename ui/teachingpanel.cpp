@@ -1,0 +1,98 @@
+#include "teachingpanel.h"
+
+#include "rungcatalog.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QIcon>
+#include <QSignalBlocker>
+#include <QTextBrowser>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace ws::ui {
+
+TeachingPanel::TeachingPanel(QWidget* parent) : QWidget(parent)
+{
+    auto* lay = new QVBoxLayout(this);
+    lay->setContentsMargins(4, 4, 4, 4);
+    auto* row = new QHBoxLayout;
+    m_prev = new QToolButton;
+    m_prev->setIcon(QIcon(QStringLiteral(":/icons/tour-prev.svg")));
+    m_prev->setToolTip(tr("Guided tour: previous rung"));
+    m_next = new QToolButton;
+    m_next->setIcon(QIcon(QStringLiteral(":/icons/tour-next.svg")));
+    m_next->setText(tr("Next rung"));
+    m_next->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_next->setToolTip(tr("Guided tour: next rung of the ladder"));
+    m_pick = new QComboBox;
+    for (const RungText& r : rungCatalog())
+        m_pick->addItem(r.title, r.name);
+    row->addWidget(m_prev);
+    row->addWidget(m_pick, 1);
+    row->addWidget(m_next);
+    lay->addLayout(row);
+    m_text = new QTextBrowser;
+    m_text->setObjectName(QStringLiteral("teachingText"));
+    m_text->setOpenExternalLinks(true);
+    m_text->document()->setDocumentMargin(8);
+    lay->addWidget(m_text, 1);
+
+    connect(m_prev, &QToolButton::clicked, this, &TeachingPanel::previous);
+    connect(m_next, &QToolButton::clicked, this, &TeachingPanel::next);
+    connect(m_pick, &QComboBox::activated, this, [this](int i) {
+        const QString r = m_pick->itemData(i).toString();
+        setRung(r);
+        emit rungRequested(r);
+    });
+    setRung(rungCatalog().isEmpty() ? QString() : rungCatalog().first().name);
+}
+
+void TeachingPanel::setRung(const QString& rung)
+{
+    m_rung = rung;
+    const RungText* t = findRungText(rung);
+    {
+        QSignalBlocker b(m_pick);
+        m_pick->setCurrentIndex(t ? rungIndex(rung) : -1);
+    }
+    if (t && !t->markdown.isEmpty()) {
+        m_text->setMarkdown(t->markdown);
+    } else if (rung.isEmpty()) {
+        m_text->setMarkdown(tr("Select a kernel of the ladder to read about its rung."));
+    } else {
+        m_text->setMarkdown(tr("**%1** is not a rung of the bundled ladder (a library kernel, or a kernel recorded "
+                               "from another program): there is no teaching text for it.").arg(rung));
+    }
+    const int i = rungIndex(rung);
+    m_prev->setEnabled(i > 0);
+    m_next->setEnabled(i < 0 || i + 1 < rungCatalog().size());
+}
+
+QString TeachingPanel::text() const
+{
+    return m_text->toPlainText();
+}
+
+void TeachingPanel::next()
+{
+    step(+1);
+}
+
+void TeachingPanel::previous()
+{
+    step(-1);
+}
+
+void TeachingPanel::step(int delta)
+{
+    const auto& c = rungCatalog();
+    if (c.isEmpty())
+        return;
+    int i = rungIndex(m_rung);
+    i = i < 0 ? 0 : std::clamp(i + delta, 0, int(c.size()) - 1);
+    setRung(c[i].name);
+    emit rungRequested(c[i].name);
+}
+
+}  // namespace ws::ui
