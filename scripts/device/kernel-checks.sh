@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Kernel-ladder checks on the GPU machine, in one call (issue 3): GPU tests, the SASS
+# check with the machine's own cuobjdump, the benchmark, and compute-sanitizer memcheck +
+# racecheck of every rung (untraced and traced) at a small shape.
+#
+# Build HERE (no GPU needed), then carry the build directory:
+#   cmake -S . -B build-kchecks -G Ninja -DWARPSTAGE_WITH_QT=OFF -DCMAKE_BUILD_TYPE=Release
+#   ninja -C build-kchecks gpu_ladder_correctness gpu_ladder_trace ladder_check ladder_manifest ladder_bench
+# and on the device (the `run` tool, carry ["build-kchecks"]):
+#   bash scripts/device/kernel-checks.sh [--build DIR] [--quick] [--only STEP,...] [--budget SECONDS]
+# STEPs: env,sass,trace,correctness,bench,sanitize (default: all, in that order).
+# Logs go to $OUT (the run tool's output folder; ./out-kchecks when OUT is unset):
+#   summary.txt, bench.md, ladder_bench.csv, logs.tar.gz (every step's full log).
+# The last thing printed is the benchmark table and the summary.
+set -u
+
+BUILD=build-kchecks
+QUICK=0
+ONLY=""
+BUDGET=540            # seconds for the whole script (the run tool allows 600 a command)
+SAN_SHAPE=256x256x512
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --build) BUILD=$2; shift 2 ;;
+        --quick) QUICK=1; shift ;;
+        --only) ONLY=$2; shift 2 ;;
+        --budget) BUDGET=$2; shift 2 ;;
+        --san-shape) SAN_SHAPE=$2; shift 2 ;;
+        *) echo "kernel-checks: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+
+OUT=${OUT:-$PWD/out-kchecks}
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+T=$BUILD/tests/kernels
+BENCH=$BUILD/tests/bench/ladder_bench
+
+for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64; do
+    [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+export LD_LIBRARY_PATH
+export PATH="/usr/local/cuda/bin:$PATH"
+
+want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+left() { echo $((BUDGET - SECONDS)); }
+note() { echo "$*" | tee -a "$SUMMARY"; }
+
+# step NAME LIMIT CMD...: runs CMD with a timeout of min(LIMIT, time left), log in $LOGS/NAME.log.
+step() {
+    local name=$1 limit=$2
+    shift 2
+    local rem
+    rem=$(left)
+    if [ "$rem" -lt 15 ]; then
+        note "$name: NOT RUN (time budget spent)"
+        return 0
+    fi
+    [ "$limit" -gt "$rem" ] && limit=$rem
+    local t0=$SECONDS
+    timeout -k 5 "$limit" "$@" >"$LOGS/$name.log" 2>&1
+    local rc=$?
+    local verdict=PASS
+    case $rc in
+        0) verdict=PASS ;;
+        77) verdict=SKIP ;;
+        124|137) verdict="TIMEOUT(${limit}s)" ;;
+        *) verdict="FAIL(rc=$rc)" ;;
+    esac
+    note "$name: $verdict in $((SECONDS - t0))s"
+    return 0
+}
+
+if want env; then
+    {
+        date -u
+        echo "--- nvidia-smi"; nvidia-smi 2>&1
+        nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv 2>&1
+        echo "--- cuda"; ls -d /usr/local/cuda* 2>&1; nvcc --version 2>&1 | tail -2
+        echo "--- libcublas"; ls /usr/local/cuda/targets/x86_64-linux/lib/libcublas* /usr/local/cuda/lib64/libcublas* 2>&1
+        echo "--- tools"; command -v cuobjdump nvdisasm compute-sanitizer 2>&1
+        echo "--- ldd ladder_check"; ldd "$T/ladder_check" 2>&1
+    } >"$LOGS/env.log" 2>&1
+    note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 | head -1)"
+    if ldd "$T/ladder_check" 2>&1 | grep -q "not found"; then
+        note "env: MISSING LIBRARIES: $(ldd "$T/ladder_check" | grep 'not found' | tr -s ' \t' ' ' | tr '\n' ';')"
+    fi
+fi
+
+if want sass; then
+    step sass 120 python3 tests/kernels/check_sass.py --manifest "$T/ladder_manifest" \
+        --archive "$BUILD/kernels/src/libwarpstage_ladder.a" --tool auto --dump "$LOGS/sass"
+fi
+if want trace; then
+    step trace 120 "$T/gpu_ladder_trace"
+fi
+if want correctness; then
+    if [ "$QUICK" = 1 ]; then
+        step correctness 200 "$T/gpu_ladder_correctness" --quick
+    else
+        step correctness 240 "$T/gpu_ladder_correctness"
+    fi
+fi
+if want bench; then
+    step bench 200 "$BENCH" --csv "$OUT/ladder_bench.csv"
+    # The markdown table: from its header line to the end of the log.
+    sed -n '/^### Kernel ladder vs cuBLAS/,$p' "$LOGS/bench.log" >"$OUT/bench.md"
+fi
+if want sanitize; then
+    RUNGS=$("$T/ladder_check" --list 2>/dev/null | awk '{print $2}')
+    for tool in memcheck racecheck; do
+        for r in $RUNGS; do
+            for tr in "" --traced; do
+                name="san-$tool-$r${tr:+-traced}"
+                if [ "$(left)" -lt 20 ]; then
+                    note "$name: NOT RUN (time budget spent)"
+                    continue
+                fi
+                step "$name" 60 compute-sanitizer --tool "$tool" --error-exitcode 3 --print-limit 20 \
+                    "$T/ladder_check" --rung "$r" --shape "$SAN_SHAPE" $tr
+                # Show the sanitizer's own verdict line in the summary.
+                v=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$LOGS/$name.log" | tail -1)
+                [ -n "$v" ] && note "    $v"
+                c=$(grep -E "^(OK|FAIL|REFUSED)" "$LOGS/$name.log" | head -1 | cut -c1-160)
+                [ -n "$c" ] && note "    $c"
+            done
+        done
+    done
+fi
+
+# Everything back in a few files: summary.txt, bench.md, ladder_bench.csv, logs.tar.gz.
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs 2>/dev/null && rm -rf "$LOGS"
+
+echo
+echo "================ kernel-checks: failures and key lines ================"
+tar -xzOf "$OUT/logs.tar.gz" logs/correctness.log logs/trace.log logs/sass.log 2>/dev/null \
+    | grep -E "^(FAIL|WARN|BOUND)|passed, .* failed|^OK:|^FAILED:" | head -60
+echo
+[ -s "$OUT/bench.md" ] && cat "$OUT/bench.md"
+echo
+echo "================ kernel-checks summary ($SECONDS s) ================"
+cat "$SUMMARY"

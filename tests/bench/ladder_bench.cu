@@ -1,0 +1,365 @@
+// ladder_bench: the kernel ladder side by side with cuBLAS, on the same inputs, in one run.
+//
+// For each shape (default 4096^3 and 8192^3):
+//   1. fresh random-normal bf16 inputs in several buffer sets (rotated so the L2 cache
+//      cannot hold them between launches), C poisoned before the correctness launches;
+//   2. every rung, untraced and traced, checked against cuBLAS (fp32 C) on set 0;
+//   3. timing: CUDA events around each launch, after warm-up; the median of many launches;
+//      untraced and traced alternate in two rounds (clock drift hits both alike); cuBLAS
+//      (bf16 C, the same work as a rung) is timed before and after the rungs; traced
+//      launches get their event buffer reset (outside the timed region) before each launch.
+// Prints a markdown table last; writes all numbers as CSV (--csv, default $OUT/ladder_bench.csv
+// when OUT is set, else ./ladder_bench.csv).
+//
+// Usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms 150] [--min-iters 10]
+//                     [--max-iters 200] [--no-traced] [--csv PATH]
+#include "ladder_testutil.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace ws;
+using namespace ws::ktest;
+
+namespace {
+
+struct Options {
+    std::vector<ladder::Shape> shapes;
+    std::vector<std::string> rungs;
+    double targetMs = 150;
+    int minIters = 10, maxIters = 200;
+    bool traced = true;
+    std::string csv;
+};
+
+struct Timing {
+    double medianMs = NAN, p10Ms = NAN, p90Ms = NAN;
+    int iters = 0;
+};
+
+Timing summarize(std::vector<float> v)
+{
+    Timing t;
+    if (v.empty())
+        return t;
+    std::sort(v.begin(), v.end());
+    auto q = [&](double p) { return double(v[std::min(v.size() - 1, std::size_t(p * (v.size() - 1) + 0.5))]); };
+    t.medianMs = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    t.p10Ms = q(0.1);
+    t.p90Ms = q(0.9);
+    t.iters = int(v.size());
+    return t;
+}
+
+// Times `launch(set)` (which must only enqueue work) with an event pair around each
+// launch; `before(set)` runs untimed before each launch. Returns per-launch ms.
+std::vector<float> timeLaunches(int iters, int nsets, const std::function<void(int)>& before,
+                                const std::function<void(int)>& launch)
+{
+    std::vector<cudaEvent_t> ev(2 * iters);
+    for (auto& e : ev)
+        WS_CK(cudaEventCreate(&e));
+    for (int i = 0; i < iters; ++i) {
+        int set = i % nsets;
+        if (before)
+            before(set);
+        WS_CK(cudaEventRecord(ev[2 * i]));
+        launch(set);
+        WS_CK(cudaEventRecord(ev[2 * i + 1]));
+    }
+    WS_CK(cudaDeviceSynchronize());
+    std::vector<float> ms(iters);
+    for (int i = 0; i < iters; ++i)
+        WS_CK(cudaEventElapsedTime(&ms[i], ev[2 * i], ev[2 * i + 1]));
+    for (auto& e : ev)
+        cudaEventDestroy(e);
+    return ms;
+}
+
+// Warm-up (3 launches, also an estimate), then the iteration count for ~targetMs.
+int itersFor(const Options& o, int nsets, const std::function<void(int)>& before,
+             const std::function<void(int)>& launch)
+{
+    auto w = timeLaunches(3, nsets, before, launch);
+    double est = *std::min_element(w.begin(), w.end());
+    int it = est > 0 ? int(o.targetMs / est) : o.maxIters;
+    return std::clamp(it, o.minIters, o.maxIters);
+}
+
+struct Row {
+    std::string shape, rung;
+    int level = 0;
+    bool ok = false, okTraced = false;
+    double relErr = NAN, relErrTraced = NAN;
+    std::string error;
+    Timing u, t;
+};
+
+std::string fmt(const char* f, double v)
+{
+    if (!(v == v))
+        return "n/a";
+    char b[64];
+    std::snprintf(b, sizeof b, f, v);
+    return b;
+}
+
+int usage(const char* msg)
+{
+    if (msg)
+        std::fprintf(stderr, "ladder_bench: %s\n", msg);
+    std::fprintf(stderr, "usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms MS] [--min-iters N] "
+                         "[--max-iters N] [--no-traced] [--csv PATH]\n");
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    Options o;
+    try {
+        for (int i = 1; i < argc; ++i) {
+            std::string a = argv[i];
+            auto next = [&]() -> std::string {
+                if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+                return argv[++i];
+            };
+            if (a == "--shape") o.shapes.push_back(parseShape(next()));
+            else if (a == "--rung") o.rungs.push_back(next());
+            else if (a == "--target-ms") o.targetMs = std::stod(next());
+            else if (a == "--min-iters") o.minIters = std::stoi(next());
+            else if (a == "--max-iters") o.maxIters = std::stoi(next());
+            else if (a == "--no-traced") o.traced = false;
+            else if (a == "--csv") o.csv = next();
+            else return usage(("unknown argument '" + a + "'").c_str());
+        }
+    } catch (const std::exception& e) {
+        return usage(e.what());
+    }
+    if (o.minIters < 1 || o.maxIters < o.minIters) return usage("need 1 <= --min-iters <= --max-iters");
+    if (o.shapes.empty()) o.shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+    for (auto& r : o.rungs)
+        if (!ladder::findRung(r)) return usage(("no rung named '" + r + "'").c_str());
+    if (o.rungs.empty())
+        for (auto& r : ladder::rungs()) o.rungs.push_back(r.name);
+    if (o.csv.empty()) {
+        const char* out = std::getenv("OUT");
+        o.csv = out && *out ? std::string(out) + "/ladder_bench.csv" : "ladder_bench.csv";
+    }
+    if (skipWithoutGpu("ladder_bench"))
+        return kSkipExit;
+
+    std::vector<Row> rows;
+    std::map<std::string, std::pair<Timing, Timing>> cublasT;  // shape -> (before, after)
+    std::string devName;
+    int sms = 0;
+    char dateBuf[64];
+    {
+        std::time_t now = std::time(nullptr);
+        std::strftime(dateBuf, sizeof dateBuf, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    }
+    try {
+        cudaDeviceProp p{};
+        WS_CK(cudaGetDeviceProperties(&p, 0));
+        devName = p.name;
+        sms = p.multiProcessorCount;
+        int drv = 0, rt = 0;
+        cudaDriverGetVersion(&drv);
+        cudaRuntimeGetVersion(&rt);
+        int clk = 0;
+        cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0);
+        std::printf("ladder_bench: %s, %d SMs, L2 %.0f MB, max SM clock %.0f MHz, driver %d, runtime %d, %s\n",
+                    p.name, sms, p.l2CacheSize / 1e6, clk / 1e3, drv, rt, dateBuf);
+        CublasRef cublas;
+        for (const auto& s : o.shapes) {
+            const std::string ss = shapeStr(s);
+            const std::size_t na = std::size_t(s.m) * s.k, nb = std::size_t(s.n) * s.k, nc = std::size_t(s.m) * s.n;
+            const double setBytes = 2.0 * (na + nb + nc);
+            int nsets = int(std::ceil(3.0 * p.l2CacheSize / setBytes));
+            nsets = std::clamp(nsets, 2, 8);
+            std::vector<DeviceBuffer> A, B, C;
+            const std::uint64_t seed = freshSeed();
+            for (int i = 0; i < nsets; ++i) {
+                A.emplace_back(na * 2);
+                B.emplace_back(nb * 2);
+                C.emplace_back(nc * 2);
+                fillRandomNormalBf16(A.back().get(), na, seed + 2 * i);
+                fillRandomNormalBf16(B.back().get(), nb, seed + 2 * i + 1);
+                poisonBf16(C.back().get(), nc);
+            }
+            DeviceBuffer ref(nc * 4);
+            cublas.gemm(s, A[0].get(), B[0].get(), ref.get(), true);
+            WS_CK(cudaDeviceSynchronize());
+            std::printf("\nshape %s: %d input sets of %.0f MB (L2 %.0f MB), seed %llu\n", ss.c_str(), nsets, setBytes / 1e6,
+                        p.l2CacheSize / 1e6, (unsigned long long)seed);
+
+            auto cublasLaunch = [&](int set) { cublas.gemm(s, A[set].get(), B[set].get(), C[set].get(), false); };
+            auto timeCublas = [&]() {
+                int it = itersFor(o, nsets, nullptr, cublasLaunch);
+                return summarize(timeLaunches(it, nsets, nullptr, cublasLaunch));
+            };
+            Timing cb0 = timeCublas();
+            std::printf("  cublas        %8.4f ms  %7.1f TFLOP/s  (%d launches)\n", cb0.medianMs,
+                        s.flops() / cb0.medianMs / 1e9, cb0.iters);
+
+            for (const auto& rn : o.rungs) {
+                Row row;
+                row.shape = ss;
+                row.rung = rn;
+                row.level = ladder::findRung(rn)->level;
+                std::string why = ladder::checkShape(rn, s);
+                if (!why.empty()) {
+                    row.error = "refused: " + why;
+                    rows.push_back(row);
+                    std::printf("  %-13s refused: %s\n", rn.c_str(), why.c_str());
+                    continue;
+                }
+                std::unique_ptr<TraceBuffer> tb;
+                if (o.traced)
+                    tb = std::make_unique<TraceBuffer>(ladder::traceGeometry(rn, s, sms), 0, 0);
+                std::string launchErr;
+                auto launchU = [&](int set) {
+                    std::string e = ladder::launch(rn, s, A[set].get(), B[set].get(), C[set].get(), nullptr, nullptr, sms);
+                    if (!e.empty()) launchErr = e;
+                };
+                auto launchT = [&](int set) {
+                    std::string e = ladder::launch(rn, s, A[set].get(), B[set].get(), C[set].get(), nullptr, tb->get(), sms);
+                    if (!e.empty()) launchErr = e;
+                };
+                auto resetT = [&](int) { tb->reset(); };
+                // Correctness on set 0 (poisoned output), untraced then traced.
+                auto checkOnce = [&](bool traced, double& relErr) {
+                    poisonBf16(C[0].get(), nc);
+                    if (traced) tb->reset();
+                    traced ? launchT(0) : launchU(0);
+                    WS_CK(cudaGetLastError());
+                    WS_CK(cudaDeviceSynchronize());
+                    if (!launchErr.empty()) return false;
+                    ErrStats e = compareBf16ToF32(C[0].get(), ref.as<float>(), nc);
+                    relErr = e.relErr;
+                    if (!e.ok())
+                        std::printf("  %-13s %s WRONG: %s\n", rn.c_str(), traced ? "traced" : "untraced", e.str().c_str());
+                    return e.ok();
+                };
+                row.ok = checkOnce(false, row.relErr);
+                if (o.traced) row.okTraced = checkOnce(true, row.relErrTraced);
+                if (!launchErr.empty()) {
+                    row.error = "launch: " + launchErr;
+                    rows.push_back(row);
+                    std::printf("  %-13s launch failed: %s\n", rn.c_str(), launchErr.c_str());
+                    continue;
+                }
+                // Timing: two rounds of (untraced, traced).
+                int itU = itersFor(o, nsets, nullptr, launchU);
+                int itT = o.traced ? itersFor(o, nsets, resetT, launchT) : 0;
+                std::vector<float> su, st;
+                for (int round = 0; round < 2; ++round) {
+                    auto a = timeLaunches(std::max(1, itU / 2), nsets, nullptr, launchU);
+                    su.insert(su.end(), a.begin(), a.end());
+                    if (o.traced) {
+                        auto b = timeLaunches(std::max(1, itT / 2), nsets, resetT, launchT);
+                        st.insert(st.end(), b.begin(), b.end());
+                    }
+                }
+                row.u = summarize(su);
+                if (o.traced) row.t = summarize(st);
+                rows.push_back(row);
+                std::printf("  %-13s %8.4f ms  %7.1f TFLOP/s  %5.1f%% cuBLAS | traced %8.4f ms  %7.1f TFLOP/s  overhead %+.2f%%  [%s%s]\n",
+                            rn.c_str(), row.u.medianMs, s.flops() / row.u.medianMs / 1e9,
+                            100.0 * cb0.medianMs / row.u.medianMs, row.t.medianMs, s.flops() / row.t.medianMs / 1e9,
+                            100.0 * (row.t.medianMs / row.u.medianMs - 1.0), row.ok ? "correct" : "WRONG",
+                            o.traced ? (row.okTraced ? ", traced correct" : ", traced WRONG") : "");
+                std::fflush(stdout);
+            }
+            Timing cb1 = timeCublas();
+            std::printf("  cublas again  %8.4f ms  %7.1f TFLOP/s  (spread vs first: %+.2f%%)\n", cb1.medianMs,
+                        s.flops() / cb1.medianMs / 1e9, 100.0 * (cb1.medianMs / cb0.medianMs - 1.0));
+            cublasT[ss] = {cb0, cb1};
+        }
+    } catch (const std::exception& e) {
+        std::printf("ladder_bench: FAILED: %s\n", e.what());
+        return 1;
+    }
+
+    // CSV
+    FILE* f = std::fopen(o.csv.c_str(), "w");
+    if (!f) {
+        std::printf("ladder_bench: cannot write %s\n", o.csv.c_str());
+    } else {
+        std::fprintf(f, "date,device,shape,variant,level,traced,correct,rel_err,median_ms,p10_ms,p90_ms,launches,tflops,"
+                        "pct_cublas,trace_overhead_pct,error\n");
+        for (auto& [ss, cb] : cublasT) {
+            ladder::Shape s = parseShape(ss);
+            for (int i = 0; i < 2; ++i) {
+                const Timing& t = i ? cb.second : cb.first;
+                std::fprintf(f, "%s,%s,%s,%s,0,0,1,,%.5f,%.5f,%.5f,%d,%.2f,100,,\n", dateBuf, devName.c_str(), ss.c_str(),
+                             i ? "cublas_after" : "cublas", t.medianMs, t.p10Ms, t.p90Ms, t.iters,
+                             s.flops() / t.medianMs / 1e9);
+            }
+        }
+        for (auto& r : rows) {
+            ladder::Shape s = parseShape(r.shape);
+            double cbMs = std::min(cublasT[r.shape].first.medianMs, cublasT[r.shape].second.medianMs);
+            for (int tr = 0; tr < (o.traced ? 2 : 1); ++tr) {
+                const Timing& t = tr ? r.t : r.u;
+                std::fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%.4e,%.5f,%.5f,%.5f,%d,%.2f,%.2f,%s,\"%s\"\n", dateBuf, devName.c_str(),
+                             r.shape.c_str(), r.rung.c_str(), r.level, tr, int(tr ? r.okTraced : r.ok),
+                             tr ? r.relErrTraced : r.relErr, t.medianMs, t.p10Ms, t.p90Ms, t.iters,
+                             s.flops() / t.medianMs / 1e9, 100.0 * cbMs / t.medianMs,
+                             tr ? fmt("%.2f", 100.0 * (r.t.medianMs / r.u.medianMs - 1.0)).c_str() : "",
+                             r.error.c_str());
+            }
+        }
+        std::fclose(f);
+        std::printf("\nCSV: %s\n", o.csv.c_str());
+    }
+
+    // Markdown table (last). % cuBLAS against the faster of the two cuBLAS timings.
+    std::printf("\n### Kernel ladder vs cuBLAS: %s, %s (medians; %% of cuBLAS = cuBLAS time / rung time)\n\n",
+                devName.c_str(), dateBuf);
+    std::printf("| shape | rung | correct (rel. err) | untraced ms | TFLOP/s | %% cuBLAS | traced ms | TFLOP/s | %% cuBLAS | trace overhead | faster than rung below |\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    int failures = 0;
+    for (auto& [ss, cb] : cublasT) {
+        ladder::Shape s = parseShape(ss);
+        double cbMs = std::min(cb.first.medianMs, cb.second.medianMs);
+        std::printf("| %s | cuBLAS | reference | %.4f | %.1f | 100 | | | | | (cuBLAS twice: %.4f / %.4f ms) |\n", ss.c_str(), cbMs,
+                    s.flops() / cbMs / 1e9, cb.first.medianMs, cb.second.medianMs);
+        double prevMs = NAN;
+        for (auto& r : rows) {
+            if (r.shape != ss) continue;
+            if (!r.error.empty()) {
+                std::printf("| %s | %s | %s | | | | | | | | |\n", ss.c_str(), r.rung.c_str(), r.error.c_str());
+                ++failures;
+                continue;
+            }
+            bool okAll = r.ok && (!o.traced || r.okTraced);
+            failures += !okAll;
+            std::string corr = std::string(okAll ? "yes" : "**NO**") + " (" + fmt("%.1e", r.relErr)
+                + (o.traced ? ", " + fmt("%.1e", r.relErrTraced) : "") + ")";
+            std::string faster = prevMs == prevMs ? (r.u.medianMs < prevMs ? "yes" : "**no**") + std::string(" (")
+                    + fmt("%.2fx", prevMs / r.u.medianMs) + ")"
+                                                  : "-";
+            std::printf("| %s | %s | %s | %.4f | %.1f | %.1f | %s | %s | %s | %s | %s |\n", ss.c_str(), r.rung.c_str(),
+                        corr.c_str(), r.u.medianMs, s.flops() / r.u.medianMs / 1e9, 100.0 * cbMs / r.u.medianMs,
+                        o.traced ? fmt("%.4f", r.t.medianMs).c_str() : "-",
+                        o.traced ? fmt("%.1f", s.flops() / r.t.medianMs / 1e9).c_str() : "-",
+                        o.traced ? fmt("%.1f", 100.0 * cbMs / r.t.medianMs).c_str() : "-",
+                        o.traced ? fmt("%+.2f%%", 100.0 * (r.t.medianMs / r.u.medianMs - 1.0)).c_str() : "-",
+                        faster.c_str());
+            prevMs = r.u.medianMs;
+        }
+    }
+    return failures ? 1 : 0;
+}
