@@ -93,7 +93,8 @@ struct RunSummary {
 
 class TraceStore;
 
-// Streaming writer for one run (TraceStore::beginRun). Holds the store's write
+// Streaming writer for one run (TraceStore::beginRun). The TraceStore must
+// outlive the writer and must not be moved while it is open. Holds the store's write
 // transaction until commit(); destroying it without commit() rolls back.
 class RunWriter {
 public:

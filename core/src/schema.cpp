@@ -1,0 +1,191 @@
+#include "schema.h"
+
+namespace ws::detail {
+
+// THE schema. Versions: 1 = intervals as rows ('intervals'); 2 = intervals packed
+// per warp ('interval_chunks'). See docs/schema.md for what every column means.
+const std::vector<TableDef>& schemaTables()
+{
+    static const std::vector<TableDef> tables = {
+        {"meta",
+         {{"key", "TEXT PRIMARY KEY"}, {"value", "TEXT NOT NULL"}},
+         {}, {}},
+        {"interval_kinds",
+         {{"id", "INTEGER PRIMARY KEY"}, {"name", "TEXT NOT NULL"}, {"label", "TEXT NOT NULL"}},
+         {}, {}},
+        {"runs",
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"variant", "TEXT NOT NULL DEFAULT ''"},
+          {"m", "INTEGER NOT NULL DEFAULT 0"},
+          {"n", "INTEGER NOT NULL DEFAULT 0"},
+          {"k", "INTEGER NOT NULL DEFAULT 0"},
+          {"synthetic", "INTEGER NOT NULL DEFAULT 0"},
+          {"status", "TEXT NOT NULL DEFAULT 'complete'"},
+          {"failure_reason", "TEXT NOT NULL DEFAULT ''"},
+          {"device_name", "TEXT NOT NULL DEFAULT ''"},
+          {"compute_major", "INTEGER NOT NULL DEFAULT 0"},
+          {"compute_minor", "INTEGER NOT NULL DEFAULT 0"},
+          {"sm_count", "INTEGER NOT NULL DEFAULT 0"},
+          {"sm_clock_khz", "INTEGER NOT NULL DEFAULT 0"},
+          {"mem_clock_khz", "INTEGER NOT NULL DEFAULT 0"},
+          {"l2_bytes", "INTEGER NOT NULL DEFAULT 0"},
+          {"global_mem_bytes", "INTEGER NOT NULL DEFAULT 0"},
+          {"driver_version", "TEXT NOT NULL DEFAULT ''"},
+          {"cuda_version", "TEXT NOT NULL DEFAULT ''"},
+          {"cupti_version", "TEXT NOT NULL DEFAULT ''"},
+          {"host", "TEXT NOT NULL DEFAULT ''"},
+          {"started_at", "TEXT NOT NULL DEFAULT ''"},
+          {"command_line", "TEXT NOT NULL DEFAULT ''"},
+          {"notes", "TEXT NOT NULL DEFAULT ''"},
+          {"has_timeline", "INTEGER NOT NULL DEFAULT 1"},
+          {"has_stalls", "INTEGER NOT NULL DEFAULT 0"}},
+         {}, {}},
+        {"kernels",
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"name", "TEXT NOT NULL DEFAULT ''"},
+          {"variant", "TEXT NOT NULL DEFAULT ''"},
+          {"traced", "INTEGER NOT NULL DEFAULT 0"},
+          {"grid_x", "INTEGER NOT NULL DEFAULT 1"}, {"grid_y", "INTEGER NOT NULL DEFAULT 1"}, {"grid_z", "INTEGER NOT NULL DEFAULT 1"},
+          {"block_x", "INTEGER NOT NULL DEFAULT 1"}, {"block_y", "INTEGER NOT NULL DEFAULT 1"}, {"block_z", "INTEGER NOT NULL DEFAULT 1"},
+          {"cluster_x", "INTEGER NOT NULL DEFAULT 1"}, {"cluster_y", "INTEGER NOT NULL DEFAULT 1"}, {"cluster_z", "INTEGER NOT NULL DEFAULT 1"},
+          {"dynamic_smem_bytes", "INTEGER NOT NULL DEFAULT 0"},
+          {"static_smem_bytes", "INTEGER NOT NULL DEFAULT 0"},
+          {"registers_per_thread", "INTEGER NOT NULL DEFAULT 0"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"end_ns", "INTEGER NOT NULL"},
+          {"correlation_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"stream_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"align_residual_ns", "REAL NOT NULL DEFAULT 0"},
+          {"dropped_events", "INTEGER NOT NULL DEFAULT 0"}},
+         {}, {"CREATE INDEX kernels_run ON kernels(run_id)"}},
+        {"memops",
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"kind", "TEXT NOT NULL DEFAULT 'unknown'"},
+          {"bytes", "INTEGER NOT NULL DEFAULT 0"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"end_ns", "INTEGER NOT NULL"},
+          {"correlation_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"stream_id", "INTEGER NOT NULL DEFAULT 0"}},
+         {}, {"CREATE INDEX memops_run ON memops(run_id)"}},
+        {"ctas",
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"block_linear", "INTEGER NOT NULL"},
+          {"sm_id", "INTEGER NOT NULL DEFAULT -1"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"end_ns", "INTEGER NOT NULL"},
+          {"tile_m", "INTEGER NOT NULL DEFAULT -1"},
+          {"tile_n", "INTEGER NOT NULL DEFAULT -1"},
+          {"ns_per_cycle", "REAL NOT NULL DEFAULT 0"}},
+         {}, {"CREATE INDEX ctas_kernel ON ctas(kernel_id)"}},
+        {"warps",
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"cta_id", "INTEGER NOT NULL REFERENCES ctas(id)"},
+          {"warp_index", "INTEGER NOT NULL"},
+          {"warpgroup", "INTEGER NOT NULL"},
+          {"role", "TEXT NOT NULL DEFAULT 'unknown'"},
+          {"role_name", "TEXT NOT NULL DEFAULT ''"}},
+         {}, {"CREATE INDEX warps_kernel ON warps(kernel_id)"}},
+        {"intervals",  // version 1 only: one row per interval
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"warp_id", "INTEGER NOT NULL REFERENCES warps(id)"},
+          {"kind", "INTEGER NOT NULL"},
+          {"slot", "INTEGER NOT NULL DEFAULT -1"},
+          {"kstep", "INTEGER NOT NULL DEFAULT -1"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"duration_ns", "INTEGER NOT NULL"}},
+         {}, {"CREATE INDEX intervals_warp ON intervals(warp_id, start_ns)"}, 1, 1},
+        {"interval_chunks",  // version 2: intervals packed per warp (docs/schema.md, "Interval chunks")
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"warp_id", "INTEGER NOT NULL REFERENCES warps(id)"},
+          {"chunk_index", "INTEGER NOT NULL"},
+          {"first_start_ns", "INTEGER NOT NULL"},
+          {"last_end_ns", "INTEGER NOT NULL"},
+          {"count", "INTEGER NOT NULL"},
+          {"starts", "BLOB NOT NULL"},
+          {"durations", "BLOB NOT NULL"},
+          {"kinds", "BLOB NOT NULL"},
+          {"slots", "BLOB NOT NULL"},
+          {"ksteps", "BLOB NOT NULL"}},
+         {}, {"CREATE INDEX interval_chunks_kernel ON interval_chunks(kernel_id, warp_id, chunk_index)"}, 2},
+        {"tiles",
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"cta_id", "INTEGER NOT NULL REFERENCES ctas(id)"},
+          {"warp_id", "INTEGER REFERENCES warps(id)"},
+          {"tile_m", "INTEGER NOT NULL"},
+          {"tile_n", "INTEGER NOT NULL"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"end_ns", "INTEGER NOT NULL"}},
+         {}, {"CREATE INDEX tiles_kernel ON tiles(kernel_id)"}},
+        {"loads",
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"cta_id", "INTEGER NOT NULL REFERENCES ctas(id)"},
+          {"slot", "INTEGER NOT NULL DEFAULT -1"},
+          {"kstep", "INTEGER NOT NULL DEFAULT -1"},
+          {"issue_ns", "INTEGER NOT NULL"},
+          {"ready_ns", "INTEGER NOT NULL"},
+          {"bytes", "INTEGER NOT NULL DEFAULT 0"}},
+         {}, {"CREATE INDEX loads_kernel ON loads(kernel_id)"}},
+        {"stall_samples",
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"pc_offset", "INTEGER NOT NULL"},
+          {"function_name", "TEXT NOT NULL DEFAULT ''"},
+          {"source_file", "TEXT NOT NULL DEFAULT ''"},
+          {"line", "INTEGER NOT NULL DEFAULT 0"},
+          {"reason", "TEXT NOT NULL"},
+          {"reason_label", "TEXT NOT NULL DEFAULT ''"},
+          {"count", "INTEGER NOT NULL"},
+          {"role", "TEXT NOT NULL DEFAULT 'unknown'"},
+          {"stage", "TEXT NOT NULL DEFAULT ''"}},
+         {}, {"CREATE INDEX stall_samples_kernel ON stall_samples(kernel_id)"}},
+        {"metrics",
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"kernel_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"scope", "TEXT NOT NULL"},
+          {"name", "TEXT NOT NULL"},
+          {"value", "REAL"},
+          {"unit", "TEXT NOT NULL DEFAULT ''"}},
+         "UNIQUE(run_id, kernel_id, scope, name)", {"CREATE INDEX metrics_run ON metrics(run_id)"}},
+    };
+    return tables;
+}
+
+std::string createTableSql(const TableDef& t)
+{
+    std::string sql = "CREATE TABLE ";
+    sql += t.name;
+    sql += "(";
+    bool first = true;
+    for (const ColumnDef& c : t.columns) {
+        if (!first)
+            sql += ", ";
+        first = false;
+        sql += c.name;
+        sql += ' ';
+        sql += c.decl;
+    }
+    if (!t.constraints.empty()) {
+        sql += ", ";
+        sql += t.constraints;
+    }
+    sql += ")";
+    return sql;
+}
+
+const TableDef* findTable(std::string_view name)
+{
+    for (const TableDef& t : schemaTables())
+        if (t.name == name)
+            return &t;
+    return nullptr;
+}
+
+}  // namespace ws::detail
