@@ -1,0 +1,216 @@
+// PC -> pipeline stage mapping and stall-reason labels: see warpstage/stage_map.h.
+#include "warpstage/stage_map.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <map>
+
+namespace ws::decode {
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, IntervalKind>, 14> kIdentifiers = {{
+    {"Other", IntervalKind::Other},
+    {"Setup", IntervalKind::Setup},
+    {"WaitSlot", IntervalKind::WaitSlot},
+    {"IssueLoad", IntervalKind::IssueLoad},
+    {"WaitData", IntervalKind::WaitData},
+    {"MmaIssue", IntervalKind::MmaIssue},
+    {"MmaWait", IntervalKind::MmaWait},
+    {"Release", IntervalKind::Release},
+    {"Epilogue", IntervalKind::Epilogue},
+    {"Store", IntervalKind::Store},
+    {"Load", IntervalKind::Load},
+    {"Sync", IntervalKind::Sync},
+    {"Compute", IntervalKind::Compute},
+    {"WaitOrder", IntervalKind::WaitOrder},
+}};
+
+bool isIdentChar(char c)
+{
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+std::string_view baseName(std::string_view p)
+{
+    const auto slash = p.find_last_of("/\\");
+    return slash == std::string_view::npos ? p : p.substr(slash + 1);
+}
+
+constexpr std::string_view kStallPrefix = "smsp__pcsamp_warps_issue_stalled_";
+constexpr std::string_view kNotIssued = "_not_issued";
+
+}  // namespace
+
+std::optional<IntervalKind> intervalKindFromIdentifier(std::string_view id)
+{
+    for (const auto& [name, kind] : kIdentifiers)
+        if (name == id) return kind;
+    return std::nullopt;
+}
+
+StageMap StageMap::fromSource(std::string path, std::string_view text)
+{
+    StageMap m;
+    m.m_file = std::move(path);
+    int line = 1;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t eol = text.find('\n', pos);
+        if (eol == std::string_view::npos) eol = text.size();
+        std::string_view l = text.substr(pos, eol - pos);
+        // Skip comment-only lines.
+        const auto first = l.find_first_not_of(" \t");
+        const bool comment = first != std::string_view::npos && l.substr(first, 2) == "//";
+        std::size_t at = comment ? std::string_view::npos : l.find(".event(");
+        while (at != std::string_view::npos) {
+            std::size_t a = at + 7;
+            while (a < l.size() && (l[a] == ' ' || l[a] == '\t')) ++a;
+            std::size_t b = a;
+            while (b < l.size() && (isIdentChar(l[b]) || l[b] == ':')) ++b;
+            std::string_view qual = l.substr(a, b - a);
+            const auto colons = qual.rfind("::");
+            std::string_view id = colons == std::string_view::npos ? qual : qual.substr(colons + 2);
+            if (auto k = intervalKindFromIdentifier(id)) {
+                if (!m.m_starts.empty() && m.m_starts.back().first == line) m.m_starts.back().second = *k;
+                else m.m_starts.emplace_back(line, *k);
+            }
+            at = l.find(".event(", b);
+        }
+        pos = eol + 1;
+        ++line;
+    }
+    return m;
+}
+
+std::optional<IntervalKind> StageMap::stageAt(int line) const
+{
+    if (m_starts.empty() || line <= 0) return std::nullopt;
+    auto it = std::upper_bound(m_starts.begin(), m_starts.end(), line,
+                               [](int l, const std::pair<int, IntervalKind>& s) { return l < s.first; });
+    if (it == m_starts.begin()) return IntervalKind::Setup;
+    return std::prev(it)->second;
+}
+
+bool StageMap::matchesFile(std::string_view cuptiFile) const
+{
+    if (cuptiFile.empty() || m_file.empty()) return false;
+    std::string_view mine = m_file;
+    // Same path suffix: "/abs/work/main/kernels/src/x.cu" matches "kernels/src/x.cu"; a bare basename matches too.
+    if (cuptiFile.size() >= mine.size() && cuptiFile.substr(cuptiFile.size() - mine.size()) == mine
+        && (cuptiFile.size() == mine.size() || cuptiFile[cuptiFile.size() - mine.size() - 1] == '/'))
+        return true;
+    return cuptiFile.find('/') == std::string_view::npos && baseName(mine) == cuptiFile;
+}
+
+std::vector<WarpRole> rolesByKind(const KernelRecord& traced)
+{
+    std::vector<std::array<std::int64_t, 6>> counts(kIntervalKindCount);
+    for (auto& c : counts) c.fill(0);
+    for (const auto& iv : traced.intervals) {
+        if (iv.warpId < 0 || std::size_t(iv.warpId) >= traced.warps.size()) continue;
+        const auto role = static_cast<std::size_t>(traced.warps[std::size_t(iv.warpId)].role);
+        const auto kind = static_cast<std::size_t>(iv.kind);
+        if (role < 6 && kind < counts.size()) ++counts[kind][role];
+    }
+    std::vector<WarpRole> out(kIntervalKindCount, WarpRole::Unknown);
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        std::int64_t best = 0;
+        for (std::size_t r = 0; r < 6; ++r)
+            if (counts[k][r] > best) {
+                best = counts[k][r];
+                out[k] = static_cast<WarpRole>(r);
+            }
+    }
+    return out;
+}
+
+void assignStages(std::vector<StallSample>& samples, const StageMap& map, const std::vector<WarpRole>& roles)
+{
+    auto roleOf = [&](IntervalKind k) {
+        const auto i = static_cast<std::size_t>(k);
+        return i < roles.size() ? roles[i] : WarpRole::Unknown;
+    };
+    // Order: function, pcOffset.
+    std::vector<std::size_t> order(samples.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        if (samples[a].functionName != samples[b].functionName) return samples[a].functionName < samples[b].functionName;
+        return samples[a].pcOffset < samples[b].pcOffset;
+    });
+    const std::string* fn = nullptr;
+    std::optional<IntervalKind> current;
+    for (std::size_t idx : order) {
+        StallSample& s = samples[idx];
+        if (!fn || *fn != s.functionName) {
+            fn = &s.functionName;
+            current.reset();
+        }
+        std::optional<IntervalKind> k;
+        if (!map.empty() && map.matchesFile(s.sourceFile) && s.line > 0) {
+            k = map.stageAt(s.line);
+            current = k;
+        } else {
+            k = current;
+        }
+        if (k) {
+            s.stage = std::string(intervalKindName(*k));
+            s.role = roleOf(*k);
+        } else {
+            s.stage.clear();
+            s.role = WarpRole::Unknown;
+        }
+    }
+}
+
+bool keepStallReason(std::string_view name)
+{
+    if (name == "smsp__pcsamp_sample_count" || name == "smsp__pcsamp_samples_data_dropped") return false;
+    if (name.size() >= kNotIssued.size() && name.substr(name.size() - kNotIssued.size()) == kNotIssued) return false;
+    return true;
+}
+
+std::string stallReasonLabel(std::string_view name)
+{
+    std::string_view base = name;
+    if (base.substr(0, kStallPrefix.size()) == kStallPrefix) base = base.substr(kStallPrefix.size());
+    bool notIssued = false;
+    if (base.size() >= kNotIssued.size() && base.substr(base.size() - kNotIssued.size()) == kNotIssued) {
+        base = base.substr(0, base.size() - kNotIssued.size());
+        notIssued = true;
+    }
+    static const std::map<std::string_view, std::string_view> labels = {
+        {"barrier", "barrier: waiting at a CTA barrier (__syncthreads / bar.sync)"},
+        {"branch_resolving", "branch resolving: waiting for a branch target"},
+        {"dispatch_stall", "dispatch stall: the dispatcher could not issue"},
+        {"drain", "drain: waiting for memory stores to drain at exit"},
+        {"imc_miss", "IMC miss: immediate constant cache miss"},
+        {"lg_throttle", "LG throttle: local/global memory queue full"},
+        {"long_scoreboard", "long scoreboard: waiting on global/local memory data"},
+        {"math_pipe_throttle", "math pipe throttle: execution pipe busy"},
+        {"membar", "membar: waiting on a memory barrier"},
+        {"mio_throttle", "MIO throttle: shared memory / special-function queue full"},
+        {"misc", "misc: other hardware reason"},
+        {"no_instructions", "no instructions: instruction cache miss"},
+        {"not_selected", "not selected: eligible, another warp issued"},
+        {"selected", "selected: issuing an instruction"},
+        {"short_scoreboard", "short scoreboard: waiting on shared memory / MIO data"},
+        {"sleeping", "sleeping: nanosleep / mbarrier try_wait suspended"},
+        {"tex_throttle", "tex throttle: texture/TMA queue full"},
+        {"wait", "wait: fixed-latency dependency"},
+        {"warpgroup_arrive", "warpgroup arrive: waiting for wgmma operands/fence"},
+    };
+    std::string out;
+    if (auto it = labels.find(base); it != labels.end()) out = std::string(it->second);
+    else if (name == "smsp__pcsamp_sample_count") out = "all samples";
+    else if (name == "smsp__pcsamp_samples_data_dropped") out = "dropped samples";
+    else {
+        out = std::string(base);
+        std::replace(out.begin(), out.end(), '_', ' ');
+    }
+    if (notIssued) out += " (not issued)";
+    return out;
+}
+
+}  // namespace ws::decode

@@ -1,0 +1,459 @@
+// Decoding of hand-built event buffers (no GPU): intervals, loads, tiles, roles,
+// calibration, alignment onto CUPTI's time base, overflow and fault detection,
+// CTA/SM subsets, and the store round trip of a decoded record.
+#include "fixture.h"
+
+#include "warpstage/decode.h"
+#include "warpstage/store.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace ws;
+using wsfix::BufferBuilder;
+using Ev = BufferBuilder::Ev;
+
+namespace {
+
+constexpr std::uint64_t kGt0 = 1'000'000'000;  // CTA 0 start on the %globaltimer base
+constexpr std::uint64_t kClk0 = 10'000;        // CTA 0 clock64 at start
+constexpr TimeNs kCuptiStart = 500'000'000;
+constexpr TimeNs kCuptiEnd = kCuptiStart + 101'000;  // CTA span is 100'000 ns: slack 1000 ns
+constexpr TimeNs kAligned0 = kCuptiStart + 500;      // CTA 0 start after centring
+
+std::uint8_t k(IntervalKind kind) { return static_cast<std::uint8_t>(kind); }
+
+// One warp-specialized CTA (producer warp 0, consumer warp 4; warps 1-3, 5-7 not traced)
+// at 0.5 ns/cycle on SM 3, plus a short CTA 1 on SM 7 (1000 ns: borrows the median slope).
+BufferBuilder wsFixture()
+{
+    BufferBuilder b(2, 8, 16, 4, 32768);
+    b.cta(0, kGt0, kClk0, kGt0 + 100'000, kClk0 + 200'000, 3);
+    b.cta(1, kGt0 + 10'000, 50'000, kGt0 + 11'000, 53'000, 7);
+    b.warp(0, 0, 1, 0, 0,
+           {{kClk0 + 0, k(IntervalKind::Setup)},
+            {kClk0 + 100, k(IntervalKind::WaitSlot), 0, 0},
+            {kClk0 + 200, k(IntervalKind::IssueLoad), 0, 0},
+            {kClk0 + 400, k(IntervalKind::WaitSlot), 1, 1},
+            {kClk0 + 600, k(IntervalKind::IssueLoad), 1, 1},
+            {kClk0 + 1000, trace::kEventEnd}});
+    b.warp(0, 4, 2, 1, 0,
+           {{kClk0 + 0, k(IntervalKind::Setup)},
+            {kClk0 + 50, trace::kEventTileBegin, 3, wsfix::kNoSlot, 5},
+            {kClk0 + 100, k(IntervalKind::WaitData), 0, 0},
+            {kClk0 + 800, k(IntervalKind::MmaIssue), 0, 0},
+            {kClk0 + 900, k(IntervalKind::MmaWait), 0, 0},
+            {kClk0 + 1000, k(IntervalKind::Release), 0, 0},
+            {kClk0 + 1100, k(IntervalKind::WaitData), 1, 1},
+            {kClk0 + 1300, trace::kEventLoadReady, 1, 1},
+            {kClk0 + 1400, k(IntervalKind::MmaIssue), 1, 1},
+            {kClk0 + 1800, trace::kEventTileEnd},
+            {kClk0 + 1800, k(IntervalKind::Store)},
+            {kClk0 + 2000, trace::kEventEnd}});
+    b.warp(1, 0, 1, 0, 0,
+           {{50'000, k(IntervalKind::Setup)}, {50'300, k(IntervalKind::IssueLoad), 7, 2}, {53'000, trace::kEventEnd}});
+    return b;
+}
+
+KernelLaunch cuptiLaunch()
+{
+    KernelLaunch l;
+    l.name = "ws_fixture_kernel";
+    l.variant = "warp_specialized";
+    l.start = kCuptiStart;
+    l.end = kCuptiEnd;
+    return l;
+}
+
+std::vector<Interval> intervalsOf(const KernelRecord& r, RowId warp)
+{
+    std::vector<Interval> out;
+    for (const auto& iv : r.intervals)
+        if (iv.warpId == warp) out.push_back(iv);
+    return out;
+}
+
+}  // namespace
+
+class TestDecode : public QObject {
+    Q_OBJECT
+
+private slots:
+    void calibrationFromTwoPairs()
+    {
+        trace::CtaRecord r{};
+        r.globaltimerStart = 1'000'000;
+        r.clockStart = 5'000;
+        r.globaltimerEnd = 1'000'000 + 850'336;
+        r.clockEnd = 5'000 + 1'682'627;  // ~1978.7 MHz, as the H200 probe saw
+        r.flags = 3;
+        const auto c = decode::calibrateCta(r, 0.7, 4000);
+        QVERIFY(c.ownSlope);
+        QVERIFY(std::abs(c.nsPerCycle - 850'336.0 / 1'682'627.0) < 1e-12);
+        QVERIFY(std::abs(c.slopeRelError - 32.0 / 850'336.0) < 1e-12);
+        // The line passes through both pairs.
+        QCOMPARE(std::llround(decode::clockToNs(c, r.clockStart)), 1'000'000LL);
+        QCOMPARE(std::llround(decode::clockToNs(c, r.clockEnd)), 1'850'336LL);
+    }
+
+    void calibrationFallsBack()
+    {
+        trace::CtaRecord r{};
+        r.globaltimerStart = 1'000;
+        r.clockStart = 100;
+        r.globaltimerEnd = 2'000;  // 1 us: shorter than the 4 us minimum
+        r.clockEnd = 2'100;
+        r.flags = 3;
+        auto c = decode::calibrateCta(r, 0.505, 4000);
+        QVERIFY(!c.ownSlope);
+        QCOMPARE(c.nsPerCycle, 0.505);
+        r.flags = 1;  // end pair missing
+        r.globaltimerEnd = 900'000;
+        c = decode::calibrateCta(r, 0.6, 0);
+        QVERIFY(!c.ownSlope);
+        QCOMPARE(c.nsPerCycle, 0.6);
+        r.flags = 3;  // implausible slope (100 ns per cycle)
+        r.clockEnd = r.clockStart + 9;
+        c = decode::calibrateCta(r, 0.6, 0);
+        QVERIFY(!c.ownSlope);
+    }
+
+    void alignmentCentresSpan()
+    {
+        // The probe's numbers: CUPTI 851193 ns, CTAs 850336 ns, CTA clock 176806 ns later.
+        const TimeNs cs = 1795968744742513466, ce = 1795968744743364659;
+        const std::int64_t ms = 1795968744742690272, me = 1795968744743540608;
+        const auto a = decode::alignToCupti(cs, ce, ms, me);
+        QVERIFY(a.fits);
+        QCOMPARE(a.slackNs, std::int64_t(857));
+        QCOMPARE(a.residualNs, 428.5);
+        QCOMPARE(a.offsetNs, cs - ms + 428);
+        QVERIFY(ms + a.offsetNs >= cs);
+        QVERIFY(me + a.offsetNs <= ce);
+        // Both margins equal within a nanosecond.
+        QVERIFY(std::llabs((ms + a.offsetNs - cs) - (ce - (me + a.offsetNs))) <= 1);
+    }
+
+    void alignmentReportsOverlongSpan()
+    {
+        const auto a = decode::alignToCupti(1000, 2000, 0, 1100);  // CTAs 100 ns longer than CUPTI
+        QVERIFY(!a.fits);
+        QCOMPARE(a.slackNs, std::int64_t(-100));
+        QCOMPARE(a.residualNs, 50.0);
+        QCOMPARE(0 + a.offsetNs, TimeNs(950));  // overhangs 50 ns at each end
+    }
+
+    void decodesWarpSpecializedCta()
+    {
+        auto b = wsFixture();
+        decode::DecodeReport rep;
+        decode::DecodeOptions opt;
+        opt.deviceNsPerCycle = 0.505;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), opt, rep);
+        QVERIFY2(rep.ok, rep.failureReason.c_str());
+        QCOMPARE(rep.undeclaredWarps, 6 + 7);
+        QCOMPARE(rep.ctasTotal, 2);
+        QCOMPARE(rep.ctasKept, 2);
+        QCOMPARE(rep.fallbackCalibrations, 1);
+        QCOMPARE(rep.medianNsPerCycle, 0.5);
+        QVERIFY(rep.alignment.fits);
+        QCOMPARE(r.launch.alignResidualNs, 500.0);
+        QCOMPARE(r.launch.droppedEvents, std::int64_t(0));
+        QVERIFY(r.launch.traced);
+        QCOMPARE(r.launch.variant, std::string("warp_specialized"));
+
+        QCOMPARE(int(r.ctas.size()), 2);
+        QCOMPARE(r.ctas[0].blockLinear, 0);
+        QCOMPARE(r.ctas[0].smId, 3);
+        QCOMPARE(r.ctas[0].start, kAligned0);
+        QCOMPARE(r.ctas[0].end, kAligned0 + 100'000);
+        QCOMPARE(r.ctas[0].nsPerCycle, 0.5);
+        QCOMPARE(r.ctas[0].tileM, 3);
+        QCOMPARE(r.ctas[0].tileN, 5);
+        QCOMPARE(r.ctas[1].nsPerCycle, 0.5);  // borrowed: its own 1000/3000 would be 0.333
+        QCOMPARE(r.ctas[1].tileM, -1);
+        for (const auto& c : r.ctas) {
+            QVERIFY(c.start >= kCuptiStart);
+            QVERIFY(c.end <= kCuptiEnd);
+        }
+
+        QCOMPARE(int(r.warps.size()), 3);
+        QCOMPARE(r.warps[0].role, WarpRole::Producer);
+        QCOMPARE(r.warps[0].roleName, std::string("producer"));
+        QCOMPARE(r.warps[1].role, WarpRole::Consumer);
+        QCOMPARE(r.warps[1].roleName, std::string("consumer WG0"));
+        QCOMPARE(r.warps[1].warpIndex, 4);
+        QCOMPARE(r.warps[1].warpgroup, 1);
+        QCOMPARE(r.warps[2].ctaId, RowId(1));
+
+        const auto prod = intervalsOf(r, 0);
+        QCOMPARE(int(prod.size()), 5);
+        QCOMPARE(prod[0].kind, IntervalKind::Setup);
+        QCOMPARE(prod[0].start, kAligned0);
+        QCOMPARE(prod[0].duration, TimeNs(50));
+        QCOMPARE(prod[2].kind, IntervalKind::IssueLoad);
+        QCOMPARE(prod[2].kstep, 0);
+        QCOMPARE(prod[2].slot, std::int16_t(0));
+        QCOMPARE(prod[2].start, kAligned0 + 100);
+        QCOMPARE(prod[2].duration, TimeNs(100));
+        QCOMPARE(prod[4].start, kAligned0 + 300);
+        QCOMPARE(prod[4].duration, TimeNs(200));  // closed by End at +1000 cycles
+
+        const auto cons = intervalsOf(r, 1);
+        QCOMPARE(int(cons.size()), 8);
+        QCOMPARE(cons[0].kind, IntervalKind::Setup);
+        QCOMPARE(cons[0].duration, TimeNs(50));  // the TileBegin marker does not end the phase
+        QCOMPARE(cons[0].slot, std::int16_t(-1));
+        QCOMPARE(cons[1].kind, IntervalKind::WaitData);
+        QCOMPARE(cons[1].duration, TimeNs(350));
+        QCOMPARE(cons[5].kind, IntervalKind::WaitData);
+        QCOMPARE(cons[5].duration, TimeNs(150));  // LoadReady marker does not end it either
+        QCOMPARE(cons[7].kind, IntervalKind::Store);
+        QCOMPARE(cons[7].start + cons[7].duration, kAligned0 + 1000);
+        for (std::size_t i = 1; i < cons.size(); ++i) QCOMPARE(cons[i].start, cons[i - 1].start + cons[i - 1].duration);
+
+        // Loads: k0 issued at +100 ns, ready at the end of the consumer's WaitData (+400);
+        // k1 issued at +300, ready at the LoadReady marker (+650), earlier than WaitData's end (+700).
+        QCOMPARE(int(r.loads.size()), 2);
+        QCOMPARE(r.loads[0].kstep, 0);
+        QCOMPARE(r.loads[0].issue, kAligned0 + 100);
+        QCOMPARE(r.loads[0].ready, kAligned0 + 400);
+        QCOMPARE(r.loads[0].bytes, std::int64_t(32768));
+        QCOMPARE(r.loads[0].ctaId, RowId(0));
+        QCOMPARE(r.loads[1].kstep, 1);
+        QCOMPARE(r.loads[1].slot, std::int16_t(1));
+        QCOMPARE(r.loads[1].ready, kAligned0 + 650);
+        // CTA 1's load of k-step 7 has no consumer: reported, not invented.
+        QCOMPARE(rep.unmatchedLoads, 1);
+    }
+
+    void tileSpans()
+    {
+        auto b = wsFixture();
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QCOMPARE(int(r.tiles.size()), 1);
+        QCOMPARE(r.tiles[0].tileM, 3);
+        QCOMPARE(r.tiles[0].tileN, 5);
+        QCOMPARE(r.tiles[0].warpId, RowId(1));
+        QCOMPARE(r.tiles[0].start, kAligned0 + 25);
+        QCOMPARE(r.tiles[0].end, kAligned0 + 900);
+    }
+
+    void overflowFailsTheRun()
+    {
+        BufferBuilder b(1, 1, 4);
+        b.cta(0, kGt0, kClk0, kGt0 + 10'000, kClk0 + 20'000, 0);
+        b.warp(0, 0, 4, 0, 0,
+               {{kClk0, k(IntervalKind::Load), 0}, {kClk0 + 10, k(IntervalKind::Sync), 0},
+                {kClk0 + 20, k(IntervalKind::Compute), 0}, {kClk0 + 30, k(IntervalKind::Load), 1}},
+               /*count=*/11);
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QVERIFY(!rep.ok);
+        QCOMPARE(rep.droppedEvents, std::int64_t(7));
+        QCOMPARE(rep.overflowWarps, 1);
+        QCOMPARE(r.launch.droppedEvents, std::int64_t(7));
+        QVERIFY2(rep.failureReason.find("overflow") != std::string::npos, rep.failureReason.c_str());
+        QVERIFY(rep.failureReason.find("7 events lost") != std::string::npos);
+        // What was written is still decoded; the last open phase (no end) is dropped.
+        QCOMPARE(int(r.intervals.size()), 3);
+    }
+
+    void unfinishedWarpFailsTheRun()
+    {
+        BufferBuilder b(1, 2, 8);
+        b.cta(0, kGt0, kClk0, kGt0 + 10'000, kClk0 + 20'000, 0);
+        b.warp(0, 0, 2, 0, 0, {{kClk0, k(IntervalKind::WaitData), 0}, {kClk0 + 100, k(IntervalKind::MmaIssue), 0}},
+               /*count=*/0);  // never reached end(): count not written
+        b.warp(0, 1, 2, 0, 1, {{kClk0, k(IntervalKind::Setup)}, {kClk0 + 100, trace::kEventEnd}});
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QVERIFY(!rep.ok);
+        QCOMPARE(rep.unfinishedWarps, 1);
+        QVERIFY(rep.failureReason.find("never wrote their end") != std::string::npos);
+        QCOMPARE(int(r.intervals.size()), 2);  // WaitData (closed by MmaIssue) + Setup
+    }
+
+    void missingCtaEndFailsTheRun()
+    {
+        BufferBuilder b(2, 1, 4);
+        b.cta(0, kGt0, kClk0, kGt0 + 10'000, kClk0 + 20'000, 0);
+        b.cta(1, kGt0, kClk0, 0, 0, 1, /*endWritten=*/false);
+        b.warp(0, 0, 4, 0, 0, {{kClk0, k(IntervalKind::Setup)}, {kClk0 + 10, trace::kEventEnd}});
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QVERIFY(!rep.ok);
+        QCOMPARE(rep.missingCtas, 1);
+        QVERIFY(rep.failureReason.find("1 of 2 CTAs") != std::string::npos);
+        QCOMPARE(int(r.ctas.size()), 1);
+    }
+
+    void noCtaRecordsAtAll()
+    {
+        BufferBuilder b(2, 1, 4);
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QVERIFY(!rep.ok);
+        QCOMPARE(rep.missingCtas, 2);
+        QVERIFY(r.ctas.empty());
+    }
+
+    void rejectsBadBuffers()
+    {
+        auto b = wsFixture();
+        decode::DecodeReport rep;
+        const auto geom = b.geometry();
+        QVERIFY_THROWS_EXCEPTION(decode::DecodeError, decode::decodeTrace(b.bytes().data(), 10, geom, cuptiLaunch(), {}, rep));
+        QVERIFY_THROWS_EXCEPTION(decode::DecodeError,
+                                 decode::decodeTrace(b.bytes().data(), b.bytes().size() - 16, geom, cuptiLaunch(), {}, rep));
+        auto wrongGeom = geom;
+        wrongGeom.warpsPerCta = 12;
+        QVERIFY_THROWS_EXCEPTION(decode::DecodeError,
+                                 decode::decodeTrace(b.bytes().data(), b.bytes().size(), wrongGeom, cuptiLaunch(), {}, rep));
+        auto bad = b.bytes();
+        bad[0] ^= 0xFF;
+        try {
+            decode::decodeTrace(bad.data(), bad.size(), geom, cuptiLaunch(), {}, rep);
+            QFAIL("bad magic accepted");
+        } catch (const decode::DecodeError& e) {
+            QVERIFY(std::string(e.what()).find("magic") != std::string::npos);
+        }
+        bad = b.bytes();
+        bad[4] = 9;  // version
+        QVERIFY_THROWS_EXCEPTION(decode::DecodeError, decode::decodeTrace(bad.data(), bad.size(), geom, cuptiLaunch(), {}, rep));
+    }
+
+    void keepsSubsetOfCtasAndSms()
+    {
+        auto b = wsFixture();
+        decode::DecodeReport rep;
+        decode::DecodeOptions opt;
+        opt.keepSms = {7};
+        KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), opt, rep);
+        QVERIFY(rep.ok);
+        QCOMPARE(rep.ctasKept, 1);
+        QCOMPARE(int(r.ctas.size()), 1);
+        QCOMPARE(r.ctas[0].blockLinear, 1);
+        QCOMPARE(r.ctas[0].id, RowId(0));
+        QCOMPARE(int(r.warps.size()), 1);
+        QCOMPARE(r.warps[0].ctaId, RowId(0));
+        QVERIFY(r.loads.empty());  // its only load is unmatched
+        // Alignment still uses every CTA: CTA 1 starts 10 us after CTA 0.
+        QCOMPARE(r.ctas[0].start, kAligned0 + 10'000);
+
+        opt = {};
+        opt.keepCtas = {0};
+        r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), opt, rep);
+        QCOMPARE(int(r.ctas.size()), 1);
+        QCOMPARE(int(r.warps.size()), 2);
+        QCOMPARE(int(r.loads.size()), 2);
+        opt.keepSms = {7};  // both filters: CTA 0 is on SM 3
+        r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), opt, rep);
+        QVERIFY(r.ctas.empty());
+    }
+
+    void synchronousLoadsBecomeTransfers()
+    {
+        BufferBuilder b(1, 2, 16, 0, 16384);
+        b.cta(0, kGt0, kClk0, kGt0 + 10'000, kClk0 + 20'000, 0);
+        for (std::uint32_t w = 0; w < 2; ++w)
+            b.warp(0, w, 4, 0, 0,
+                   {{kClk0 + w * 10, k(IntervalKind::Load), 0},
+                    {kClk0 + 100 + w * 20, k(IntervalKind::Sync), 0},
+                    {kClk0 + 200, k(IntervalKind::Compute), 0},
+                    {kClk0 + 400, k(IntervalKind::Sync), 0},
+                    {kClk0 + 500, k(IntervalKind::Load), 1},
+                    {kClk0 + 600, k(IntervalKind::Sync), 1},
+                    {kClk0 + 700, trace::kEventEnd}});
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), KernelLaunch{}, {}, rep);
+        QVERIFY(rep.ok);
+        QCOMPARE(r.warps[0].roleName, std::string("worker WG0"));
+        QCOMPARE(int(r.loads.size()), 2);
+        // No CUPTI record: globaltimer base, and a warning says so.
+        QCOMPARE(r.loads[0].issue, TimeNs(kGt0));
+        QCOMPARE(r.loads[0].ready, TimeNs(kGt0 + 60));  // latest Load end of k0 (warp 1: +120 cycles)
+        QCOMPARE(r.loads[0].bytes, std::int64_t(16384));
+        QCOMPARE(r.loads[1].issue, TimeNs(kGt0 + 250));
+        QCOMPARE(r.loads[1].ready, TimeNs(kGt0 + 300));
+        bool warned = false;
+        for (const auto& w : rep.warnings) warned |= w.find("no CUPTI kernel record") != std::string::npos;
+        QVERIFY(warned);
+    }
+
+    void negativeDurationIsClamped()
+    {
+        BufferBuilder b(1, 1, 8);
+        b.cta(0, kGt0, kClk0, kGt0 + 10'000, kClk0 + 20'000, 0);
+        b.warp(0, 0, 4, 0, 0, {{kClk0 + 100, k(IntervalKind::Setup)}, {kClk0 + 50, k(IntervalKind::Load), 0}, {kClk0 + 200, trace::kEventEnd}});
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QCOMPARE(rep.clampedIntervals, 1);
+        for (const auto& iv : r.intervals) QVERIFY(iv.duration >= 0);
+    }
+
+    void parsesIndexLists()
+    {
+        QCOMPARE(decode::parseIndexList("0-3,7,5"), (std::vector<int>{0, 1, 2, 3, 5, 7}));
+        QCOMPARE(decode::parseIndexList("4,4,4"), (std::vector<int>{4}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, decode::parseIndexList("3-1"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, decode::parseIndexList("a"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, decode::parseIndexList(""));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, decode::parseIndexList("1,-2"));
+    }
+
+    void decodedRecordRoundTripsThroughStore()
+    {
+        auto b = wsFixture();
+        decode::DecodeReport rep;
+        const KernelRecord rec = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QVERIFY(rep.ok);
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("decoded.wstrace").toStdString();
+        RunRecord run;
+        run.info.variant = "warp_specialized";
+        run.info.m = run.info.n = run.info.k = 256;
+        run.info.device.name = "fixture (no GPU)";
+        run.info.synthetic = true;  // hand-built buffer, not a recording
+        run.info.notes = "SYNTHETIC: decoder fixture";
+        run.kernels.push_back(rec);
+        RunRecord failed = run;
+        failed.info.status = RunStatus::Failed;
+        failed.info.failureReason = "trace buffer overflow: 7 events lost in 1 warps (capacity 4 events per warp)";
+        {
+            auto store = TraceStore::openForWriting(path);
+            store.writeRun(run);
+            store.writeRun(failed);
+        }
+        const auto store = TraceStore::openReadOnly(path);
+        const auto runs = store.runs();
+        QCOMPARE(int(runs.size()), 2);
+        QCOMPARE(runs[0].status, RunStatus::Complete);
+        QCOMPARE(runs[1].status, RunStatus::Failed);
+        QCOMPARE(runs[1].failureReason, failed.info.failureReason);
+        const auto kernels = store.kernels(runs[0].id);
+        QCOMPARE(int(kernels.size()), 1);
+        QCOMPARE(kernels[0].alignResidualNs, 500.0);
+        QCOMPARE(kernels[0].start, kCuptiStart);
+        const KernelTrace t = store.loadKernel(kernels[0].id);
+        QCOMPARE(int(t.ctas.size()), 2);
+        QCOMPARE(int(t.lanes.size()), 3);
+        QCOMPARE(int(t.intervalCount()), int(rec.intervals.size()));
+        QCOMPARE(int(t.loads.size()), 2);
+        QCOMPARE(int(t.tiles.size()), 1);
+        QVERIFY(t.firstStart() >= kCuptiStart);
+        QVERIFY(t.lastEnd() <= kCuptiEnd);
+        bool sawProducer = false, sawConsumer = false;
+        for (const auto& lane : t.lanes) {
+            sawProducer |= lane.roleName == "producer";
+            sawConsumer |= lane.roleName == "consumer WG0";
+        }
+        QVERIFY(sawProducer && sawConsumer);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDecode)
+#include "tst_decode.moc"

@@ -1,0 +1,186 @@
+// PC-sampling results -> pipeline role/stage, and stall-reason names/labels (no GPU).
+#include "warpstage/decode.h"
+#include "warpstage/stage_map.h"
+
+#include <QtTest>
+
+using namespace ws;
+
+namespace {
+
+// A miniature rung in the style of kernels/src/*.cu (line numbers matter: 1-based).
+const char* kSource =
+    "// header comment: wt.event(tk::Store) in a comment is not a stage\n"  // 1
+    "__global__ void k() {\n"                                              // 2
+    "    wt.begin(trace, warp, role, wg, 0);\n"                            // 3
+    "    if (producer) {\n"                                                // 4
+    "        for (;;) {\n"                                                 // 5
+    "            if constexpr (Traced) wt.event(tk::WaitSlot, fill, slot);\n"  // 6
+    "            mbarrierWait(empty[slot], phase);\n"                      // 7
+    "            if constexpr (Traced) wt.event(tk::IssueLoad, fill, slot);\n" // 8
+    "            tmaLoad(a, full[slot]);\n"                                // 9
+    "        }\n"                                                          // 10
+    "    } else {\n"                                                       // 11
+    "        if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, tn);\n"  // 12
+    "        if constexpr (Traced) wt.event(tk::WaitData, fill, slot);\n"  // 13
+    "        mbarrierWait(full[slot], phase);\n"                           // 14
+    "        if constexpr (Traced) wt.event(tk::MmaIssue, fill, slot);\n"  // 15
+    "        wgmma(acc, sa, sb);\n"                                        // 16
+    "        if constexpr (Traced) { wt.event(tk::MmaWait, fill, slot); }\n" // 17
+    "        wgmmaWait();\n"                                               // 18
+    "    }\n"                                                              // 19
+    "}\n";                                                                 // 20
+
+StallSample sample(std::uint64_t pc, const std::string& file, int line, std::int64_t count = 10)
+{
+    StallSample s;
+    s.pcOffset = pc;
+    s.functionName = "_Z4kernelv";
+    s.sourceFile = file;
+    s.line = line;
+    s.reason = "smsp__pcsamp_warps_issue_stalled_long_scoreboard";
+    s.count = count;
+    return s;
+}
+
+}  // namespace
+
+class TestStageMap : public QObject {
+    Q_OBJECT
+
+private slots:
+    void scansEventCalls()
+    {
+        const auto m = decode::StageMap::fromSource("kernels/src/mini.cu", kSource);
+        QCOMPARE(m.file(), std::string("kernels/src/mini.cu"));
+        QCOMPARE(int(m.stageCount()), 5);  // WaitSlot, IssueLoad, WaitData, MmaIssue, MmaWait (marker + comment ignored)
+        QCOMPARE(*m.stageAt(1), IntervalKind::Setup);
+        QCOMPARE(*m.stageAt(5), IntervalKind::Setup);
+        QCOMPARE(*m.stageAt(6), IntervalKind::WaitSlot);
+        QCOMPARE(*m.stageAt(7), IntervalKind::WaitSlot);
+        QCOMPARE(*m.stageAt(9), IntervalKind::IssueLoad);
+        QCOMPARE(*m.stageAt(12), IntervalKind::IssueLoad);  // markers do not change the stage
+        QCOMPARE(*m.stageAt(14), IntervalKind::WaitData);
+        QCOMPARE(*m.stageAt(16), IntervalKind::MmaIssue);
+        QCOMPARE(*m.stageAt(18), IntervalKind::MmaWait);
+        QVERIFY(!m.stageAt(0).has_value());
+    }
+
+    void matchesCuptiFileNames()
+    {
+        const auto m = decode::StageMap::fromSource("kernels/src/mini.cu", kSource);
+        QVERIFY(m.matchesFile("/work/main/kernels/src/mini.cu"));
+        QVERIFY(m.matchesFile("kernels/src/mini.cu"));
+        QVERIFY(m.matchesFile("mini.cu"));
+        QVERIFY(!m.matchesFile("/work/main/kernels/src/hopper.cuh"));
+        QVERIFY(!m.matchesFile("/x/notmini.cu"));
+        QVERIFY(!m.matchesFile("/other/mini.cu"));  // a different file with the same name
+        QVERIFY(!m.matchesFile(""));
+    }
+
+    void kindIdentifiers()
+    {
+        QCOMPARE(*decode::intervalKindFromIdentifier("WaitOrder"), IntervalKind::WaitOrder);
+        QCOMPARE(*decode::intervalKindFromIdentifier("Load"), IntervalKind::Load);
+        QVERIFY(!decode::intervalKindFromIdentifier("kEventEnd").has_value());
+    }
+
+    void rolesFromTracedRecord()
+    {
+        KernelRecord r;
+        r.warps.resize(3);
+        r.warps[0].role = WarpRole::Producer;
+        r.warps[1].role = WarpRole::Consumer;
+        r.warps[2].role = WarpRole::Consumer;
+        for (int w = 0; w < 3; ++w) r.warps[std::size_t(w)].id = w;
+        auto add = [&](RowId w, IntervalKind k) {
+            Interval iv;
+            iv.warpId = w;
+            iv.kind = k;
+            r.intervals.push_back(iv);
+        };
+        add(0, IntervalKind::IssueLoad);
+        add(0, IntervalKind::WaitSlot);
+        add(0, IntervalKind::Setup);
+        add(1, IntervalKind::Setup);
+        add(2, IntervalKind::Setup);
+        add(1, IntervalKind::WaitData);
+        add(2, IntervalKind::MmaIssue);
+        const auto roles = decode::rolesByKind(r);
+        QCOMPARE(int(roles.size()), kIntervalKindCount);
+        QCOMPARE(roles[std::size_t(IntervalKind::IssueLoad)], WarpRole::Producer);
+        QCOMPARE(roles[std::size_t(IntervalKind::WaitSlot)], WarpRole::Producer);
+        QCOMPARE(roles[std::size_t(IntervalKind::Setup)], WarpRole::Consumer);  // majority
+        QCOMPARE(roles[std::size_t(IntervalKind::WaitData)], WarpRole::Consumer);
+        QCOMPARE(roles[std::size_t(IntervalKind::Store)], WarpRole::Unknown);
+    }
+
+    void assignsStagesAndInheritsForInlinedCode()
+    {
+        const auto m = decode::StageMap::fromSource("kernels/src/mini.cu", kSource);
+        std::vector<WarpRole> roles(kIntervalKindCount, WarpRole::Unknown);
+        roles[std::size_t(IntervalKind::WaitSlot)] = WarpRole::Producer;
+        roles[std::size_t(IntervalKind::IssueLoad)] = WarpRole::Producer;
+        roles[std::size_t(IntervalKind::WaitData)] = WarpRole::Consumer;
+        roles[std::size_t(IntervalKind::MmaIssue)] = WarpRole::Consumer;
+        std::vector<StallSample> s = {
+            sample(0x300, "/build/tree/kernels/src/hopper.cuh", 80),  // inlined mbarrier wait after line 14
+            sample(0x100, "/build/tree/kernels/src/mini.cu", 7),
+            sample(0x2f0, "/build/tree/kernels/src/mini.cu", 14),
+            sample(0x400, "/build/tree/kernels/src/mini.cu", 16),
+            sample(0x050, "/build/tree/kernels/src/hopper.cuh", 12),  // before any rung line: unknown
+            sample(0x120, "", 0),                                       // no source: inherits line 7
+        };
+        decode::assignStages(s, m, roles);
+        QCOMPARE(s[0].stage, std::string("wait_data"));
+        QCOMPARE(s[0].role, WarpRole::Consumer);
+        QCOMPARE(s[1].stage, std::string("wait_slot"));
+        QCOMPARE(s[1].role, WarpRole::Producer);
+        QCOMPARE(s[2].stage, std::string("wait_data"));
+        QCOMPARE(s[3].stage, std::string("mma_issue"));
+        QCOMPARE(s[4].stage, std::string(""));
+        QCOMPARE(s[4].role, WarpRole::Unknown);
+        QCOMPARE(s[5].stage, std::string("wait_slot"));
+
+        // Another function does not inherit across the boundary.
+        std::vector<StallSample> t = {sample(0x100, "/x/kernels/src/mini.cu", 9), sample(0x200, "/x/hopper.cuh", 3)};
+        t[1].functionName = "_Z5otherv";
+        decode::assignStages(t, m, roles);
+        QCOMPARE(t[0].stage, std::string("issue_load"));
+        QCOMPARE(t[1].stage, std::string(""));
+    }
+
+    void stallReasonNames()
+    {
+        QVERIFY(decode::keepStallReason("smsp__pcsamp_warps_issue_stalled_long_scoreboard"));
+        QVERIFY(!decode::keepStallReason("smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued"));
+        QVERIFY(!decode::keepStallReason("smsp__pcsamp_sample_count"));
+        QVERIFY(!decode::keepStallReason("smsp__pcsamp_samples_data_dropped"));
+        QCOMPARE(decode::stallReasonLabel("smsp__pcsamp_warps_issue_stalled_long_scoreboard"),
+                 std::string("long scoreboard: waiting on global/local memory data"));
+        QCOMPARE(decode::stallReasonLabel("smsp__pcsamp_warps_issue_stalled_barrier_not_issued"),
+                 std::string("barrier: waiting at a CTA barrier (__syncthreads / bar.sync) (not issued)"));
+        QCOMPARE(decode::stallReasonLabel("smsp__pcsamp_warps_issue_stalled_some_new_reason"), std::string("some new reason"));
+        // Every reason the H200 reported (docs/device-log.md) gets a non-empty label.
+        for (const char* r : {"warpgroup_arrive", "wait", "tex_throttle", "sleeping", "short_scoreboard", "imc_miss",
+                              "lg_throttle", "drain", "dispatch_stall", "membar", "branch_resolving", "barrier", "misc",
+                              "no_instructions", "math_pipe_throttle", "mio_throttle", "not_selected", "selected"}) {
+            const std::string n = std::string("smsp__pcsamp_warps_issue_stalled_") + r;
+            QVERIFY(!decode::stallReasonLabel(n).empty());
+            QVERIFY2(decode::stallReasonLabel(n) != std::string(r), n.c_str());
+        }
+    }
+
+    void roleDisplayNames()
+    {
+        QCOMPARE(decode::roleDisplayName(WarpRole::Consumer, 2, 1), std::string("consumer WG1"));
+        QCOMPARE(decode::roleDisplayName(WarpRole::Worker, 1, 0), std::string("worker WG1"));
+        QCOMPARE(decode::roleDisplayName(WarpRole::Producer, 0, 0), std::string("producer"));
+        QCOMPARE(decode::roleDisplayName(WarpRole::Idle, 0, 0), std::string("idle"));
+        QCOMPARE(decode::roleDisplayName(WarpRole::Epilogue, 0, 0), std::string("epilogue"));
+        QCOMPARE(decode::roleDisplayName(WarpRole::Unknown, 0, 0), std::string("unknown"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStageMap)
+#include "tst_stagemap.moc"
