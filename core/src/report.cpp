@@ -1,0 +1,158 @@
+#include "warpstage/report.h"
+
+#include "warpstage/store.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace ws {
+
+std::string jsonEscape(const std::string& s)
+{
+    std::string out;
+    out.reserve(s.size() + 8);
+    for (unsigned char c : s) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                out += buf;
+            } else {
+                out += static_cast<char>(c);
+            }
+        }
+    }
+    return out;
+}
+
+namespace {
+
+std::string num(double v)
+{
+    if (!std::isfinite(v))
+        return "null";
+    char buf[64];
+    if (v == std::floor(v) && std::fabs(v) < 1e15)
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+std::string q(const std::string& s) { return "\"" + jsonEscape(s) + "\""; }
+
+std::string human(double v, const std::string& unit)
+{
+    char buf[64];
+    if (!std::isfinite(v))
+        return "—";
+    if (unit == "ratio")
+        std::snprintf(buf, sizeof buf, "%.1f %%", v * 100);
+    else if (unit == "ns" && std::fabs(v) >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
+    else if (unit == "ns" && std::fabs(v) >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.2f us", v / 1e3);
+    else if (unit == "TFLOP/s")
+        std::snprintf(buf, sizeof buf, "%.1f TFLOP/s", v);
+    else
+        std::snprintf(buf, sizeof buf, "%s %s", num(v).c_str(), unit.c_str());
+    return buf;
+}
+
+}  // namespace
+
+std::string describeFile(const std::string& path, bool json)
+{
+    const TraceStore store = TraceStore::openReadOnly(path);
+    const auto runs = store.runSummaries();
+    std::ostringstream o;
+    if (json) {
+        o << "{\n  \"file\": " << q(path) << ",\n  \"schema_version\": " << store.schemaVersion() << ",\n  \"runs\": [";
+        bool firstRun = true;
+        for (const RunSummary& rs : runs) {
+            const RunInfo& r = rs.info;
+            o << (firstRun ? "\n" : ",\n");
+            firstRun = false;
+            o << "    {\"id\": " << r.id << ", \"variant\": " << q(r.variant) << ", \"m\": " << r.m << ", \"n\": " << r.n
+              << ", \"k\": " << r.k << ", \"synthetic\": " << (r.synthetic ? "true" : "false") << ", \"status\": "
+              << q(r.status == RunStatus::Failed ? "failed" : "complete") << ", \"failure_reason\": " << q(r.failureReason)
+              << ", \"device\": " << q(r.device.name) << ", \"sm_count\": " << r.device.smCount
+              << ", \"driver\": " << q(r.driverVersion) << ", \"cuda\": " << q(r.cudaVersion)
+              << ", \"cupti\": " << q(r.cuptiVersion) << ", \"host\": " << q(r.host) << ", \"started_at\": "
+              << q(r.startedAt) << ", \"command_line\": " << q(r.commandLine) << ", \"notes\": " << q(r.notes)
+              << ", \"has_timeline\": " << (r.hasTimeline ? "true" : "false") << ", \"has_stalls\": "
+              << (r.hasStalls ? "true" : "false") << ", \"interval_count\": " << rs.intervalCount << ",\n     \"kernels\": [";
+            bool firstK = true;
+            for (const KernelSummary& ks : store.kernelSummaries(r.id)) {
+                const KernelLaunch& k = ks.launch;
+                o << (firstK ? "\n" : ",\n");
+                firstK = false;
+                o << "       {\"id\": " << k.id << ", \"name\": " << q(k.name) << ", \"variant\": " << q(k.variant)
+                  << ", \"traced\": " << (k.traced ? "true" : "false") << ", \"grid\": [" << k.grid[0] << ", "
+                  << k.grid[1] << ", " << k.grid[2] << "], \"block\": [" << k.block[0] << ", " << k.block[1] << ", "
+                  << k.block[2] << "], \"cluster\": [" << k.cluster[0] << ", " << k.cluster[1] << ", " << k.cluster[2]
+                  << "], \"start_ns\": " << k.start << ", \"end_ns\": " << k.end << ", \"duration_ns\": "
+                  << (k.end - k.start) << ", \"ctas\": " << ks.ctaCount << ", \"warps\": " << ks.warpCount
+                  << ", \"intervals\": " << ks.intervalCount << ", \"loads\": " << ks.loadCount
+                  << ", \"stall_samples\": " << ks.stallSampleCount << "}";
+            }
+            o << (firstK ? "],\n" : "\n     ],\n");
+            o << "     \"metrics\": [";
+            bool firstM = true;
+            for (const Metric& m : store.metrics(r.id)) {
+                o << (firstM ? "\n" : ",\n");
+                firstM = false;
+                o << "       {\"kernel_id\": " << m.kernelId << ", \"scope\": " << q(m.scope) << ", \"name\": "
+                  << q(m.name) << ", \"value\": " << num(m.value) << ", \"unit\": " << q(m.unit) << "}";
+            }
+            o << (firstM ? "]}" : "\n     ]}");
+        }
+        o << (firstRun ? "]\n}\n" : "\n  ]\n}\n");
+        return o.str();
+    }
+
+    o << path << ": Warpstage trace, schema version " << store.schemaVersion() << ", " << runs.size()
+      << (runs.size() == 1 ? " run\n" : " runs\n");
+    for (const RunSummary& rs : runs) {
+        const RunInfo& r = rs.info;
+        o << "\nrun " << r.id << ": " << (r.variant.empty() ? "(no variant)" : r.variant) << "  " << r.m << "x" << r.n
+          << "x" << r.k << "  " << (r.synthetic ? "SYNTHETIC" : "recorded")
+          << (r.status == RunStatus::Failed ? "  FAILED: " + r.failureReason : std::string()) << "\n";
+        o << "  device: " << (r.device.name.empty() ? "?" : r.device.name) << " (" << r.device.smCount << " SMs)"
+          << "  driver " << r.driverVersion << "  CUDA " << r.cudaVersion << "  CUPTI " << r.cuptiVersion << "\n";
+        if (!r.startedAt.empty() || !r.host.empty())
+            o << "  recorded: " << r.startedAt << " on " << r.host << "\n";
+        if (!r.commandLine.empty())
+            o << "  command: " << r.commandLine << "\n";
+        if (!r.notes.empty())
+            o << "  notes: " << r.notes << "\n";
+        o << "  timeline: " << (r.hasTimeline ? "yes" : "no") << ", stalls: " << (r.hasStalls ? "yes" : "no")
+          << ", intervals: " << rs.intervalCount << "\n";
+        const auto metrics = store.metrics(r.id);
+        for (const KernelSummary& ks : store.kernelSummaries(r.id)) {
+            const KernelLaunch& k = ks.launch;
+            o << "  kernel " << k.id << ": " << k.name << (k.traced ? "  [traced]" : "") << "\n";
+            o << "    grid " << k.grid[0] << "x" << k.grid[1] << "x" << k.grid[2] << ", block " << k.block[0] << "x"
+              << k.block[1] << "x" << k.block[2] << ", " << human(static_cast<double>(k.end - k.start), "ns") << ", "
+              << ks.ctaCount << " CTAs, " << ks.warpCount << " warps, " << ks.intervalCount << " intervals, "
+              << ks.loadCount << " loads, " << ks.stallSampleCount << " stall samples\n";
+            for (const Metric& m : metrics)
+                if (m.kernelId == k.id && m.scope == "kernel")
+                    o << "    " << m.name << " = " << human(m.value, m.unit) << "\n";
+        }
+        for (const Metric& m : metrics)
+            if (m.kernelId == 0)
+                o << "  " << m.scope << " " << m.name << " = " << human(m.value, m.unit) << "\n";
+    }
+    return o.str();
+}
+
+}  // namespace ws
