@@ -18,14 +18,16 @@ BUILD=build-kchecks
 QUICK=0
 ONLY=""
 BUDGET=540            # seconds for the whole script (the run tool allows 600 a command)
-SAN_SHAPE=256x256x512
+# Sanitizer shapes: the smallest useful one, and one where the persistent rungs walk
+# several tiles per CTA (2048x4096: 256 tiles of 128x256, 512 of 128x128) with a short K.
+SAN_SHAPES="256x256x512 2048x4096x128"
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
         --quick) QUICK=1; shift ;;
         --only) ONLY=$2; shift 2 ;;
         --budget) BUDGET=$2; shift 2 ;;
-        --san-shape) SAN_SHAPE=$2; shift 2 ;;
+        --san-shapes) SAN_SHAPES=$2; shift 2 ;;
         *) echo "kernel-checks: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -69,7 +71,8 @@ step() {
         124|137) verdict="TIMEOUT(${limit}s)" ;;
         *) verdict="FAIL(rc=$rc)" ;;
     esac
-    note "$name: $verdict in $((SECONDS - t0))s"
+    LAST_VERDICT="$verdict in $((SECONDS - t0))s"
+    [ "${QUIET_STEP:-0}" = 1 ] || note "$name: $LAST_VERDICT"
     return 0
 }
 
@@ -94,39 +97,46 @@ if want sass; then
         --archive "$BUILD/kernels/src/libwarpstage_ladder.a" --tool auto --dump "$LOGS/sass"
 fi
 if want trace; then
-    step trace 120 "$T/gpu_ladder_trace"
+    step trace $([ "$QUICK" = 1 ] && echo 60 || echo 120) "$T/gpu_ladder_trace"
 fi
 if want correctness; then
     if [ "$QUICK" = 1 ]; then
-        step correctness 200 "$T/gpu_ladder_correctness" --quick
+        step correctness 120 "$T/gpu_ladder_correctness" --quick
     else
         step correctness 240 "$T/gpu_ladder_correctness"
     fi
 fi
 if want bench; then
-    step bench 200 "$BENCH" --csv "$OUT/ladder_bench.csv"
+    # SM clock, power and throttle reasons every 200 ms while the benchmark runs.
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+        --format=csv -lms 200 >"$LOGS/bench-clocks.csv" 2>&1 &
+    SMI_PID=$!
+    step bench $([ "$QUICK" = 1 ] && echo 120 || echo 200) "$BENCH" --csv "$OUT/ladder_bench.csv"
     # The markdown table: from its header line to the end of the log.
     sed -n '/^### Kernel ladder vs cuBLAS/,$p' "$LOGS/bench.log" >"$OUT/bench.md"
+    kill "$SMI_PID" 2>/dev/null; wait "$SMI_PID" 2>/dev/null
+    note "bench clocks: $(awk -F', ' 'NR>1 && $2+0>0 {n++; c+=$2; p+=$4; if(min==""||$2+0<min)min=$2+0} END {if(n) printf "%d samples, SM MHz mean %.0f min %d, power mean %.0f W", n, c/n, min, p/n}' "$LOGS/bench-clocks.csv")"
 fi
 if want sanitize; then
     RUNGS=$("$T/ladder_check" --list 2>/dev/null | awk '{print $2}')
+    for shape in $SAN_SHAPES; do
     for tool in memcheck racecheck; do
         for r in $RUNGS; do
             for tr in "" --traced; do
-                name="san-$tool-$r${tr:+-traced}"
+                name="san-$tool-$r${tr:+-traced}-$shape"
                 if [ "$(left)" -lt 20 ]; then
                     note "$name: NOT RUN (time budget spent)"
                     continue
                 fi
-                step "$name" 60 compute-sanitizer --tool "$tool" --error-exitcode 3 --print-limit 20 \
-                    "$T/ladder_check" --rung "$r" --shape "$SAN_SHAPE" $tr
-                # Show the sanitizer's own verdict line in the summary.
-                v=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$LOGS/$name.log" | tail -1)
-                [ -n "$v" ] && note "    $v"
-                c=$(grep -E "^(OK|FAIL|REFUSED)" "$LOGS/$name.log" | head -1 | cut -c1-160)
-                [ -n "$c" ] && note "    $c"
+                QUIET_STEP=1 step "$name" $([ "$QUICK" = 1 ] && echo 30 || echo 60) compute-sanitizer --tool "$tool" \
+                    --error-exitcode 3 --print-limit 20 "$T/ladder_check" --rung "$r" --shape "$shape" $tr
+                # One line: verdict, the sanitizer's own summary, ladder_check's verdict and error.
+                v=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$LOGS/$name.log" | tail -1 | sed 's/=* *//')
+                c=$(grep -E "^(OK|FAIL|REFUSED)" "$LOGS/$name.log" | head -1 | grep -oE "^(OK|FAIL|REFUSED)|rel_err=[^ ]*|non_finite=[^ ]*|errors=[^ ]*|guard_damage=[^ ]*" | tr '\n' ' ')
+                note "$name: $LAST_VERDICT | ${v:-no sanitizer summary} | ${c:-no ladder_check verdict}"
             done
         done
+    done
     done
 fi
 

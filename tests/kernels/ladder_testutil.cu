@@ -319,6 +319,10 @@ CublasRef::CublasRef()
     cublasHandle_t h = nullptr;
     WS_CKB(cublasCreate(&h));
     m_handle = h;
+    // A generous workspace (as frameworks give it on Hopper) so the heuristics may pick
+    // any algorithm: the reference for speed should be cuBLAS at its best.
+    m_workspace = DeviceBuffer(std::size_t(64) << 20);
+    WS_CKB(cublasSetWorkspace(h, m_workspace.get(), m_workspace.bytes()));
 }
 CublasRef::~CublasRef()
 {

@@ -94,6 +94,7 @@ public:
 
 private:
     void* m_handle = nullptr;
+    DeviceBuffer m_workspace;
 };
 
 struct ErrStats {
