@@ -287,15 +287,24 @@ def disassemble(mode, tool, archive, dump_dir):
 
 # ---------------------------------------------------------------------------
 
-def read_manifest(exe):
-    try:
-        r = subprocess.run([exe], capture_output=True, text=True, timeout=60)
-    except OSError as e:
-        die(f"cannot run {exe}: {e}")
-    if r.returncode != 0:
-        die(f"{exe} failed ({r.returncode}): {r.stderr.strip()}")
+def read_manifest(exe, text_file=None):
+    if text_file:
+        try:
+            with open(text_file) as f:
+                stdout = f.read()
+        except OSError as e:
+            die(f"cannot read {text_file}: {e}")
+        exe = text_file
+    else:
+        try:
+            r = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+        except OSError as e:
+            die(f"cannot run {exe}: {e}")
+        if r.returncode != 0:
+            die(f"{exe} failed ({r.returncode}): {r.stderr.strip()}")
+        stdout = r.stdout
     rungs = []
-    for line in r.stdout.splitlines():
+    for line in stdout.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split("\t")
@@ -341,7 +350,10 @@ def guess_symbol(funcs, rung, traced):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--manifest", required=True, help="the ladder_manifest executable")
+    ap.add_argument("--manifest", help="the ladder_manifest executable")
+    ap.add_argument("--manifest-text", help="a manifest as text (what ladder_manifest prints), instead of --manifest")
+    ap.add_argument("--expect-fail", action="append", default=[],
+                    help="self-test: exit 0 only if the failures are exactly those matching these substrings")
     ap.add_argument("--archive", required=True, help="libwarpstage_ladder.a (or an object file)")
     ap.add_argument("--tool", default="auto", choices=["auto", "cuobjdump", "nvdisasm", "old-nvdisasm"])
     ap.add_argument("--dump", help="write the disassembly into this directory")
@@ -350,7 +362,9 @@ def main():
     a = ap.parse_args()
     if not os.path.isfile(a.archive):
         die(f"{a.archive}: no such file")
-    rungs = read_manifest(a.manifest)
+    if not a.manifest and not a.manifest_text:
+        die("give --manifest or --manifest-text")
+    rungs = read_manifest(a.manifest, a.manifest_text)
     mode, tool, ver = find_tool(a.tool)
     if not mode:
         msg = ("no disassembler: no CUDA >= 12 cuobjdump/nvdisasm and no CUDA 11.8 nvdisasm "
@@ -423,6 +437,17 @@ def main():
                     print(f"WARN {tag}: untraced build reads the SM id ({n_smid}x)")
         if r["traced"] and r["untraced"] and r["traced"] == r["untraced"]:
             check(False, f"{r['name']}: traced and untraced builds have the same kernel symbol")
+    if a.expect_fail:
+        missing = [e for e in a.expect_fail if not any(e in f for f in failures)]
+        unexpected = [f for f in failures if not any(e in f for e in a.expect_fail)]
+        print(f"\nself-test: {len(failures)} failure(s); expected-but-absent {len(missing)}, unexpected {len(unexpected)}")
+        for m in missing:
+            print(f"  EXPECTED FAILURE NOT SEEN: {m}")
+        for u in unexpected:
+            print(f"  UNEXPECTED FAILURE: {u}")
+        ok = not missing and not unexpected
+        print("SELFTEST OK" if ok else "SELFTEST FAILED")
+        return 0 if ok else 1
     print(f"\n{'OK' if not failures else 'FAILED'}: {len(failures)} failure(s)")
     for f in failures:
         print(f"  FAILED: {f}")
