@@ -1,0 +1,252 @@
+// warpstage-record: records rungs of the kernel ladder under CUPTI into a Warpstage file.
+// Qt-free; runs on a GPU server. `warpstage-record --help` and docs/recording.md.
+#include "warpstage/decode.h"
+#include "warpstage/ladder.h"
+#include "warpstage/recorder.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef WARPSTAGE_VERSION
+#define WARPSTAGE_VERSION "0"
+#endif
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+
+void onSignal(int sig)
+{
+    g_signal.store(sig);
+    g_stop.store(true);
+}
+
+const char* kHelp =
+    "Usage: warpstage-record [options] -o FILE\n"
+    "\n"
+    "Runs rungs of the bf16 GEMM kernel ladder on the GPU under CUPTI and stores one run per\n"
+    "rung in a Warpstage trace file: per-warp timelines from the traced build (pass 1) and\n"
+    "PC-sampling stall reasons of the untraced build (pass 2, in a child process).\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output FILE      trace file to create, or to append the new runs to\n"
+    "  -r, --rungs LIST       'all' (default) or a comma list, e.g. sync,pingpong (see --list-rungs)\n"
+    "  -s, --shape MxNxK      problem shape (default 4096x4096x4096)\n"
+    "  -n, --repetitions N    traced + untraced launches recorded per rung (default 1)\n"
+    "      --ctas LIST        keep only these CTAs (linear block index), e.g. 0-31,100\n"
+    "      --sms LIST         keep only CTAs that ran on these SMs, e.g. 0-7\n"
+    "      --no-stalls        skip pass 2 (PC sampling)\n"
+    "      --stall-samples N  aim for about N PC samples per rung (default 300000)\n"
+    "      --no-check         skip the spot check of C against host fp64 dot products\n"
+    "      --device N         CUDA device (default 0)\n"
+    "      --progress-json    one JSON object per line on stdout for each step (for the GUI)\n"
+    "      --list-rungs       print the rungs and exit\n"
+    "  -h, --help             this text\n"
+    "  -V, --version          version\n"
+    "\n"
+    "Exit codes:\n"
+    "  0   all runs recorded and stored complete\n"
+    "  1   internal error\n"
+    "  2   bad command line (unknown rung, unsupported shape, ...)\n"
+    "  3   no CUDA driver or no suitable GPU (nothing written)\n"
+    "  4   CUPTI not found or unusable (nothing written)\n"
+    "  5   the output file cannot be created, is not a Warpstage file, or a write failed\n"
+    "  6   finished, but at least one run is stored as FAILED (overflow, kernel fault, wrong result)\n"
+    "  130 interrupted (SIGINT/SIGTERM): runs committed before are intact, the file opens\n"
+    "\n"
+    "Each run records the device, clocks, driver/CUDA/CUPTI versions, host, date and this command line.\n"
+    "A run whose trace buffer overflowed or whose kernel faulted is stored with status FAILED and the reason.\n";
+
+std::string jsonEscape(const std::string& s)
+{
+    std::string o;
+    for (char c : s) {
+        switch (c) {
+        case '"': o += "\\\""; break;
+        case '\\': o += "\\\\"; break;
+        case '\n': o += "\\n"; break;
+        case '\t': o += "\\t"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char b[8];
+                std::snprintf(b, sizeof b, "\\u%04x", c);
+                o += b;
+            } else {
+                o += c;
+            }
+        }
+    }
+    return o;
+}
+
+std::string shellQuote(const std::string& a)
+{
+    if (!a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:+@%") == std::string::npos)
+        return a;
+    std::string o = "'";
+    for (char c : a) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return o + "'";
+}
+
+int usage(const std::string& problem)
+{
+    std::cerr << "warpstage-record: " << problem << "\nTry 'warpstage-record --help'.\n";
+    return ws::rec::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    if (const int rc = ws::rec::maybeRunStallPass(argc, argv); rc >= 0) return rc;
+
+    ws::rec::Options o;
+    bool json = false;
+    for (int i = 0; i < argc; ++i) o.commandLine += (i ? " " : "") + shellQuote(argv[i]);
+    auto need = [&](int& i, const char* opt) -> const char* {
+        if (i + 1 >= argc) return nullptr;
+        (void)opt;
+        return argv[++i];
+    };
+    try {
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            const char* v = nullptr;
+            if (a == "-h" || a == "--help") {
+                std::cout << kHelp;
+                return 0;
+            } else if (a == "-V" || a == "--version") {
+                std::cout << "warpstage-record " << WARPSTAGE_VERSION << "\n";
+                return 0;
+            } else if (a == "--list-rungs") {
+                for (const auto& r : ws::ladder::rungs())
+                    std::cout << r.level << "  " << r.name << "  " << r.title << "\n";
+                return 0;
+            } else if (a == "-o" || a == "--output") {
+                if (!(v = need(i, "-o"))) return usage(a + " needs a file name");
+                o.output = v;
+            } else if (a == "-r" || a == "--rungs") {
+                if (!(v = need(i, "-r"))) return usage(a + " needs 'all' or a list of rungs");
+                o.rungs.clear();
+                if (std::string(v) != "all") {
+                    std::stringstream ss(v);
+                    std::string r;
+                    while (std::getline(ss, r, ','))
+                        if (!r.empty()) {
+                            if (!ws::ladder::findRung(r)) {
+                                std::string known;
+                                for (const auto& x : ws::ladder::rungs()) known += (known.empty() ? "" : ", ") + x.name;
+                                return usage("unknown rung '" + r + "' (known: " + known + ")");
+                            }
+                            o.rungs.push_back(r);
+                        }
+                    if (o.rungs.empty()) return usage("empty rung list");
+                }
+            } else if (a == "-s" || a == "--shape") {
+                if (!(v = need(i, "-s"))) return usage(a + " needs MxNxK");
+                char extra = 0;
+                if (std::sscanf(v, "%dx%dx%d%c", &o.shape.m, &o.shape.n, &o.shape.k, &extra) != 3 || o.shape.m <= 0
+                    || o.shape.n <= 0 || o.shape.k <= 0)
+                    return usage(std::string("bad shape '") + v + "' (expected MxNxK, e.g. 4096x4096x4096)");
+            } else if (a == "-n" || a == "--repetitions") {
+                if (!(v = need(i, "-n"))) return usage(a + " needs a number");
+                char* end = nullptr;
+                const long n = std::strtol(v, &end, 10);
+                if (*end || n < 1 || n > 100) return usage(std::string("bad repetitions '") + v + "' (1..100)");
+                o.repetitions = int(n);
+            } else if (a == "--ctas") {
+                if (!(v = need(i, "--ctas"))) return usage(a + " needs a list");
+                o.keepCtas = ws::decode::parseIndexList(v);
+            } else if (a == "--sms") {
+                if (!(v = need(i, "--sms"))) return usage(a + " needs a list");
+                o.keepSms = ws::decode::parseIndexList(v);
+            } else if (a == "--no-stalls") {
+                o.stalls = false;
+            } else if (a == "--no-check") {
+                o.checkResults = false;
+            } else if (a == "--stall-samples") {
+                if (!(v = need(i, "--stall-samples"))) return usage(a + " needs a number");
+                char* end = nullptr;
+                const long long n = std::strtoll(v, &end, 10);
+                if (*end || n < 1000 || n > 100000000) return usage(std::string("bad --stall-samples '") + v + "' (1000..1e8)");
+                o.stallTargetSamples = n;
+            } else if (a == "--device") {
+                if (!(v = need(i, "--device"))) return usage(a + " needs a number");
+                o.device = std::atoi(v);
+            } else if (a == "--progress-json") {
+                json = true;
+            } else {
+                return usage("unknown option '" + a + "'");
+            }
+        }
+    } catch (const std::invalid_argument& e) {
+        return usage(e.what());
+    }
+    if (o.output.empty()) return usage("no output file (-o FILE)");
+
+    struct sigaction sa{};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+
+    ws::rec::Callbacks cb;
+    cb.progress = [&](const ws::rec::ProgressEvent& e) {
+        if (json) {
+            std::printf("{\"type\":\"progress\",\"rung\":\"%s\",\"rung_index\":%d,\"rung_count\":%d,\"pass\":\"%s\",\"step\":\"%s\","
+                        "\"percent\":%.1f}\n",
+                        jsonEscape(e.rung).c_str(), e.rungIndex, e.rungCount, jsonEscape(e.pass).c_str(),
+                        jsonEscape(e.step).c_str(), e.percent);
+            std::fflush(stdout);
+        } else {
+            std::fprintf(stderr, "[%d/%d] %-17s %-8s %-36s %5.1f%%\n", e.rungIndex, e.rungCount, e.rung.c_str(), e.pass.c_str(),
+                         e.step.c_str(), e.percent);
+        }
+    };
+    cb.message = [&](const std::string& level, const std::string& text) {
+        if (json) {
+            std::printf("{\"type\":\"message\",\"level\":\"%s\",\"text\":\"%s\"}\n", level.c_str(), jsonEscape(text).c_str());
+            std::fflush(stdout);
+        }
+        std::fprintf(stderr, "warpstage-record: %s%s\n", level == "info" ? "" : (level + ": ").c_str(), text.c_str());
+    };
+    cb.runWritten = [&](const ws::RunInfo& r, ws::RowId id) {
+        if (json) {
+            std::printf("{\"type\":\"run\",\"rung\":\"%s\",\"run_id\":%lld,\"status\":\"%s\",\"has_stalls\":%s}\n",
+                        jsonEscape(r.variant).c_str(), static_cast<long long>(id),
+                        r.status == ws::RunStatus::Complete ? "complete" : "failed", r.hasStalls ? "true" : "false");
+            std::fflush(stdout);
+        } else {
+            std::fprintf(stderr, "warpstage-record: %s: run %lld stored (%s%s)\n", r.variant.c_str(), static_cast<long long>(id),
+                         r.status == ws::RunStatus::Complete ? "complete" : "FAILED", r.hasStalls ? ", with stalls" : "");
+        }
+    };
+
+    ws::rec::Result res;
+    try {
+        res = ws::rec::record(o, cb, g_stop);
+    } catch (const std::exception& e) {
+        res.exitCode = ws::rec::kExitInternal;
+        res.error = std::string("internal error: ") + e.what();
+        std::fprintf(stderr, "warpstage-record: %s\n", res.error.c_str());
+    }
+    if (res.exitCode == ws::rec::kExitInterrupted && g_signal.load() == SIGTERM) res.exitCode = 128 + SIGTERM;
+    if (json) {
+        std::printf("{\"type\":\"done\",\"exit_code\":%d,\"runs_written\":%d,\"runs_failed\":%d,\"output\":\"%s\",\"error\":\"%s\"}\n",
+                    res.exitCode, res.runsWritten, res.runsFailed, jsonEscape(o.output).c_str(), jsonEscape(res.error).c_str());
+        std::fflush(stdout);
+    } else if (res.exitCode == 0 || res.exitCode == ws::rec::kExitRunFailed) {
+        std::fprintf(stderr, "warpstage-record: %d run(s) written to %s%s\n", res.runsWritten, o.output.c_str(),
+                     res.runsFailed ? (", " + std::to_string(res.runsFailed) + " FAILED").c_str() : "");
+    }
+    return res.exitCode;
+}
