@@ -1,0 +1,30 @@
+# `warpstage export` twice with the same arguments must give byte-identical images,
+# of the requested size (PNG: checked from the IHDR chunk).
+#   cmake -DWARPSTAGE=... -DFILE=... -DOUTDIR=... -DEXT=png -P export_twice.cmake
+file(MAKE_DIRECTORY ${OUTDIR})
+foreach(i 1 2)
+    set(out ${OUTDIR}/export-${i}.${EXT})
+    file(REMOVE ${out})
+    execute_process(COMMAND ${WARPSTAGE} export ${FILE} --out ${out} --size 1000x600 --dpi 120
+                            --title "determinism check" ${EXTRA}
+                    RESULT_VARIABLE code ERROR_VARIABLE err)
+    if(NOT code EQUAL 0)
+        message(FATAL_ERROR "export ${i} failed (${code}): ${err}")
+    endif()
+    if(NOT EXISTS ${out})
+        message(FATAL_ERROR "export ${i} wrote no file")
+    endif()
+    file(SHA256 ${out} h${i})
+endforeach()
+if(NOT h1 STREQUAL h2)
+    message(FATAL_ERROR "two exports differ: ${h1} vs ${h2}")
+endif()
+if(EXT STREQUAL "png")
+    file(READ ${OUTDIR}/export-1.png hdr LIMIT 24 HEX)
+    string(SUBSTRING "${hdr}" 32 8 w)
+    string(SUBSTRING "${hdr}" 40 8 h)
+    if(NOT w STREQUAL "000003e8" OR NOT h STREQUAL "00000258")
+        message(FATAL_ERROR "PNG is not 1000x600 (IHDR ${w} ${h})")
+    endif()
+endif()
+message("identical: ${h1}")

@@ -1,0 +1,249 @@
+// Smoke test of the real MainWindow (offscreen): opens a synthetic ladder,
+// shows a kernel, zooms, selects a CTA and a time range, steps the guided tour,
+// compares two rungs with synchronized axes, clicks a stall source line,
+// exports PNG/SVG, and survives a bad file. Screenshots go to
+// $WARPSTAGE_SCREENSHOT_DIR when it is set.
+#include "comparepanel.h"
+#include "mainwindow.h"
+#include "metricsmodel.h"
+#include "metricspanel.h"
+#include "rungcatalog.h"
+#include "runsmodel.h"
+#include "stallspanel.h"
+#include "sourcemodel.h"
+#include "teachingpanel.h"
+#include "timelinewidget.h"
+#include "tracedocument.h"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QApplication>
+#include <QImage>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+using namespace ws::ui;
+
+class TestSmoke : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void opensAndShowsKernel();
+    void zoomAndSelect();
+    void tourAndTeaching();
+    void compare();
+    void stallSourceClick();
+    void exportImage();
+    void badFileKeepsRunning();
+    void recordWithoutGpu();
+    void syntheticFallback();
+
+private:
+    void shot(const QString& name);
+    QTemporaryDir m_dir;
+    QString m_file;
+    std::unique_ptr<MainWindow> m_w;
+};
+
+void TestSmoke::shot(const QString& name)
+{
+    const QString dir = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
+    if (dir.isEmpty())
+        return;
+    QApplication::processEvents();
+    m_w->grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+}
+
+void TestSmoke::initTestCase()
+{
+    QCoreApplication::setOrganizationName("WarpstageTest");
+    QCoreApplication::setApplicationName("tst_smoke");
+    qputenv("WARPSTAGE_NO_DIALOGS", "1");
+    QVERIFY(m_dir.isValid());
+    m_file = m_dir.filePath("ladder.warpstage");
+    QString err;
+    QVERIFY2(writeSyntheticLadder(m_file, &err, 16, 16), qPrintable(err));
+    m_w = std::make_unique<MainWindow>();
+    m_w->resize(1600, 1000);
+    m_w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_w.get()));
+}
+
+void TestSmoke::opensAndShowsKernel()
+{
+    QSignalSpy opened(m_w.get(), &MainWindow::fileOpened);
+    QSignalSpy shown(m_w.get(), &MainWindow::kernelShown);
+    m_w->openFile(m_file);
+    QVERIFY(opened.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(shown.size() >= 1, 30000);
+    QAbstractItemModelTester tester(m_w->runsModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(m_w->runsModel()->rowCount(), 4);
+    QVERIFY(m_w->currentTrace());
+    QCOMPARE(m_w->timeline()->trace(), m_w->currentTrace());
+    QCOMPARE(m_w->teachingPanel()->rung(), QString::fromStdString(m_w->currentTrace()->launch.variant));
+    QVERIFY(m_w->metricsPanel()->model()->rowCount() > 0);
+    QVERIFY(m_w->bannerText().contains("SYNTHETIC"));
+    QVERIFY(m_w->recentFiles().contains(QFileInfo(m_file).absoluteFilePath()));
+    QVERIFY(m_w->timeline()->waitForIndex(30000));
+    shot("smoke-opened");
+
+    // selecting another kernel in the tree loads it
+    const qint64 pp = m_w->document()->firstKernelOfRung("pingpong");
+    QVERIFY(pp > 0);
+    m_w->selectKernel(pp);
+    QTRY_COMPARE_WITH_TIMEOUT(m_w->currentTrace() ? qint64(m_w->currentTrace()->launch.id) : 0, pp, 30000);
+    QVERIFY(m_w->runsView()->currentIndex().data(RunsModel::KernelIdRole).toLongLong() == pp);
+    QCOMPARE(m_w->teachingPanel()->rung(), QStringLiteral("pingpong"));
+}
+
+void TestSmoke::zoomAndSelect()
+{
+    auto t = m_w->currentTrace();
+    QVERIFY(t);
+    TimelineWidget* tl = m_w->timeline();
+    const ws::TimeNs s = t->launch.start, len = t->launch.end - t->launch.start;
+    tl->setVisibleRange(s + len / 4, s + len / 2);
+    const auto vr = tl->visibleRange();
+    QVERIFY(qAbs(vr.first - (s + len / 4)) <= len / 100);
+    QVERIFY(qAbs(vr.second - (s + len / 2)) <= len / 100);
+
+    // CTA selection -> metrics for that CTA
+    QSignalSpy shown(m_w.get(), &MainWindow::selectionMetricsShown);
+    emit tl->ctaSelected(0);
+    QVERIFY(shown.wait(20000));
+    QVERIFY2(m_w->metricsPanel()->scopeText().contains("CTA"), qPrintable(m_w->metricsPanel()->scopeText()));
+    // time range -> metrics of the range
+    emit tl->timeRangeSelected(s + len / 4, s + len / 2);
+    QVERIFY(shown.wait(20000));
+    QVERIFY(m_w->metricsPanel()->scopeText().contains("…"));
+    shot("smoke-selection");
+    emit m_w->metricsPanel()->resetRequested();
+    QVERIFY(!m_w->metricsPanel()->scopeText().contains("CTA"));
+    tl->resetZoom();
+}
+
+void TestSmoke::tourAndTeaching()
+{
+    TeachingPanel* tp = m_w->teachingPanel();
+    tp->setRung("sync");
+    QSignalSpy shown(m_w.get(), &MainWindow::kernelShown);
+    tp->next();  // tma_sync: not in the synthetic file -> text only
+    QCOMPARE(tp->rung(), QStringLiteral("tma_sync"));
+    QVERIFY(tp->text().contains("TMA"));
+    tp->next();  // multistage: present -> its kernel is shown
+    QCOMPARE(tp->rung(), QStringLiteral("multistage"));
+    QTRY_VERIFY_WITH_TIMEOUT(m_w->currentTrace() && m_w->currentTrace()->launch.variant == "multistage", 30000);
+    QVERIFY(tp->text().contains("What to look for"));
+    tp->previous();
+    QCOMPARE(tp->rung(), QStringLiteral("tma_sync"));
+    QVERIFY(m_w->currentTrace()->launch.variant == "multistage");  // no tma_sync kernel: unchanged
+}
+
+void TestSmoke::compare()
+{
+    const qint64 ws = m_w->document()->firstKernelOfRung("warp_specialized");
+    m_w->selectKernel(ws);
+    QTRY_VERIFY_WITH_TIMEOUT(m_w->currentTrace() && qint64(m_w->currentTrace()->launch.id) == ws, 30000);
+    ComparePanel* cp = m_w->comparePanel();
+    QSignalSpy loaded(cp, &ComparePanel::loaded);
+    m_w->compareKernels();  // current (B) vs the rung below it in the file (A = multistage)
+    QTRY_VERIFY_WITH_TIMEOUT(cp->isLoaded() && cp->timelineA()->trace() && cp->timelineB()->trace(), 30000);
+    QCOMPARE(cp->kernelB(), ws);
+    QCOMPARE(cp->kernelA(), m_w->document()->firstKernelOfRung("multistage"));
+    QAbstractItemModelTester tester(cp->deltaModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(cp->deltaModel()->rowCount() > 10);
+
+    // synchronized axes, aligned at kernel start
+    auto a = cp->timelineA()->trace(), b = cp->timelineB()->trace();
+    cp->timelineA()->setVisibleRange(a->launch.start + 1000, a->launch.start + 51000);
+    const auto vb = cp->timelineB()->visibleRange();
+    QVERIFY2(qAbs(vb.first - (b->launch.start + 1000)) <= 50 && qAbs(vb.second - (b->launch.start + 51000)) <= 50,
+             qPrintable(QString("%1 %2").arg(vb.first - b->launch.start).arg(vb.second - b->launch.start)));
+    cp->timelineB()->setVisibleRange(b->launch.start + 2000, b->launch.start + 22000);
+    const auto va = cp->timelineA()->visibleRange();
+    QVERIFY(qAbs(va.first - (a->launch.start + 2000)) <= 50 && qAbs(va.second - (a->launch.start + 22000)) <= 50);
+    cp->timelineA()->resetZoom();
+    shot("smoke-compare");
+}
+
+void TestSmoke::stallSourceClick()
+{
+    StallsPanel* sp = m_w->stallsPanel();
+    auto m = m_w->currentTrace();
+    QVERIFY(m);
+    if (m->stalls.empty())
+        QSKIP("the synthetic generator produced no stall samples for this kernel");
+    QVERIFY(sp->barCount() > 0);
+    // a synthetic source line with a stage: emit through the view as a click would
+    SourceModel* src = sp->sourceModel();
+    int row = -1;
+    for (int r = 0; r < src->rowCount() && row < 0; ++r)
+        if (src->stageOfRow(r))
+            row = r;
+    if (row < 0)
+        QSKIP("no stall sample maps to a line of the bundled source in this build");
+    QSignalSpy req(sp, &StallsPanel::stageRequested);
+    emit sp->sourceView()->clicked(src->index(row, SourceModel::ColCode));
+    QCOMPARE(req.size(), 1);
+    QCOMPARE(req.first().at(1).value<ws::IntervalKind>(), src->stageOfRow(row)->kind);
+}
+
+void TestSmoke::exportImage()
+{
+    const QString png = m_dir.filePath("view.png");
+    QString err;
+    QVERIFY2(m_w->exportCurrentView(png, QSize(1200, 700), 144, "smoke export", &err), qPrintable(err));
+    QImage img(png);
+    QCOMPARE(img.size(), QSize(1200, 700));
+    const QString svg = m_dir.filePath("view.svg");
+    QVERIFY2(m_w->exportCurrentView(svg, QSize(1200, 700), 96, "smoke export", &err), qPrintable(err));
+    QVERIFY(QFileInfo(svg).size() > 1000);
+}
+
+void TestSmoke::badFileKeepsRunning()
+{
+    const QString bad = m_dir.filePath("garbage.warpstage");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray(4096, 'x'));
+    f.close();
+    QSignalSpy failed(m_w.get(), &MainWindow::fileOpenFailed);
+    m_w->openFile(bad);
+    QVERIFY(failed.wait(20000));
+    QVERIFY2(m_w->bannerText().contains("garbage.warpstage"), qPrintable(m_w->bannerText()));
+    QVERIFY(m_w->isVisible());
+    QVERIFY(m_w->currentTrace());  // the previous document is still shown
+    shot("smoke-badfile");
+    // and a good file opens again afterwards
+    QSignalSpy opened(m_w.get(), &MainWindow::fileOpened);
+    m_w->openFile(m_file);
+    QVERIFY(opened.wait(30000));
+}
+
+void TestSmoke::recordWithoutGpu()
+{
+    const bool gpu = QFileInfo::exists("/dev/nvidiactl") || QFileInfo::exists("/dev/nvidia0");
+    if (gpu)
+        QSKIP("this machine has a GPU");
+    QVERIFY(!m_w->recordAction()->isEnabled());
+    QVERIFY(m_w->recordAction()->toolTip().contains("GPU"));
+}
+
+void TestSmoke::syntheticFallback()
+{
+    qputenv("WARPSTAGE_SAMPLES", m_dir.filePath("empty").toUtf8());
+    if (!findSampleTrace().isEmpty())
+        QSKIP("a bundled sample trace exists in this build: the synthetic fallback is not used");
+    MainWindow w;
+    QSignalSpy opened(&w, &MainWindow::fileOpened);
+    w.openDefault();
+    QVERIFY(opened.wait(60000));
+    QVERIFY(w.bannerText().contains("SYNTHETIC"));
+    QVERIFY(w.runsModel()->rowCount() >= 4);
+}
+
+QTEST_MAIN(TestSmoke)
+#include "tst_smoke.moc"
