@@ -11,13 +11,17 @@
 // Prints a markdown table last; writes all numbers as CSV (--csv, default $OUT/ladder_bench.csv
 // when OUT is set, else ./ladder_bench.csv).
 //
-// Usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms 150] [--min-iters 10]
-//                     [--max-iters 200] [--no-traced] [--csv PATH]
+// Usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms 100] [--rest-ms 250]
+//                     [--min-iters 10] [--max-iters 200] [--no-traced] [--csv PATH]
+// --rest-ms: the GPU idles this long before each timed batch, so that every variant starts
+// from the same power/clock state (sustained back-to-back GEMMs on random data run into the
+// H200's power limit and lower its clock; see the clock log of scripts/device/kernel-checks.sh).
 #include "ladder_testutil.h"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace ws;
@@ -36,7 +41,8 @@ namespace {
 struct Options {
     std::vector<ladder::Shape> shapes;
     std::vector<std::string> rungs;
-    double targetMs = 150;
+    double targetMs = 100;
+    double restMs = 250;  // idle before each timed batch: every variant starts from the same power state
     int minIters = 10, maxIters = 200;
     bool traced = true;
     std::string csv;
@@ -86,10 +92,19 @@ std::vector<float> timeLaunches(int iters, int nsets, const std::function<void(i
     return ms;
 }
 
+// The GPU idles for restMs (power and clocks recover from the previous batch).
+void rest(const Options& o)
+{
+    WS_CK(cudaDeviceSynchronize());
+    if (o.restMs > 0)
+        std::this_thread::sleep_for(std::chrono::microseconds(long(o.restMs * 1000)));
+}
+
 // Warm-up (3 launches, also an estimate), then the iteration count for ~targetMs.
 int itersFor(const Options& o, int nsets, const std::function<void(int)>& before,
              const std::function<void(int)>& launch)
 {
+    rest(o);
     auto w = timeLaunches(3, nsets, before, launch);
     double est = *std::min_element(w.begin(), w.end());
     int it = est > 0 ? int(o.targetMs / est) : o.maxIters;
@@ -119,7 +134,7 @@ int usage(const char* msg)
     if (msg)
         std::fprintf(stderr, "ladder_bench: %s\n", msg);
     std::fprintf(stderr, "usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms MS] [--min-iters N] "
-                         "[--max-iters N] [--no-traced] [--csv PATH]\n");
+                         "[--max-iters N] [--rest-ms MS] [--no-traced] [--csv PATH]\n");
     return 2;
 }
 
@@ -138,6 +153,7 @@ int main(int argc, char** argv)
             if (a == "--shape") o.shapes.push_back(parseShape(next()));
             else if (a == "--rung") o.rungs.push_back(next());
             else if (a == "--target-ms") o.targetMs = std::stod(next());
+            else if (a == "--rest-ms") o.restMs = std::stod(next());
             else if (a == "--min-iters") o.minIters = std::stoi(next());
             else if (a == "--max-iters") o.maxIters = std::stoi(next());
             else if (a == "--no-traced") o.traced = false;
@@ -207,7 +223,7 @@ int main(int argc, char** argv)
             auto cublasLaunch = [&](int set) { cublas.gemm(s, A[set].get(), B[set].get(), C[set].get(), false); };
             auto timeCublas = [&]() {
                 int it = itersFor(o, nsets, nullptr, cublasLaunch);
-                return summarize(timeLaunches(it, nsets, nullptr, cublasLaunch));
+                return summarize(timeLaunches(it, nsets, nullptr, cublasLaunch));  // right after its warm-up
             };
             Timing cb0 = timeCublas();
             std::printf("  cublas        %8.4f ms  %7.1f TFLOP/s  (%d launches)\n", cb0.medianMs,
@@ -265,9 +281,13 @@ int main(int argc, char** argv)
                 int itT = o.traced ? itersFor(o, nsets, resetT, launchT) : 0;
                 std::vector<float> su, st;
                 for (int round = 0; round < 2; ++round) {
+                    rest(o);
+                    timeLaunches(3, nsets, nullptr, launchU);  // warm-up after the rest
                     auto a = timeLaunches(std::max(1, itU / 2), nsets, nullptr, launchU);
                     su.insert(su.end(), a.begin(), a.end());
                     if (o.traced) {
+                        rest(o);
+                        timeLaunches(3, nsets, resetT, launchT);
                         auto b = timeLaunches(std::max(1, itT / 2), nsets, resetT, launchT);
                         st.insert(st.end(), b.begin(), b.end());
                     }
