@@ -18,9 +18,11 @@ BUILD=build-kchecks
 QUICK=0
 ONLY=""
 BUDGET=540            # seconds for the whole script (the run tool allows 600 a command)
-# Sanitizer shapes: the smallest useful one, and one where the persistent rungs walk
-# several tiles per CTA (2048x4096: 256 tiles of 128x256, 512 of 128x128) with a short K.
+# Sanitizer shapes: the smallest useful one for every rung, and one where the persistent
+# rungs walk several tiles per CTA (2048x4096: 256 tiles of 128x256, 512 of 128x128) with a
+# short K, for the warp-specialized rungs only (SAN_RUNGS2).
 SAN_SHAPES="256x256x512 2048x4096x128"
+SAN_RUNGS2="warp_specialized cooperative pingpong"
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
@@ -119,9 +121,13 @@ if want bench; then
 fi
 if want sanitize; then
     RUNGS=$("$T/ladder_check" --list 2>/dev/null | awk '{print $2}')
+    first=1
     for shape in $SAN_SHAPES; do
+    rungs_here=$RUNGS
+    [ $first = 1 ] || rungs_here=$SAN_RUNGS2
+    first=0
     for tool in memcheck racecheck; do
-        for r in $RUNGS; do
+        for r in $rungs_here; do
             for tr in "" --traced; do
                 name="san-$tool-$r${tr:+-traced}-$shape"
                 if [ "$(left)" -lt 20 ]; then
