@@ -325,10 +325,6 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
     if (o.repetitions < 1 || o.repetitions > 100) return fail(kExitUsage, "repetitions must be 1..100");
     if (o.output.empty()) return fail(kExitUsage, "no output file given");
 
-    // Environment first: no GPU / no CUPTI -> nothing written.
-    std::string envMsg;
-    if (const int ec = checkEnvironment(o.device, envMsg); ec != kExitOk) return fail(ec, envMsg);
-
     // The output: an existing file must be a Warpstage file of this version; a new one's folder writable.
     const bool existed = fileExists(o.output);
     try {
@@ -346,6 +342,10 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
     } catch (const StoreError& e) {
         return fail(kExitOutput, e.what());
     }
+
+    // No GPU / no CUPTI -> nothing written (checked before anything touches the output).
+    std::string envMsg;
+    if (const int ec = checkEnvironment(o.device, envMsg); ec != kExitOk) return fail(ec, envMsg);
 
     const auto& api = *cupti::load(nullptr);
     auto& act = ActivityCollector::instance();
@@ -442,7 +442,11 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
         run.info.hasTimeline = true;
         std::vector<std::string> notes, failures;
 
-        const ladder::TraceGeometry geom = ladder::traceGeometry(rung, o.shape, dev.smCount);
+        ladder::TraceGeometry geom = ladder::traceGeometry(rung, o.shape, dev.smCount);
+        if (o.testEventsPerWarp > 0) {  // tests only: a small capacity forces an overflow
+            geom.eventsPerWarp = std::uint32_t(o.testEventsPerWarp);
+            geom.bufferBytes = trace::bufferBytes(geom.numCtas, geom.warpsPerCta, geom.eventsPerWarp);
+        }
         if (geom.bufferBytes > traceDevBytes) {
             if (traceDev) cudaFree(traceDev);
             traceDev = nullptr;
@@ -608,6 +612,7 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
             if (untracedNs == 0) untracedNs = double(ka->end - ka->start);
             run.kernels.push_back(std::move(kr));
         }
+        if (okSoFar && untracedNs == 0) notes.push_back("no CUPTI kernel record for the untraced launch: stall pass skipped");
         if (const KernelActivity* t = kernelFor(externalId(ri, kTagTraced, 0)); t && untracedNs > 0)
             notes.push_back("tracing cost: traced " + fmtDouble(double(t->end - t->start) / 1000.0, 1) + " us vs untraced "
                             + fmtDouble(untracedNs / 1000.0, 1) + " us (CUPTI)");
@@ -669,8 +674,14 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
                 for (auto& s : so.samples) {
                     all += s.count;
                     if (!s.stage.empty()) mapped += s.count;
-                    // Store the rung's file repository-relative, as the viewer opens it.
+                    // Store files repository-relative, as the viewer opens them.
                     if (map.matchesFile(s.sourceFile)) s.sourceFile = info->sourceFile;
+                    else
+                        for (const std::string& root : {o.sourceDir, defaultSourceDir(), std::string(std::getenv("WARPSTAGE_SOURCE_DIR") ? std::getenv("WARPSTAGE_SOURCE_DIR") : "")})
+                            if (!root.empty() && s.sourceFile.rfind(root + "/", 0) == 0) {
+                                s.sourceFile = s.sourceFile.substr(root.size() + 1);
+                                break;
+                            }
                 }
                 if (src.empty()) notes.push_back("stage mapping: source " + info->sourceFile + " not found (set WARPSTAGE_SOURCE_DIR)");
                 notes.push_back("stage mapping: " + fmtDouble(all ? 100.0 * mapped / all : 0, 1) + "% of stall samples mapped to a pipeline stage");

@@ -52,6 +52,7 @@ struct Options {
     std::string sourceDir;                   // repository root, to map PCs to stages (default: the build's)
     int device = 0;
     bool checkResults = true;                // spot-check C against a host fp64 dot product
+    int testEventsPerWarp = 0;               // tests only: > 0 overrides the event capacity (forces overflow)
 };
 
 struct ProgressEvent {
