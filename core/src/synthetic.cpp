@@ -147,6 +147,19 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
     }
     p.tilesPerCta = std::max(1, p.tilesPerCta);
 
+    // The problem shape follows the simulated work (so TFLOP/s is meaningful):
+    // ctas * tilesPerCta output tiles of 128x128, K = 64 * kstepsPerTile.
+    int shapeM = 0, shapeN = 0, shapeK = 0;
+    {
+        const std::int64_t tiles = static_cast<std::int64_t>(p.ctas) * p.tilesPerCta;
+        std::int64_t tn = 1;
+        for (std::int64_t d = 1; d * d <= tiles; ++d)
+            if (tiles % d == 0)
+                tn = d;
+        shapeN = static_cast<int>(128 * tn);
+        shapeM = static_cast<int>(128 * (tiles / tn));
+        shapeK = 64 * p.kstepsPerTile;
+    }
     Rng rng{p.seed * 0x2545F4914F6CDD1DULL + 17};
     const Timing T;
     const bool specialized = p.pattern == SyntheticPattern::WarpSpecialized || p.pattern == SyntheticPattern::Pingpong;
@@ -159,9 +172,9 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
     RunRecord rec;
     RunInfo& info = rec.info;
     info.variant = variant;
-    info.m = p.m;
-    info.n = p.n;
-    info.k = p.k;
+    info.m = shapeM;
+    info.n = shapeN;
+    info.k = shapeK;
     info.synthetic = true;
     info.device.name = "Synthetic H100-like device";
     info.device.computeMajor = 9;
@@ -183,7 +196,7 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
     info.hasTimeline = true;
     info.hasStalls = p.stallSamples;
 
-    const TimeNs memcpyBytes = static_cast<TimeNs>(p.m) * p.k * 2;
+    const TimeNs memcpyBytes = static_cast<TimeNs>(shapeM) * shapeK * 2;
     MemOp a;
     a.kind = MemOpKind::HtoD;
     a.bytes = memcpyBytes;
@@ -191,7 +204,7 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
     a.end = a.start + 150'000;
     rec.memOps.push_back(a);
     MemOp b = a;
-    b.bytes = static_cast<TimeNs>(p.n) * p.k * 2;
+    b.bytes = static_cast<TimeNs>(shapeN) * shapeK * 2;
     b.start = a.end + 10'000;
     b.end = b.start + 150'000;
     rec.memOps.push_back(b);
@@ -211,7 +224,7 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
     kr.intervals.reserve(static_cast<std::size_t>(intervalsPerTile(p) * p.tilesPerCta * p.ctas
                                                   + static_cast<std::int64_t>(warpsPerCta) * p.ctas));
 
-    const int tilesN = std::max(1, p.n / 128), tilesM = std::max(1, p.m / 128);
+    const int tilesN = std::max(1, shapeN / 128), tilesM = std::max(1, shapeM / 128);
     std::vector<TimeNs> smFree(static_cast<std::size_t>(p.smCount), p.kernelStart);
     const int F = p.tilesPerCta * K;
     std::vector<TimeNs> ready(static_cast<std::size_t>(F)), released(static_cast<std::size_t>(F));
@@ -277,8 +290,11 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
             kr.tiles.push_back(ts);
         };
         TimeNs lastReady = 0;
+        // cp.async (multistage) goes through the LSU and registers: longer latency, less bandwidth than TMA.
+        const double latF = p.pattern == SyntheticPattern::Multistage ? 1.7 : 1.0;
+        const double gapF = p.pattern == SyntheticPattern::Multistage ? 1.6 : 1.0;
         auto loadReady = [&](TimeNs issueAt) {
-            const TimeNs r = std::max(issueAt + rng.jit(T.loadLatency * speed, 0.25), lastReady + rng.jit(T.loadGap, 0.2));
+            const TimeNs r = std::max(issueAt + rng.jit(T.loadLatency * latF * speed, 0.25), lastReady + rng.jit(T.loadGap * gapF, 0.2));
             lastReady = r;
             return r;
         };
@@ -325,7 +341,7 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
                     TimeNs mmaStart = 0;
                     for (int w = wb; w < wb + 4; ++w)
                         mmaStart = std::max({mmaStart, t[static_cast<std::size_t>(w)], r + rng.jit(T.observe, 0.5)});
-                    const double mmaNs = (pingpong ? T.mmaTile * 0.55 : T.mmaTile) * speed;
+                    const double mmaNs = T.mmaTile * speed;  // cooperative: each WG half a tile; ping-pong: one WG, whole tile, alone
                     for (int w = wb; w < wb + 4; ++w) {
                         auto& tw = t[static_cast<std::size_t>(w)];
                         cb.emit(w, IntervalKind::WaitData, tw, mmaStart - tw, slot, f);
@@ -457,7 +473,7 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
 
     MemOp cOut;
     cOut.kind = MemOpKind::DtoH;
-    cOut.bytes = static_cast<TimeNs>(p.m) * p.n * 2;
+    cOut.bytes = static_cast<TimeNs>(shapeM) * shapeN * 2;
     cOut.start = L.end + 20'000;
     cOut.end = cOut.start + 200'000;
     cOut.correlationId = 3;

@@ -29,7 +29,7 @@ struct SyntheticParams {
     int kstepsPerTile = 64;          // K / BK
     int tilesPerCta = 1;             // output tiles each CTA walks (ignored if targetIntervals > 0)
     std::int64_t targetIntervals = 0;// > 0: choose tilesPerCta so the run holds about this many intervals
-    int m = 4096, n = 4096, k = 4096;
+    // RunInfo m, n, k are derived from the simulated work: ctas*tilesPerCta tiles of 128x128, K = 64*kstepsPerTile.
     std::uint64_t seed = 1;
     bool stallSamples = true;        // add an untraced launch with stall samples
     TimeNs kernelStart = 1'000'000;  // ns

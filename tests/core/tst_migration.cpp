@@ -1,0 +1,224 @@
+// Schema migration: an old (version 1, one row per interval) file is migrated on a copy
+// (the original stays byte-identical) or in place after consent; newer files are refused.
+#include "testutil.h"
+#include "warpstage/store.h"
+#include "warpstage/synthetic.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+
+using namespace ws;
+
+namespace {
+
+// Builds a version-1 file by hand: write a current file, then rewrite the interval storage
+// as the old row-per-interval table with plain SQL (independent of the store's migration code).
+void makeVersion1(const std::string& path, const RunRecord& rec)
+{
+    {
+        auto st = TraceStore::openForWriting(path);
+        st.writeRun(rec);
+    }
+    // Decode the chunks through the store to get the rows to insert.
+    std::vector<std::tuple<RowId, int, int, int, TimeNs, TimeNs>> rows;
+    {
+        auto st = TraceStore::openReadOnly(path);
+        for (const KernelLaunch& k : st.kernels(st.runs()[0].id)) {
+            const KernelTrace t = st.loadKernel(k.id);
+            for (const Lane& l : t.lanes)
+                for (std::size_t i = 0; i < l.size(); ++i)
+                    rows.emplace_back(l.warpId, int(l.kind[i]), l.slot[i], l.kstep[i], l.start[i], l.duration[i]);
+        }
+    }
+    std::string sql = "BEGIN; CREATE TABLE intervals(id INTEGER PRIMARY KEY, warp_id INTEGER NOT NULL, kind INTEGER NOT NULL, "
+                      "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, start_ns INTEGER NOT NULL, "
+                      "duration_ns INTEGER NOT NULL); ";
+    // Warps in reverse order (migration has to group and sort); within a warp the writer's order
+    // (it decides the order of intervals with equal starts).
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return std::get<0>(x) > std::get<0>(y); });
+    for (const auto& row : rows) {
+        const auto& [w, kind, slot, kstep, s, d] = row;
+        sql += "INSERT INTO intervals(warp_id, kind, slot, kstep, start_ns, duration_ns) VALUES(" + std::to_string(w) + ","
+            + std::to_string(kind) + "," + std::to_string(slot) + "," + std::to_string(kstep) + "," + std::to_string(s)
+            + "," + std::to_string(d) + "); ";
+    }
+    sql += "DROP TABLE interval_chunks; PRAGMA user_version = 1; COMMIT; VACUUM;";
+    wstest::rawExec(path, sql);
+}
+
+}  // namespace
+
+class TestMigration : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    std::string file(const char* n) { return (m_dir.path() + "/" + n).toStdString(); }
+
+    RunRecord record()
+    {
+        SyntheticParams p;
+        p.ctas = 3;
+        p.smCount = 2;
+        p.kstepsPerTile = 6;
+        p.tilesPerCta = 2;
+        return generateSynthetic(p);
+    }
+
+    // The migrated file holds exactly what the current writer would have written.
+    void compareWithFresh(const std::string& migrated, const RunRecord& rec)
+    {
+        const auto fresh = migrated + ".fresh";
+        {
+            auto st = TraceStore::openForWriting(fresh);
+            st.writeRun(rec);
+        }
+        auto a = TraceStore::openReadOnly(migrated);
+        auto b = TraceStore::openReadOnly(fresh);
+        QCOMPARE(a.schemaVersion(), kSchemaVersion);
+        const auto ka = a.kernels(a.runs()[0].id), kb = b.kernels(b.runs()[0].id);
+        QCOMPARE(ka.size(), kb.size());
+        for (std::size_t i = 0; i < ka.size(); ++i) {
+            const KernelTrace ta = a.loadKernel(ka[i].id), tb = b.loadKernel(kb[i].id);
+            QCOMPARE(ta.intervalCount(), tb.intervalCount());
+            QCOMPARE(ta.lanes.size(), tb.lanes.size());
+            for (std::size_t l = 0; l < ta.lanes.size(); ++l) {
+                QVERIFY(ta.lanes[l].start == tb.lanes[l].start);
+                QVERIFY(ta.lanes[l].duration == tb.lanes[l].duration);
+                QVERIFY(ta.lanes[l].kind == tb.lanes[l].kind);
+                QVERIFY(ta.lanes[l].slot == tb.lanes[l].slot);
+                QVERIFY(ta.lanes[l].kstep == tb.lanes[l].kstep);
+            }
+            QCOMPARE(ta.loads.size(), tb.loads.size());
+            QCOMPARE(ta.stalls.size(), tb.stalls.size());
+        }
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void oldFileIsDetectedNotChanged()
+    {
+        const auto v1 = file("old1.wstrace");
+        makeVersion1(v1, record());
+        const QByteArray before = wstest::fileHash(v1);
+        const FileCheck c = TraceStore::checkFile(v1);
+        QCOMPARE(c.fileVersion, 1);
+        QVERIFY(c.needsMigration);
+        try {
+            TraceStore::openReadOnly(v1);
+            QFAIL("opened an old file without migration");
+        } catch (const NeedsMigrationError& e) {
+            QCOMPARE(e.fileVersion(), 1);
+            QCOMPARE(e.path(), v1);
+            QVERIFY(e.problem().find("older Warpstage") != std::string::npos);
+        }
+        // Writing never migrates silently either.
+        QVERIFY_THROWS_EXCEPTION(NeedsMigrationError, TraceStore::openForWriting(v1));
+        QCOMPARE(wstest::fileHash(v1), before);
+    }
+
+    void migrateCopyLeavesOriginalUntouched()
+    {
+        const RunRecord rec = record();
+        const auto v1 = file("old2.wstrace");
+        makeVersion1(v1, rec);
+        const QByteArray before = wstest::fileHash(v1);
+        const auto dst = file("old2.migrated.wstrace");
+        const MigrationResult r = TraceStore::migrateCopy(v1, dst);
+        QCOMPARE(r.fromVersion, 1);
+        QCOMPARE(r.toVersion, kSchemaVersion);
+        QCOMPARE(r.source, v1);
+        QCOMPARE(r.destination, dst);
+        QCOMPARE(r.intervalsMigrated, std::int64_t(rec.kernels[0].intervals.size()));
+        QCOMPARE(wstest::fileHash(v1), before);
+        QCOMPARE(TraceStore::checkFile(v1).fileVersion, 1);
+        QVERIFY(!std::filesystem::exists(v1 + "-wal"));
+        compareWithFresh(dst, rec);
+        // the copy is a normal current file: it can be appended to
+        {
+            auto st = TraceStore::openForWriting(dst);
+            st.writeRun(rec);
+        }
+        QCOMPARE(TraceStore::openReadOnly(dst).runs().size(), std::size_t(2));
+        // never overwrite an existing destination
+        QVERIFY_THROWS_EXCEPTION(StoreError, TraceStore::migrateCopy(v1, dst));
+    }
+
+    void migrateInPlaceAfterConsent()
+    {
+        const RunRecord rec = record();
+        const auto v1 = file("old3.wstrace");
+        makeVersion1(v1, rec);
+        const MigrationResult r = TraceStore::migrateInPlace(v1);
+        QCOMPARE(r.destination, v1);
+        QCOMPARE(TraceStore::checkFile(v1).fileVersion, kSchemaVersion);
+        compareWithFresh(v1, rec);
+    }
+
+    void brokenOldFileIsRefusedAndCopyRemoved()
+    {
+        const auto v1 = file("old4.wstrace");
+        makeVersion1(v1, record());
+        wstest::rawExec(v1, "UPDATE intervals SET warp_id = 99999 WHERE id = 5");
+        const auto dst = file("old4.migrated.wstrace");
+        try {
+            TraceStore::migrateCopy(v1, dst);
+            QFAIL("migrated a broken file");
+        } catch (const StoreError& e) {
+            QVERIFY2(e.problem().find("missing warp 99999") != std::string::npos, e.what());
+        }
+        QVERIFY(!std::filesystem::exists(dst));
+        const auto v1b = file("old5.wstrace");
+        makeVersion1(v1b, record());
+        wstest::rawExec(v1b, "UPDATE intervals SET duration_ns = -3 WHERE id = 7");
+        QVERIFY_THROWS_EXCEPTION(StoreError, TraceStore::migrateInPlace(v1b));
+        QCOMPARE(TraceStore::checkFile(v1b).fileVersion, 1);  // rolled back, still version 1
+    }
+
+    void damagedOldFile()
+    {
+        const auto v1 = file("old6.wstrace");
+        makeVersion1(v1, record());
+        wstest::rawExec(v1, "DROP TABLE intervals");
+        QVERIFY_THROWS_EXCEPTION(StoreError, TraceStore::checkFile(v1));
+        try {
+            TraceStore::openReadOnly(v1);
+            QFAIL("opened");
+        } catch (const NeedsMigrationError&) {
+            QFAIL("a damaged old file is not migratable");
+        } catch (const StoreError& e) {
+            QVERIFY2(e.problem().find("table 'intervals' missing") != std::string::npos, e.what());
+        }
+    }
+
+    void newerVersionRefused()
+    {
+        const auto p = file("newer.wstrace");
+        {
+            auto st = TraceStore::openForWriting(p);
+            st.writeRun(record());
+        }
+        wstest::rawExec(p, "PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
+        const QByteArray before = wstest::fileHash(p);
+        for (int i = 0; i < 3; ++i) {
+            try {
+                if (i == 0)
+                    TraceStore::openReadOnly(p);
+                else if (i == 1)
+                    TraceStore::openForWriting(p);
+                else
+                    TraceStore::migrateInPlace(p);
+                QFAIL("opened a newer file");
+            } catch (const NeedsMigrationError&) {
+                QFAIL("newer is not 'needs migration'");
+            } catch (const StoreError& e) {
+                QVERIFY2(e.problem().find("newer Warpstage") != std::string::npos, e.what());
+            }
+        }
+        QCOMPARE(wstest::fileHash(p), before);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMigration)
+#include "tst_migration.moc"

@@ -1,0 +1,493 @@
+// SQLite store: write -> read gives the same data; read-only never changes the file;
+// one transaction per run (streaming writer, rollback, crash); chunking; validation on write.
+#include "testutil.h"
+#include "warpstage/store.h"
+#include "warpstage/synthetic.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace ws;
+
+namespace {
+
+// The record's intervals of local warp w, sorted by start (stable).
+std::vector<Interval> warpIntervals(const KernelRecord& k, RowId w)
+{
+    std::vector<Interval> v;
+    for (const Interval& iv : k.intervals)
+        if (iv.warpId == w)
+            v.push_back(iv);
+    std::stable_sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    return v;
+}
+
+}  // namespace
+
+class TestStore : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    std::string file(const char* name) { return (m_dir.path() + "/" + name).toStdString(); }
+
+    // Compares a loaded trace with the record it came from.
+    void compareKernel(const KernelRecord& k, const KernelTrace& t)
+    {
+        QCOMPARE(t.ctas.size(), k.ctas.size());
+        QCOMPARE(t.lanes.size(), k.warps.size());
+        QCOMPARE(t.intervalCount(), k.intervals.size());
+        QCOMPARE(t.launch.name, k.launch.name);
+        QCOMPARE(t.launch.start, k.launch.start);
+        QCOMPARE(t.launch.end, k.launch.end);
+        QCOMPARE(t.launch.traced, k.launch.traced);
+        QCOMPARE(t.launch.grid[0], k.launch.grid[0]);
+        QCOMPARE(t.launch.block[0], k.launch.block[0]);
+        QCOMPARE(t.launch.dynamicSmemBytes, k.launch.dynamicSmemBytes);
+        // CTAs sorted by (SM, start)
+        for (std::size_t i = 1; i < t.ctas.size(); ++i)
+            QVERIFY(std::tie(t.ctas[i - 1].smId, t.ctas[i - 1].start) <= std::tie(t.ctas[i].smId, t.ctas[i].start));
+        // Map loaded CTA -> record CTA via blockLinear (unique in these tests)
+        std::map<int, std::size_t> recCta;
+        for (std::size_t i = 0; i < k.ctas.size(); ++i)
+            recCta[k.ctas[i].blockLinear] = i;
+        for (const Cta& c : t.ctas) {
+            const Cta& r = k.ctas[recCta.at(c.blockLinear)];
+            QCOMPARE(c.smId, r.smId);
+            QCOMPARE(c.start, r.start);
+            QCOMPARE(c.end, r.end);
+            QCOMPARE(c.tileM, r.tileM);
+            QCOMPARE(c.tileN, r.tileN);
+            QCOMPARE(c.nsPerCycle, r.nsPerCycle);
+        }
+        // Lanes: ordered (CTA order, warp index); intervals identical to the record's (sorted per warp)
+        for (std::size_t li = 0; li < t.lanes.size(); ++li) {
+            const Lane& l = t.lanes[li];
+            if (li > 0)
+                QVERIFY(std::tie(t.lanes[li - 1].ctaIndex, t.lanes[li - 1].warpIndex) < std::tie(l.ctaIndex, l.warpIndex));
+            const std::size_t rc = recCta.at(t.ctas[static_cast<std::size_t>(l.ctaIndex)].blockLinear);
+            RowId rw = -1;
+            for (std::size_t w = 0; w < k.warps.size(); ++w)
+                if (static_cast<std::size_t>(k.warps[w].ctaId) == rc && k.warps[w].warpIndex == l.warpIndex)
+                    rw = static_cast<RowId>(w);
+            QVERIFY(rw >= 0);
+            const Warp& W = k.warps[static_cast<std::size_t>(rw)];
+            QCOMPARE(l.warpgroup, W.warpgroup);
+            QCOMPARE(l.role, W.role);
+            QCOMPARE(l.roleName, W.roleName);
+            const auto ref = warpIntervals(k, rw);
+            QCOMPARE(l.size(), ref.size());
+            for (std::size_t i = 0; i < ref.size(); ++i) {
+                QCOMPARE(l.start[i], ref[i].start);
+                QCOMPARE(TimeNs(l.duration[i]), std::min<TimeNs>(ref[i].duration, INT32_MAX));
+                QCOMPARE(l.kind[i], ref[i].kind);
+                QCOMPARE(l.slot[i], ref[i].slot);
+                QCOMPARE(l.kstep[i], ref[i].kstep);
+            }
+        }
+        // Loads: sorted by issue, same multiset
+        QCOMPARE(t.loads.size(), k.loads.size());
+        for (std::size_t i = 1; i < t.loads.size(); ++i)
+            QVERIFY(t.loads[i - 1].issue <= t.loads[i].issue);
+        auto key = [&](const LoadTransfer& x, int block) {
+            return std::make_tuple(block, x.kstep, x.slot, x.issue, x.ready, x.bytes);
+        };
+        std::vector<std::tuple<int, int, int, TimeNs, TimeNs, std::int64_t>> a, b;
+        for (const auto& x : k.loads)
+            a.push_back(key(x, k.ctas[static_cast<std::size_t>(x.ctaId)].blockLinear));
+        for (const auto& x : t.loads)
+            b.push_back(key(x, t.ctas[static_cast<std::size_t>(x.ctaId)].blockLinear));
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        QVERIFY(a == b);
+        QCOMPARE(t.tiles.size(), k.tiles.size());
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void roundTripSmall()
+    {
+        const auto path = file("small.wstrace");
+        const RunRecord rec = wstest::smallRun();
+        RowId runId;
+        {
+            auto st = TraceStore::openForWriting(path);
+            QVERIFY(!st.isReadOnly());
+            runId = st.writeRun(rec);
+        }
+        auto st = TraceStore::openReadOnly(path);
+        QCOMPARE(st.schemaVersion(), kSchemaVersion);
+        const auto runs = st.runs();
+        QCOMPARE(runs.size(), std::size_t(1));
+        const RunInfo& r = runs[0];
+        QCOMPARE(r.id, runId);
+        QCOMPARE(r.variant, rec.info.variant);
+        QCOMPARE(r.m, 256);
+        QCOMPARE(r.synthetic, true);
+        QCOMPARE(r.device.name, rec.info.device.name);
+        QCOMPARE(r.device.smCount, 4);
+        QCOMPARE(r.notes, rec.info.notes);
+        QCOMPARE(r.status, RunStatus::Complete);
+        const auto kernels = st.kernels(runId);
+        QCOMPARE(kernels.size(), std::size_t(1));
+        const KernelTrace t = st.loadKernel(kernels[0].id);
+        compareKernel(rec.kernels[0], t);
+        QCOMPARE(t.run.id, runId);
+        // Tiles: warp ids are the loaded warps' ids, CTA index into ctas
+        for (const TileSpan& ts : t.tiles) {
+            QVERIFY(ts.ctaId >= 0 && ts.ctaId < RowId(t.ctas.size()));
+            const auto it = std::find_if(t.lanes.begin(), t.lanes.end(), [&](const Lane& l) { return l.warpId == ts.warpId; });
+            QVERIFY(it != t.lanes.end());
+            QCOMPARE(it->role, WarpRole::Consumer);
+        }
+        // Stall samples
+        QCOMPARE(t.stalls.size(), std::size_t(1));
+        QCOMPARE(t.stalls[0].count, std::int64_t(7));
+        QCOMPARE(t.stalls[0].role, WarpRole::Consumer);
+        QCOMPARE(t.stalls[0].stage, std::string("wait_data"));
+        QCOMPARE(t.stalls[0].pcOffset, std::uint64_t(0x40));
+        // Mem ops and metrics (Metric::kernelId index 1 -> real kernel id)
+        const auto mops = st.memOps(runId);
+        QCOMPARE(mops.size(), std::size_t(1));
+        QCOMPARE(mops[0].kind, MemOpKind::HtoD);
+        QCOMPARE(mops[0].bytes, std::int64_t(1 << 20));
+        const auto ms = st.metrics(runId);
+        QCOMPARE(ms.size(), std::size_t(2));
+        bool sawKernel = false, sawRun = false;
+        for (const Metric& m : ms) {
+            if (m.name == "custom_metric") {
+                QCOMPARE(m.kernelId, kernels[0].id);
+                QCOMPARE(m.value, 42.5);
+                sawKernel = true;
+            } else if (m.name == "run_metric") {
+                QCOMPARE(m.kernelId, RowId(0));
+                sawRun = true;
+            }
+        }
+        QVERIFY(sawKernel && sawRun);
+        // Summaries
+        const auto ks = st.kernelSummaries(runId);
+        QCOMPARE(ks[0].intervalCount, std::int64_t(rec.kernels[0].intervals.size()));
+        QCOMPARE(ks[0].ctaCount, std::int64_t(2));
+        QCOMPARE(ks[0].warpCount, std::int64_t(4));
+        QCOMPARE(ks[0].loadCount, std::int64_t(6));
+        QCOMPARE(ks[0].stallSampleCount, std::int64_t(7));
+        const auto rs = st.runSummaries();
+        QCOMPARE(rs[0].kernelCount, std::int64_t(1));
+        QCOMPARE(rs[0].intervalCount, std::int64_t(rec.kernels[0].intervals.size()));
+        // Writing through a read-only store is refused
+        QVERIFY_THROWS_EXCEPTION(StoreError, st.writeRun(rec));
+    }
+
+    void roundTripSyntheticAllPatterns_data()
+    {
+        QTest::addColumn<int>("pattern");
+        QTest::newRow("sync") << int(SyntheticPattern::Sync);
+        QTest::newRow("multistage") << int(SyntheticPattern::Multistage);
+        QTest::newRow("warp_specialized") << int(SyntheticPattern::WarpSpecialized);
+        QTest::newRow("pingpong") << int(SyntheticPattern::Pingpong);
+    }
+    void roundTripSyntheticAllPatterns()
+    {
+        QFETCH(int, pattern);
+        SyntheticParams p;
+        p.pattern = static_cast<SyntheticPattern>(pattern);
+        p.ctas = 10;
+        p.smCount = 4;  // several waves
+        p.tilesPerCta = 2;
+        p.kstepsPerTile = 8;
+        const RunRecord rec = generateSynthetic(p);
+        const auto path = file(("syn_" + std::to_string(pattern) + ".wstrace").c_str());
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(rec);
+        }
+        auto st = TraceStore::openReadOnly(path);
+        const auto runs = st.runs();
+        QCOMPARE(runs.size(), std::size_t(1));
+        QVERIFY(runs[0].synthetic);
+        const auto kernels = st.kernels(runs[0].id);
+        QCOMPARE(kernels.size(), rec.kernels.size());
+        const auto traced = std::find_if(kernels.begin(), kernels.end(), [](const KernelLaunch& k) { return k.traced; });
+        QVERIFY(traced != kernels.end());
+        const KernelTrace t = st.loadKernel(traced->id);
+        compareKernel(rec.kernels[0], t);
+        // The traced launch gets the stall samples of the untraced launch of the same rung.
+        QVERIFY(!t.stalls.empty());
+        QCOMPARE(t.stalls.size(), rec.kernels[1].stalls.size());
+        QVERIFY(st.stallSamples(traced->id).empty());
+    }
+
+    void manyChunksUnsortedInterleaved()
+    {
+        // One warp with 3 chunks of intervals, given in reverse order and interleaved with another warp.
+        RunRecord rec = wstest::smallRun(1, 1);
+        KernelRecord& k = rec.kernels[0];
+        k.intervals.clear();
+        const int n = 20000;
+        for (int i = n - 1; i >= 0; --i) {
+            k.intervals.push_back({1, IntervalKind::MmaWait, std::int16_t(i % 7 - 1), i - 5, 1000 + 3 * TimeNs(i), i % 3});
+            if (i % 10 == 0)
+                k.intervals.push_back({0, IntervalKind::IssueLoad, 0, i, 1000 + 3 * TimeNs(i) + 1, 1});
+        }
+        // zero-length and huge (clamped) intervals, equal starts keep their input order
+        k.intervals.push_back({0, IntervalKind::Setup, -1, -1, 999, 0});
+        k.intervals.push_back({0, IntervalKind::Other, -1, -1, 999, TimeNs(1) << 40});
+        k.launch.end = 1000 + 3 * n + 100;
+        k.ctas[0].end = k.launch.end;
+        const auto path = file("chunks.wstrace");
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(rec);
+        }
+        auto st = TraceStore::openReadOnly(path);
+        const auto t = st.loadKernel(st.kernels(st.runs()[0].id)[0].id);
+        compareKernel(k, t);
+        const Lane& prod = t.lanes[0];
+        QCOMPARE(prod.kind[0], IntervalKind::Setup);
+        QCOMPARE(prod.duration[1], INT32_MAX);
+        QCOMPARE(t.lanes[1].size(), std::size_t(n));
+    }
+
+    void readOnlyNeverChangesTheFile()
+    {
+        const auto path = file("ro.wstrace");
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(wstest::smallRun());
+            st.writeRun(wstest::smallRun(3, 2));
+        }
+        // At rest: one self-contained file, no side files.
+        QVERIFY(!std::filesystem::exists(path + "-wal"));
+        QVERIFY(!std::filesystem::exists(path + "-shm"));
+        const QByteArray before = wstest::fileHash(path);
+        const auto mtime = std::filesystem::last_write_time(path);
+        {
+            auto st = TraceStore::openReadOnly(path);
+            QVERIFY(st.isReadOnly());
+            for (const RunInfo& r : st.runs())
+                for (const KernelLaunch& k : st.kernels(r.id))
+                    QVERIFY(st.loadKernel(k.id).intervalCount() > 0);
+            QVERIFY(TraceStore::checkFile(path).fileVersion == kSchemaVersion);
+        }
+        QCOMPARE(wstest::fileHash(path), before);
+        QVERIFY(std::filesystem::last_write_time(path) == mtime);
+        QVERIFY(!std::filesystem::exists(path + "-wal"));
+        QVERIFY(!std::filesystem::exists(path + "-shm"));
+
+        // Also a read-only file (permissions mean nothing to root).
+        if (geteuid() == 0)
+            return;
+        std::filesystem::permissions(path, std::filesystem::perms::owner_read, std::filesystem::perm_options::replace);
+        {
+            auto st = TraceStore::openReadOnly(path);
+            QCOMPARE(st.runs().size(), std::size_t(2));
+            QVERIFY_THROWS_EXCEPTION(StoreError, TraceStore::openForWriting(path).writeRun(wstest::smallRun()));
+        }
+        std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                     std::filesystem::perm_options::replace);
+        QCOMPARE(wstest::fileHash(path), before);
+    }
+
+    void appendRuns()
+    {
+        const auto path = file("append.wstrace");
+        for (int i = 0; i < 3; ++i) {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(wstest::smallRun(1 + i, 2));
+        }
+        auto st = TraceStore::openReadOnly(path);
+        const auto runs = st.runs();
+        QCOMPARE(runs.size(), std::size_t(3));
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(st.kernelSummaries(runs[std::size_t(i)].id)[0].ctaCount, std::int64_t(1 + i));
+    }
+
+    void streamingWriterCommitAndRollback()
+    {
+        const auto path = file("stream.wstrace");
+        const RunRecord rec = wstest::smallRun();
+        {
+            auto st = TraceStore::openForWriting(path);
+            {
+                RunWriter w = st.beginRun(rec.info);
+                const RowId kid = w.addKernel(rec.kernels[0]);
+                w.addMemOps(rec.memOps);
+                w.addMetrics({{0, kid, "kernel", "m1", 3.0, "ns"}});
+                w.setHasStalls(true);
+                w.setNotes("streamed");
+                // a second run cannot start while one is open
+                QVERIFY_THROWS_EXCEPTION(StoreError, st.writeRun(rec));
+                w.commit();
+                QVERIFY_THROWS_EXCEPTION(StoreError, w.addKernel(rec.kernels[0]));
+            }
+            {
+                RunWriter w = st.beginRun(rec.info);
+                w.addKernel(rec.kernels[0]);
+                // destroyed without commit: rolled back
+            }
+            {
+                RunWriter w = st.beginRun(rec.info);
+                w.addKernel(rec.kernels[0]);
+                w.setFailed("event buffer overflow in CTA 3");
+                w.commit();
+            }
+        }
+        auto st = TraceStore::openReadOnly(path);
+        const auto runs = st.runs();
+        QCOMPARE(runs.size(), std::size_t(2));
+        QCOMPARE(runs[0].notes, std::string("streamed"));
+        QVERIFY(runs[0].hasStalls);
+        QCOMPARE(st.metrics(runs[0].id).size(), std::size_t(1));
+        QCOMPARE(runs[1].status, RunStatus::Failed);
+        QCOMPARE(runs[1].failureReason, std::string("event buffer overflow in CTA 3"));
+        compareKernel(rec.kernels[0], st.loadKernel(st.kernels(runs[0].id)[0].id));
+    }
+
+    void crashMidRunLeavesEarlierRunsIntact_data()
+    {
+        QTest::addColumn<bool>("sigkill");
+        QTest::newRow("_exit") << false;
+        QTest::newRow("SIGKILL") << true;
+    }
+    void crashMidRunLeavesEarlierRunsIntact()
+    {
+        QFETCH(bool, sigkill);
+        const auto path = file(sigkill ? "crash_kill.wstrace" : "crash_exit.wstrace");
+        const RunRecord rec = wstest::smallRun();
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(rec);
+        }
+        const pid_t pid = fork();
+        if (pid == 0) {
+            // Child: append a committed run, then die in the middle of another one.
+            try {
+                auto st = TraceStore::openForWriting(path);
+                st.writeRun(rec);
+                RunWriter w = st.beginRun(rec.info);
+                w.addKernel(rec.kernels[0]);
+                w.addKernel(rec.kernels[0]);
+                if (sigkill)
+                    raise(SIGKILL);
+                _exit(3);  // no destructors, no rollback, no close
+            } catch (...) {
+                _exit(4);
+            }
+        }
+        int status = 0;
+        QCOMPARE(waitpid(pid, &status, 0), pid);
+        if (sigkill)
+            QVERIFY(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        else
+            QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+        // Reading works (hot WAL recovered), earlier runs intact, no partial run.
+        {
+            auto st = TraceStore::openReadOnly(path);
+            const auto runs = st.runs();
+            QCOMPARE(runs.size(), std::size_t(2));
+            for (const RunInfo& r : runs) {
+                const auto ks = st.kernels(r.id);
+                QCOMPARE(ks.size(), std::size_t(1));
+                compareKernel(rec.kernels[0], st.loadKernel(ks[0].id));
+            }
+        }
+        // And the file can be appended to again.
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(rec);
+        }
+        QCOMPARE(TraceStore::openReadOnly(path).runs().size(), std::size_t(3));
+    }
+
+    void invalidRecordsAreRefusedAtomically_data()
+    {
+        QTest::addColumn<int>("damage");
+        QTest::newRow("interval -> missing warp") << 0;
+        QTest::newRow("negative interval duration") << 1;
+        QTest::newRow("warp -> missing CTA") << 2;
+        QTest::newRow("load ready before issue") << 3;
+        QTest::newRow("kernel ends before start") << 4;
+        QTest::newRow("metric -> missing kernel") << 5;
+        QTest::newRow("CTA ends before start") << 6;
+    }
+    void invalidRecordsAreRefusedAtomically()
+    {
+        QFETCH(int, damage);
+        const auto path = file(("invalid_" + std::to_string(damage) + ".wstrace").c_str());
+        RunRecord rec = wstest::smallRun();
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(rec);
+        }
+        const QByteArray good = wstest::fileHash(path);
+        KernelRecord& k = rec.kernels[0];
+        switch (damage) {
+        case 0: k.intervals[3].warpId = 99; break;
+        case 1: k.intervals[3].duration = -1; break;
+        case 2: k.warps[1].ctaId = 7; break;
+        case 3: k.loads[0].ready = k.loads[0].issue - 1; break;
+        case 4: k.launch.end = k.launch.start - 1; break;
+        case 5: rec.metrics.push_back({0, 5, "kernel", "x", 1, ""}); break;
+        case 6: k.ctas[1].end = k.ctas[1].start - 1; break;
+        }
+        {
+            auto st = TraceStore::openForWriting(path);
+            try {
+                st.writeRun(rec);
+                QFAIL("invalid record was written");
+            } catch (const StoreError& e) {
+                QCOMPARE(e.path(), path);
+                QVERIFY(!e.problem().empty());
+            }
+            QCOMPARE(st.runs().size(), std::size_t(1));
+        }
+        QCOMPARE(TraceStore::openReadOnly(path).runs().size(), std::size_t(1));
+        Q_UNUSED(good);
+    }
+
+    void metricsUpsert()
+    {
+        const auto path = file("metrics.wstrace");
+        auto st = TraceStore::openForWriting(path);
+        const RowId run = st.writeRun(wstest::smallRun());
+        st.writeMetrics(run, {{run, 0, "kernel", "a", 1.0, "ns"}, {run, 0, "kernel", "b", std::nan(""), "ratio"}});
+        st.writeMetrics(run, {{run, 0, "kernel", "a", 2.0, "ns"}});
+        int seen = 0;
+        for (const Metric& m : st.metrics(run)) {
+            if (m.name == "a") {
+                QCOMPARE(m.value, 2.0);
+                ++seen;
+            }
+            if (m.name == "b") {
+                QVERIFY(std::isnan(m.value));  // NULL in the file
+                ++seen;
+            }
+        }
+        QCOMPARE(seen, 2);
+        QVERIFY_THROWS_EXCEPTION(StoreError, st.writeMetrics(run + 100, {{0, 0, "kernel", "a", 1.0, "ns"}}));
+    }
+
+    void lookups()
+    {
+        const auto path = file("lookups.wstrace");
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(wstest::smallRun());
+        }
+        auto st = TraceStore::openReadOnly(path);
+        QVERIFY_THROWS_EXCEPTION(StoreError, st.run(12345));
+        QVERIFY_THROWS_EXCEPTION(StoreError, st.kernel(12345));
+        QVERIFY_THROWS_EXCEPTION(StoreError, st.loadKernel(12345));
+        QVERIFY(st.kernels(12345).empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStore)
+#include "tst_store.moc"
