@@ -460,6 +460,13 @@ void TraceBuffer::reset(void* stream)
     WS_CK(cudaMemcpyAsync(base + m_guard, &m_header, sizeof m_header, cudaMemcpyHostToDevice, st));
 }
 
+void TraceBuffer::clearAsync(void* stream)
+{
+    auto* base = static_cast<std::uint8_t*>(m_mem.get()) + m_guard;
+    WS_CK(cudaMemsetAsync(base + sizeof(trace::TraceBufferHeader), 0, m_bytes - sizeof(trace::TraceBufferHeader),
+                          static_cast<cudaStream_t>(stream)));
+}
+
 std::uint64_t TraceBuffer::guardDamage() const
 {
     std::vector<std::uint8_t> g(m_guard);

@@ -151,6 +151,10 @@ public:
     // Resets the header and every region (count 0, zeroed events); the guards
     // are refilled. Call before each traced launch (kernels count per launch).
     void reset(void* stream = nullptr);
+    // Zeroes everything after the header (CTA records, warp regions) with one
+    // asynchronous memset: no host synchronisation, for timing loops. The
+    // kernels never write the header, so it stays as reset() left it.
+    void clearAsync(void* stream = nullptr);
     // Number of guard bytes that changed (0 = nothing was written outside).
     std::uint64_t guardDamage() const;
     // Copies the buffer (without guards) to the host.
