@@ -219,6 +219,10 @@ void refusalCheck(const std::string& rung, CublasRef& cublas, int sms)
         {{-128, 256, 256}, true},    {{256, 256, -64}, true},     {{1000, 4096, 4096}, false},
         {{4096, 1000, 4096}, false}, {{4096, 4096, 1000}, false}, {{4096, 4096, 1001}, false},
         {{130, 136, 72}, false},
+        // Small and lopsided shapes a rung may accept (then they must be right): one tile;
+        // odd tile counts; fewer tiles than a persistent grid; a single row/column of tiles.
+        {{128, 128, 64}, false},     {{384, 640, 192}, false},    {{256, 8192, 128}, false},
+        {{8320, 384, 320}, false},
     };
     int refused = 0;
     for (const Case& c : cases) {
@@ -265,7 +269,7 @@ void refusalCheck(const std::string& rung, CublasRef& cublas, int sms)
         }
     }
     (refused > 0 ? pass : fail)("rung=" + rung + " refuses " + std::to_string(refused) + " of "
-                                + std::to_string(cases.size()) + " odd/invalid shapes");
+                                + std::to_string(cases.size()) + " odd/invalid/small shapes (the rest computed right)");
 }
 
 }  // namespace
