@@ -91,8 +91,9 @@ void ComparePanel::setContents(const FileContents* contents)
         ++m_gen[s];
         m_label[s]->clear();
     }
-    m_tlA->setTrace(nullptr);
-    m_tlB->setTrace(nullptr);
+    for (TimelineWidget* tl : {m_tlA, m_tlB})
+        if (tl->trace())
+            tl->setTrace(nullptr);
     m_delta->setMetrics(nullptr, nullptr);
 }
 
@@ -133,7 +134,8 @@ void ComparePanel::load(int side, qint64 kernelId)
     TimelineWidget* tl = side == 0 ? m_tlA : m_tlB;
     if (kernelId == 0 || !m_contents || !m_contents->store) {
         m_side[side] = {};
-        tl->setTrace(nullptr);
+        if (tl->trace())
+            tl->setTrace(nullptr);
         m_label[side]->clear();
         updateDeltas();
         return;
@@ -151,7 +153,8 @@ void ComparePanel::load(int side, qint64 kernelId)
         m_side[side] = r;
         if (!r.trace) {
             m_label[side]->setText(tr("<span style='color:#c62828'>%1</span>").arg(r.error.toHtmlEscaped()));
-            tl->setTrace(nullptr);
+            if (tl->trace())
+                tl->setTrace(nullptr);
         } else {
             const auto& t = *r.trace;
             m_label[side]->setText(tr("%1 · %2 · %L3 intervals · %4")

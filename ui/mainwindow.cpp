@@ -57,7 +57,7 @@ QString findSampleTrace()
         dirs.prepend(env);
     for (const QString& d : dirs) {
         const QFileInfoList files = QDir(d).entryInfoList(
-            {QStringLiteral("*.warpstage"), QStringLiteral("*.sqlite"), QStringLiteral("*.db")}, QDir::Files, QDir::Name);
+            {QStringLiteral("*.wstrace"), QStringLiteral("*.warpstage"), QStringLiteral("*.sqlite"), QStringLiteral("*.db")}, QDir::Files, QDir::Name);
         if (!files.isEmpty())
             return files.first().absoluteFilePath();
     }
@@ -267,7 +267,7 @@ void MainWindow::buildActions()
     m_actOpen = file->addAction(icon("open"), tr("&Open…"), this, [this] {
         QSettings s;
         const QString f = QFileDialog::getOpenFileName(this, tr("Open trace"), s.value(QStringLiteral("lastDir")).toString(),
-                                                       tr("Warpstage traces (*.warpstage *.sqlite *.db);;All files (*)"));
+                                                       tr("Warpstage traces (*.wstrace *.warpstage *.sqlite *.db);;All files (*)"));
         if (!f.isEmpty()) {
             s.setValue(QStringLiteral("lastDir"), QFileInfo(f).absolutePath());
             openFile(f);
@@ -443,7 +443,8 @@ void MainWindow::onOpened()
     m_runsModel->setContents(&fc);
     m_runsView->expandAll();
     m_compare->setContents(&fc);
-    m_timeline->setTrace(nullptr);
+    if (m_timeline->trace())
+        m_timeline->setTrace(nullptr);
     m_stalls->clear();
     m_metrics->clear();
     setWindowFilePath(fc.path);

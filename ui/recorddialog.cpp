@@ -66,17 +66,38 @@ RecordProgress parseProgressLine(const QByteArray& line)
         p.message = QString::fromUtf8(line).trimmed();
         return p;
     }
+    // Protocol of warpstage-record --progress-json (docs/recording.md):
+    //   {"type":"progress","rung":..,"pass":..,"step":..,"percent":..}
+    //   {"type":"message","level":"warning","text":..}
+    //   {"type":"run","rung":..,"run_id":..,"status":..}
+    //   {"type":"done","exit_code":0,"output":..,"error":""}
+    // Also accepted: a plain {"rung","pass","percent","message"} object.
     const QJsonObject o = doc.object();
+    const QString type = o.value(QStringLiteral("type")).toString();
     p.rung = o.value(QStringLiteral("rung")).toString();
     p.pass = o.value(QStringLiteral("pass")).toString();
-    p.message = o.value(QStringLiteral("message")).toString();
+    for (const char* key : {"message", "step", "text"}) {
+        p.message = o.value(QLatin1String(key)).toString();
+        if (!p.message.isEmpty())
+            break;
+    }
+    if (type == QLatin1String("run"))
+        p.message = QObject::tr("run %1 stored (%2)")
+                        .arg(o.value(QStringLiteral("run_id")).toInteger())
+                        .arg(o.value(QStringLiteral("status")).toString());
     if (o.contains(QStringLiteral("percent")))
         p.percent = o.value(QStringLiteral("percent")).toDouble(-1);
-    const QString ev = o.value(QStringLiteral("event")).toString();
+    const QString ev = type.isEmpty() ? o.value(QStringLiteral("event")).toString() : type;
     p.done = o.value(QStringLiteral("done")).toBool() || ev == QLatin1String("done");
-    p.error = o.contains(QStringLiteral("error")) || ev == QLatin1String("error");
-    if (p.error && p.message.isEmpty())
-        p.message = o.value(QStringLiteral("error")).toString();
+    const QString error = o.value(QStringLiteral("error")).toString();
+    p.error = !error.isEmpty() || ev == QLatin1String("error") ||
+              (type == QLatin1String("message") && o.value(QStringLiteral("level")).toString() == QLatin1String("error"));
+    if (!error.isEmpty() && (p.message.isEmpty() || p.done))
+        p.message = error;
+    if (p.done && !p.error && p.message.isEmpty())
+        p.message = QObject::tr("finished: %1 run(s) written, %2 failed")
+                        .arg(o.value(QStringLiteral("runs_written")).toInt())
+                        .arg(o.value(QStringLiteral("runs_failed")).toInt());
     return p;
 }
 
@@ -125,7 +146,7 @@ RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDia
     browse->setText(QStringLiteral("…"));
     connect(browse, &QToolButton::clicked, this, [this] {
         const QString f = QFileDialog::getSaveFileName(this, tr("Record into"), m_out->text(),
-                                                       tr("Warpstage traces (*.warpstage *.sqlite *.db)"),
+                                                       tr("Warpstage traces (*.wstrace *.warpstage *.sqlite *.db)"),
                                                        nullptr, QFileDialog::DontConfirmOverwrite);
         if (!f.isEmpty())
             m_out->setText(f);
@@ -179,11 +200,12 @@ QStringList RecordDialog::arguments() const
         if (cb->isChecked())
             rungs << cb->property("rung").toString();
     QStringList a;
+    // options of warpstage-record (docs/recording.md)
+    a << QStringLiteral("--output") << m_out->text();
     a << QStringLiteral("--rungs") << (rungs.size() == m_rungs.size() ? QStringLiteral("all") : rungs.join(QLatin1Char(',')));
     a << QStringLiteral("--shape") << QStringLiteral("%1x%2x%3").arg(m_m->value()).arg(m_n->value()).arg(m_k->value());
     if (!m_stalls->isChecked())
         a << QStringLiteral("--no-stalls");
-    a << QStringLiteral("--out") << m_out->text();
     a << QStringLiteral("--progress-json");
     return a;
 }
@@ -268,12 +290,13 @@ void RecordDialog::onFinished(int code, QProcess::ExitStatus status)
         m_status->setText(tr("Cancelled. Runs committed before the cancel are intact in %1.").arg(m_out->text()));
         return;
     }
-    if (status != QProcess::NormalExit || code != 0) {
+    // 6: finished, but at least one run is stored FAILED (still worth opening)
+    if (status != QProcess::NormalExit || (code != 0 && code != 6)) {
         m_status->setText(tr("warpstage-record failed (exit code %1). See the log above.").arg(code));
         return;
     }
     m_progress->setValue(100);
-    m_status->setText(tr("Done."));
+    m_status->setText(code == 6 ? tr("Done; at least one run is stored as FAILED (see its notes).") : tr("Done."));
     emit recorded(m_out->text());
     accept();
 }

@@ -73,7 +73,10 @@ void TestShellModels::runsModelTree()
             const qint64 id = ki.data(RunsModel::KernelIdRole).toLongLong();
             QVERIFY(id > 0);
             QCOMPARE(model.indexOfKernel(id), ki);
-            QCOMPARE(model.index(k, RunsModel::ColShape, run).data().toString(), QStringLiteral("4096×4096×4096"));
+            const auto& info = m_fc.runs[size_t(r)].summary.info;
+            QVERIFY(info.m > 0);
+            QCOMPARE(model.index(k, RunsModel::ColShape, run).data().toString(),
+                     QStringLiteral("%1×%2×%3").arg(info.m).arg(info.n).arg(info.k));
             if (ki.data(RunsModel::TracedRole).toBool()) {
                 sawTraced = true;
                 QCOMPARE(model.index(k, RunsModel::ColRung, run).data().toString(), rungs[r]);
@@ -275,17 +278,33 @@ void TestShellModels::documentReportsBadFile()
 
 void TestShellModels::progressLine()
 {
-    RecordProgress p = parseProgressLine(R"({"rung":"pingpong","pass":"timeline","percent":42.5,"message":"decoding"})");
+    RecordProgress p = parseProgressLine(R"J({"rung":"pingpong","pass":"timeline","percent":42.5,"message":"decoding"})J");
     QCOMPARE(p.rung, QStringLiteral("pingpong"));
     QCOMPARE(p.pass, QStringLiteral("timeline"));
     QCOMPARE(p.percent, 42.5);
     QCOMPARE(p.message, QStringLiteral("decoding"));
     QVERIFY(!p.done && !p.error);
-    p = parseProgressLine(R"({"event":"done","percent":100})");
+    p = parseProgressLine(R"J({"event":"done","percent":100})J");
     QVERIFY(p.done);
-    p = parseProgressLine(R"({"error":"no GPU"})");
+    p = parseProgressLine(R"J({"error":"no GPU"})J");
     QVERIFY(p.error);
     QCOMPARE(p.message, QStringLiteral("no GPU"));
+    // the recorder's documented protocol (docs/recording.md)
+    p = parseProgressLine(R"J({"type":"progress","rung":"pingpong","rung_index":6,"rung_count":6,"pass":"stalls","step":"PC sampling (child process)","percent":91.7})J");
+    QCOMPARE(p.rung, QStringLiteral("pingpong"));
+    QCOMPARE(p.pass, QStringLiteral("stalls"));
+    QCOMPARE(p.message, QStringLiteral("PC sampling (child process)"));
+    QCOMPARE(p.percent, 91.7);
+    p = parseProgressLine(R"J({"type":"done","exit_code":0,"runs_written":6,"runs_failed":0,"output":"ladder.wstrace","error":""})J");
+    QVERIFY(p.done);
+    QVERIFY(!p.error);
+    QVERIFY(p.message.contains("6 run(s)"));
+    p = parseProgressLine(R"J({"type":"done","exit_code":3,"runs_written":0,"runs_failed":0,"output":"x","error":"no sm_90 GPU"})J");
+    QVERIFY(p.done && p.error);
+    QCOMPARE(p.message, QStringLiteral("no sm_90 GPU"));
+    p = parseProgressLine(R"J({"type":"message","level":"warning","text":"stalls skipped: no permission"})J");
+    QVERIFY(!p.error);
+    QCOMPARE(p.message, QStringLiteral("stalls skipped: no permission"));
     p = parseProgressLine("plain text line");
     QCOMPARE(p.percent, -1.0);
     QCOMPARE(p.message, QStringLiteral("plain text line"));
