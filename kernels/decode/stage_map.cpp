@@ -54,32 +54,69 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
 {
     StageMap m;
     m.m_file = std::move(path);
-    int line = 1;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
+    // Split lines; comment-only lines are blanked.
+    std::vector<std::string_view> lines;
+    for (std::size_t pos = 0; pos <= text.size();) {
         std::size_t eol = text.find('\n', pos);
         if (eol == std::string_view::npos) eol = text.size();
         std::string_view l = text.substr(pos, eol - pos);
-        // Skip comment-only lines.
         const auto first = l.find_first_not_of(" \t");
-        const bool comment = first != std::string_view::npos && l.substr(first, 2) == "//";
-        std::size_t at = comment ? std::string_view::npos : l.find(".event(");
-        while (at != std::string_view::npos) {
-            std::size_t a = at + 7;
-            while (a < l.size() && (l[a] == ' ' || l[a] == '\t')) ++a;
-            std::size_t b = a;
-            while (b < l.size() && (isIdentChar(l[b]) || l[b] == ':')) ++b;
-            std::string_view qual = l.substr(a, b - a);
-            const auto colons = qual.rfind("::");
-            std::string_view id = colons == std::string_view::npos ? qual : qual.substr(colons + 2);
-            if (auto k = intervalKindFromIdentifier(id)) {
-                if (!m.m_starts.empty() && m.m_starts.back().first == line) m.m_starts.back().second = *k;
-                else m.m_starts.emplace_back(line, *k);
-            }
-            at = l.find(".event(", b);
-        }
+        if (first != std::string_view::npos && l.substr(first, 2) == "//") l = {};
+        lines.push_back(l);
         pos = eol + 1;
-        ++line;
+    }
+    auto skipSpace = [](std::string_view l, std::size_t a) {
+        while (a < l.size() && (l[a] == ' ' || l[a] == '\t')) ++a;
+        return a;
+    };
+    auto identAt = [](std::string_view l, std::size_t a, bool qualified) {
+        std::size_t b = a;
+        while (b < l.size() && (isIdentChar(l[b]) || (qualified && l[b] == ':'))) ++b;
+        return l.substr(a, b - a);
+    };
+    auto kindOf = [](std::string_view qual) {
+        const auto colons = qual.rfind("::");
+        return intervalKindFromIdentifier(colons == std::string_view::npos ? qual : qual.substr(colons + 2));
+    };
+    // Split form: `t = wt.now();` ... `wt.eventAt(t, tk::Kind, ...)`: the phase begins at the now() line.
+    std::vector<std::pair<int, std::string>> nows;  // (line, variable)
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string_view l = lines[i];
+        const auto at = l.find(".now()");
+        if (at == std::string_view::npos) continue;
+        const auto eq = l.rfind('=', at);
+        if (eq == std::string_view::npos || eq == 0) continue;
+        std::size_t e = eq;
+        while (e > 0 && (l[e - 1] == ' ' || l[e - 1] == '\t')) --e;
+        std::size_t b = e;
+        while (b > 0 && isIdentChar(l[b - 1])) --b;
+        if (b < e) nows.emplace_back(int(i) + 1, std::string(l.substr(b, e - b)));
+    }
+    std::vector<std::pair<int, IntervalKind>> starts;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string_view l = lines[i];
+        const int line = int(i) + 1;
+        for (std::size_t at = l.find(".event"); at != std::string_view::npos; at = l.find(".event", at + 6)) {
+            std::size_t a = at + 6;
+            const bool split = l.substr(a, 3) == "At(";
+            if (!split && l.substr(a, 1) != "(") continue;
+            a = skipSpace(l, a + (split ? 3 : 1));
+            int startLine = line;
+            if (split) {
+                const std::string_view var = identAt(l, a, false);
+                a = skipSpace(l, a + var.size());
+                if (a >= l.size() || l[a] != ',') continue;
+                a = skipSpace(l, a + 1);
+                for (const auto& [nl, nv] : nows)
+                    if (nl <= line && nv == var) startLine = nl;  // latest now() of that variable at or above
+            }
+            if (auto k = kindOf(identAt(l, a, true))) starts.emplace_back(startLine, *k);
+        }
+    }
+    std::stable_sort(starts.begin(), starts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& s : starts) {
+        if (!m.m_starts.empty() && m.m_starts.back().first == s.first) m.m_starts.back().second = s.second;
+        else m.m_starts.push_back(s);
     }
     return m;
 }

@@ -66,6 +66,39 @@ private slots:
         QVERIFY(!m.stageAt(0).has_value());
     }
 
+    void splitFormStartsAtNow()
+    {
+        // The ladder's split form (kernels/src/warp_specialized.cu): the time is taken with now() where the
+        // phase begins and recorded later with eventAt(t, kind).
+        const char* src =
+            "for (int kt = 0; kt < KT; ++kt) {\n"                                     // 1
+            "    uint64_t tWait = 0, tIssue = 0;\n"                                    // 2
+            "    if (kt >= S) {\n"                                                     // 3
+            "        if constexpr (Traced) tWait = wt.now();\n"                        // 4
+            "        mbarWait(&empty[slot], phase);\n"                                 // 5
+            "    }\n"                                                                  // 6
+            "    if constexpr (Traced) tIssue = wt.now();\n"                           // 7
+            "    tmaLoad2d(st, &tmA, &full[slot], kt * kBK, m0);\n"                    // 8
+            "    if constexpr (Traced) {\n"                                            // 9
+            "        if (kt >= S) wt.eventAt(tWait, tk::WaitSlot, kt, slot);\n"        // 10
+            "        wt.eventAt(tIssue, tk::IssueLoad, kt, slot);\n"                   // 11
+            "    }\n"                                                                  // 12
+            "}\n"                                                                      // 13
+            "if constexpr (Traced) wt.event(tk::WaitData, kt, slot);\n"              // 14
+            "uint64_t t = 0;\n"                                                        // 15
+            "if constexpr (Traced) t = wt.now();\n"                                    // 16
+            "__syncthreads();\n"                                                       // 17
+            "if constexpr (Traced) wt.eventAt(t, tk::Sync, kt, 0);\n";                // 18
+        const auto m = decode::StageMap::fromSource("kernels/src/ws.cu", src);
+        QCOMPARE(int(m.stageCount()), 4);
+        QCOMPARE(*m.stageAt(3), IntervalKind::Setup);
+        QCOMPARE(*m.stageAt(5), IntervalKind::WaitSlot);
+        QCOMPARE(*m.stageAt(8), IntervalKind::IssueLoad);
+        QCOMPARE(*m.stageAt(11), IntervalKind::IssueLoad);
+        QCOMPARE(*m.stageAt(15), IntervalKind::WaitData);
+        QCOMPARE(*m.stageAt(17), IntervalKind::Sync);
+    }
+
     void matchesCuptiFileNames()
     {
         const auto m = decode::StageMap::fromSource("kernels/src/mini.cu", kSource);
