@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
 
     if (wg == 0) {
         setMaxNRegDec<40>();
-        if (tid == 0) {  // producer
+        if (warp == 0) {  // producer warp (all lanes: trace calls are warp-uniform; thread 0 issues)
             int fill = 0;
             for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
                 int tm, tn;
@@ -69,15 +69,22 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
                 if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
                 for (int kt = 0; kt < KT; ++kt, ++fill) {
                     const int slot = fill % S;
+                    uint64_t tWait = 0, tIssue = 0;
                     if (fill >= S) {
-                        if constexpr (Traced) wt.event(tk::WaitSlot, fill, slot);
+                        if constexpr (Traced) tWait = wt.now();
                         mbarWait(&empty[slot], ((fill / S) - 1) & 1);
                     }
-                    if constexpr (Traced) wt.event(tk::IssueLoad, fill, slot);
+                    if constexpr (Traced) tIssue = wt.now();
                     uint8_t* st = smem + slot * kStage;
-                    mbarArriveExpectTx(&full[slot], kStage);
-                    tmaLoad2d(st, &tmA, &full[slot], kt * kBK, tm * BM);
-                    tmaLoad2d(st + kBytesA, &tmB, &full[slot], kt * kBK, tn * BN);
+                    if (tid == 0) {
+                        mbarArriveExpectTx(&full[slot], kStage);
+                        tmaLoad2d(st, &tmA, &full[slot], kt * kBK, tm * BM);
+                        tmaLoad2d(st + kBytesA, &tmB, &full[slot], kt * kBK, tn * BN);
+                    }
+                    if constexpr (Traced) {  // stored after the expect_tx (a release): see WarpTrace::now
+                        if (fill >= S) wt.eventAt(tWait, tk::WaitSlot, fill, slot);
+                        wt.eventAt(tIssue, tk::IssueLoad, fill, slot);
+                    }
                 }
                 if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
             }
@@ -104,16 +111,20 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
                     const int prev = fill - 1;
                     if constexpr (Traced) wt.event(tk::MmaWait, prev, prev % S);
                     wgmmaWait<1>();
-                    if constexpr (Traced) wt.event(tk::Release, prev, prev % S);
+                    uint64_t tRel = 0;
+                    if constexpr (Traced) tRel = wt.now();
                     if (laneId() == 0) mbarArrive(&empty[prev % S]);
+                    if constexpr (Traced) wt.eventAt(tRel, tk::Release, prev, prev % S);
                 }
             }
             const int last = fill - 1;
             if constexpr (Traced) wt.event(tk::MmaWait, last, last % S);
             wgmmaWait<0>();
             fenceAcc(acc[0]);
-            if constexpr (Traced) wt.event(tk::Release, last, last % S);
+            uint64_t tRel = 0;
+            if constexpr (Traced) tRel = wt.now();
             if (laneId() == 0) mbarArrive(&empty[last % S]);
+            if constexpr (Traced) wt.eventAt(tRel, tk::Release, last, last % S);
             if constexpr (Traced) wt.event(tk::Store);
             storeAccBf16<BN>(acc[0], C, N, tm * BM + cw * 64, tn * BN, tid & 127);
             if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);

@@ -63,12 +63,15 @@ __device__ __forceinline__ void mbarArrive(uint64_t* bar)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smemAddr(bar)) : "memory");
 }
 // Arrive on the barrier at the same shared-memory offset in CTA `ctaRank` of the cluster.
+// Default (release, CTA) semantics, as for a local arrive: what it publishes is that this
+// warp's wgmma reads of the slot completed (wgmma.wait_group), not data written by it;
+// a cluster-scope release here made the pingpong rung 2.6x slower (device log, run 2).
 __device__ __forceinline__ void mbarArriveCluster(uint64_t* bar, uint32_t ctaRank)
 {
     asm volatile(
         "{\n.reg .b32 ra;\n"
         "mapa.shared::cluster.u32 ra, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}" ::"r"(smemAddr(bar)),
+        "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}" ::"r"(smemAddr(bar)),
         "r"(ctaRank)
         : "memory");
 }

@@ -115,9 +115,12 @@ const std::vector<RungImpl>& impls()
          &ws::kern::kernelCooperative},
         {{"pingpong", "Ping-pong: two consumer warpgroups on different tiles take turns",
           "Two consumer warpgroups work on different 128x128 tiles and take turns through an ordering "
-          "barrier, so one's epilogue overlaps the other's tensor-core main loop.",
+          "barrier, so one's epilogue overlaps the other's tensor-core main loop; CTA pairs (clusters of 2) "
+          "share their A block by TMA multicast.",
           "kernels/src/pingpong.cu", 6, true, true},
-         kPpBM, kPpBN, kBK, kPpThreads, kPpStages, true, &ws::kern::launchPingpong, &ws::kern::kernelPingpong},
+         // shape unit: the 128x256 pair of tiles that one cluster of 2 CTAs computes together
+         kPpBM, kPpBN * kPpCluster, kBK, kPpThreads, kPpStages, true, &ws::kern::launchPingpong,
+         &ws::kern::kernelPingpong},
     };
     return v;
 }
@@ -128,6 +131,8 @@ const RungImpl* findImpl(std::string_view name)
         if (r.info.name == name) return &r;
     return nullptr;
 }
+
+bool n_is_pingpong(std::string_view n) { return n == "pingpong"; }
 
 constexpr int kMaxDim = 1 << 17;  // 131072: keeps every index and TMA coordinate well inside int32
 
@@ -144,6 +149,11 @@ std::uint32_t gridCtas(const RungImpl& r, const Shape& s, int smCount)
 {
     const std::uint64_t tiles = std::uint64_t(s.m / r.bm) * std::uint64_t(s.n / r.bn);
     if (!r.persistent) return std::uint32_t(tiles);
+    if (r.info.name == "pingpong") {  // clusters of kPpCluster CTAs, one pair tile each at a time
+        int clusters = ws::kern::pingpongMaxClusters();
+        if (clusters <= 0) clusters = smCountOrQuery(smCount) / kPpCluster;
+        return std::uint32_t(kPpCluster * std::min<std::uint64_t>(tiles, std::uint64_t(clusters)));
+    }
     return std::uint32_t(std::min<std::uint64_t>(tiles, std::uint64_t(smCountOrQuery(smCount))));
 }
 
@@ -195,7 +205,9 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     g.bytesPerKStep = std::uint32_t((r->bm + r->bn) * r->bk * 2);
     const std::uint64_t kt = std::uint64_t(s.k / r->bk);
     const std::uint64_t tiles = std::uint64_t(s.m / r->bm) * std::uint64_t(s.n / r->bn);
-    const std::uint64_t tilesPerCta = (tiles + g.numCtas - 1) / g.numCtas;
+    // tiles (pingpong: pair tiles, one per cluster) each CTA walks
+    const std::uint64_t walkers = n_is_pingpong(r->info.name) ? g.numCtas / kPpCluster : g.numCtas;
+    const std::uint64_t tilesPerCta = (tiles + walkers - 1) / walkers;
     std::uint64_t events = 0;
     const std::string_view n = r->info.name;
     if (n == "sync") events = 4 * kt + 4;                   // Load, Sync, Compute, Sync / k-step

@@ -52,22 +52,27 @@ __global__ void __launch_bounds__(kMsThreads, 1) gemmMultistage(const __grid_con
     }
     __syncthreads();
 
+    // called by all of warp 0 (trace calls are warp-uniform); thread 0 issues the copies
     auto issue = [&](int fill) {
         const int slot = fill % S;
         uint8_t* st = smem + slot * kStage;
-        if constexpr (Traced) wt.event(tk::IssueLoad, fill, slot);
-        mbarArriveExpectTx(&full[slot], kStage);
-        tmaLoad2d(st, &tmA, &full[slot], fill * kBK, m0);
-        tmaLoad2d(st + kBytesA, &tmB, &full[slot], fill * kBK, n0);
+        uint64_t t = 0;
+        if constexpr (Traced) t = wt.now();
+        if (tid == 0) {
+            mbarArriveExpectTx(&full[slot], kStage);
+            tmaLoad2d(st, &tmA, &full[slot], fill * kBK, m0);
+            tmaLoad2d(st + kBytesA, &tmB, &full[slot], fill * kBK, n0);
+        }
+        if constexpr (Traced) wt.eventAt(t, tk::IssueLoad, fill, slot);
     };
-    if (tid == 0)
+    if (tid < 32)
         for (int f = 0; f < S - 1 && f < KT; ++f) issue(f);
 
     float acc[1][BN / 2];  // first k-step overwrites (accumulate = 0)
     for (int kt = 0; kt < KT; ++kt) {
         const int slot = kt % S;
         // the stage of k-step kt-1 is free (everyone passed the barrier below): refill it
-        if (tid == 0 && kt + S - 1 < KT) issue(kt + S - 1);
+        if (tid < 32 && kt + S - 1 < KT) issue(kt + S - 1);
         if constexpr (Traced) wt.event(tk::WaitData, kt, slot);
         mbarWait(&full[slot], (kt / S) & 1);
         if constexpr (Traced) wt.event(tk::MmaIssue, kt, slot);
@@ -78,8 +83,10 @@ __global__ void __launch_bounds__(kMsThreads, 1) gemmMultistage(const __grid_con
         if constexpr (Traced) wt.event(tk::MmaWait, kt, slot);
         wgmmaWait<0>();
         fenceAcc(acc[0]);
-        if constexpr (Traced) wt.event(tk::Sync, kt, slot);
+        uint64_t tSync = 0;
+        if constexpr (Traced) tSync = wt.now();
         __syncthreads();
+        if constexpr (Traced) wt.eventAt(tSync, tk::Sync, kt, slot);
     }
 
     if constexpr (Traced) wt.event(tk::Store);

@@ -29,7 +29,7 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8])
 }
 
 template <bool Traced>
-__global__ void __launch_bounds__(kSyncThreads) gemmSync(const __nv_bfloat16* __restrict__ A,
+__global__ void __launch_bounds__(kSyncThreads, 2) gemmSync(const __nv_bfloat16* __restrict__ A,
                                                          const __nv_bfloat16* __restrict__ B,
                                                          __nv_bfloat16* __restrict__ C, int M, int N, int K,
                                                          void* trace)

@@ -54,11 +54,15 @@ __global__ void __launch_bounds__(kTmaSyncThreads) gemmTmaSync(const __grid_cons
     float acc[2][BN / 2];  // no zeroing: the first k-step's wgmma overwrites (accumulate = 0)
     const int KT = K / kBK;
     for (int kt = 0; kt < KT; ++kt) {
-        if (tid == 0) {
-            if constexpr (Traced) wt.event(tk::IssueLoad, kt, 0);
-            mbarArriveExpectTx(full, kBytesA + kBytesB);
-            tmaLoad2d(sA, &tmA, full, kt * kBK, m0);
-            tmaLoad2d(sB, &tmB, full, kt * kBK, n0);
+        if (tid < 32) {  // warp 0: thread 0 issues, the whole warp records (trace calls are warp-uniform)
+            uint64_t t = 0;
+            if constexpr (Traced) t = wt.now();
+            if (tid == 0) {
+                mbarArriveExpectTx(full, kBytesA + kBytesB);
+                tmaLoad2d(sA, &tmA, full, kt * kBK, m0);
+                tmaLoad2d(sB, &tmB, full, kt * kBK, n0);
+            }
+            if constexpr (Traced) wt.eventAt(t, tk::IssueLoad, kt, 0);
         }
         if constexpr (Traced) wt.event(tk::WaitData, kt, 0);
         mbarWait(full, kt & 1);
@@ -70,8 +74,10 @@ __global__ void __launch_bounds__(kTmaSyncThreads) gemmTmaSync(const __grid_cons
         wgmmaWait<0>();
         fenceAcc(acc[0]);
         fenceAcc(acc[1]);
-        if constexpr (Traced) wt.event(tk::Sync, kt, 0);
+        uint64_t tSync = 0;
+        if constexpr (Traced) tSync = wt.now();
         __syncthreads();  // every warpgroup member is done reading the buffer before it is refilled
+        if constexpr (Traced) wt.eventAt(tSync, tk::Sync, kt, 0);
     }
 
     if constexpr (Traced) wt.event(tk::Store);

@@ -59,18 +59,25 @@ __global__ void __launch_bounds__(kWsThreads, 1) gemmWarpSpecialized(const __gri
     __syncthreads();
 
     if (wg == 0) {
-        if (tid == 0) {  // producer
+        if (warp == 0) {  // producer warp (all lanes: trace calls are warp-uniform; thread 0 issues)
             for (int kt = 0; kt < KT; ++kt) {
                 const int slot = kt % S;
+                uint64_t tWait = 0, tIssue = 0;
                 if (kt >= S) {
-                    if constexpr (Traced) wt.event(tk::WaitSlot, kt, slot);
+                    if constexpr (Traced) tWait = wt.now();
                     mbarWait(&empty[slot], ((kt / S) - 1) & 1);
                 }
-                if constexpr (Traced) wt.event(tk::IssueLoad, kt, slot);
+                if constexpr (Traced) tIssue = wt.now();
                 uint8_t* st = smem + slot * kStage;
-                mbarArriveExpectTx(&full[slot], kStage);
-                tmaLoad2d(st, &tmA, &full[slot], kt * kBK, m0);
-                tmaLoad2d(st + kBytesA, &tmB, &full[slot], kt * kBK, n0);
+                if (tid == 0) {
+                    mbarArriveExpectTx(&full[slot], kStage);
+                    tmaLoad2d(st, &tmA, &full[slot], kt * kBK, m0);
+                    tmaLoad2d(st + kBytesA, &tmB, &full[slot], kt * kBK, n0);
+                }
+                if constexpr (Traced) {  // stored after the expect_tx (a release): see WarpTrace::now
+                    if (kt >= S) wt.eventAt(tWait, tk::WaitSlot, kt, slot);
+                    wt.eventAt(tIssue, tk::IssueLoad, kt, slot);
+                }
             }
         }
     } else {  // consumers
@@ -88,15 +95,19 @@ __global__ void __launch_bounds__(kWsThreads, 1) gemmWarpSpecialized(const __gri
             if (kt > 0) {
                 if constexpr (Traced) wt.event(tk::MmaWait, kt - 1, (kt - 1) % S);
                 wgmmaWait<1>();  // k-step kt-1 done; kt stays in flight
-                if constexpr (Traced) wt.event(tk::Release, kt - 1, (kt - 1) % S);
+                uint64_t tRel = 0;
+                if constexpr (Traced) tRel = wt.now();
                 if (laneId() == 0) mbarArrive(&empty[(kt - 1) % S]);
+                if constexpr (Traced) wt.eventAt(tRel, tk::Release, kt - 1, (kt - 1) % S);
             }
         }
         if constexpr (Traced) wt.event(tk::MmaWait, KT - 1, (KT - 1) % S);
         wgmmaWait<0>();
         fenceAcc(acc[0]);
-        if constexpr (Traced) wt.event(tk::Release, KT - 1, (KT - 1) % S);
+        uint64_t tRel = 0;
+        if constexpr (Traced) tRel = wt.now();
         if (laneId() == 0) mbarArrive(&empty[(KT - 1) % S]);
+        if constexpr (Traced) wt.eventAt(tRel, tk::Release, KT - 1, (KT - 1) % S);
         if constexpr (Traced) wt.event(tk::Store);
         storeAccBf16<BN>(acc[0], C, N, m0 + cw * 64, n0, tid & 127);
     }

@@ -7,15 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-OUTDIR=build-probe
+OUTDIR=${OUTDIR:-build-probe}
+EXTRA=${EXTRA:-}
 mode=${1:-build}; shift || true
 if [ "$mode" = build ]; then
     mkdir -p $OUTDIR
     objs=()
-    for f in ladder sync tma_sync multistage warp_specialized cooperative pingpong probe/ladder_probe; do
+    for f in ${FILES:-ladder sync tma_sync multistage warp_specialized cooperative pingpong probe/ladder_probe}; do
         o=$OUTDIR/$(basename $f).o
         $NVCC -std=c++17 -O3 -lineinfo -gencode=arch=compute_90a,code=sm_90a -Ikernels/include -Ikernels/src \
-            -Xptxas -v -c kernels/src/$f.cu -o $o 2> $OUTDIR/$(basename $f).ptxas.log &
+            $EXTRA -Xptxas -v -c kernels/src/$f.cu -o $o 2> $OUTDIR/$(basename $f).ptxas.log &
         objs+=($o)
     done
     wait

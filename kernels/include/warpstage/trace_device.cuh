@@ -5,10 +5,11 @@
 // Traced == false every member is an empty inline function guarded by
 // `if constexpr`, so the untraced build contains no trace code at all.
 //
-// Cost model (Traced == true): the warp's event pointer and its event count live in
-// registers; an event is one clock64 read and one 16-byte st.global from lane 0,
-// predicated on count < capacity. No extra synchronisation: only the CTA end
-// record waits for the CTA's other warps (one __syncthreads, once, at the end).
+// Cost model (Traced == true): the warp's event pointer, count and one pending event per
+// lane live in registers; an event is one clock64 read and a few selects, and every 32
+// events the warp writes them with one coalesced 512-byte store. No extra
+// synchronisation: only the CTA end record waits for the CTA's other warps (one
+// __syncthreads, once, at the end). All calls must be warp-uniform (all 32 lanes).
 //
 // Events mark the warp ENTERING a phase (kind = ws::IntervalKind value); the last
 // event of each warp is kEventEnd, after which the warp writes its final count
@@ -36,9 +37,13 @@ inline constexpr std::uint8_t kNoSlot = 0xFF;
 #ifdef __CUDACC__
 __device__ __forceinline__ std::uint64_t readClock64()
 {
+#ifdef WS_TRACE_EXPERIMENT_NO_CLOCK  // experiment only: no clock read
+    return 0x12345ull;
+#else
     std::uint64_t c;
     asm volatile("mov.u64 %0, %%clock64;" : "=l"(c));
     return c;
+#endif
 }
 __device__ __forceinline__ std::uint64_t readGlobalTimer()
 {
@@ -74,31 +79,49 @@ struct WarpTrace {
     __device__ __forceinline__ void event(std::uint8_t, std::int32_t = -1, std::uint8_t = kNoSlot, std::int16_t = 0)
     {
     }
+    __device__ __forceinline__ std::uint64_t now() { return 0; }
+    __device__ __forceinline__ void eventAt(std::uint64_t, std::uint8_t, std::int32_t = -1, std::uint8_t = kNoSlot,
+                                            std::int16_t = 0)
+    {
+    }
     __device__ __forceinline__ void end() {}
 };
 
 template <>
 struct WarpTrace<true> {
-    TraceEvent* ev = nullptr;     // this warp's event array (null: tracing off, or not lane 0)
-    WarpRegionHeader* hdr = nullptr;
-    std::uint32_t count = 0;
-    std::uint32_t cap = 0;
+    // Events are gathered in registers, one per lane: event number i of the warp is held by
+    // lane i % 32 (the lane whose index matches takes the clock value and packed fields with a
+    // select; no branch, no memory access). Every 32 events the warp writes them with ONE
+    // coalesced 512-byte st.global.v4 (each lane 16 bytes), so the main loops see one store
+    // per 32 events instead of one per event (a store per event cost the pingpong rung
+    // ~50%: device log). Lanes whose event index is >= the capacity do not write; the count
+    // keeps counting, so an overflow is visible to the recorder.
+    TraceEvent* ev = nullptr;         // this warp's event array (every lane)
+    WarpRegionHeader* hdr = nullptr;  // lane 0 only
+    std::uint32_t count = 0;          // events so far (warp-uniform)
+    std::uint32_t cap = 0;            // capacity; 0 when tracing is off
+    std::uint32_t lane = 0;
+    std::uint32_t r0 = 0, r1 = 0, r2 = 0, r3 = 0;  // this lane's pending event (16 bytes)
 
-    // Declares the warp's role and points it at its region. Call once per warp, early,
-    // with warp-uniform arguments (all lanes may call; only lane 0 keeps a pointer).
+    // Declares the warp's role and points it at its region. Call once per warp, early, from
+    // all 32 lanes, with warp-uniform arguments.
     __device__ __forceinline__ void begin(void* buffer, std::uint32_t warpInCta, std::uint8_t role,
                                           std::uint8_t warpgroup, std::uint8_t roleIndex)
     {
-        if (buffer == nullptr || (threadIdx.x & 31u) != 0) return;
+        lane = threadIdx.x & 31u;
+        if (buffer == nullptr) return;
         const auto* h = static_cast<const TraceBufferHeader*>(buffer);
         if (!headerMatches(h)) return;
-        cap = h->eventsPerWarp;
+        const std::uint32_t perWarp = h->eventsPerWarp;
         // == warpRegionOffset(...) of trace_format.h (spelled out: that one is host constexpr)
         const std::uint64_t off = sizeof(TraceBufferHeader) + std::uint64_t(h->numCtas) * sizeof(CtaRecord)
             + (std::uint64_t(linearCta()) * h->warpsPerCta + warpInCta)
-                * (sizeof(WarpRegionHeader) + std::uint64_t(cap) * sizeof(TraceEvent));
-        hdr = reinterpret_cast<WarpRegionHeader*>(static_cast<char*>(buffer) + off);
-        ev = reinterpret_cast<TraceEvent*>(hdr + 1);
+                * (sizeof(WarpRegionHeader) + std::uint64_t(perWarp) * sizeof(TraceEvent));
+        auto* region = reinterpret_cast<WarpRegionHeader*>(static_cast<char*>(buffer) + off);
+        ev = reinterpret_cast<TraceEvent*>(region + 1);
+        cap = perWarp;
+        if (lane != 0) return;
+        hdr = region;
         // role, warpgroup, roleIndex, flags (bit 0: role declared) in the header's second word
         const std::uint32_t w1 = std::uint32_t(role) | (std::uint32_t(warpgroup) << 8)
             | (std::uint32_t(roleIndex) << 16) | (1u << 24);
@@ -106,30 +129,53 @@ struct WarpTrace<true> {
                      : "memory");
     }
 
-    // The warp enters phase `kind` (or passes a marker) at this moment.
+    // The warp enters phase `kind` (or passes a marker) at this moment. Warp-uniform call.
     __device__ __forceinline__ void event(std::uint8_t kind, std::int32_t kstep = -1, std::uint8_t slot = kNoSlot,
                                           std::int16_t aux = 0)
     {
-        if (ev != nullptr) {
-            if (count < cap) {
-                const std::uint64_t c = readClock64();
-                const std::uint32_t w3 = std::uint32_t(std::uint16_t(aux)) | (std::uint32_t(slot) << 16)
-                    | (std::uint32_t(kind) << 24);
-                asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(ev + count),
-                             "r"(std::uint32_t(c)), "r"(std::uint32_t(c >> 32)), "r"(std::uint32_t(kstep)),
-                             "r"(w3));
-            }
-            ++count;
-        }
+        eventAt(readClock64(), kind, kstep, slot, aux);
     }
 
-    // Last event (kEventEnd) and the final attempted-event count.
+    // Split form: take the time with now() where the phase begins, record it later.
+    __device__ __forceinline__ std::uint64_t now() { return readClock64(); }
+
+    __device__ __forceinline__ void eventAt(std::uint64_t c, std::uint8_t kind, std::int32_t kstep = -1,
+                                            std::uint8_t slot = kNoSlot, std::int16_t aux = 0)
+    {
+        const std::uint32_t w3 = std::uint32_t(std::uint16_t(aux)) | (std::uint32_t(slot) << 16)
+            | (std::uint32_t(kind) << 24);
+        const bool mine = (count & 31u) == lane;
+        r0 = mine ? std::uint32_t(c) : r0;
+        r1 = mine ? std::uint32_t(c >> 32) : r1;
+        r2 = mine ? std::uint32_t(kstep) : r2;
+        r3 = mine ? w3 : r3;
+        ++count;
+        if ((count & 31u) == 0) flush(32);
+    }
+
+    // Writes the pending events of lanes < n (the last batch may be partial).
+    __device__ __forceinline__ void flush(std::uint32_t n)
+    {
+#ifndef WS_TRACE_EXPERIMENT_NO_STORE
+        const std::uint32_t idx = ((count - 1u) & ~31u) + lane;  // event index this lane holds
+        asm volatile(
+            "{\n.reg .pred p, q;\n"
+            "setp.lt.u32 p, %5, %6;\n"
+            "setp.lt.u32 q, %7, %8;\n"
+            "and.pred p, p, q;\n"
+            "@p st.global.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"l"(ev + idx),
+            "r"(r0), "r"(r1), "r"(r2), "r"(r3), "r"(idx), "r"(cap), "r"(lane), "r"(n));
+#else
+        asm volatile("" ::"r"(r0), "r"(r1), "r"(r2), "r"(r3), "r"(n));
+#endif
+    }
+
+    // Last event (kEventEnd), the partial batch, and the final attempted-event count (lane 0).
     __device__ __forceinline__ void end()
     {
-        if (ev != nullptr) {
-            event(kEventEnd);
-            asm volatile("st.global.u32 [%0], %1;" ::"l"(&hdr->count), "r"(count) : "memory");
-        }
+        event(kEventEnd);
+        if ((count & 31u) != 0) flush(count & 31u);
+        if (hdr != nullptr) asm volatile("st.global.u32 [%0], %1;" ::"l"(&hdr->count), "r"(count) : "memory");
     }
 };
 

@@ -152,6 +152,8 @@ int main(int argc, char** argv)
         };
         if (doTime) {
             cublasUs = timeIt([&](int set) { cublasBf16(set); });
+            cublasBf16(0);
+            CK(cudaDeviceSynchronize());
             Err ce = compare(Cb, ref, nc, dAcc, dBad);
             std::printf("%-17s %-16s %-9.2e %-10s %-10s %-9.1f %-9s %-9.1f (%.1f TFLOP/s)\n", "cublas",
                         (std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k)).c_str(), ce.rel,
