@@ -29,7 +29,7 @@ cd - > /dev/null
 echo "warpstage-record rc=$rc in $(( $(date +%s) - start )) s"; grep -v "^\[" "$OUT/record.log" | tail -20
 python3 kernels/recorder/tools/summarize.py "$SAMPLE" > "$OUT/summary.txt" 2>&1; cat "$OUT/summary.txt" | cut -c1-400
 if [ -f "$SAMPLE" ]; then
-  (cd "$WORK" && tar -cf - ladder-h200-4096.wstrace | xz -9e -T16 > "$OUT/ladder-h200-4096.tar.xz")
+  (cd "$WORK" && tar -cf - ladder-h200-4096.wstrace | xz -9 -T16 --block-size=24MiB > "$OUT/ladder-h200-4096.tar.xz")
   ls -l "$SAMPLE" "$OUT/ladder-h200-4096.tar.xz"
   size=$(stat -c %s "$OUT/ladder-h200-4096.tar.xz")
   if [ "$size" -gt 15000000 ]; then
