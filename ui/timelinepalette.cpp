@@ -1,0 +1,98 @@
+#include "timelinepalette.h"
+
+#include <warpstage/lod.h>
+
+namespace tlpalette {
+
+using K = ws::IntervalKind;
+
+QColor kindColor(ws::IntervalKind kind)
+{
+    switch (kind) {
+    case K::Other: return QColor(0xBB, 0xBB, 0xBB);
+    case K::Setup: return QColor(0xD4, 0xCF, 0xC4);      // pale sand-grey
+    case K::WaitSlot: return QColor(0xEE, 0x77, 0x33);   // vibrant orange: back-pressure
+    case K::IssueLoad: return QColor(0x00, 0x99, 0x88);  // teal: load issue
+    case K::WaitData: return QColor(0xCC, 0x33, 0x11);   // vibrant red: starvation
+    case K::MmaIssue: return QColor(0x33, 0x66, 0xAA);   // muted blue: tensor-core issue
+    case K::MmaWait: return QColor(0x99, 0xBB, 0xDD);    // pale blue: tensor cores busy
+    case K::Release: return QColor(0x99, 0x88, 0xCC);    // lavender
+    case K::Epilogue: return QColor(0xAA, 0x44, 0x99);   // purple
+    case K::Store: return QColor(0x88, 0x22, 0x55);      // wine
+    case K::Load: return QColor(0x33, 0xBB, 0xAA);       // light teal: synchronous load
+    case K::Sync: return QColor(0xDD, 0xCC, 0x77);       // sand
+    case K::Compute: return QColor(0x55, 0x88, 0xCC);    // blue: CUDA-core math
+    case K::WaitOrder: return QColor(0xEE, 0x33, 0x77);  // magenta
+    default: return QColor(0xBB, 0xBB, 0xBB);
+    }
+}
+
+bool kindHatched(ws::IntervalKind kind) { return kind == K::WaitSlot || kind == K::WaitData; }
+
+QColor hatchColor(ws::IntervalKind kind)
+{
+    return kind == K::WaitData ? QColor(0x88, 0x1A, 0x08) : QColor(0xB3, 0x4E, 0x14);
+}
+
+QString kindLabel(ws::IntervalKind kind)
+{
+    const auto l = ws::intervalKindLabel(kind);
+    return QString::fromUtf8(l.data(), qsizetype(l.size()));
+}
+
+QColor loadsColor(int inFlight)
+{
+    switch (inFlight) {
+    case 1: return QColor(0xBB, 0xDD, 0xF2);
+    case 2: return QColor(0x77, 0xB4, 0xE0);
+    case 3: return QColor(0x33, 0x88, 0xCC);
+    default: return QColor(0x11, 0x55, 0x99);
+    }
+}
+
+QColor overlapColor(int state)
+{
+    switch (state) {
+    case int(ws::lod::OverlapState::LoadOnly): return QColor(0xEE, 0x66, 0x77);     // exposed load (rose)
+    case int(ws::lod::OverlapState::ComputeOnly): return QColor(0xB4, 0xBE, 0xC8);  // compute, nothing loading (neutral)
+    case int(ws::lod::OverlapState::Both): return QColor(0x22, 0x88, 0x33);         // load hidden behind compute
+    default: return background();
+    }
+}
+
+QString overlapLabel(int state)
+{
+    switch (state) {
+    case int(ws::lod::OverlapState::LoadOnly): return QStringLiteral("Load exposed (no compute)");
+    case int(ws::lod::OverlapState::ComputeOnly): return QStringLiteral("Compute, no load in flight");
+    case int(ws::lod::OverlapState::Both): return QStringLiteral("Load hidden behind compute");
+    default: return QStringLiteral("Idle");
+    }
+}
+
+QColor roleColor(ws::WarpRole role)
+{
+    switch (role) {
+    case ws::WarpRole::Producer: return QColor(0x00, 0x99, 0x88);
+    case ws::WarpRole::Consumer: return QColor(0x33, 0x66, 0xAA);
+    case ws::WarpRole::Epilogue: return QColor(0xAA, 0x44, 0x99);
+    case ws::WarpRole::Worker: return QColor(0x55, 0x88, 0xCC);
+    case ws::WarpRole::Idle: return QColor(0xCC, 0xCC, 0xCC);
+    default: return QColor(0x99, 0x99, 0x99);
+    }
+}
+
+QColor background() { return QColor(0xFF, 0xFF, 0xFF); }
+QColor rowShade() { return QColor(0xF4, 0xF5, 0xF7); }
+QColor gridLine() { return QColor(0xE2, 0xE4, 0xE8); }
+QColor labelText() { return QColor(0x20, 0x24, 0x2A); }
+QColor headerBackground() { return QColor(0xE8, 0xEB, 0xF0); }
+
+QColor faded(QColor c, double f)
+{
+    const QColor b = background();
+    return QColor(int(c.red() + (b.red() - c.red()) * f), int(c.green() + (b.green() - c.green()) * f),
+                  int(c.blue() + (b.blue() - c.blue()) * f));
+}
+
+}  // namespace tlpalette

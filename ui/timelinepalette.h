@@ -1,0 +1,34 @@
+// Colours of the timeline: per interval kind (colour-blind safe, after Paul Tol's
+// "vibrant"/"muted" schemes), loads in flight and the load/compute overlap band.
+// Starvation (WaitData) and back-pressure (WaitSlot) are saturated and hatched;
+// compute is in muted blues, loads in teal; green is kept for "load hidden
+// behind compute" in the overlap band.
+#pragma once
+
+#include <warpstage/model.h>
+
+#include <QColor>
+#include <QString>
+
+namespace tlpalette {
+
+QColor kindColor(ws::IntervalKind kind);
+bool kindHatched(ws::IntervalKind kind);     // drawn with diagonal hatching (stalls)
+QColor hatchColor(ws::IntervalKind kind);    // the hatch stripes' colour
+QString kindLabel(ws::IntervalKind kind);    // "Wait for data", ...
+
+QColor loadsColor(int inFlight);             // 1..4 (4 = four or more)
+QColor overlapColor(int state);              // ws::lod::OverlapState 1..3
+QString overlapLabel(int state);
+
+QColor roleColor(ws::WarpRole role);         // the chip in the label column
+QColor background();
+QColor rowShade();                           // alternate CTA group background
+QColor gridLine();
+QColor labelText();
+QColor headerBackground();
+
+// Blend c towards the background by f (0 = c, 1 = background).
+QColor faded(QColor c, double f = 0.78);
+
+}  // namespace tlpalette

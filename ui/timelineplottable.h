@@ -1,0 +1,110 @@
+// TimelinePlottable: the one QCustomPlot plottable that draws every row of the
+// timeline (see TimelineLayout) from the trace's columnar lanes through the LOD
+// index (ws::lod). Per frame it asks each visible row's index for ~2 buckets per
+// device pixel and writes the pixels straight into a cached QImage (a stacked mix
+// of kinds per pixel column, hatched stalls), then blits it once: the work is
+// O(visible rows x pixels) whatever the number of intervals. It also paints the
+// label column (left margin), the selection, hover, range selection and ruler.
+#pragma once
+
+#include "timelinelayout.h"
+
+#include <warpstage/lod.h>
+#include <warpstage/model.h>
+
+#include <qcustomplot.h>
+
+#include <QImage>
+
+#include <memory>
+#include <optional>
+
+class TimelinePlottable : public QCPAbstractPlottable {
+    Q_OBJECT
+public:
+    TimelinePlottable(QCPAxis *keyAxis, QCPAxis *valueAxis);
+
+    void setTrace(std::shared_ptr<const ws::KernelTrace> trace, const TimelineLayout *layout);
+    void setIndex(std::shared_ptr<const ws::lod::TraceIndex> index);
+    const ws::lod::TraceIndex *index() const { return m_index.get(); }
+    void setOrigin(ws::TimeNs origin) { m_origin = origin; }
+    ws::TimeNs origin() const { return m_origin; }
+    void setScrollY(int y) { m_scrollY = y; }
+    int scrollY() const { return m_scrollY; }
+    void setIndexProgress(int percent) { m_progress = percent; }
+
+    void setHighlight(std::optional<QPair<ws::WarpRole, ws::IntervalKind>> h) { m_highlight = h; }
+    void setSelectedInterval(int lane, qsizetype index) { m_selLane = lane; m_selIndex = index; }
+    void setHoverInterval(int lane, qsizetype index) { m_hoverLane = lane; m_hoverIndex = index; }
+    void setRangeSelection(std::optional<QPair<double, double>> r) { m_range = r; }  // relative ns
+    std::optional<QPair<double, double>> rangeSelection() const { return m_range; }
+    void setZoomBand(std::optional<QPair<double, double>> r) { m_zoomBand = r; }     // rubber band, relative ns
+    struct Ruler {
+        double t0, t1;  // relative ns
+        double y0, y1;  // widget px
+    };
+    void setRuler(std::optional<Ruler> r) { m_ruler = r; }
+    std::optional<Ruler> ruler() const { return m_ruler; }
+
+    struct Hit {
+        int row = -1;
+        TimelineRow::Type type = TimelineRow::Warp;
+        bool inLabels = false;
+        bool onArrow = false;     // on a header's collapse arrow / label
+        int lane = -1;
+        qsizetype index = -1;     // interval index in the lane (Warp rows)
+        int cta = -1;
+        int sm = -1;
+        int category = -1;        // Loads: loads in flight (4 = 4+); CtaHeader: OverlapState
+        ws::TimeNs segStart = 0, segEnd = 0;  // Loads/CtaHeader: the segment under the cursor (absolute)
+        double t = 0;             // relative ns under the cursor
+    };
+    Hit hitTest(const QPointF &pos) const;
+    QRect lanesRect() const;
+    QRect labelRect() const;
+
+    // Last frame's statistics (benchmarks)
+    int lastVisibleRows() const { return m_lastRows; }
+    qint64 lastBuckets() const { return m_lastBuckets; }
+
+    // QCPAbstractPlottable
+    double selectTest(const QPointF &, bool, QVariant *) const override { return -1; }
+    QCPRange getKeyRange(bool &foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth) const override;
+    QCPRange getValueRange(bool &foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth,
+                           const QCPRange &inKeyRange = QCPRange()) const override;
+
+protected:
+    void draw(QCPPainter *painter) override;
+    void drawLegendIcon(QCPPainter *, const QRectF &) const override {}
+    QRect clipRect() const override;
+
+private:
+    struct TextItem {
+        QRectF rect;
+        QString text;
+        QColor color;
+    };
+    void rasterRow(const TimelineRow &row, int y0, int y1, int width, double t0, double t1, double scale,
+                   std::vector<TextItem> &texts, const QRect &ar);
+    void drawLabels(QCPPainter *painter, const QRect &ar);
+    void drawOverlays(QCPPainter *painter, const QRect &ar);
+    QRectF intervalRect(int lane, qsizetype index, const QRect &ar) const;
+
+    std::shared_ptr<const ws::KernelTrace> m_trace;
+    std::shared_ptr<const ws::lod::TraceIndex> m_index;
+    const TimelineLayout *m_layout = nullptr;
+    ws::lod::SeriesIndex m_raw;  // unbuilt: used while the index builds
+    ws::TimeNs m_origin = 0;
+    int m_scrollY = 0;
+    int m_progress = 0;
+    std::optional<QPair<ws::WarpRole, ws::IntervalKind>> m_highlight;
+    int m_selLane = -1, m_hoverLane = -1;
+    qsizetype m_selIndex = -1, m_hoverIndex = -1;
+    std::optional<QPair<double, double>> m_range, m_zoomBand;
+    std::optional<Ruler> m_ruler;
+
+    QImage m_image;
+    ws::lod::BucketMix m_mix;
+    int m_lastRows = 0;
+    qint64 m_lastBuckets = 0;
+};
