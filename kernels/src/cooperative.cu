@@ -23,7 +23,8 @@ namespace tr = ws::trace::role;
 
 constexpr int BM = kCoopBM, BN = kCoopBN, S = kCoopStages;
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
-constexpr int kSmem = S * kStage + 1024 + 128;
+constexpr int kSmem = S * kStage + 1024 + 128;  // + barrier area
+constexpr int kWarps = kCoopThreads / 32;
 constexpr int kConsumerWarps = 8;
 
 template <bool Traced>
@@ -45,7 +46,8 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
     if constexpr (Traced) {
         ct.begin(trace);
         const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
-        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0);
+        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
+                 reinterpret_cast<uint8_t*>(full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
         wt.event(tk::Setup);
     }
     if (tid == 0) {
@@ -150,9 +152,10 @@ cudaError_t launchCooperative(const LaunchArgs& a, const char** err)
     }
     auto* C = static_cast<__nv_bfloat16*>(a.c);
     auto kern = a.trace ? gemmCooperative<true> : gemmCooperative<false>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    kern<<<a.gridCtas, kCoopThreads, kSmem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
+    kern<<<a.gridCtas, kCoopThreads, smem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
     return cudaGetLastError();
 }
 

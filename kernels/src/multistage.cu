@@ -22,7 +22,8 @@ namespace tr = ws::trace::role;
 
 constexpr int BM = kMsBM, BN = kMsBN, S = kMsStages;
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
-constexpr int kSmem = S * kStage + 1024 + 64;
+constexpr int kSmem = S * kStage + 1024 + 128;  // + barrier area
+constexpr int kWarps = kMsThreads / 32;
 
 template <bool Traced>
 __global__ void __launch_bounds__(kMsThreads, 1) gemmMultistage(const __grid_constant__ CUtensorMap tmA,
@@ -41,7 +42,8 @@ __global__ void __launch_bounds__(kMsThreads, 1) gemmMultistage(const __grid_con
     ws::trace::CtaTrace<Traced> ct;
     if constexpr (Traced) {
         ct.begin(trace);
-        wt.begin(trace, tid / 32, tr::Worker, wg, wg);
+        wt.begin(trace, tid / 32, tr::Worker, wg, wg,
+                 reinterpret_cast<uint8_t*>(full) + 128 + (tid / 32) * ws::trace::kTraceSmemPerWarp);
         wt.event(tk::Setup);
     }
     if (tid == 0) {
@@ -112,9 +114,10 @@ cudaError_t launchMultistage(const LaunchArgs& a, const char** err)
     auto* C = static_cast<__nv_bfloat16*>(a.c);
     const dim3 grid(a.n / BN, a.m / BM);
     auto kern = a.trace ? gemmMultistage<true> : gemmMultistage<false>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    kern<<<grid, kMsThreads, kSmem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
+    kern<<<grid, kMsThreads, smem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
     return cudaGetLastError();
 }
 

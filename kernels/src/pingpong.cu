@@ -31,7 +31,8 @@ namespace tr = ws::trace::role;
 constexpr int BM = kPpBM, BN = kPpBN, S = kPpStages, CL = kPpCluster;
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
 constexpr uint32_t kHalfA = kBytesA / CL;  // the part of the A block each CTA of the pair loads
-constexpr int kSmem = S * kStage + 1024 + 128;
+constexpr int kSmem = S * kStage + 1024 + 128;  // + barrier area
+constexpr int kWarps = kPpThreads / 32;
 constexpr int kOrderBar0 = 1;  // named barrier ids 1, 2: "consumer warpgroup w may start its main loop"
 #ifndef WS_PP_INFLIGHT
 #define WS_PP_INFLIGHT 1
@@ -50,7 +51,7 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
     uint64_t* empty = full + S;
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
     const int KT = K / kBK;
-    const uint32_t rank = clusterCtaRank();
+    const uint32_t rank = CL > 1 ? clusterCtaRank() : 0u;
     const uint32_t peer = rank ^ 1u;
     const int cluster = int(blockIdx.x) / CL, numClusters = int(gridDim.x) / CL;
     const int tilesM = M / BM, pairsN = N / (BN * CL), numPairs = tilesM * pairsN;
@@ -62,7 +63,8 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
     if constexpr (Traced) {
         ct.begin(trace);
         const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
-        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0);
+        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
+                 reinterpret_cast<uint8_t*>(full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
         wt.event(tk::Setup);
     }
     if (tid == 0) {
@@ -101,8 +103,11 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
                     uint8_t* st = smem + slot * kStage;
                     if (tid == 0) {
                         mbarArriveExpectTx(&full[slot], kStage);
-                        tmaLoad2dMulticast(st + rank * kHalfA, &tmA, &full[slot], kt * kBK,
-                                           tm * BM + int(rank) * (BM / CL), uint16_t((1u << CL) - 1));
+                        if constexpr (CL > 1)
+                            tmaLoad2dMulticast(st + rank * kHalfA, &tmA, &full[slot], kt * kBK,
+                                               tm * BM + int(rank) * (BM / CL), uint16_t((1u << CL) - 1));
+                        else
+                            tmaLoad2d(st, &tmA, &full[slot], kt * kBK, tm * BM);
                         tmaLoad2d(st + kBytesA, &tmB, &full[slot], kt * kBK, tn * BN);
                     }
                     if constexpr (Traced) {  // written after the expect_tx (a release): see WarpTrace::now
@@ -147,7 +152,7 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
                     if constexpr (Traced) tRel = wt.now();
                     if (lane0) {
                         mbarArrive(&empty[prev % S]);
-                        mbarArriveCluster(&empty[prev % S], peer);
+                        if constexpr (CL > 1) mbarArriveCluster(&empty[prev % S], peer);
                     }
                     if constexpr (Traced) wt.eventAt(tRel, tk::Release, prev, prev % S);
                 }
@@ -167,7 +172,7 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
                 if constexpr (Traced) tRel = wt.now();
                 if (lane0) {
                     mbarArrive(&empty[f % S]);
-                    mbarArriveCluster(&empty[f % S], peer);
+                    if constexpr (CL > 1) mbarArriveCluster(&empty[f % S], peer);
                 }
                 if constexpr (Traced) wt.eventAt(tRel, tk::Release, f, f % S);
             }
@@ -219,9 +224,10 @@ cudaError_t launchPingpong(const LaunchArgs& a, const char** err)
     }
     auto* C = static_cast<__nv_bfloat16*>(a.c);
     auto kern = a.trace ? gemmPingpong<true> : gemmPingpong<false>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    kern<<<a.gridCtas, kPpThreads, kSmem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
+    kern<<<a.gridCtas, kPpThreads, smem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
     return cudaGetLastError();
 }
 

@@ -36,6 +36,7 @@ __global__ void __launch_bounds__(kSyncThreads, 2) gemmSync(const __nv_bfloat16*
 {
     __shared__ __align__(16) float As[BK][BM + PAD];
     __shared__ __align__(16) float Bs[BK][BN + PAD];
+    __shared__ __align__(16) uint8_t traceStage[Traced ? (kSyncThreads / 32) * ws::trace::kTraceSmemPerWarp : 16];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
 
@@ -43,7 +44,8 @@ __global__ void __launch_bounds__(kSyncThreads, 2) gemmSync(const __nv_bfloat16*
     ws::trace::CtaTrace<Traced> ct;
     if constexpr (Traced) {
         ct.begin(trace);
-        wt.begin(trace, tid / 32, tr::Worker, tid / 128, 0);
+        wt.begin(trace, tid / 32, tr::Worker, tid / 128, 0,
+                 traceStage + (tid / 32) * ws::trace::kTraceSmemPerWarp);
     }
 
     float acc[8][8];

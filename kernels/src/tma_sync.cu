@@ -20,7 +20,8 @@ namespace tr = ws::trace::role;
 
 constexpr int BM = kTmaSyncBM, BN = kTmaSyncBN;
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2;
-constexpr int kSmem = kBytesA + kBytesB + 1024 + 64;
+constexpr int kSmem = kBytesA + kBytesB + 1024 + 128;  // + barrier area
+constexpr int kWarps = kTmaSyncThreads / 32;
 
 template <bool Traced>
 __global__ void __launch_bounds__(kTmaSyncThreads) gemmTmaSync(const __grid_constant__ CUtensorMap tmA,
@@ -40,7 +41,8 @@ __global__ void __launch_bounds__(kTmaSyncThreads) gemmTmaSync(const __grid_cons
     ws::trace::CtaTrace<Traced> ct;
     if constexpr (Traced) {
         ct.begin(trace);
-        wt.begin(trace, tid / 32, tr::Worker, 0, 0);
+        wt.begin(trace, tid / 32, tr::Worker, 0, 0,
+                 reinterpret_cast<uint8_t*>(full) + 128 + (tid / 32) * ws::trace::kTraceSmemPerWarp);
         wt.event(tk::Setup);
     }
     if (tid == 0) {
@@ -104,9 +106,10 @@ cudaError_t launchTmaSync(const LaunchArgs& a, const char** err)
     auto* C = static_cast<__nv_bfloat16*>(a.c);
     const dim3 grid(a.n / BN, a.m / BM);
     auto kern = a.trace ? gemmTmaSync<true> : gemmTmaSync<false>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    kern<<<grid, kTmaSyncThreads, kSmem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
+    kern<<<grid, kTmaSyncThreads, smem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
     return cudaGetLastError();
 }
 

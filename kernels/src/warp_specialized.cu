@@ -22,7 +22,8 @@ namespace tr = ws::trace::role;
 
 constexpr int BM = kWsBM, BN = kWsBN, S = kWsStages;
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
-constexpr int kSmem = S * kStage + 1024 + 128;
+constexpr int kSmem = S * kStage + 1024 + 128;  // + barrier area
+constexpr int kWarps = kWsThreads / 32;
 constexpr int kConsumerWarps = 8;
 
 template <bool Traced>
@@ -44,7 +45,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) gemmWarpSpecialized(const __gri
     if constexpr (Traced) {
         ct.begin(trace);
         const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
-        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0);
+        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
+                 reinterpret_cast<uint8_t*>(full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
         wt.event(tk::Setup);
     }
     if (tid == 0) {
@@ -132,9 +134,10 @@ cudaError_t launchWarpSpecialized(const LaunchArgs& a, const char** err)
     auto* C = static_cast<__nv_bfloat16*>(a.c);
     const dim3 grid(a.n / BN, a.m / BM);
     auto kern = a.trace ? gemmWarpSpecialized<true> : gemmWarpSpecialized<false>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    kern<<<grid, kWsThreads, kSmem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
+    kern<<<grid, kWsThreads, smem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
     return cudaGetLastError();
 }
 

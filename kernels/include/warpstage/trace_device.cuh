@@ -5,9 +5,10 @@
 // Traced == false every member is an empty inline function guarded by
 // `if constexpr`, so the untraced build contains no trace code at all.
 //
-// Cost model (Traced == true): the warp's event pointer, count and one pending event per
-// lane live in registers; an event is one clock64 read and a few selects, and every 32
-// events the warp writes them with one coalesced 512-byte store. No extra
+// Cost model (Traced == true): the warp's event pointer and count live in registers; an
+// event is one clock64 read, a little packing and one st.shared from lane 0 into a per-warp
+// staging ring (kTraceSmemPerWarp bytes per warp, given by the kernel); every 32 events
+// lane 0 issues one TMA bulk copy to the buffer. No extra
 // synchronisation: only the CTA end record waits for the CTA's other warps (one
 // __syncthreads, once, at the end). All calls must be warp-uniform (all 32 lanes).
 //
@@ -33,6 +34,8 @@ namespace role {
 inline constexpr std::uint8_t Unknown = 0, Producer = 1, Consumer = 2, Epilogue = 3, Worker = 4, Idle = 5;
 }
 inline constexpr std::uint8_t kNoSlot = 0xFF;
+// Shared memory a traced kernel gives each warp for staging its events (2 x 32 events).
+inline constexpr std::uint32_t kTraceSmemPerWarp = 1024;
 
 #ifdef __CUDACC__
 __device__ __forceinline__ std::uint64_t readClock64()
@@ -75,7 +78,7 @@ __device__ __forceinline__ bool headerMatches(const TraceBufferHeader* h)
 
 template <bool Traced>
 struct WarpTrace {
-    __device__ __forceinline__ void begin(void*, std::uint32_t, std::uint8_t, std::uint8_t, std::uint8_t) {}
+    __device__ __forceinline__ void begin(void*, std::uint32_t, std::uint8_t, std::uint8_t, std::uint8_t, void*) {}
     __device__ __forceinline__ void event(std::uint8_t, std::int32_t = -1, std::uint8_t = kNoSlot, std::int16_t = 0)
     {
     }
@@ -89,27 +92,28 @@ struct WarpTrace {
 
 template <>
 struct WarpTrace<true> {
-    // Events are gathered in registers, one per lane: event number i of the warp is held by
-    // lane i % 32 (the lane whose index matches takes the clock value and packed fields with a
-    // select; no branch, no memory access). Every 32 events the warp writes them with ONE
-    // coalesced 512-byte st.global.v4 (each lane 16 bytes), so the main loops see one store
-    // per 32 events instead of one per event (a store per event cost the pingpong rung
-    // ~50%: device log). Lanes whose event index is >= the capacity do not write; the count
-    // keeps counting, so an overflow is visible to the recorder.
-    TraceEvent* ev = nullptr;         // this warp's event array (every lane)
+    // Lane 0 writes each event (16 bytes) into the warp's 1 KB shared-memory staging ring
+    // (64 events, two halves of 32); when a half is full, lane 0 hands it to the TMA engine
+    // (cp.async.bulk shared -> global, one 512-byte copy per 32 events). So an event costs a
+    // clock read, a little packing and one st.shared; the warp never stores to global memory
+    // in its loop. (Global stores from the warp made its next mbarrier arrive wait for them
+    // and cost the pingpong rung 40-50%: device log.) Events past the capacity are not copied;
+    // the count keeps counting, so an overflow is visible to the recorder.
+    TraceEvent* ev = nullptr;         // this warp's event array (lane 0)
     WarpRegionHeader* hdr = nullptr;  // lane 0 only
     std::uint32_t count = 0;          // events so far (warp-uniform)
-    std::uint32_t cap = 0;            // capacity; 0 when tracing is off
-    std::uint32_t lane = 0;
-    std::uint32_t r0 = 0, r1 = 0, r2 = 0, r3 = 0;  // this lane's pending event (16 bytes)
+    std::uint32_t cap = 0;            // capacity (lane 0); 0 when tracing is off
+    std::uint32_t stage = 0;          // shared address of the warp's staging ring
+    bool writer = false;              // lane 0 of a traced warp
 
     // Declares the warp's role and points it at its region. Call once per warp, early, from
-    // all 32 lanes, with warp-uniform arguments.
+    // all 32 lanes, with warp-uniform arguments. `staging`: kTraceSmemPerWarp bytes of shared
+    // memory owned by this warp, 16-byte aligned.
     __device__ __forceinline__ void begin(void* buffer, std::uint32_t warpInCta, std::uint8_t role,
-                                          std::uint8_t warpgroup, std::uint8_t roleIndex)
+                                          std::uint8_t warpgroup, std::uint8_t roleIndex, void* staging)
     {
-        lane = threadIdx.x & 31u;
-        if (buffer == nullptr) return;
+        stage = static_cast<std::uint32_t>(__cvta_generic_to_shared(staging));
+        if (buffer == nullptr || (threadIdx.x & 31u) != 0) return;
         const auto* h = static_cast<const TraceBufferHeader*>(buffer);
         if (!headerMatches(h)) return;
         const std::uint32_t perWarp = h->eventsPerWarp;
@@ -117,11 +121,10 @@ struct WarpTrace<true> {
         const std::uint64_t off = sizeof(TraceBufferHeader) + std::uint64_t(h->numCtas) * sizeof(CtaRecord)
             + (std::uint64_t(linearCta()) * h->warpsPerCta + warpInCta)
                 * (sizeof(WarpRegionHeader) + std::uint64_t(perWarp) * sizeof(TraceEvent));
-        auto* region = reinterpret_cast<WarpRegionHeader*>(static_cast<char*>(buffer) + off);
-        ev = reinterpret_cast<TraceEvent*>(region + 1);
+        hdr = reinterpret_cast<WarpRegionHeader*>(static_cast<char*>(buffer) + off);
+        ev = reinterpret_cast<TraceEvent*>(hdr + 1);
         cap = perWarp;
-        if (lane != 0) return;
-        hdr = region;
+        writer = true;
         // role, warpgroup, roleIndex, flags (bit 0: role declared) in the header's second word
         const std::uint32_t w1 = std::uint32_t(role) | (std::uint32_t(warpgroup) << 8)
             | (std::uint32_t(roleIndex) << 16) | (1u << 24);
@@ -144,38 +147,48 @@ struct WarpTrace<true> {
     {
         const std::uint32_t w3 = std::uint32_t(std::uint16_t(aux)) | (std::uint32_t(slot) << 16)
             | (std::uint32_t(kind) << 24);
-        const bool mine = (count & 31u) == lane;
-        r0 = mine ? std::uint32_t(c) : r0;
-        r1 = mine ? std::uint32_t(c >> 32) : r1;
-        r2 = mine ? std::uint32_t(kstep) : r2;
-        r3 = mine ? w3 : r3;
+        const std::uint32_t at = stage + ((count & 63u) << 4);
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.u32 p, %5, 0;\n"
+            "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at),
+            "r"(std::uint32_t(c)), "r"(std::uint32_t(c >> 32)), "r"(std::uint32_t(kstep)), "r"(w3),
+            "r"(std::uint32_t(writer))
+            : "memory");
         ++count;
         if ((count & 31u) == 0) flush(32);
     }
 
-    // Writes the pending events of lanes < n (the last batch may be partial).
+    // Lane 0 copies the staged half holding events [base, base + n) to global memory.
     __device__ __forceinline__ void flush(std::uint32_t n)
     {
+        if (!writer) return;
+        const std::uint32_t base = (count - 1u) & ~31u;  // index of the batch's first event
+        const std::uint32_t half = stage + (base & 32u) * 16u;
+        const std::uint32_t room = cap > base ? cap - base : 0u;
+        const std::uint32_t m = n < room ? n : room;
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // st.shared -> visible to the copy
 #ifndef WS_TRACE_EXPERIMENT_NO_STORE
-        const std::uint32_t idx = ((count - 1u) & ~31u) + lane;  // event index this lane holds
-        asm volatile(
-            "{\n.reg .pred p, q;\n"
-            "setp.lt.u32 p, %5, %6;\n"
-            "setp.lt.u32 q, %7, %8;\n"
-            "and.pred p, p, q;\n"
-            "@p st.global.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"l"(ev + idx),
-            "r"(r0), "r"(r1), "r"(r2), "r"(r3), "r"(idx), "r"(cap), "r"(lane), "r"(n));
-#else
-        asm volatile("" ::"r"(r0), "r"(r1), "r"(r2), "r"(r3), "r"(n));
+        if (m > 0)
+            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(ev + base),
+                         "r"(half), "r"(m * 16u)
+                         : "memory");
 #endif
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        // the other half is written next: its copy (issued 32 events ago) must be done reading
+        asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
     }
 
-    // Last event (kEventEnd), the partial batch, and the final attempted-event count (lane 0).
+    // Last event (kEventEnd), the partial batch, completion of the copies, and the final
+    // attempted-event count (lane 0).
     __device__ __forceinline__ void end()
     {
         event(kEventEnd);
         if ((count & 31u) != 0) flush(count & 31u);
-        if (hdr != nullptr) asm volatile("st.global.u32 [%0], %1;" ::"l"(&hdr->count), "r"(count) : "memory");
+        if (writer) {
+            asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+            asm volatile("st.global.u32 [%0], %1;" ::"l"(&hdr->count), "r"(count) : "memory");
+        }
     }
 };
 
