@@ -26,11 +26,12 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
     for (int s = 0; s < 2; ++s) {
         grid->addWidget(new QLabel(QStringLiteral("<b>%1</b>").arg(QLatin1String(names[s]))), s, 0);
         m_pick[s] = new QComboBox;
-        m_pick[s]->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-        m_pick[s]->setMinimumContentsLength(28);
+        m_pick[s]->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        m_pick[s]->setMinimumContentsLength(34);
         grid->addWidget(m_pick[s], s, 1);
         m_label[s] = new QLabel;
         m_label[s]->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        m_label[s]->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
         grid->addWidget(m_label[s], s, 2);
         connect(m_pick[s], &QComboBox::currentIndexChanged, this, [this, s](int i) {
             load(s, i >= 0 ? m_pick[s]->itemData(i).toLongLong() : 0);
@@ -39,6 +40,7 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
     grid->setColumnStretch(2, 1);
     lay->addLayout(grid);
 
+    auto* outer = new QSplitter(Qt::Horizontal);
     auto* split = new QSplitter(Qt::Vertical);
     m_tlA = new TimelineWidget;
     m_tlB = new TimelineWidget;
@@ -53,12 +55,14 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
     m_deltaView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 4);
     m_deltaView->setAlternatingRowColors(true);
     m_deltaView->setShowGrid(false);
+    m_deltaView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_deltaView->horizontalHeader()->setSectionResizeMode(MetricDeltaModel::ColMetric, QHeaderView::Stretch);
-    split->addWidget(m_deltaView);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 3);
-    split->setStretchFactor(2, 2);
-    lay->addWidget(split, 1);
+    outer->addWidget(split);
+    outer->addWidget(m_deltaView);
+    outer->setStretchFactor(0, 3);
+    outer->setStretchFactor(1, 1);
+    outer->setSizes({760, 440});
+    lay->addWidget(outer, 1);
 
     connect(m_tlA, &TimelineWidget::visibleRangeChanged, this,
             [this](ws::TimeNs t0, ws::TimeNs t1) { syncFrom(0, t0, t1); });

@@ -29,9 +29,11 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QSettings>
+#include <QShowEvent>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QToolBar>
 #include <QToolButton>
 #include <QTreeView>
@@ -71,6 +73,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     setWindowIcon(QIcon(QStringLiteral(":/icons/warpstage.svg")));
     setAcceptDrops(true);
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks | QMainWindow::AllowNestedDocks);
+    // side docks run the full height; the stalls dock sits under the timeline only
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
     setDocumentMode(true);
 
     m_doc = new TraceDocument(this);
@@ -89,10 +94,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_kernelHeader->setObjectName(QStringLiteral("kernelHeader"));
     m_kernelHeader->setContentsMargins(8, 4, 8, 4);
     m_kernelHeader->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    cl->addWidget(m_kernelHeader);
+    m_kernelHeader->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_banner->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_timeline = new TimelineWidget;
     m_timeline->setObjectName(QStringLiteral("mainTimeline"));
-    cl->addWidget(m_timeline, 1);
+    auto* timelinePage = new QWidget;
+    auto* tpl = new QVBoxLayout(timelinePage);
+    tpl->setContentsMargins(0, 0, 0, 0);
+    tpl->setSpacing(0);
+    tpl->addWidget(m_kernelHeader);
+    tpl->addWidget(m_timeline, 1);
+    m_compare = new ComparePanel;
+    m_centralTabs = new QTabWidget;
+    m_centralTabs->setDocumentMode(true);
+    m_centralTabs->addTab(timelinePage, QIcon(QStringLiteral(":/icons/runs.svg")), tr("Timeline"));
+    m_centralTabs->addTab(m_compare, QIcon(QStringLiteral(":/icons/compare.svg")), tr("Compare"));
+    cl->addWidget(m_centralTabs, 1);
     setCentralWidget(central);
 
     buildDocks();
@@ -153,6 +170,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
         if (pct >= 100) {
             if (m_busy == 0)
                 m_progress->hide();
+            statusBar()->showMessage(tr("Lane index ready"), 2000);
             return;
         }
         m_progress->show();
@@ -185,8 +203,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 
     QSettings s;
     restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-    if (!restoreState(s.value(QStringLiteral("window/state")).toByteArray()))
-        resize(1500, 920);
+    m_layoutRestored = restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    if (!m_layoutRestored)
+        resize(1600, 1000);
     rebuildRecentMenu();
     updateActions();
 }
@@ -195,12 +214,13 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::buildDocks()
 {
-    auto mkDock = [this](const QString& title, const QString& name, QWidget* w, const QString& icon) {
-        auto* d = new QDockWidget(title, this);
+    auto mkDock = [this](QString title, const QString& name, QWidget* w, const QString& icon) {
+        auto* d = new QDockWidget(title.replace(QStringLiteral("&&"), QStringLiteral("&")), this);
         d->setObjectName(name);
         d->setWidget(w);
         d->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
         d->toggleViewAction()->setIcon(QIcon(icon));
+        d->toggleViewAction()->setText(QString(title).replace(QStringLiteral("&"), QStringLiteral("&&")));
         return d;
     };
 
@@ -219,12 +239,13 @@ void MainWindow::buildDocks()
     m_runsView->sortByColumn(-1, Qt::AscendingOrder);
     m_runsView->header()->setStretchLastSection(false);
     m_runsView->header()->setSectionResizeMode(QHeaderView::Interactive);
-    m_runsView->setColumnWidth(RunsModel::ColName, 150);
-    m_runsView->setColumnWidth(RunsModel::ColRung, 110);
-    m_runsView->setColumnWidth(RunsModel::ColShape, 110);
-    m_runsView->setColumnWidth(RunsModel::ColDuration, 80);
-    m_runsView->setColumnWidth(RunsModel::ColTflops, 64);
-    m_runsView->setColumnWidth(RunsModel::ColOverlap, 64);
+    m_runsView->setColumnWidth(RunsModel::ColName, 136);
+    m_runsView->setColumnWidth(RunsModel::ColRung, 116);
+    m_runsView->setColumnWidth(RunsModel::ColShape, 112);
+    m_runsView->setColumnWidth(RunsModel::ColDuration, 72);
+    m_runsView->setColumnWidth(RunsModel::ColTflops, 62);
+    m_runsView->setColumnWidth(RunsModel::ColOverlap, 62);
+    m_runsView->setColumnWidth(RunsModel::ColDevice, 160);
     connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& cur) {
                 const qint64 id = cur.data(RunsModel::KernelIdRole).toLongLong();
@@ -249,15 +270,6 @@ void MainWindow::buildDocks()
     m_stallsDock = mkDock(tr("Stalls && source"), QStringLiteral("stallsDock"), m_stalls, QStringLiteral(":/icons/stalls.svg"));
     addDockWidget(Qt::BottomDockWidgetArea, m_stallsDock);
 
-    m_compare = new ComparePanel;
-    m_compareDock = mkDock(tr("Compare"), QStringLiteral("compareDock"), m_compare, QStringLiteral(":/icons/compare.svg"));
-    addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
-    tabifyDockWidget(m_stallsDock, m_compareDock);
-    m_stallsDock->raise();
-
-    resizeDocks({runsDock, metricsDock}, {430, 320}, Qt::Horizontal);
-    resizeDocks({runsDock, teachDock}, {260, 420}, Qt::Vertical);
-    resizeDocks({m_stallsDock}, {300}, Qt::Vertical);
 }
 
 void MainWindow::buildActions()
@@ -408,7 +420,7 @@ void MainWindow::hideBanner()
 
 QString MainWindow::bannerText() const
 {
-    return m_banner->isVisible() ? m_banner->text() : QString();
+    return m_banner->isHidden() ? QString() : m_banner->text();
 }
 
 void MainWindow::openFile(const QString& path)
@@ -525,7 +537,7 @@ void MainWindow::onKernelLoaded(qint64 id, std::shared_ptr<const ws::KernelTrace
     m_trace = trace;
     m_kernelMetrics = metrics;
     m_selection = {};
-    if (m_banner->isVisible() && m_banner->styleSheet().contains(QStringLiteral("fdecea")))
+    if (!m_banner->isHidden() && m_banner->styleSheet().contains(QStringLiteral("fdecea")))
         hideBanner();  // an old error no longer applies
     m_timeline->setTrace(trace);
     m_timeline->setTimeOrigin(trace->launch.start);
@@ -598,6 +610,7 @@ void MainWindow::onBusy(bool busy, const QString& what)
             statusBar()->showMessage(what);
     } else {
         m_progress->hide();
+        statusBar()->clearMessage();
     }
 }
 
@@ -697,8 +710,7 @@ void MainWindow::compareKernels(qint64 a, qint64 b)
                 break;
         }
     }
-    m_compareDock->show();
-    m_compareDock->raise();
+    m_centralTabs->setCurrentWidget(m_compare);
     m_compare->compare(b ? b : a, b ? a : 0);  // A = lower rung, B = current
 }
 
@@ -736,6 +748,22 @@ void MainWindow::dropEvent(QDropEvent* e)
         openFile(urls.first().toLocalFile());
         e->acceptProposedAction();
     }
+}
+
+void MainWindow::showEvent(QShowEvent* e)
+{
+    QMainWindow::showEvent(e);
+    if (m_layoutRestored || m_layoutDone)
+        return;
+    m_layoutDone = true;
+    // first start: proportions for the actual window size (side docks narrow, timeline wide)
+    const int w = width(), h = height();
+    auto* runs = findChild<QDockWidget*>(QStringLiteral("runsDock"));
+    auto* teach = findChild<QDockWidget*>(QStringLiteral("teachingDock"));
+    auto* metrics = findChild<QDockWidget*>(QStringLiteral("metricsDock"));
+    resizeDocks({runs, metrics}, {std::clamp(w * 26 / 100, 330, 520), std::clamp(w * 18 / 100, 260, 380)}, Qt::Horizontal);
+    resizeDocks({runs, teach}, {h * 30 / 100, h * 70 / 100}, Qt::Vertical);
+    resizeDocks({m_stallsDock}, {std::clamp(h * 28 / 100, 200, 360)}, Qt::Vertical);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e)

@@ -15,6 +15,7 @@ class QLabel;
 class QLineEdit;
 class QMenu;
 class QProgressBar;
+class QTabWidget;
 class QTreeView;
 class QSortFilterProxyModel;
 class TimelineWidget;
@@ -55,6 +56,7 @@ public:
     ComparePanel* comparePanel() const { return m_compare; }
     TeachingPanel* teachingPanel() const { return m_teaching; }
     QAction* recordAction() const { return m_actRecord; }
+    QTabWidget* centralTabs() const { return m_centralTabs; }
     QString bannerText() const;
     qint64 currentKernel() const { return m_kernelId; }
     std::shared_ptr<const ws::KernelTrace> currentTrace() const { return m_trace; }
@@ -70,6 +72,7 @@ protected:
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
     void closeEvent(QCloseEvent* e) override;
+    void showEvent(QShowEvent* e) override;
 
 private:
     void buildActions();
@@ -101,7 +104,7 @@ private:
     StallsPanel* m_stalls = nullptr;
     ComparePanel* m_compare = nullptr;
     TeachingPanel* m_teaching = nullptr;
-    QDockWidget* m_compareDock = nullptr;
+    QTabWidget* m_centralTabs = nullptr;
     QDockWidget* m_stallsDock = nullptr;
     QLineEdit* m_laneFilter = nullptr;
     QProgressBar* m_progress = nullptr;
@@ -122,6 +125,8 @@ private:
     std::shared_ptr<const ws::KernelMetrics> m_kernelMetrics;
     ws::Selection m_selection;
     int m_busy = 0;
+    bool m_layoutRestored = false;  // saved dock layout restored: keep it
+    bool m_layoutDone = false;
 };
 
 }  // namespace ws::ui

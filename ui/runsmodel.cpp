@@ -222,12 +222,8 @@ QVariant RunsModel::kernelData(const RunEntry& r, const KernelEntry& k, int colu
         [[fallthrough]];
     case Qt::DisplayRole:
         switch (column) {
-        case ColName: {
-            QString n = QString::fromStdString(l.name);
-            if (n.size() > 48)
-                n = n.left(45) + QStringLiteral("…");
-            return (l.traced ? QString() : tr("[untraced] ")) + n;
-        }
+        case ColName:
+            return l.traced ? tr("#%1 traced").arg(l.id) : tr("#%1 untraced").arg(l.id);
         case ColRung: return rung.isEmpty() ? tr("(library)") : rung;
         case ColShape: return shapeText(r.summary.info);
         case ColDuration: return formatDuration(double(l.end - l.start));

@@ -10,7 +10,7 @@ namespace ws::ui {
 class RunsModel : public QAbstractItemModel {
     Q_OBJECT
 public:
-    enum Column { ColName, ColRung, ColShape, ColDuration, ColTflops, ColOverlap, ColDevice, ColumnCount };
+    enum Column { ColName, ColRung, ColDuration, ColTflops, ColOverlap, ColShape, ColDevice, ColumnCount };
     enum Role { KernelIdRole = Qt::UserRole + 1, RunIdRole, RungRole, TracedRole, SortRole };
 
     explicit RunsModel(QObject* parent = nullptr);

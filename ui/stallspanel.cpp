@@ -29,9 +29,10 @@ StallsPanel::StallsPanel(QWidget* parent) : QWidget(parent)
     top->addWidget(m_summary, 1);
     lay->addLayout(top);
 
-    auto* split = new QSplitter(Qt::Vertical);
+    auto* split = new QSplitter(Qt::Horizontal);
     m_plot = new QCustomPlot;
     m_plot->setMinimumHeight(140);
+    m_plot->setMinimumWidth(260);
     m_plot->setObjectName(QStringLiteral("stallChart"));
     m_bars = new QCPBars(m_plot->yAxis, m_plot->xAxis);
     m_bars->setWidth(0.7);
@@ -59,12 +60,13 @@ StallsPanel::StallsPanel(QWidget* parent) : QWidget(parent)
     m_sourceView->setWordWrap(false);
     m_sourceView->horizontalHeader()->setStretchLastSection(true);
     m_sourceView->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_sourceView->setColumnWidth(SourceModel::ColLine, 48);
-    m_sourceView->setColumnWidth(SourceModel::ColSamples, 70);
-    m_sourceView->setColumnWidth(SourceModel::ColStage, 150);
+    m_sourceView->setColumnWidth(SourceModel::ColLine, 44);
+    m_sourceView->setColumnWidth(SourceModel::ColSamples, 64);
+    m_sourceView->setColumnWidth(SourceModel::ColStage, 136);
     split->addWidget(m_sourceView);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 3);
+    split->setSizes({340, 660});
     lay->addWidget(split, 1);
 
     connect(m_groupBy, &QComboBox::currentIndexChanged, this, [this] { rebuildChart(); });
@@ -139,7 +141,9 @@ void StallsPanel::rebuildChart()
         return;
     }
     const auto& buckets = m_groupBy->currentIndex() == 0 ? m_metrics->stallsByRoleStage : m_metrics->stallsByReason;
-    const int n = int(std::min<size_t>(buckets.size(), 12));
+    // as many bars as fit with readable labels (at most 12)
+    const int fit = std::max(4, (m_plot->height() - 50) / std::max(12, fontMetrics().height()));
+    const int n = int(std::min<size_t>(buckets.size(), size_t(std::min(12, fit))));
     QVector<double> keys, values;
     for (int i = 0; i < n; ++i) {
         const auto& b = buckets[size_t(i)];
@@ -157,7 +161,7 @@ void StallsPanel::rebuildChart()
     for (double v : values)
         maxv = std::max(maxv, v);
     m_plot->xAxis->setRange(0, std::max(5.0, maxv * 1.1));
-    m_summary->setText(tr("%L1 stall samples · %2 lines of %3 attributed")
+    m_summary->setText(tr("%L1 stall samples · %2 attributed to lines of %3")
                            .arg(m_metrics->stallSamples)
                            .arg(m_source->attributedSamples() > 0
                                     ? QStringLiteral("%1 %").arg(100.0 * double(m_source->attributedSamples()) /

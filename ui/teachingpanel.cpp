@@ -6,7 +6,9 @@
 #include <QHBoxLayout>
 #include <QIcon>
 #include <QSignalBlocker>
+#include <QTextBlock>
 #include <QTextBrowser>
+#include <QTextCursor>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -26,6 +28,8 @@ TeachingPanel::TeachingPanel(QWidget* parent) : QWidget(parent)
     m_next->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     m_next->setToolTip(tr("Guided tour: next rung of the ladder"));
     m_pick = new QComboBox;
+    m_pick->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_pick->setMinimumContentsLength(14);
     for (const RungText& r : rungCatalog())
         m_pick->addItem(r.title, r.name);
     row->addWidget(m_prev);
@@ -58,6 +62,21 @@ void TeachingPanel::setRung(const QString& rung)
     }
     if (t && !t->markdown.isEmpty()) {
         m_text->setMarkdown(t->markdown);
+        // Markdown headings render huge by default: scale them to the panel
+        const double base = m_text->font().pointSizeF() > 0 ? m_text->font().pointSizeF() : 10.0;
+        for (QTextBlock b = m_text->document()->begin(); b.isValid(); b = b.next()) {
+            const int level = b.blockFormat().headingLevel();
+            if (level == 0)
+                continue;
+            QTextCursor c(b);
+            c.select(QTextCursor::BlockUnderCursor);
+            QTextCharFormat f;
+            f.setFontPointSize(level == 1 ? base * 1.3 : base * 1.12);
+            f.setFontWeight(QFont::DemiBold);
+            if (level > 1)
+                f.setForeground(QColor(0x1f, 0x4e, 0x79));
+            c.mergeCharFormat(f);
+        }
     } else if (rung.isEmpty()) {
         m_text->setMarkdown(tr("Select a kernel of the ladder to read about its rung."));
     } else {

@@ -2,6 +2,7 @@
 # of the requested size (PNG: checked from the IHDR chunk).
 #   cmake -DWARPSTAGE=... -DFILE=... -DOUTDIR=... -DEXT=png -P export_twice.cmake
 file(MAKE_DIRECTORY ${OUTDIR})
+string(REPLACE "|" ";" EXTRA "${EXTRA}")
 foreach(i 1 2)
     set(out ${OUTDIR}/export-${i}.${EXT})
     file(REMOVE ${out})

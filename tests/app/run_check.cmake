@@ -1,5 +1,6 @@
 # Runs one command and checks its exit code and output.
-#   cmake -DCMD="prog;arg;..." -DEXPECT_CODE=N [-DSTDOUT_RE=...] [-DSTDERR_RE=...] [-DSTDOUT_EMPTY=1] -P run_check.cmake
+#   cmake -DCMD="prog|arg|..." -DEXPECT_CODE=N [-DSTDOUT_RE=...] [-DSTDERR_RE=...] [-DSTDOUT_EMPTY=1] -P run_check.cmake
+string(REPLACE "|" ";" CMD "${CMD}")  # arguments are passed joined by '|'
 execute_process(COMMAND ${CMD} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("exit code: ${code}\n--- stdout:\n${out}\n--- stderr:\n${err}")
 if(NOT "${code}" STREQUAL "${EXPECT_CODE}")
