@@ -63,7 +63,8 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
 
     if (wg == 0) {
         setMaxNRegDec<40>();
-        if (warp == 0) {  // producer warp (all lanes: trace calls are warp-uniform; thread 0 issues)
+        // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
+        if (Traced ? warp == 0 : tid == 0) {
             int fill = 0;
             for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
                 int tm, tn;

@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kMsThreads, 1) gemmMultistage(const __grid_con
     }
     __syncthreads();
 
-    // called by all of warp 0 (trace calls are warp-uniform); thread 0 issues the copies
+    // called by thread 0 (traced: by all of warp 0, trace calls are warp-uniform); thread 0 issues
     auto issue = [&](int fill) {
         const int slot = fill % S;
         uint8_t* st = smem + slot * kStage;
@@ -67,14 +67,14 @@ __global__ void __launch_bounds__(kMsThreads, 1) gemmMultistage(const __grid_con
         }
         if constexpr (Traced) wt.eventAt(t, tk::IssueLoad, fill, slot);
     };
-    if (tid < 32)
+    if (Traced ? tid < 32 : tid == 0)
         for (int f = 0; f < S - 1 && f < KT; ++f) issue(f);
 
     float acc[1][BN / 2];  // first k-step overwrites (accumulate = 0)
     for (int kt = 0; kt < KT; ++kt) {
         const int slot = kt % S;
         // the stage of k-step kt-1 is free (everyone passed the barrier below): refill it
-        if (tid < 32 && kt + S - 1 < KT) issue(kt + S - 1);
+        if ((Traced ? tid < 32 : tid == 0) && kt + S - 1 < KT) issue(kt + S - 1);
         if constexpr (Traced) wt.event(tk::WaitData, kt, slot);
         mbarWait(&full[slot], (kt / S) & 1);
         if constexpr (Traced) wt.event(tk::MmaIssue, kt, slot);

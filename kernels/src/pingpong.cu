@@ -86,7 +86,8 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
 
     if (wg == 0) {
         setMaxNRegDec<40>();
-        if (warp == 0) {  // producer warp (all lanes: trace calls are warp-uniform; thread 0 issues): every local tile, in order
+        // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
+        if (Traced ? warp == 0 : tid == 0) {  // every local tile, in order
             int fill = 0;
             for (int i = 0; i < nLocal; ++i) {
                 int tm, tn;

@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kTmaSyncThreads) gemmTmaSync(const __grid_cons
     float acc[2][BN / 2];  // no zeroing: the first k-step's wgmma overwrites (accumulate = 0)
     const int KT = K / kBK;
     for (int kt = 0; kt < KT; ++kt) {
-        if (tid < 32) {  // warp 0: thread 0 issues, the whole warp records (trace calls are warp-uniform)
+        if (Traced ? tid < 32 : tid == 0) {  // thread 0 issues; traced, all of warp 0 records (warp-uniform)
             uint64_t t = 0;
             if constexpr (Traced) t = wt.now();
             if (tid == 0) {

@@ -61,7 +61,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) gemmWarpSpecialized(const __gri
     __syncthreads();
 
     if (wg == 0) {
-        if (warp == 0) {  // producer warp (all lanes: trace calls are warp-uniform; thread 0 issues)
+        // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
+        if (Traced ? warp == 0 : tid == 0) {
             for (int kt = 0; kt < KT; ++kt) {
                 const int slot = kt % S;
                 uint64_t tWait = 0, tIssue = 0;
