@@ -216,7 +216,8 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     else if (n == "multistage") events = 5 * kt + r->stages + 4;
     else if (n == "warp_specialized") events = 4 * kt + 6;  // consumers: 4 / k-step; producer 2
     else if (n == "cooperative") events = tilesPerCta * (4 * kt + 6) + 4;
-    else events = ((tilesPerCta + 1) / 2) * (4 * kt + 7) + tilesPerCta * (2 * kt + 2) + 4;  // pingpong: max of roles (sum bound)
+    else  // pingpong: a consumer warp sees half the tiles (4 / k-step), the producer all of them (2 / k-step)
+        events = std::max(((tilesPerCta + 1) / 2) * (4 * kt + 7), tilesPerCta * (2 * kt + 2)) + 4;
     // margin: 1/16 plus a constant, so a normal launch never overflows
     events += events / 16 + 32;
     g.eventsPerWarp = std::uint32_t(std::min<std::uint64_t>(events, 0xFFFFFFF0u));
