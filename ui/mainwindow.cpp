@@ -28,6 +28,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QScreen>
 #include <QSettings>
 #include <QShowEvent>
 #include <QSortFilterProxyModel>
@@ -204,8 +205,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     QSettings s;
     restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
     m_layoutRestored = restoreState(s.value(QStringLiteral("window/state")).toByteArray());
-    if (!m_layoutRestored)
-        resize(1600, 1000);
+    if (!m_layoutRestored) {
+        // first start: most of the screen (a timeline wants width)
+        const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
+        resize(std::max(1200, avail.width() * 92 / 100), std::max(760, avail.height() * 90 / 100));
+    }
     rebuildRecentMenu();
     updateActions();
 }

@@ -188,6 +188,21 @@ RecordDialog::~RecordDialog()
     }
 }
 
+int RecordDialog::progressValue() const
+{
+    return m_progress->value();
+}
+
+QString RecordDialog::statusText() const
+{
+    return m_status->text();
+}
+
+QString RecordDialog::logText() const
+{
+    return m_log->toPlainText();
+}
+
 QString RecordDialog::outputFile() const
 {
     return m_out->text();

@@ -42,6 +42,13 @@ public:
     QStringList arguments() const;  // for the recorder, without the program
     QString outputFile() const;
     void setRecorder(const QString& program) { m_program = program; }
+    // Starts the recorder (the Record button) / asks it to stop (Cancel while running).
+    void startRecording() { start(); }
+    void cancelRecording() { cancel(); }
+    bool isRunning() const { return m_proc != nullptr; }
+    int progressValue() const;
+    QString statusText() const;
+    QString logText() const;
 
 signals:
     void recorded(const QString& file);

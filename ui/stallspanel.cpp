@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -58,7 +59,9 @@ StallsPanel::StallsPanel(QWidget* parent) : QWidget(parent)
     m_sourceView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 2);
     m_sourceView->setShowGrid(false);
     m_sourceView->setWordWrap(false);
-    m_sourceView->horizontalHeader()->setStretchLastSection(true);
+    m_sourceView->horizontalHeader()->setStretchLastSection(false);
+    m_sourceView->setTextElideMode(Qt::ElideNone);
+    m_sourceView->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
     m_sourceView->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_sourceView->setColumnWidth(SourceModel::ColLine, 44);
     m_sourceView->setColumnWidth(SourceModel::ColSamples, 64);
@@ -119,10 +122,14 @@ void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::s
         return;
     }
     m_source->setSource(rung + QStringLiteral(".cu"), text, m_trace->stalls);
+    m_sourceView->resizeColumnToContents(SourceModel::ColCode);
     rebuildChart();
-    const int hot = m_source->hottestRow();
-    if (hot >= 0)
-        m_sourceView->scrollTo(m_source->index(hot, 0), QAbstractItemView::PositionAtCenter);
+    // scroll to the hottest line once the view has its final geometry
+    QTimer::singleShot(0, this, [this] {
+        const int hot = m_source->hottestRow();
+        if (hot >= 0)
+            m_sourceView->scrollTo(m_source->index(hot, SourceModel::ColSamples), QAbstractItemView::PositionAtCenter);
+    });
 }
 
 void StallsPanel::rebuildChart()
