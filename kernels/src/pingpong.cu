@@ -128,12 +128,10 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
             int tm, tn;
             coords(i, tm, tn);
             if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
-#ifndef WS_PP_EXPERIMENT_NO_ORDER
             if (i > 0) {  // wait for the other warpgroup to finish issuing its main loop
                 if constexpr (Traced) wt.event(tk::WaitOrder, i * KT);
                 namedBarSync(kOrderBar0 + cw, 256);
             }
-#endif
             float acc[2][BN / 2];  // first k-step overwrites (accumulate = 0)
             int fill = i * KT;
             for (int kt = 0; kt < KT; ++kt, ++fill) {
@@ -159,9 +157,7 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
                 }
             }
             // main loop issued: the other warpgroup may start its tile (if it has one)
-#ifndef WS_PP_EXPERIMENT_NO_ORDER
             if (i + 1 < nLocal) namedBarArrive(kOrderBar0 + (1 - cw), 256);
-#endif
             // drain: the last min(kInFlight, KT) fills are still to be waited for and released
             const int first = fill - (KT < kInFlight ? KT : kInFlight);
             if constexpr (Traced) wt.event(tk::MmaWait, first, first % S);
@@ -178,10 +174,8 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
                 if constexpr (Traced) wt.eventAt(tRel, tk::Release, f, f % S);
             }
             if constexpr (Traced) wt.event(tk::Store);
-#ifndef WS_PP_EXPERIMENT_NO_EPILOGUE
             storeAccBf16<BN>(acc[0], C, N, tm * BM, tn * BN, tIn);
             storeAccBf16<BN>(acc[1], C, N, tm * BM + 64, tn * BN, tIn);
-#endif
             if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
         }
     }
