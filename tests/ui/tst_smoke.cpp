@@ -19,6 +19,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QImage>
+#include <QMimeData>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
@@ -39,6 +40,7 @@ private slots:
     void stallSourceClick();
     void exportImage();
     void badFileKeepsRunning();
+    void dropOpensFile();
     void recordWithoutGpu();
     void syntheticFallback();
 
@@ -227,6 +229,28 @@ void TestSmoke::badFileKeepsRunning()
     QSignalSpy opened(m_w.get(), &MainWindow::fileOpened);
     m_w->openFile(m_file);
     QVERIFY(opened.wait(30000));
+}
+
+void TestSmoke::dropOpensFile()
+{
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(m_file)});
+    const QPoint pos = m_w->rect().center();
+    QDragEnterEvent enter(pos, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_w.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QSignalSpy opened(m_w.get(), &MainWindow::fileOpened);
+    QDropEvent drop(pos, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_w.get(), &drop);
+    QVERIFY(opened.wait(30000));
+    QCOMPARE(opened.first().at(0).toString(), m_file);
+    // non-file drops are refused
+    QMimeData text;
+    text.setText("hello");
+    QDragEnterEvent enter2(pos, Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+    enter2.setAccepted(false);
+    QApplication::sendEvent(m_w.get(), &enter2);
+    QVERIFY(!enter2.isAccepted());
 }
 
 void TestSmoke::recordWithoutGpu()
