@@ -3,6 +3,9 @@
 #include "timelinepalette.h"
 #include "timemapping.h"
 
+#include <QElapsedTimer>
+#include <QtConcurrent>
+
 #include <algorithm>
 #include <cmath>
 
@@ -90,11 +93,12 @@ QCPRange TimelinePlottable::getValueRange(bool &foundRange, QCP::SignDomain, con
 }
 
 void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int width, double t0, double t1,
-                                  double scale, std::vector<TextItem> &texts, const QRect &ar)
+                                  double scale, std::vector<TextItem> &texts, const QRect &ar, ws::lod::BucketMix &m_mix) const
 {
     const ws::KernelTrace &tr = *m_trace;
     ws::lod::SeriesRef ref;
     const ws::lod::SeriesIndex *idx = nullptr;
+    QImage &m_image = const_cast<QImage &>(this->m_image);  // rows write disjoint scan lines
     enum { Kinds, Loads, Overlap } mode = Kinds;
     const ws::Lane *lane = nullptr;
     if (row.type == TimelineRow::Warp) {
@@ -116,7 +120,6 @@ void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int wi
         return;
     const int buckets = width * 2;  // about two buckets per device pixel
     idx->query(ref, m_origin, t0, t1, buckets, m_mix);
-    m_lastBuckets += buckets;
     const int ncat = m_mix.categories;
 
     // colours per compact category
@@ -155,7 +158,9 @@ void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int wi
     for (int b = 0; b < buckets; ++b)
         totalStarts += m_mix.starts[std::size_t(b)];
     const bool edges = mode == Kinds && totalStarts * 4 < width;
-    const QRgb bgRow = m_image.pixel(0, std::min(ys, m_image.height() - 1));
+    QRgb *const bits = reinterpret_cast<QRgb *>(const_cast<uchar *>(std::as_const(m_image).bits()));  // no detach from a worker thread
+    const qsizetype stride = m_image.bytesPerLine() / qsizetype(sizeof(QRgb));
+    const QRgb bgRow = bits[std::size_t(std::min(ys, m_image.height() - 1)) * std::size_t(stride)];
     float cov[ws::lod::kMaxCategories];
     int heights[ws::lod::kMaxCategories];
     bool prevCovered = false;
@@ -191,14 +196,29 @@ void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int wi
         const float alpha = total >= 0.98f ? 1.0f : std::min(1.0f, 0.35f + 0.65f * total);
         const bool edge = edges && prevCovered && (m_mix.starts[std::size_t(2 * x)] + m_mix.starts[std::size_t(2 * x + 1)]) > 0;
         int y = ys;
+        QRgb *dst = bits + std::size_t(ys) * std::size_t(stride) + x;
         for (int c = 0; c < ncat; ++c) {
-            for (int k = 0; k < heights[c]; ++k, ++y) {
-                QRgb px = (hatched[c] && ((x + y) % 7) < 2) ? hatch[c] : col[c];
-                if (edge)
-                    px = darker(px, 0.62f);
-                if (alpha < 1.0f)
-                    px = blend(bgRow, px, alpha);
-                reinterpret_cast<QRgb *>(m_image.scanLine(y))[x] = px;
+            if (heights[c] <= 0)
+                continue;
+            QRgb base = col[c], hb = hatch[c];
+            if (edge) {
+                base = darker(base, 0.62f);
+                hb = darker(hb, 0.62f);
+            }
+            if (alpha < 1.0f) {
+                base = blend(bgRow, base, alpha);
+                hb = blend(bgRow, hb, alpha);
+            }
+            if (!hatched[c]) {
+                for (int k = 0; k < heights[c]; ++k, ++y, dst += stride)
+                    *dst = base;
+            } else {
+                int phase = (x + y) % 7;
+                for (int k = 0; k < heights[c]; ++k, ++y, dst += stride) {
+                    *dst = phase < 2 ? hb : base;
+                    if (++phase == 7)
+                        phase = 0;
+                }
             }
         }
         prevCovered = true;
@@ -245,6 +265,8 @@ void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int wi
 
 void TimelinePlottable::draw(QCPPainter *painter)
 {
+    QElapsedTimer clock;
+    clock.start();
     const QRect ar = lanesRect();
     if (ar.width() <= 0 || ar.height() <= 0)
         return;
@@ -277,16 +299,25 @@ void TimelinePlottable::draw(QCPPainter *painter)
                 fill = shade;
             if (fill)
                 for (int y = y0; y < y1; ++y)
-                    std::fill_n(reinterpret_cast<QRgb *>(m_image.scanLine(y)), W, fill);
+                    std::fill_n(reinterpret_cast<QRgb *>(m_image.bits() + qsizetype(y) * m_image.bytesPerLine()), W, fill);
         }
         // grid lines at the major ticks
         const QRgb grid = tlpalette::gridLine().rgb();
         for (double tick : mKeyAxis->tickVector()) {
             const int x = int(std::floor((mKeyAxis->coordToPixel(tick) - ar.left()) * scale));
-            if (x >= 0 && x < W)
+            if (x >= 0 && x < W) {
+                uchar *b = m_image.bits();
                 for (int y = 0; y < H; ++y)
-                    reinterpret_cast<QRgb *>(m_image.scanLine(y))[x] = grid;
+                    reinterpret_cast<QRgb *>(b + qsizetype(y) * m_image.bytesPerLine())[x] = grid;
+            }
         }
+        struct Job {
+            const TimelineRow *row;
+            int y0, y1;
+            qint64 cost;
+        };
+        std::vector<Job> jobs;
+        qint64 totalCost = 0;
         for (int r = m_layout->firstRowBelow(m_scrollY); r < int(rows.size()); ++r) {
             const TimelineRow &row = rows[std::size_t(r)];
             if (row.top - m_scrollY >= ar.height())
@@ -303,9 +334,32 @@ void TimelinePlottable::draw(QCPPainter *painter)
             y1 = std::min(H, y1);
             if (y1 <= y0)
                 continue;
-            rasterRow(row, y0, y1, W, t0, t1, scale, texts, ar);
+            const qint64 cost = 2 * W + qint64(W) * (y1 - y0) / 4;  // buckets + pixels, roughly
+            jobs.push_back({&row, y0, y1, cost});
+            totalCost += cost;
+            m_lastBuckets += 2 * W;
+        }
+        m_image.detach();  // before the worker writes through bits()
+        // two halves of about equal cost: one on a worker thread, one here
+        std::size_t split = 0;
+        for (qint64 acc = 0; split < jobs.size() && acc * 2 < totalCost; ++split)
+            acc += jobs[split].cost;
+        std::vector<TextItem> texts2;
+        auto runJobs = [&](std::size_t from, std::size_t to, std::vector<TextItem> &out, ws::lod::BucketMix &mix) {
+            for (std::size_t j = from; j < to; ++j)
+                rasterRow(*jobs[j].row, jobs[j].y0, jobs[j].y1, W, t0, t1, scale, out, ar, mix);
+        };
+        static const bool parallel = qEnvironmentVariableIntValue("WARPSTAGE_TIMELINE_THREADS") != 1;
+        if (parallel && jobs.size() >= 8) {
+            QFuture<void> f = QtConcurrent::run([&]() { runJobs(split, jobs.size(), texts2, m_mix[1]); });
+            runJobs(0, split, texts, m_mix[0]);
+            f.waitForFinished();
+            texts.insert(texts.end(), texts2.begin(), texts2.end());
+        } else {
+            runJobs(0, jobs.size(), texts, m_mix[0]);
         }
     }
+    m_lastRasterMs = double(clock.nsecsElapsed()) / 1e6;
     m_image.setDevicePixelRatio(scale);
     painter->save();
     painter->setClipRect(ar);
@@ -316,12 +370,13 @@ void TimelinePlottable::draw(QCPPainter *painter)
         painter->setFont(f);
         for (const TextItem &t : texts) {
             painter->setPen(t.color);
-            painter->drawText(t.rect, Qt::AlignVCenter | Qt::AlignLeft, painter->fontMetrics().elidedText(t.text, Qt::ElideRight, int(t.rect.width())));
+            drawCached(painter, t.rect, t.text);
         }
     }
     drawOverlays(painter, ar);
     painter->restore();
     drawLabels(painter, ar);
+    m_lastDrawMs = double(clock.nsecsElapsed()) / 1e6;
 }
 
 QRectF TimelinePlottable::intervalRect(int lane, qsizetype index, const QRect &ar) const
@@ -466,7 +521,7 @@ void TimelinePlottable::drawLabels(QCPPainter *painter, const QRect &ar)
             case TimelineRow::SmHeader: {
                 arrow(lr.left() + 5, row.collapsed);
                 painter->setFont(bold);
-                painter->drawText(rr.adjusted(16, 0, -4, 0), Qt::AlignVCenter | Qt::AlignLeft, QStringLiteral("SM %1").arg(row.sm));
+                drawCached(painter, rr.adjusted(16, 0, -4, 0), QStringLiteral("SM %1").arg(row.sm));
                 break;
             }
             case TimelineRow::CtaHeader: {
@@ -475,10 +530,10 @@ void TimelinePlottable::drawLabels(QCPPainter *painter, const QRect &ar)
                 QString t = QStringLiteral("CTA %1").arg(cta->blockLinear);
                 if (cta->tileM >= 0)
                     t += QStringLiteral("  tile %1,%2").arg(cta->tileM).arg(cta->tileN);
-                painter->drawText(rr.adjusted(26, 0, -4, 0), Qt::AlignVCenter | Qt::AlignLeft, t);
+                drawCached(painter, rr.adjusted(26, 0, -4, 0), t);
                 painter->setFont(small);
                 painter->setPen(QColor(0x70, 0x76, 0x80));
-                painter->drawText(rr.adjusted(26, 0, -6, 0), Qt::AlignVCenter | Qt::AlignRight, QStringLiteral("overlap"));
+                drawCached(painter, rr.adjusted(26, 0, -6, 0), QStringLiteral("overlap"), true);
                 break;
             }
             case TimelineRow::Loads: {
@@ -487,7 +542,7 @@ void TimelinePlottable::drawLabels(QCPPainter *painter, const QRect &ar)
                 QString t = QStringLiteral("loads in flight");
                 if (m_index)
                     t += QStringLiteral(" (max %1)").arg(m_index->maxLoadsInFlight(std::size_t(row.cta)));
-                painter->drawText(rr.adjusted(36, 0, -6, 0), Qt::AlignVCenter | Qt::AlignLeft, t);
+                drawCached(painter, rr.adjusted(36, 0, -6, 0), t);
                 break;
             }
             case TimelineRow::Warp: {
@@ -499,7 +554,7 @@ void TimelinePlottable::drawLabels(QCPPainter *painter, const QRect &ar)
                 painter->setPen(lane.size() == 0 ? QColor(0x99, 0x99, 0x99) : tlpalette::labelText());
                 const QString t = QStringLiteral("w%1  %2").arg(lane.warpIndex).arg(roleLabel(lane));
                 const QRect tr = rr.adjusted(38, 0, -4, 0);
-                painter->drawText(tr, Qt::AlignVCenter | Qt::AlignLeft, painter->fontMetrics().elidedText(t, Qt::ElideRight, tr.width()));
+                drawCached(painter, tr, t);
                 break;
             }
             }
@@ -508,6 +563,29 @@ void TimelinePlottable::drawLabels(QCPPainter *painter, const QRect &ar)
     painter->setPen(QColor(0xC8, 0xCC, 0xD2));
     painter->drawLine(QLineF(lr.right(), lr.top(), lr.right(), lr.bottom()));
     painter->restore();
+}
+
+void TimelinePlottable::drawCached(QCPPainter *painter, const QRectF &rect, const QString &text, bool alignRight)
+{
+    const QFont &f = painter->font();
+    const int wq = int(rect.width()) / 6 * 6;  // width quantised: elision changes in 6 px steps
+    const QString key = QString::number(f.pixelSize()) + (f.bold() ? u'b' : u'n') + (f.italic() ? u'i' : u'r') +
+                        QString::number(wq) + u'|' + text;
+    auto it = m_textCache.find(key);
+    if (it == m_textCache.end()) {
+        if (m_textCache.size() > 4000)
+            m_textCache.clear();
+        const QFontMetrics fm(f);
+        QStaticText st(fm.horizontalAdvance(text) <= wq ? text : fm.elidedText(text, Qt::ElideRight, wq));
+        st.setTextFormat(Qt::PlainText);
+        st.prepare(QTransform(), f);
+        it = m_textCache.insert(key, st);
+    }
+    const QSizeF sz = it->size();
+    if (sz.width() <= 0)
+        return;
+    const double x = alignRight ? rect.right() - sz.width() : rect.left();
+    painter->drawStaticText(QPointF(x, rect.top() + (rect.height() - sz.height()) / 2.0), *it);
 }
 
 TimelinePlottable::Hit TimelinePlottable::hitTest(const QPointF &pos) const

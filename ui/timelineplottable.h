@@ -14,7 +14,9 @@
 
 #include <qcustomplot.h>
 
+#include <QHash>
 #include <QImage>
+#include <QStaticText>
 
 #include <memory>
 #include <optional>
@@ -66,6 +68,8 @@ public:
     // Last frame's statistics (benchmarks)
     int lastVisibleRows() const { return m_lastRows; }
     qint64 lastBuckets() const { return m_lastBuckets; }
+    double lastDrawMs() const { return m_lastDrawMs; }      // draw() incl. labels
+    double lastRasterMs() const { return m_lastRasterMs; }  // LOD queries + pixel writes
 
     // QCPAbstractPlottable
     double selectTest(const QPointF &, bool, QVariant *) const override { return -1; }
@@ -84,11 +88,14 @@ private:
         QString text;
         QColor color;
     };
+    // Thread-safe for distinct rows (disjoint image rows; own mix and text list).
     void rasterRow(const TimelineRow &row, int y0, int y1, int width, double t0, double t1, double scale,
-                   std::vector<TextItem> &texts, const QRect &ar);
+                   std::vector<TextItem> &texts, const QRect &ar, ws::lod::BucketMix &mix) const;
     void drawLabels(QCPPainter *painter, const QRect &ar);
     void drawOverlays(QCPPainter *painter, const QRect &ar);
     QRectF intervalRect(int lane, qsizetype index, const QRect &ar) const;
+    // drawText through a QStaticText cache (text elided to the rect's width), vertically centred
+    void drawCached(QCPPainter *painter, const QRectF &rect, const QString &text, bool alignRight = false);
 
     std::shared_ptr<const ws::KernelTrace> m_trace;
     std::shared_ptr<const ws::lod::TraceIndex> m_index;
@@ -104,7 +111,9 @@ private:
     std::optional<Ruler> m_ruler;
 
     QImage m_image;
-    ws::lod::BucketMix m_mix;
+    QHash<QString, QStaticText> m_textCache;
+    ws::lod::BucketMix m_mix[2];  // one per raster thread
     int m_lastRows = 0;
     qint64 m_lastBuckets = 0;
+    double m_lastDrawMs = 0, m_lastRasterMs = 0;
 };

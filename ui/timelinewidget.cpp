@@ -111,8 +111,9 @@ struct TimelineWidget::Private {
     bool moved = false;
     QPoint lastMouse{-1, -1};
 
-    double dataLo() const { return trace ? double(trace->firstStart() - origin) : 0.0; }
-    double dataHi() const { return trace ? double(trace->lastEnd() - origin) : 1.0; }
+    TimeNs firstStart = 0, lastEnd = 1;  // of the trace, cached (KernelTrace computes them by walking the lanes)
+    double dataLo() const { return trace ? double(firstStart - origin) : 0.0; }
+    double dataHi() const { return trace ? double(lastEnd - origin) : 1.0; }
 
     void applyView(Range r, bool emitSignal = true)
     {
@@ -307,6 +308,9 @@ TimelineWidget::TimelineWidget(QWidget *parent) : QWidget(parent), d(std::make_u
     d->plot->setNoAntialiasingOnDrag(true);
     d->plot->setPlottingHint(QCP::phCacheLabels, true);
     d->plot->setInteractions({});
+    // one paint buffer: the default buffered "overlay" layer would add a second full-size buffer to clear and blend per frame
+    if (QCPLayer *overlay = d->plot->layer(QStringLiteral("overlay")))
+        overlay->setMode(QCPLayer::lmLogical);
     d->plot->setBackground(tlpalette::background());
 
     QCPAxisRect *ar = d->plot->axisRect();
@@ -384,6 +388,18 @@ TimelineWidget::~TimelineWidget()
 void TimelineWidget::setTrace(std::shared_ptr<const ws::KernelTrace> trace)
 {
     d->trace = std::move(trace);
+    if (d->trace) {
+        d->firstStart = d->trace->firstStart();
+        d->lastEnd = d->trace->lastEnd();
+        const ws::KernelLaunch &L = d->trace->launch;
+        if (L.end > L.start && L.start > 0 && d->trace->intervalCount() > 0) {  // the kernel's own span too
+            d->firstStart = std::min(d->firstStart, L.start);
+            d->lastEnd = std::max(d->lastEnd, L.end);
+        } else if (d->trace->intervalCount() == 0 && L.end > L.start) {
+            d->firstStart = L.start;
+            d->lastEnd = L.end;
+        }
+    }
     d->index.reset();
     d->selLane = -1;
     d->selIndex = -1;

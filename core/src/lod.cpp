@@ -51,30 +51,29 @@ inline double relEnd(const SeriesRef& s, TimeNs origin, std::size_t i)
     return double(s.start[i] + s.duration[i] - origin);
 }
 
-// first i in [lo, n) with relStart(i) >= t, galloping from lo
+// first i in [lo, n) with relStart(i) >= t, galloping from lo. Integer compare:
+// start - origin >= t  <=>  start >= origin + ceil(t)
 std::size_t gallop(const SeriesRef& s, TimeNs origin, std::size_t lo, double t)
 {
-    if (lo >= s.n || relStart(s, origin, lo) >= t)
+    const double c = std::ceil(t);
+    if (c > 9.0e18)
+        return s.n;
+    if (c < -9.0e18)
         return lo;
-    std::size_t known = lo;  // relStart(known) < t
+    const TimeNs thr = origin + TimeNs(c);
+    const TimeNs* st = s.start;
+    if (lo >= s.n || st[lo] >= thr)
+        return lo;
+    std::size_t known = lo;  // st[known] < thr
     std::size_t step = 1;
     std::size_t hi = lo + 1;
-    while (hi < s.n && relStart(s, origin, hi) < t) {
+    while (hi < s.n && st[hi] < thr) {
         known = hi;
         step *= 2;
         hi = lo + step;
     }
     hi = std::min(hi, s.n);
-    // answer in (known, hi]
-    std::size_t a = known + 1, b = hi;
-    while (a < b) {
-        const std::size_t mid = a + (b - a) / 2;
-        if (relStart(s, origin, mid) < t)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    return a;
+    return std::size_t(std::lower_bound(st + known + 1, st + hi, thr) - st);
 }
 
 void finishBucket(BucketMix& out, int j, const double* acc, double w)
@@ -206,6 +205,29 @@ void SeriesIndex::query(const SeriesRef& s, TimeNs origin, double t0, double t1,
                 ++j;
         }
         const double bs = B.begin(j), be = B.end(j);
+        // fast path: span p covers whole buckets (the common case when zoomed in)
+        if (sp <= bs) {
+            const double ep = relEnd(s, origin, p);
+            if (ep >= be && (p + 1 >= s.n || relStart(s, origin, p + 1) >= be)) {
+                const int c = slot[s.cat[p]];
+                float* cov = out.cover.data();
+                int jj = j;
+                while (jj < nBuckets && B.end(jj) <= ep) {
+                    cov[std::size_t(jj) * ncat + c] = 1.0f;
+                    ++jj;
+                }
+                if (sp == bs)
+                    out.starts[j] = 1;
+                // next span may start inside bucket jj (or later); p keeps covering bucket jj partially
+                j = jj;
+                if (p + 1 < s.n && relStart(s, origin, p + 1) < (jj < nBuckets ? B.end(jj) : t1))
+                    continue;  // bucket jj holds more than p: the general path below handles it
+                if (jj < nBuckets && ep > B.begin(jj))
+                    continue;  // p ends inside bucket jj: general path
+                ++p;
+                continue;
+            }
+        }
         const std::size_t k = gallop(s, origin, p + 1, be);  // spans [p, k) start before be
         std::fill_n(acc, ncat, 0.0);
         auto addClip = [&](std::size_t i) {
