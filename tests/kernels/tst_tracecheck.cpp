@@ -1,0 +1,163 @@
+// CPU test (no GPU, runs in CI): the trace-buffer checker that the GPU tests use
+// (ws::ktest::checkTrace) accepts a well-formed synthetic buffer and reports each
+// planted fault -- so the GPU trace tests are able to fail. Also parseShape().
+// Exit: 0 passed, 1 failed.
+#include "ladder_testutil.h"
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace ws;
+using namespace ws::ktest;
+
+namespace {
+
+int g_fail = 0;
+void expect(bool ok, const std::string& what)
+{
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    if (!ok) ++g_fail;
+}
+
+// A synthetic, well-formed buffer: 3 CTAs x 4 warps, capacity 8; each warp has 5 events
+// (Setup, WaitData, MmaIssue, Release, End) with increasing clocks inside its CTA's span.
+struct Synth {
+    trace::TraceBufferHeader h{};
+    std::vector<std::uint8_t> buf;
+    Synth()
+    {
+        h.magic = trace::kMagic;
+        h.version = trace::kFormatVersion;
+        h.numCtas = 3;
+        h.warpsPerCta = 4;
+        h.eventsPerWarp = 8;
+        h.stages = 4;
+        h.bytesPerKStep = 49152;
+        buf.assign(trace::bufferBytes(h.numCtas, h.warpsPerCta, h.eventsPerWarp), 0);
+        std::memcpy(buf.data(), &h, sizeof h);
+        for (std::uint32_t c = 0; c < h.numCtas; ++c) {
+            trace::CtaRecord r{};
+            r.globaltimerStart = 1000000 + c * 10;
+            r.clockStart = 5000 + c * 100;
+            r.globaltimerEnd = r.globaltimerStart + 5000;
+            r.clockEnd = r.clockStart + 10000;
+            r.smId = c;
+            r.flags = 3;
+            std::memcpy(cta(c), &r, sizeof r);
+            for (std::uint32_t w = 0; w < h.warpsPerCta; ++w) {
+                trace::WarpRegionHeader wr{};
+                wr.count = 5;
+                wr.role = w == 0 ? 1 : 2;
+                wr.warpgroup = std::uint8_t(w / 4);
+                wr.flags = 1;
+                std::memcpy(region(c, w), &wr, sizeof wr);
+                const std::uint8_t kinds[5] = {1, 4, 5, 7, trace::kEventEnd};
+                for (int i = 0; i < 5; ++i) {
+                    trace::TraceEvent ev{};
+                    ev.clock = r.clockStart + 10 + 100 * i + w;
+                    ev.kstep = i;
+                    ev.slot = std::uint8_t(i % 4);
+                    ev.kind = kinds[i];
+                    std::memcpy(event(c, w, i), &ev, sizeof ev);
+                }
+            }
+        }
+    }
+    std::uint8_t* cta(std::uint32_t c) { return buf.data() + sizeof(trace::TraceBufferHeader) + c * sizeof(trace::CtaRecord); }
+    std::uint8_t* region(std::uint32_t c, std::uint32_t w)
+    {
+        return buf.data() + trace::warpRegionOffset(h.numCtas, h.warpsPerCta, h.eventsPerWarp, c, w);
+    }
+    std::uint8_t* event(std::uint32_t c, std::uint32_t w, int i)
+    {
+        return region(c, w) + sizeof(trace::WarpRegionHeader) + i * sizeof(trace::TraceEvent);
+    }
+    trace::WarpRegionHeader& wr(std::uint32_t c, std::uint32_t w) { return *reinterpret_cast<trace::WarpRegionHeader*>(region(c, w)); }
+    trace::TraceEvent& ev(std::uint32_t c, std::uint32_t w, int i) { return *reinterpret_cast<trace::TraceEvent*>(event(c, w, i)); }
+    trace::CtaRecord& rec(std::uint32_t c) { return *reinterpret_cast<trace::CtaRecord*>(cta(c)); }
+};
+
+bool mentions(const TraceCheck& tc, const std::string& s)
+{
+    for (auto& e : tc.errors)
+        if (e.find(s) != std::string::npos) return true;
+    return false;
+}
+
+void fault(const char* name, const std::function<void(Synth&)>& plant, const std::string& expectText,
+           bool allowOverflow = false)
+{
+    Synth s;
+    plant(s);
+    TraceCheck tc = checkTrace(s.buf, s.h, 132, allowOverflow);
+    std::string got = tc.errors.empty() ? "(no error)" : tc.errors.front();
+    expect(mentions(tc, expectText), std::string("planted fault '") + name + "' reported (" + got + ")");
+}
+
+}  // namespace
+
+int main()
+{
+    {
+        Synth s;
+        TraceCheck tc = checkTrace(s.buf, s.h, 132, false);
+        expect(tc.errors.empty(), "well-formed synthetic buffer passes (" + std::to_string(tc.errors.size()) + " errors)");
+        expect(tc.events == 60 && tc.warps == 12 && tc.ctas == 3, "counts: 60 events, 12 warps, 3 CTAs");
+        expect(tc.overflowedWarps == 0 && tc.maxCount == 5, "no overflow, max count 5");
+    }
+    fault("header changed", [](Synth& s) { s.buf[8] ^= 1; }, "header changed");
+    fault("CTA end not written", [](Synth& s) { s.rec(1).flags = 1; }, "start and end must both be written");
+    fault("clock64 end < start", [](Synth& s) { s.rec(2).clockEnd = s.rec(2).clockStart - 1; }, "clock64 end < start");
+    fault("SM id out of range", [](Synth& s) { s.rec(0).smId = 500; }, "smId 500");
+    fault("role not declared", [](Synth& s) { s.wr(1, 2).flags = 0; }, "role not declared");
+    fault("unknown role", [](Synth& s) { s.wr(1, 3).role = 9; }, "is not a WarpRole");
+    fault("overflow", [](Synth& s) { s.wr(2, 1).count = 9; }, "count 9 > capacity 8");
+    fault("clock backwards", [](Synth& s) { s.ev(0, 1, 3).clock = s.ev(0, 1, 2).clock - 1; }, "clock goes backwards");
+    fault("unknown kind", [](Synth& s) { s.ev(0, 0, 1).kind = 0x80; }, "unknown kind 128");
+    fault("unwritten event", [](Synth& s) { s.ev(1, 1, 2).clock = 0; }, "clock 0 (not written)");
+    fault("no End event", [](Synth& s) { s.ev(2, 3, 4).kind = 5; }, "is not kEventEnd");
+    fault("empty region", [](Synth& s) { s.wr(0, 2).count = 0; }, "no events");
+    {
+        // An overflowed warp: all 8 slots written (the kernel writes while count < capacity),
+        // count keeps counting to 40.
+        Synth s;
+        s.wr(2, 1).count = 40;
+        s.ev(2, 1, 4).kind = 5;  // no End among the first 8: the warp went on
+        for (int i = 5; i < 8; ++i) {
+            s.ev(2, 1, i) = s.ev(2, 1, i - 1);
+            s.ev(2, 1, i).clock += 50;
+        }
+        TraceCheck tc = checkTrace(s.buf, s.h, 132, /*allowOverflow=*/true);
+        expect(tc.errors.empty() && tc.overflowedWarps == 1 && tc.maxCount == 40,
+               "overflow tallied, not an error, when allowed (overflowed warps " + std::to_string(tc.overflowedWarps) + ")");
+    }
+    {
+        Synth s;
+        std::vector<std::uint8_t> shortBuf(s.buf.begin(), s.buf.end() - 16);
+        TraceCheck tc = checkTrace(shortBuf, s.h, 132, false);
+        expect(mentions(tc, "smaller than the header says"), "truncated buffer reported");
+    }
+    // parseShape
+    try {
+        ladder::Shape a = parseShape("4096");
+        ladder::Shape b = parseShape("2048x6144x4096");
+        expect(a.m == 4096 && a.n == 4096 && a.k == 4096, "parseShape(\"4096\") is a cube");
+        expect(b.m == 2048 && b.n == 6144 && b.k == 4096, "parseShape(\"2048x6144x4096\")");
+    } catch (const std::exception& e) {
+        expect(false, std::string("parseShape threw: ") + e.what());
+    }
+    for (const char* bad : {"", "12x", "x12", "1x2", "1x2x3x4", "4096xabcx1"}) {
+        bool threw = false;
+        try {
+            parseShape(bad);
+        } catch (const std::invalid_argument&) {
+            threw = true;
+        }
+        expect(threw, std::string("parseShape rejects '") + bad + "'");
+    }
+    std::printf("\n%s\n", g_fail ? "FAILED" : "all passed");
+    return g_fail ? 1 : 0;
+}
