@@ -40,7 +40,6 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
     grid->setColumnStretch(2, 1);
     lay->addLayout(grid);
 
-    auto* outer = new QSplitter(Qt::Horizontal);
     auto* split = new QSplitter(Qt::Vertical);
     m_tlA = new TimelineWidget;
     m_tlB = new TimelineWidget;
@@ -57,12 +56,11 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
     m_deltaView->setShowGrid(false);
     m_deltaView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_deltaView->horizontalHeader()->setSectionResizeMode(MetricDeltaModel::ColMetric, QHeaderView::Stretch);
-    outer->addWidget(split);
-    outer->addWidget(m_deltaView);
-    outer->setStretchFactor(0, 3);
-    outer->setStretchFactor(1, 1);
-    outer->setSizes({760, 440});
-    lay->addWidget(outer, 1);
+    split->addWidget(m_deltaView);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 3);
+    split->setStretchFactor(2, 2);
+    lay->addWidget(split, 1);
 
     connect(m_tlA, &TimelineWidget::visibleRangeChanged, this,
             [this](ws::TimeNs t0, ws::TimeNs t1) { syncFrom(0, t0, t1); });

@@ -115,6 +115,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 
     buildDocks();
     buildActions();
+    // Compare needs the height: the stalls dock steps aside while the Compare tab is shown
+    connect(m_centralTabs, &QTabWidget::currentChanged, this, [this](int) {
+        const bool comparing = m_centralTabs->currentWidget() == m_compare;
+        if (comparing && m_stallsDock->isVisible()) {
+            m_stallsHiddenForCompare = true;
+            m_stallsDock->hide();
+        } else if (!comparing && m_stallsHiddenForCompare) {
+            m_stallsHiddenForCompare = false;
+            m_stallsDock->show();
+        }
+    });
 
     m_progress = new QProgressBar;
     m_progress->setMaximumWidth(180);
@@ -243,8 +254,8 @@ void MainWindow::buildDocks()
     m_runsView->sortByColumn(-1, Qt::AscendingOrder);
     m_runsView->header()->setStretchLastSection(false);
     m_runsView->header()->setSectionResizeMode(QHeaderView::Interactive);
-    m_runsView->setColumnWidth(RunsModel::ColName, 136);
-    m_runsView->setColumnWidth(RunsModel::ColRung, 116);
+    m_runsView->setColumnWidth(RunsModel::ColName, 142);
+    m_runsView->setColumnWidth(RunsModel::ColRung, 110);
     m_runsView->setColumnWidth(RunsModel::ColShape, 112);
     m_runsView->setColumnWidth(RunsModel::ColDuration, 72);
     m_runsView->setColumnWidth(RunsModel::ColTflops, 62);

@@ -127,6 +127,7 @@ private:
     int m_busy = 0;
     bool m_layoutRestored = false;  // saved dock layout restored: keep it
     bool m_layoutDone = false;
+    bool m_stallsHiddenForCompare = false;
 };
 
 }  // namespace ws::ui
