@@ -6,6 +6,7 @@
 // transaction, WAL) and time the write. Phase 2 (a fresh child process, so freed memory of
 // phase 1 does not hide allocations): open read-only, loadKernel, time it, and measure the
 // resident-set growth (VmRSS from /proc/self/status) and the exact bytes of the columnar arrays.
+#include "warpstage/analysis.h"
 #include "warpstage/store.h"
 #include "warpstage/synthetic.h"
 
@@ -85,6 +86,11 @@ int loadPhase(const std::string& file)
                 arrays / n, (arrays + overhead) / n);
     std::printf("memory: RSS growth during open+load %.2f B/interval (%.1f MiB, includes SQLite's page cache)\n",
                 (rss1 - rss0) * 1024.0 / n, (rss1 - rss0) / 1024.0);
+    const double t3 = now(), c3 = cpu();
+    const ws::KernelMetrics m = ws::analyze(trace);
+    const double t4 = now(), c4 = cpu();
+    std::printf("analyze: whole kernel in %.3f s wall, %.3f s CPU (load_hidden_share %.3f, %zu per-CTA rows)\n", t4 - t3,
+                c4 - c3, m.total.loadHiddenShare, m.perCta.size());
     return 0;
 }
 
@@ -134,13 +140,16 @@ int main(int argc, char** argv)
     std::filesystem::remove(file);
     t0 = now();
     const double c0 = cpu();
+    double tw = 0;
     {
         auto store = ws::TraceStore::openForWriting(file);
         store.writeRun(rec);
-    }
+        tw = now();
+    }  // closing checkpoints the WAL into the file
     t1 = now();
     const double c1 = cpu();
     const auto size = std::filesystem::file_size(file);
+    std::printf("ingest: writeRun (commit) %.3f s, close (WAL checkpoint) %.3f s\n", tw - t0, t1 - tw);
     std::printf("ingest: %.3f s wall, %.3f s CPU -> %.2f M intervals/s wall, %.2f M/s per CPU-second (one transaction, WAL, incl. %zu load rows; file %.1f MiB, %.2f B/interval)\n",
                 t1 - t0, c1 - c0, n / (t1 - t0) / 1e6, n / (c1 - c0) / 1e6, rec.kernels.front().loads.size(), size / 1048576.0,
                 static_cast<double>(size) / n);

@@ -209,7 +209,7 @@ struct KernelRecord {
     std::vector<Cta> ctas;                // Cta::id is a local index here (0..n-1)
     std::vector<Warp> warps;              // Warp::ctaId = local CTA index; Warp::id = local warp index
     std::vector<Interval> intervals;      // Interval::warpId = local warp index
-    std::vector<TileSpan> tiles;          // local indices, like intervals
+    std::vector<TileSpan> tiles;          // local indices, like intervals (warpId < 0: CTA-wide)
     std::vector<LoadTransfer> loads;      // LoadTransfer::ctaId = local CTA index
     std::vector<StallSample> stalls;
 };
@@ -248,7 +248,7 @@ struct KernelTrace {
     KernelLaunch launch;
     std::vector<Cta> ctas;                // sorted by (smId, start)
     std::vector<Lane> lanes;
-    std::vector<TileSpan> tiles;
+    std::vector<TileSpan> tiles;          // ctaId = index into ctas; warpId = Lane::warpId (0: CTA-wide)
     std::vector<LoadTransfer> loads;      // sorted by issue; ctaId = index into ctas
     std::vector<StallSample> stalls;      // of the run's untraced launch of the same rung, if any
 

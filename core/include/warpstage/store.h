@@ -15,6 +15,8 @@
 //    at all. beginRun() gives a streaming RunWriter for the recorder (same
 //    guarantee: nothing is visible before commit(), a crash or a destroyed
 //    writer without commit() leaves no partial run and earlier runs intact).
+//  * A TraceStore is one SQLite connection: not thread-safe. Use one per thread
+//    or guard it with a mutex (several read-only stores on one file are fine).
 #pragma once
 
 #include "warpstage/model.h"
