@@ -134,7 +134,7 @@ void Stmt::run()
 {
     while (step()) {
     }
-    reset();
+    sqlite3_reset(m_stmt);  // bindings are kept: callers rebind every parameter
 }
 
 int Stmt::i32(int c) const
