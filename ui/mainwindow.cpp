@@ -588,8 +588,8 @@ QString MainWindow::selectionScope() const
 {
     if (!m_trace)
         return tr("No kernel selected");
+    const QString kernel = tr("Kernel %1 (%2)").arg(m_trace->launch.id).arg(QString::fromStdString(m_trace->launch.variant));
     QStringList parts;
-    parts << tr("Kernel %1 (%2)").arg(m_trace->launch.id).arg(QString::fromStdString(m_trace->launch.variant));
     if (m_selection.ctaIndex && size_t(*m_selection.ctaIndex) < m_trace->ctas.size()) {
         const auto& c = m_trace->ctas[size_t(*m_selection.ctaIndex)];
         parts << tr("CTA %1 (SM %2)").arg(c.blockLinear).arg(c.smId);
@@ -599,7 +599,7 @@ QString MainWindow::selectionScope() const
     if (m_selection.t0 && m_selection.t1)
         parts << tr("%1 … %2").arg(formatDuration(double(*m_selection.t0 - m_trace->launch.start)),
                                    formatDuration(double(*m_selection.t1 - m_trace->launch.start)));
-    return parts.join(QStringLiteral(" ▸ "));
+    return parts.isEmpty() ? kernel : kernel + QStringLiteral("\n▸ ") + parts.join(QStringLiteral(" ▸ "));
 }
 
 void MainWindow::updateSelectionMetrics()

@@ -20,6 +20,7 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
     m_scope = new QLabel;
     m_scope->setObjectName(QStringLiteral("metricsScope"));
     m_scope->setWordWrap(true);
+    m_scope->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     QFont bf = m_scope->font();
     bf.setBold(true);
     m_scope->setFont(bf);

@@ -3,6 +3,9 @@
 #include "rungcatalog.h"
 
 #include <QComboBox>
+#include <QFontInfo>
+
+#include <cmath>
 #include <QHBoxLayout>
 #include <QIcon>
 #include <QSignalBlocker>
@@ -63,7 +66,6 @@ void TeachingPanel::setRung(const QString& rung)
     if (t && !t->markdown.isEmpty()) {
         m_text->setMarkdown(t->markdown);
         // Markdown headings render huge by default: scale them to the panel
-        const double base = m_text->font().pointSizeF() > 0 ? m_text->font().pointSizeF() : 10.0;
         for (QTextBlock b = m_text->document()->begin(); b.isValid(); b = b.next()) {
             const int level = b.blockFormat().headingLevel();
             if (level == 0)
@@ -71,7 +73,8 @@ void TeachingPanel::setRung(const QString& rung)
             QTextCursor c(b);
             c.select(QTextCursor::BlockUnderCursor);
             QTextCharFormat f;
-            f.setFontPointSize(level == 1 ? base * 1.3 : base * 1.12);
+            // QTextDocument sizes headings by FontSizeAdjustment (h1 = +3: "xx-large")
+            f.setProperty(QTextFormat::FontSizeAdjustment, level == 1 ? 1 : 0);
             f.setFontWeight(QFont::DemiBold);
             if (level > 1)
                 f.setForeground(QColor(0x1f, 0x4e, 0x79));
