@@ -1,16 +1,95 @@
-// Temporary skeleton; the real implementation follows.
 #include "figureexport.h"
+
+#include "timelinelayout.h"
+#include "timelinewidget.h"
+
+#include <warpstage/store.h>
+
+#include <QFileInfo>
+
+#include <algorithm>
+
+namespace {
+bool fail(QString *error, const QString &msg)
+{
+    if (error)
+        *error = msg;
+    return false;
+}
+}  // namespace
+
+bool exportFigure(std::shared_ptr<const ws::KernelTrace> trace, const FigureOptions &opt, QString *error)
+{
+    if (!trace)
+        return fail(error, QStringLiteral("%1: no kernel to draw").arg(opt.out));
+    if (opt.out.isEmpty())
+        return fail(error, QStringLiteral("export: no output file given (--out fig.png)"));
+    const QString ext = QFileInfo(opt.out).suffix().toLower();
+    if (ext != QLatin1String("png") && ext != QLatin1String("svg") && ext != QLatin1String("pdf"))
+        return fail(error, QStringLiteral("%1: unknown image type '.%2' (use .png, .svg or .pdf)").arg(opt.out, ext));
+    TimelineWidget w;
+    w.setAttribute(Qt::WA_DontShowOnScreen);
+    w.setTrace(trace);
+    if (!w.waitForIndex(120000))
+        return fail(error, QStringLiteral("%1: could not index the kernel's timeline").arg(opt.out));
+    if (!opt.lanes.isEmpty()) {
+        QString ferr;
+        if (!LaneFilter::parse(opt.lanes, &ferr))
+            return fail(error, ferr);
+        w.setLaneFilter(opt.lanes);
+    }
+    if (opt.range) {
+        const auto [a, b] = *opt.range;
+        if (!(b > a))
+            return fail(error, QStringLiteral("--range %1..%2: the end must be after the start").arg(a).arg(b));
+        w.setVisibleRange(trace->launch.start + a, trace->launch.start + b);
+    }
+    QString title = opt.title;
+    if (title.isEmpty()) {
+        const ws::RunInfo &r = trace->run;
+        title = QStringLiteral("%1  %2x%3x%4  ·  %5")
+                    .arg(QString::fromStdString(trace->launch.variant.empty() ? r.variant : trace->launch.variant))
+                    .arg(r.m)
+                    .arg(r.n)
+                    .arg(r.k)
+                    .arg(QString::fromStdString(trace->launch.name));
+        if (r.synthetic)
+            title += QStringLiteral("  (synthetic)");
+    }
+    return w.exportImage(opt.out, opt.size, opt.dpi, title, error);
+}
 
 bool exportFigure(const FigureOptions &opt, QString *error)
 {
-    if (error)
-        *error = opt.file + QStringLiteral(": figure export is not implemented yet");
-    return false;
-}
-
-bool exportFigure(std::shared_ptr<const ws::KernelTrace>, const FigureOptions &opt, QString *error)
-{
-    if (error)
-        *error = opt.out + QStringLiteral(": figure export is not implemented yet");
-    return false;
+    if (opt.file.isEmpty())
+        return fail(error, QStringLiteral("export: no input file given"));
+    if (!QFileInfo::exists(opt.file))
+        return fail(error, QStringLiteral("%1: no such file").arg(opt.file));
+    std::shared_ptr<ws::KernelTrace> trace;
+    try {
+        const ws::TraceStore store = ws::TraceStore::openReadOnly(opt.file.toStdString());
+        ws::RowId runId = opt.runId;
+        if (runId == 0) {
+            const auto runs = store.runs();
+            if (runs.empty())
+                return fail(error, QStringLiteral("%1: the file holds no run").arg(opt.file));
+            runId = std::max_element(runs.begin(), runs.end(), [](const auto &a, const auto &b) { return a.id < b.id; })->id;
+        }
+        const auto kernels = store.kernels(runId);
+        if (kernels.empty())
+            return fail(error, QStringLiteral("%1: run %2 does not exist or holds no kernel").arg(opt.file).arg(runId));
+        ws::RowId kernelId = opt.kernelId;
+        if (kernelId == 0) {
+            auto it = std::find_if(kernels.begin(), kernels.end(), [](const auto &k) { return k.traced; });
+            if (it == kernels.end())
+                return fail(error, QStringLiteral("%1: run %2 has no traced kernel (no timeline to draw)").arg(opt.file).arg(runId));
+            kernelId = it->id;
+        } else if (std::none_of(kernels.begin(), kernels.end(), [&](const auto &k) { return k.id == kernelId; })) {
+            return fail(error, QStringLiteral("%1: kernel %2 is not in run %3").arg(opt.file).arg(kernelId).arg(runId));
+        }
+        trace = std::make_shared<ws::KernelTrace>(store.loadKernel(kernelId));
+    } catch (const std::exception &e) {
+        return fail(error, QString::fromStdString(e.what()));
+    }
+    return exportFigure(std::move(trace), opt, error);
 }

@@ -78,6 +78,18 @@ QRect TimelinePlottable::labelRect() const
     return QRect(QPoint(outer.left(), ar.top()), QPoint(ar.left() - 1, ar.bottom()));
 }
 
+QRect TimelinePlottable::laneRowRect(int lane) const
+{
+    if (!m_layout)
+        return {};
+    const int r = m_layout->rowOfLane(lane);
+    if (r < 0)
+        return {};
+    const TimelineRow &row = m_layout->rows()[std::size_t(r)];
+    const QRect ar = lanesRect();
+    return QRect(ar.left(), ar.top() + row.top - m_scrollY, ar.width(), row.height);
+}
+
 QCPRange TimelinePlottable::getKeyRange(bool &foundRange, QCP::SignDomain) const
 {
     foundRange = m_trace && m_trace->intervalCount() > 0;
@@ -225,7 +237,7 @@ void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int wi
     }
 
     // k-step labels inside wide intervals
-    if (mode == Kinds && edges && hh >= int(10 * scale)) {
+    if (m_intervalLabels && mode == Kinds && edges && hh >= int(10 * scale)) {
         const double nsPerPx = (t1 - t0) / ar.width();
         std::ptrdiff_t i = ws::lod::findAt(ref, m_origin, t0, 0);
         if (i < 0) {

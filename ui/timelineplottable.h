@@ -34,6 +34,8 @@ public:
     void setScrollY(int y) { m_scrollY = y; }
     int scrollY() const { return m_scrollY; }
     void setIndexProgress(int percent) { m_progress = percent; }
+    void setIntervalLabels(bool on) { m_intervalLabels = on; }  // "k12 s3" text inside wide intervals
+    bool intervalLabels() const { return m_intervalLabels; }
 
     void setHighlight(std::optional<QPair<ws::WarpRole, ws::IntervalKind>> h) { m_highlight = h; }
     void setSelectedInterval(int lane, qsizetype index) { m_selLane = lane; m_selIndex = index; }
@@ -63,6 +65,7 @@ public:
     };
     Hit hitTest(const QPointF &pos) const;
     QRect lanesRect() const;
+    QRect laneRowRect(int lane) const;  // the lane's row in widget coordinates (may be outside the view); null if hidden
     QRect labelRect() const;
 
     // Last frame's statistics (benchmarks)
@@ -104,6 +107,7 @@ private:
     ws::TimeNs m_origin = 0;
     int m_scrollY = 0;
     int m_progress = 0;
+    bool m_intervalLabels = true;
     std::optional<QPair<ws::WarpRole, ws::IntervalKind>> m_highlight;
     int m_selLane = -1, m_hoverLane = -1;
     qsizetype m_selIndex = -1, m_hoverIndex = -1;

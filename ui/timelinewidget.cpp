@@ -857,12 +857,18 @@ bool TimelineWidget::eventFilter(QObject *watched, QEvent *event)
 
 // A fresh, never-shown widget in the same state as `src`, laid out at `logical` size (export).
 
-QImage TimelineWidget::renderImage(QSize sizePx, double dpi, const QString &title) const
+QImage TimelineWidget::renderImage(QSize sizePx, double dpi, const QString &title, QRect *lanesRectPx) const
 {
     const double scale = std::max(0.25, dpi / 96.0);
     const QSize logical(std::max(200, int(sizePx.width() / scale + 0.5)), std::max(150, int(sizePx.height() / scale + 0.5)));
     auto w = Private::clone(*this, logical, title);
     QPixmap pm = w->plot()->toPixmap(logical.width(), logical.height(), scale);
+    if (lanesRectPx) {
+        const QRect r = w->plottable()->lanesRect();
+        const double sx = double(sizePx.width()) / logical.width() * 1.0, sy = double(sizePx.height()) / logical.height();
+        *lanesRectPx = QRect(QPoint(int(std::lround(r.left() * sx)), int(std::lround(r.top() * sy))),
+                             QSize(int(std::lround(r.width() * sx)), int(std::lround(r.height() * sy))));
+    }
     QImage img = pm.toImage().convertToFormat(QImage::Format_RGB32);
     if (img.size() != sizePx)
         img = img.scaled(sizePx, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);

@@ -69,7 +69,8 @@ public:
     // Export the current view (title, axis, legend) to PNG/SVG/PDF chosen by extension.
     bool exportImage(const QString &path, QSize sizePx, double dpi, const QString &title, QString *error) const;
     // Render the current view (with title and legend) into an image of sizePx (used by exportImage for PNG).
-    QImage renderImage(QSize sizePx, double dpi, const QString &title) const;
+    // lanesRectPx: where the lanes area landed in the image (tests).
+    QImage renderImage(QSize sizePx, double dpi, const QString &title, QRect *lanesRectPx = nullptr) const;
 
 signals:
     void visibleRangeChanged(ws::TimeNs t0, ws::TimeNs t1);   // absolute ns

@@ -1,0 +1,378 @@
+// TimelineWidget behaviour (offscreen): the pixels each lane paints vs the intervals it covers at several
+// zoom levels, wheel zoom about the cursor, drag pan, WASD, rubber-band zoom, history, reset, click selection,
+// range selection, CTA collapse, lane filter, stage highlight.
+#include "timelinetestdata.h"
+
+#include "timelinepalette.h"
+#include "timelineplottable.h"
+#include "timelinewidget.h"
+
+#include <qcustomplot.h>
+
+#include <QSignalSpy>
+#include <QtTest>
+
+using namespace tltest;
+
+namespace {
+
+void mouse(QWidget *t, QEvent::Type type, QPoint pos, Qt::MouseButton b, Qt::MouseButtons bs,
+           Qt::KeyboardModifiers m = Qt::NoModifier)
+{
+    QMouseEvent e(type, QPointF(pos), t->mapToGlobal(QPointF(pos)), b, bs, m);
+    QCoreApplication::sendEvent(t, &e);
+}
+
+void drag(QWidget *t, QPoint from, QPoint to, Qt::MouseButton b, Qt::KeyboardModifiers m = Qt::NoModifier)
+{
+    mouse(t, QEvent::MouseButtonPress, from, b, b, m);
+    mouse(t, QEvent::MouseMove, (from + to) / 2, Qt::NoButton, b, m);
+    mouse(t, QEvent::MouseMove, to, Qt::NoButton, b, m);
+    mouse(t, QEvent::MouseButtonRelease, to, b, Qt::NoButton, m);
+}
+
+void wheel(QWidget *t, QPoint pos, int dy, Qt::KeyboardModifiers m = Qt::NoModifier)
+{
+    QWheelEvent e(QPointF(pos), t->mapToGlobal(QPointF(pos)), QPoint(), QPoint(0, dy), Qt::NoButton, m,
+                  Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(t, &e);
+}
+
+double rel(ws::TimeNs t) { return double(t - kStart); }
+
+QRgb darker(QRgb c) { return qRgb(int(qRed(c) * 0.62f), int(qGreen(c) * 0.62f), int(qBlue(c) * 0.62f)); }
+
+}  // namespace
+
+class TestTimeline : public QObject {
+    Q_OBJECT
+private slots:
+    void init();
+    void cleanup();
+    void emptyAndNull();
+    void lanePixelsMatchIntervals_data();
+    void lanePixelsMatchIntervals();
+    void wheelZoomKeepsTimeUnderCursor();
+    void dragPans();
+    void keysAndHistory();
+    void rubberBandZoom();
+    void clickSelectsInterval();
+    void shiftDragSelectsRange();
+    void ctaHeaderCollapses();
+    void laneFilter();
+    void highlightFadesOtherKinds();
+
+private:
+    std::unique_ptr<TimelineWidget> w;
+    std::shared_ptr<ws::KernelTrace> m_tr;
+    QImage render() const
+    {
+        w->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        return w->plot()->toPixmap(w->plot()->width(), w->plot()->height(), 1.0).toImage().convertToFormat(QImage::Format_RGB32);
+    }
+    double timeAtPx(double x) const { return w->plot()->xAxis->pixelToCoord(x); }
+    int pxAtRel(double t) const { return int(std::lround(w->plot()->xAxis->coordToPixel(t))); }
+};
+
+void TestTimeline::init()
+{
+    w = std::make_unique<TimelineWidget>();
+    w->resize(1200, 700);
+    w->show();
+    m_tr = makeTrace(40);
+    w->setTrace(m_tr);
+    QVERIFY(w->waitForIndex());
+    w->plot()->replot(QCustomPlot::rpImmediateRefresh);
+}
+
+void TestTimeline::cleanup() { w.reset(); }
+
+void TestTimeline::emptyAndNull()
+{
+    w->setTrace(nullptr);
+    QVERIFY(!w->trace());
+    render();  // no crash
+    wheel(w->plot(), QPoint(600, 300), 120);
+    QTest::keyClick(w->plot(), Qt::Key_W);
+    auto empty = std::make_shared<ws::KernelTrace>();
+    empty->launch.start = 5000;
+    empty->launch.end = 9000;
+    w->setTrace(empty);
+    QVERIFY(w->waitForIndex());
+    render();
+    const auto r = w->visibleRange();
+    QVERIFY(r.first <= 5000 && r.second >= 9000);
+}
+
+void TestTimeline::lanePixelsMatchIntervals_data()
+{
+    QTest::addColumn<int>("ksteps");
+    QTest::addColumn<double>("from");  // relative ns
+    QTest::addColumn<double>("to");
+    QTest::addColumn<bool>("expectPure");  // whole columns of one kind expected
+    QTest::newRow("whole kernel, 40 k-steps (~7 ns/px)") << 40 << 0.0 << 8200.0 << true;
+    QTest::newRow("one k-step (sub-ns per px)") << 40 << 1100.0 << 1300.0 << true;
+    QTest::newRow("whole kernel, 4000 k-steps (sub-pixel intervals)") << 4000 << 0.0 << 800200.0 << false;
+    QTest::newRow("1/20 of 4000 k-steps") << 4000 << 100000.0 << 140000.0 << true;
+}
+
+void TestTimeline::lanePixelsMatchIntervals()
+{
+    QFETCH(int, ksteps);
+    QFETCH(double, from);
+    QFETCH(double, to);
+    QFETCH(bool, expectPure);
+    m_tr = makeTrace(ksteps);
+    w->setTrace(m_tr);
+    QVERIFY(w->waitForIndex());
+    w->setVisibleRange(kStart + ws::TimeNs(from), kStart + ws::TimeNs(to));
+    w->plottable()->setIntervalLabels(false);  // text inside wide intervals would cover the pixels checked
+    const QImage img = render();
+    const QRect ar = w->plottable()->lanesRect();
+    const double t0 = w->plot()->xAxis->range().lower, t1 = w->plot()->xAxis->range().upper;
+    const double nsPerPx = (t1 - t0) / ar.width();
+    int pure = 0, empty = 0, covered = 0;
+    for (int laneIdx : {0, 1, 3}) {
+        const ws::Lane &lane = m_tr->lanes[std::size_t(laneIdx)];
+        const QRect row = w->plottable()->laneRowRect(laneIdx);
+        QVERIFY(row.isValid() && row.top() >= ar.top() && row.bottom() <= ar.bottom());
+        const int y = row.center().y();
+        for (int x = 0; x < ar.width(); ++x) {
+            const QRgb bg = img.pixel(ar.left() + x, row.top());  // the row's background (the 1 px gap above the lane)
+            const double a = t0 + x * nsPerPx, b = a + nsPerPx;
+            // brute force: time per kind in this pixel column
+            std::array<double, ws::kIntervalKindCount> cov{};
+            double total = 0;
+            for (std::size_t i = 0; i < lane.size(); ++i) {
+                const double s = rel(lane.start[i]), e = rel(lane.end(i));
+                const double o = std::min(e, b) - std::max(s, a);
+                if (o > 0) {
+                    cov[std::size_t(lane.kind[i])] += o;
+                    total += o;
+                }
+            }
+            const QRgb px = img.pixel(ar.left() + x, y);
+            const QString where = QStringLiteral("lane %1 column %2 (t %3..%4 ns)").arg(laneIdx).arg(x).arg(a).arg(b);
+            if (total <= 0) {
+                const bool ok = px == bg || px == tlpalette::gridLine().rgb();
+                QVERIFY2(ok, qPrintable(where + QStringLiteral(": painted %1 where no interval is (background %2)").arg(px, 0, 16).arg(bg, 0, 16)));
+                ++empty;
+                continue;
+            }
+            if (total > 0.02 * nsPerPx) {
+                QVERIFY2(px != bg, qPrintable(where + QStringLiteral(": blank where intervals cover %1 ns").arg(total)));
+                ++covered;
+            }
+            for (int k = 0; k < ws::kIntervalKindCount; ++k) {
+                if (cov[std::size_t(k)] >= 0.999 * nsPerPx) {  // one kind fills the column
+                    const auto kind = ws::IntervalKind(k);
+                    const QRgb base = tlpalette::kindColor(kind).rgb(), hatch = tlpalette::hatchColor(kind).rgb();
+                    const bool ok = px == base || px == darker(base) ||
+                                    (tlpalette::kindHatched(kind) && (px == hatch || px == darker(hatch)));
+                    QVERIFY2(ok, qPrintable(where + QStringLiteral(": %1 expected for %2, got %3 (column: %4 %5 %6 %7)")
+                                                        .arg(base, 0, 16).arg(tlpalette::kindLabel(kind)).arg(px, 0, 16)
+                                                        .arg(img.pixel(ar.left() + x, y - 2), 0, 16).arg(img.pixel(ar.left() + x, y - 1), 0, 16)
+                                                        .arg(img.pixel(ar.left() + x, y + 1), 0, 16).arg(img.pixel(ar.left() + x + 1, y), 0, 16)));
+                    ++pure;
+                }
+            }
+        }
+    }
+    QVERIFY(covered > 100);
+    // with labels on, wide intervals carry text (dark pixels on the lane)
+    if (expectPure && nsPerPx < 1) {
+        w->plottable()->setIntervalLabels(true);
+        const QImage withText = render();
+        const QRect row = w->plottable()->laneRowRect(1);
+        int changed = 0;
+        for (int x = 0; x < ar.width(); ++x)
+            for (int y = row.top(); y <= row.bottom(); ++y)
+                changed += withText.pixel(ar.left() + x, y) != img.pixel(ar.left() + x, y);
+        QVERIFY2(changed > 50, qPrintable(QStringLiteral("%1 pixels of label text").arg(changed)));
+    }
+    if (expectPure)
+        QVERIFY2(pure > 200, qPrintable(QStringLiteral("only %1 single-kind columns").arg(pure)));
+    qInfo("%d single-kind columns, %d covered, %d empty checked", pure, covered, empty);
+}
+
+void TestTimeline::wheelZoomKeepsTimeUnderCursor()
+{
+    QSignalSpy spy(w.get(), &TimelineWidget::visibleRangeChanged);
+    const QRect ar = w->plottable()->lanesRect();
+    const QPoint at(ar.left() + ar.width() / 3, ar.top() + 40);
+    const double tBefore = timeAtPx(at.x());
+    const auto r0 = w->visibleRange();
+    wheel(w->plot(), at, 120);
+    const auto r1 = w->visibleRange();
+    QVERIFY(r1.second - r1.first < r0.second - r0.first);
+    QVERIFY(std::abs(timeAtPx(at.x()) - tBefore) < 2.0);  // ns: the time under the cursor stays
+    QVERIFY(spy.count() >= 1);
+    wheel(w->plot(), at, -120);
+    const auto r2 = w->visibleRange();
+    QVERIFY(std::abs(double(r2.second - r2.first) - double(r0.second - r0.first)) < 3);
+}
+
+void TestTimeline::dragPans()
+{
+    w->setVisibleRange(kStart + 1000, kStart + 3000);
+    const QRect ar = w->plottable()->lanesRect();
+    const double nsPerPx = 2000.0 / ar.width();
+    const QPoint from(ar.left() + 600, ar.top() + 50);
+    drag(w->plot(), from, from + QPoint(-100, 0), Qt::LeftButton);
+    const auto r = w->visibleRange();
+    QVERIFY2(std::abs(double(r.first - (kStart + 1000)) - 100 * nsPerPx) < 2, qPrintable(QString::number(r.first - kStart)));
+    QCOMPARE(r.second - r.first, ws::TimeNs(2000));
+    QVERIFY(w->canGoBack());
+}
+
+void TestTimeline::keysAndHistory()
+{
+    w->setVisibleRange(kStart + 2000, kStart + 4000);
+    const auto a = w->visibleRange();
+    QTest::keyClick(w->plot(), Qt::Key_D);  // pan right 15 %
+    const auto b = w->visibleRange();
+    QCOMPARE(b.first - a.first, ws::TimeNs(300));
+    QTest::keyClick(w->plot(), Qt::Key_A);
+    QTest::keyClick(w->plot(), Qt::Key_W);  // zoom in
+    const auto c = w->visibleRange();
+    QVERIFY(c.second - c.first < 2000);
+    QTest::keyClick(w->plot(), Qt::Key_S);
+    QTest::keyClick(w->plot(), Qt::Key_S);
+    const auto d = w->visibleRange();
+    QVERIFY(d.second - d.first > 2000);
+    // keys in one gesture share one history entry; setVisibleRange made its own
+    w->setVisibleRange(kStart + 500, kStart + 700);
+    QTest::keyClick(w->plot(), Qt::Key_Backspace);
+    const auto back = w->visibleRange();
+    QCOMPARE(back, d);
+    QTest::keyClick(w->plot(), Qt::Key_Right, Qt::AltModifier);
+    QCOMPARE(w->visibleRange(), qMakePair(kStart + 500, kStart + 700));
+    QTest::keyClick(w->plot(), Qt::Key_Left, Qt::AltModifier);
+    QCOMPARE(w->visibleRange(), d);
+    QTest::keyClick(w->plot(), Qt::Key_Home);
+    const auto home = w->visibleRange();
+    QVERIFY(home.first <= m_tr->firstStart() && home.second >= m_tr->lastEnd());
+    QTest::keyClick(w->plot(), Qt::Key_Backspace);
+    QCOMPARE(w->visibleRange(), d);
+}
+
+void TestTimeline::rubberBandZoom()
+{
+    const QRect ar = w->plottable()->lanesRect();
+    const int x0 = ar.left() + 200, x1 = ar.left() + 500;
+    const double ta = timeAtPx(x0), tb = timeAtPx(x1);
+    drag(w->plot(), QPoint(x0, ar.top() + 60), QPoint(x1, ar.top() + 80), Qt::RightButton);
+    const auto r = w->visibleRange();
+    QVERIFY(std::abs(rel(r.first) - ta) < 2);
+    QVERIFY(std::abs(rel(r.second) - tb) < 2);
+    w->historyBack();
+    QVERIFY(w->visibleRange().second - w->visibleRange().first > r.second - r.first);
+}
+
+void TestTimeline::clickSelectsInterval()
+{
+    w->setVisibleRange(kStart + 1000, kStart + 1600);
+    QSignalSpy spy(w.get(), &TimelineWidget::intervalSelected);
+    // consumer of CTA 0 is lane 1; k-step 5's MmaWait is [1100+180... : t = 100 + 5*200 + 100 .. +80 relative
+    const double mid = 100 + 5 * 200 + 140;
+    const QRect row = w->plottable()->laneRowRect(1);
+    const QPoint p(pxAtRel(mid), row.center().y());
+    mouse(w->plot(), QEvent::MouseButtonPress, p, Qt::LeftButton, Qt::LeftButton);
+    mouse(w->plot(), QEvent::MouseButtonRelease, p, Qt::LeftButton, Qt::NoButton);
+    QCOMPARE(spy.count(), 1);
+    const int lane = spy.at(0).at(0).toInt();
+    const qsizetype idx = spy.at(0).at(1).value<qsizetype>();
+    QCOMPARE(lane, 1);
+    QCOMPARE(m_tr->lanes[1].kind[std::size_t(idx)], ws::IntervalKind::MmaWait);
+    QCOMPARE(m_tr->lanes[1].kstep[std::size_t(idx)], 5);
+    QCOMPARE(w->selectedInterval(), qMakePair(1, idx));
+    // clicking empty space clears it
+    const QRect ar = w->plottable()->lanesRect();
+    const QPoint emptyP(ar.left() + 10, ar.bottom() - 5);
+    mouse(w->plot(), QEvent::MouseButtonPress, emptyP, Qt::LeftButton, Qt::LeftButton);
+    mouse(w->plot(), QEvent::MouseButtonRelease, emptyP, Qt::LeftButton, Qt::NoButton);
+    QCOMPARE(w->selectedInterval().first, -1);
+    QCOMPARE(spy.count(), 1);
+}
+
+void TestTimeline::shiftDragSelectsRange()
+{
+    QSignalSpy spy(w.get(), &TimelineWidget::timeRangeSelected);
+    const QRect ar = w->plottable()->lanesRect();
+    const int x0 = ar.left() + 100, x1 = ar.left() + 400;
+    const double ta = timeAtPx(x0), tb = timeAtPx(x1);
+    const auto before = w->visibleRange();
+    drag(w->plot(), QPoint(x1, ar.top() + 30), QPoint(x0, ar.top() + 30), Qt::LeftButton, Qt::ShiftModifier);
+    QCOMPARE(spy.count(), 1);
+    QVERIFY(std::abs(rel(spy.at(0).at(0).value<ws::TimeNs>()) - ta) < 2);
+    QVERIFY(std::abs(rel(spy.at(0).at(1).value<ws::TimeNs>()) - tb) < 2);
+    QCOMPARE(w->visibleRange(), before);  // selecting does not zoom
+    QTest::keyClick(w->plot(), Qt::Key_F);  // F frames the selection
+    QVERIFY(std::abs(rel(w->visibleRange().first) - ta) < 2);
+}
+
+void TestTimeline::ctaHeaderCollapses()
+{
+    QSignalSpy spy(w.get(), &TimelineWidget::ctaSelected);
+    const QRect lanes1 = w->plottable()->laneRowRect(1);
+    QVERIFY(lanes1.isValid());
+    // the CTA 0 header row is just above its loads row and lanes: find it through the label column
+    const QRect lr = w->plottable()->labelRect();
+    int headerY = -1;
+    for (int y = lr.top(); y < lanes1.top(); ++y) {
+        const auto hit = w->plottable()->hitTest(QPointF(lr.left() + 20, y));
+        if (hit.row >= 0 && hit.type == TimelineRow::CtaHeader && hit.cta == 0) {
+            headerY = y;
+            break;
+        }
+    }
+    QVERIFY(headerY >= 0);
+    const QPoint p(lr.left() + 20, headerY + 2);
+    mouse(w->plot(), QEvent::MouseButtonPress, p, Qt::LeftButton, Qt::LeftButton);
+    mouse(w->plot(), QEvent::MouseButtonRelease, p, Qt::LeftButton, Qt::NoButton);
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(0).toInt(), 0);
+    QVERIFY(!w->plottable()->laneRowRect(1).isValid());  // collapsed: lanes hidden
+    QVERIFY(w->plottable()->laneRowRect(3).isValid());   // CTA 1 still open
+    w->setCtaCollapsed(0, false);
+    QVERIFY(w->plottable()->laneRowRect(1).isValid());
+}
+
+void TestTimeline::laneFilter()
+{
+    w->setLaneFilter(QStringLiteral("role:producer"));
+    QVERIFY(w->plottable()->laneRowRect(0).isValid());
+    QVERIFY(!w->plottable()->laneRowRect(1).isValid());
+    w->setLaneFilter(QStringLiteral("sm:1"));
+    QVERIFY(!w->plottable()->laneRowRect(0).isValid());
+    QVERIFY(w->plottable()->laneRowRect(2).isValid());
+    w->setLaneFilter(QStringLiteral("cta:0; warp:4"));
+    QVERIFY(w->plottable()->laneRowRect(1).isValid());
+    QVERIFY(!w->plottable()->laneRowRect(0).isValid());
+    QVERIFY(!w->plottable()->laneRowRect(3).isValid());
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("lane filter 'sm:x'"));
+    w->setLaneFilter(QStringLiteral("sm:x"));  // bad: kept the previous one
+    QCOMPARE(w->laneFilter(), QStringLiteral("cta:0; warp:4"));
+    w->setLaneFilter(QString());
+    QVERIFY(w->plottable()->laneRowRect(0).isValid());
+}
+
+void TestTimeline::highlightFadesOtherKinds()
+{
+    w->setVisibleRange(kStart + 1100, kStart + 1300);  // one k-step
+    const QRect row = w->plottable()->laneRowRect(1);
+    const int xWait = pxAtRel(1100 + 140);  // MmaWait
+    const int xIssue = pxAtRel(1100 + 80);  // MmaIssue
+    QImage img = render();
+    QCOMPARE(img.pixel(xWait, row.center().y()), tlpalette::kindColor(ws::IntervalKind::MmaWait).rgb());
+    w->highlightStage(ws::WarpRole::Consumer, ws::IntervalKind::MmaIssue);
+    img = render();
+    QCOMPARE(img.pixel(xIssue, row.center().y()), tlpalette::kindColor(ws::IntervalKind::MmaIssue).rgb());
+    QCOMPARE(img.pixel(xWait, row.center().y()), tlpalette::faded(tlpalette::kindColor(ws::IntervalKind::MmaWait)).rgb());
+    w->clearHighlight();
+    img = render();
+    QCOMPARE(img.pixel(xWait, row.center().y()), tlpalette::kindColor(ws::IntervalKind::MmaWait).rgb());
+}
+
+QTEST_MAIN(TestTimeline)
+#include "tst_timeline.moc"
