@@ -15,7 +15,7 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader)"
 
 echo "== gpu_recorder (1024^3, all rungs, both passes; append, SM subset, overflow, interrupt)"
-timeout 150 "$B/tests/recorder/gpu_recorder" > "$OUT/gpu_recorder.log" 2>&1
+timeout 110 "$B/tests/recorder/gpu_recorder" > "$OUT/gpu_recorder.log" 2>&1
 echo "gpu_recorder rc=$?"; tail -25 "$OUT/gpu_recorder.log"
 
 echo "== sample: whole ladder, 4096^3, every CTA, stall pass"
@@ -23,7 +23,7 @@ SAMPLE=$WORK/ladder-h200-4096.wstrace
 cd "$WORK"
 CMD=("$OLDPWD/$REC" -o ladder-h200-4096.wstrace -r all -s 4096x4096x4096)
 start=$(date +%s)
-timeout 300 "${CMD[@]}" 2> "$OUT/record.log"
+timeout 280 "${CMD[@]}" 2> "$OUT/record.log"
 rc=$?
 cd - > /dev/null
 echo "warpstage-record rc=$rc in $(( $(date +%s) - start )) s"; grep -v "^\[" "$OUT/record.log" | tail -20
