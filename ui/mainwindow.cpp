@@ -487,13 +487,24 @@ void MainWindow::onOpened()
         addRecent(fc.path);
     statusBar()->showMessage(tr("Opened %1").arg(fc.path), 5000);
     emit fileOpened(fc.path);
-    // show the first traced kernel
-    for (const auto& r : fc.runs)
+    // show the first traced kernel (after a recording: of the newest run)
+    const bool newest = std::exchange(m_showNewestRun, false);
+    auto showFirstTraced = [this](const RunEntry& r) {
         for (const auto& k : r.kernels)
             if (k.summary.launch.traced) {
                 selectKernel(k.summary.launch.id);
-                return;
+                return true;
             }
+        return false;
+    };
+    if (newest) {
+        for (auto it = fc.runs.rbegin(); it != fc.runs.rend(); ++it)
+            if (showFirstTraced(*it))
+                return;
+    }
+    for (const auto& r : fc.runs)
+        if (showFirstTraced(r))
+            return;
     if (fc.runs.empty())
         showBanner(tr("<b>%1</b> holds no runs yet.").arg(fc.path.toHtmlEscaped()), false);
 }
@@ -676,7 +687,10 @@ void MainWindow::onRecord()
                         QStringLiteral("/warpstage-ladder.warpstage");
     auto* dlg = new RecordDialog(def, this);
     dlg->setAttribute(Qt::WA_DeleteOnClose);
-    connect(dlg, &RecordDialog::recorded, this, &MainWindow::openFile);
+    connect(dlg, &RecordDialog::recorded, this, [this](const QString& file) {
+        m_showNewestRun = true;
+        openFile(file);
+    });
     dlg->open();
 }
 

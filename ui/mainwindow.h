@@ -128,6 +128,7 @@ private:
     bool m_layoutRestored = false;  // saved dock layout restored: keep it
     bool m_layoutDone = false;
     bool m_stallsHiddenForCompare = false;
+    bool m_showNewestRun = false;  // after recording: show the run just added
 };
 
 }  // namespace ws::ui
