@@ -141,6 +141,75 @@ bool StageMap::matchesFile(std::string_view cuptiFile) const
     return cuptiFile.find('/') == std::string_view::npos && baseName(mine) == cuptiFile;
 }
 
+static bool pathMatches(std::string_view cuptiFile, std::string_view mine)
+{
+    if (cuptiFile.empty() || mine.empty()) return false;
+    if (cuptiFile.size() >= mine.size() && cuptiFile.substr(cuptiFile.size() - mine.size()) == mine
+        && (cuptiFile.size() == mine.size() || cuptiFile[cuptiFile.size() - mine.size() - 1] == '/'))
+        return true;
+    return cuptiFile.find('/') == std::string_view::npos && baseName(mine) == cuptiFile;
+}
+
+void StageMap::addHelperSource(std::string path, std::string_view text)
+{
+    std::vector<HelperFn> fns;
+    int line = 1;
+    for (std::size_t pos = 0; pos <= text.size(); ++line) {
+        std::size_t eol = text.find('\n', pos);
+        if (eol == std::string_view::npos) eol = text.size();
+        const std::string_view l = text.substr(pos, eol - pos);
+        pos = eol + 1;
+        const auto dev = l.find("__device__");
+        const auto first = l.find_first_not_of(" \t");
+        if (dev == std::string_view::npos || (first != std::string_view::npos && l.substr(first, 2) == "//")) continue;
+        const auto paren = l.find('(', dev);
+        if (paren == std::string_view::npos) continue;
+        std::size_t e = paren;
+        while (e > 0 && (l[e - 1] == ' ' || l[e - 1] == '\t')) --e;
+        std::size_t b = e;
+        while (b > 0 && isIdentChar(l[b - 1])) --b;
+        if (b == e) continue;
+        if (!fns.empty()) fns.back().last = line - 1;
+        fns.push_back({path, line, 1 << 30, std::string(l.substr(b, e - b))});
+    }
+    m_helpers.insert(m_helpers.end(), fns.begin(), fns.end());
+}
+
+std::string StageMap::helperFunctionAt(std::string_view cuptiFile, int line) const
+{
+    for (const auto& h : m_helpers)
+        if (line >= h.first && line <= h.last && pathMatches(cuptiFile, h.file)) return h.name;
+    return {};
+}
+
+std::optional<IntervalKind> StageMap::helperStageAt(std::string_view cuptiFile, int line, std::optional<IntervalKind> context,
+                                                    bool hasWaitOrder) const
+{
+    const std::string fn = helperFunctionAt(cuptiFile, line);
+    if (fn.empty()) return std::nullopt;
+    return helperStageFromName(fn, context, hasWaitOrder);
+}
+
+std::optional<IntervalKind> helperStageFromName(std::string_view function, std::optional<IntervalKind> context,
+                                                bool hasWaitOrder)
+{
+    std::string n(function);
+    for (auto& c : n) c = char(std::tolower(static_cast<unsigned char>(c)));
+    auto has = [&](const char* k) { return n.find(k) != std::string::npos; };
+    if (has("wgmmawait")) return IntervalKind::MmaWait;
+    if (n.rfind("wgmma", 0) == 0 || has("mmakstep") || has("fenceacc")) return IntervalKind::MmaIssue;
+    if (has("tmaload") || has("arriveexpecttx") || has("tmaprefetch")) return IntervalKind::IssueLoad;
+    if (has("mbartrywait") || has("mbarwait")) {
+        const bool producerSide = context && (*context == IntervalKind::WaitSlot || *context == IntervalKind::IssueLoad);
+        return producerSide ? IntervalKind::WaitSlot : IntervalKind::WaitData;
+    }
+    if (has("mbararrive")) return IntervalKind::Release;
+    if (has("namedbar")) return hasWaitOrder ? IntervalKind::WaitOrder : IntervalKind::Sync;
+    if (has("clustersync") || has("syncthreads")) return IntervalKind::Sync;
+    if (has("store") || has("bulk")) return IntervalKind::Store;
+    return std::nullopt;
+}
+
 std::vector<WarpRole> rolesByKind(const KernelRecord& traced)
 {
     std::vector<std::array<std::int64_t, 6>> counts(kIntervalKindCount);
@@ -152,18 +221,33 @@ std::vector<WarpRole> rolesByKind(const KernelRecord& traced)
         if (role < 6 && kind < counts.size()) ++counts[kind][role];
     }
     std::vector<WarpRole> out(kIntervalKindCount, WarpRole::Unknown);
+    std::array<std::int64_t, 6> perRole{};
     for (std::size_t k = 0; k < counts.size(); ++k) {
         std::int64_t best = 0;
-        for (std::size_t r = 0; r < 6; ++r)
+        for (std::size_t r = 0; r < 6; ++r) {
+            perRole[r] += counts[k][r];
             if (counts[k][r] > best) {
                 best = counts[k][r];
                 out[k] = static_cast<WarpRole>(r);
             }
+        }
     }
+    // The rung's only working role (Idle and Unknown warps aside), if it has exactly one.
+    WarpRole only = WarpRole::Unknown;
+    int working = 0;
+    for (std::size_t r = 0; r < 6; ++r)
+        if (perRole[r] > 0 && r != std::size_t(WarpRole::Idle) && r != std::size_t(WarpRole::Unknown)) {
+            only = static_cast<WarpRole>(r);
+            ++working;
+        }
+    if (working == 1)
+        for (auto& r : out)
+            if (r == WarpRole::Unknown) r = only;
     return out;
 }
 
-void assignStages(std::vector<StallSample>& samples, const StageMap& map, const std::vector<WarpRole>& roles)
+void assignStages(std::vector<StallSample>& samples, const StageMap& map, const std::vector<WarpRole>& roles,
+                  std::optional<bool> rungHasWaitOrder)
 {
     auto roleOf = [&](IntervalKind k) {
         const auto i = static_cast<std::size_t>(k);
@@ -176,6 +260,7 @@ void assignStages(std::vector<StallSample>& samples, const StageMap& map, const 
         if (samples[a].functionName != samples[b].functionName) return samples[a].functionName < samples[b].functionName;
         return samples[a].pcOffset < samples[b].pcOffset;
     });
+    const bool hasWaitOrder = rungHasWaitOrder ? *rungHasWaitOrder : roleOf(IntervalKind::WaitOrder) != WarpRole::Unknown;
     const std::string* fn = nullptr;
     std::optional<IntervalKind> current;
     for (std::size_t idx : order) {
@@ -188,6 +273,8 @@ void assignStages(std::vector<StallSample>& samples, const StageMap& map, const 
         if (!map.empty() && map.matchesFile(s.sourceFile) && s.line > 0) {
             k = map.stageAt(s.line);
             current = k;
+        } else if (auto h = map.helperStageAt(s.sourceFile, s.line, current, hasWaitOrder)) {
+            k = h;  // a helper with a pipeline meaning; the context stays the rung code's
         } else {
             k = current;
         }

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -567,6 +568,7 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
         dopt.keepSms = o.keepSms;
         dopt.deviceNsPerCycle = dev.smClockKHz > 0 ? 1e6 / dev.smClockKHz : 0;
         std::vector<WarpRole> roles;
+        bool rungHasWaitOrder = false;
         for (std::size_t rep = 0; rep < buffers.size(); ++rep) {
             const KernelActivity* ka = kernelFor(externalId(ri, kTagTraced, int(rep)));
             KernelLaunch kl;
@@ -592,6 +594,8 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
                         notes.push_back("kept " + std::to_string(rep_.ctasKept) + " of " + std::to_string(rep_.ctasTotal)
                                         + " CTAs (--ctas/--sms)");
                     roles = decode::rolesByKind(kr);
+                    rungHasWaitOrder = std::any_of(kr.intervals.begin(), kr.intervals.end(),
+                                                   [](const Interval& iv) { return iv.kind == IntervalKind::WaitOrder; });
                 }
                 run.kernels.push_back(std::move(kr));
             } catch (const decode::DecodeError& e) {
@@ -668,8 +672,21 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
                     ss << sf.rdbuf();
                     text = ss.str();
                 }
-                const auto map = decode::StageMap::fromSource(info->sourceFile, text);
-                decode::assignStages(so.samples, map, roles);
+                auto map = decode::StageMap::fromSource(info->sourceFile, text);
+                // Helper headers next to the rung's source (hopper.cuh, wgmma_ops.cuh, ...).
+                if (!src.empty()) {
+                    const std::filesystem::path dir = std::filesystem::path(src).parent_path();
+                    const std::string relDir = std::filesystem::path(info->sourceFile).parent_path().string();
+                    std::error_code ec;
+                    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+                        if (entry.path().extension() != ".cuh") continue;
+                        std::ifstream hf(entry.path());
+                        std::stringstream hs;
+                        hs << hf.rdbuf();
+                        map.addHelperSource(relDir + "/" + entry.path().filename().string(), hs.str());
+                    }
+                }
+                decode::assignStages(so.samples, map, roles, rungHasWaitOrder);
                 std::int64_t mapped = 0, all = 0;
                 for (auto& s : so.samples) {
                     all += s.count;

@@ -183,6 +183,95 @@ private slots:
         QCOMPARE(t[1].stage, std::string(""));
     }
 
+    void helperFunctionsClassifiedByName()
+    {
+        // A helper header in the style of kernels/src/hopper.cuh.
+        const char* helper =
+            "#pragma once\n"                                                                          // 1
+            "__device__ __forceinline__ bool mbarTryWait(uint64_t* bar, uint32_t parity)\n"          // 2
+            "{\n"                                                                                     // 3
+            "    asm volatile(\"mbarrier.try_wait...\");\n"                                         // 4
+            "}\n"                                                                                     // 5
+            "__device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity)\n"             // 6
+            "{\n"                                                                                     // 7
+            "    while (!mbarTryWait(bar, parity)) {}\n"                                              // 8
+            "}\n"                                                                                     // 9
+            "// __device__ commented(): not a function\n"                                             // 10
+            "__device__ __forceinline__ uint32_t smemAddr(const void* p) { return 0; }\n"            // 11
+            "template <int N>\n"                                                                      // 12
+            "__device__ __forceinline__ void wgmmaWait()\n"                                          // 13
+            "{\n"                                                                                     // 14
+            "    asm volatile(\"wgmma.wait_group.sync.aligned %0;\" ::\"n\"(N));\n"               // 15
+            "}\n"                                                                                     // 16
+            "__device__ __forceinline__ void tmaLoad2d(void* dst, const CUtensorMap* map)\n"         // 17
+            "{ }\n"                                                                                   // 18
+            "__device__ __forceinline__ void namedBarSync(uint32_t id, uint32_t threads) { }\n"      // 19
+            "template <int N>\n"                                                                      // 20
+            "__device__ __forceinline__ void storeAccBf16(const float (&d)[N / 2]) { }\n";           // 21
+        auto m = decode::StageMap::fromSource("kernels/src/mini.cu", kSource);
+        m.addHelperSource("kernels/src/helper.cuh", helper);
+        QCOMPARE(int(m.helperFunctionCount()), 7);
+        QCOMPARE(m.helperFunctionAt("/abs/kernels/src/helper.cuh", 4), std::string("mbarTryWait"));
+        QCOMPARE(m.helperFunctionAt("/abs/kernels/src/helper.cuh", 8), std::string("mbarWait"));
+        QCOMPARE(m.helperFunctionAt("/abs/kernels/src/helper.cuh", 10), std::string("mbarWait"));  // comment: still inside
+        QCOMPARE(m.helperFunctionAt("/abs/kernels/src/helper.cuh", 15), std::string("wgmmaWait"));
+        QCOMPARE(m.helperFunctionAt("/abs/kernels/src/other.cuh", 15), std::string(""));
+        using K = IntervalKind;
+        QCOMPARE(*m.helperStageAt("helper.cuh", 15, K::Setup, false), K::MmaWait);
+        QCOMPARE(*m.helperStageAt("helper.cuh", 4, K::WaitData, false), K::WaitData);
+        QCOMPARE(*m.helperStageAt("helper.cuh", 4, K::WaitSlot, false), K::WaitSlot);   // producer's slot wait
+        QCOMPARE(*m.helperStageAt("helper.cuh", 8, K::IssueLoad, false), K::WaitSlot);
+        QCOMPARE(*m.helperStageAt("helper.cuh", 8, std::nullopt, false), K::WaitData);
+        QCOMPARE(*m.helperStageAt("helper.cuh", 17, K::Setup, false), K::IssueLoad);
+        QCOMPARE(*m.helperStageAt("helper.cuh", 19, K::Setup, true), K::WaitOrder);
+        QCOMPARE(*m.helperStageAt("helper.cuh", 19, K::Setup, false), K::Sync);
+        QCOMPARE(*m.helperStageAt("helper.cuh", 21, K::MmaWait, false), K::Store);
+        QVERIFY(!m.helperStageAt("helper.cuh", 11, K::MmaIssue, false).has_value());  // address maths: no opinion
+        QCOMPARE(*decode::helperStageFromName("wgmma_m64n256k16", std::nullopt, false), K::MmaIssue);
+        QCOMPARE(*decode::helperStageFromName("mbarArriveCluster", std::nullopt, false), K::Release);
+        QCOMPARE(*decode::helperStageFromName("clusterSync", std::nullopt, false), K::Sync);
+
+        // In assignStages: a helper's own stage wins over the context; no-opinion helpers inherit it.
+        std::vector<WarpRole> roles(kIntervalKindCount, WarpRole::Consumer);
+        roles[std::size_t(K::WaitSlot)] = WarpRole::Producer;
+        roles[std::size_t(K::IssueLoad)] = WarpRole::Producer;
+        std::vector<StallSample> s = {
+            sample(0x100, "/b/kernels/src/mini.cu", 7),          // wait_slot (rung line)
+            sample(0x110, "/b/kernels/src/helper.cuh", 4),       // mbarTryWait after a slot wait -> wait_slot
+            sample(0x200, "/b/kernels/src/mini.cu", 16),         // mma_issue
+            sample(0x210, "/b/kernels/src/helper.cuh", 15),      // wgmmaWait -> mma_wait
+            sample(0x220, "/b/kernels/src/helper.cuh", 11),      // smemAddr -> inherits mma_issue
+            sample(0x230, "/b/kernels/src/helper.cuh", 4),       // mbarTryWait after consumer code -> wait_data
+        };
+        decode::assignStages(s, m, roles, false);
+        QCOMPARE(s[1].stage, std::string("wait_slot"));
+        QCOMPARE(s[1].role, WarpRole::Producer);
+        QCOMPARE(s[3].stage, std::string("mma_wait"));
+        QCOMPARE(s[4].stage, std::string("mma_issue"));
+        QCOMPARE(s[5].stage, std::string("wait_data"));
+        QCOMPARE(s[5].role, WarpRole::Consumer);
+    }
+
+    void singleRoleRungFillsUnknownKinds()
+    {
+        KernelRecord r;
+        r.warps.resize(2);
+        r.warps[0].role = WarpRole::Worker;
+        r.warps[1].role = WarpRole::Idle;
+        for (int w = 0; w < 2; ++w) r.warps[std::size_t(w)].id = w;
+        Interval iv;
+        iv.warpId = 0;
+        iv.kind = IntervalKind::Load;
+        r.intervals.push_back(iv);
+        iv.warpId = 1;
+        iv.kind = IntervalKind::Setup;
+        r.intervals.push_back(iv);
+        const auto roles = decode::rolesByKind(r);
+        QCOMPARE(roles[std::size_t(IntervalKind::Load)], WarpRole::Worker);
+        QCOMPARE(roles[std::size_t(IntervalKind::Setup)], WarpRole::Idle);      // measured stays measured
+        QCOMPARE(roles[std::size_t(IntervalKind::Store)], WarpRole::Worker);    // never seen: the only working role
+    }
+
     void stallReasonNames()
     {
         QVERIFY(decode::keepStallReason("smsp__pcsamp_warps_issue_stalled_long_scoreboard"));

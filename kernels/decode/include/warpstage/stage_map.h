@@ -6,10 +6,13 @@
 // of a PC comes from its source line: in a rung's .cu file each trace call
 // `wt.event(tk::WaitData, ...)` opens the stage "wait_data" for the lines after it,
 // until the next such call (markers such as kEventTileBegin do not change it).
-// PCs whose line is in another file (code inlined from hopper.cuh, ...) take the
-// stage of the nearest preceding sampled PC of the same function that lies in the
-// rung's file: inlined code sits right after its call site. The role of a stage is
-// the role of the warps that emit that kind in the rung's traced recording.
+// PCs whose line is in a helper file (code inlined from hopper.cuh, ...) are classified
+// by the name of the helper function holding the line (wgmmaWait -> mma_wait, tmaLoad2d
+// -> issue_load, mbarWait -> wait_data or wait_slot by context, storeAccBf16 -> store,
+// ...); helpers with no pipeline meaning (address maths, conversions) and unknown files
+// take the stage of the nearest preceding sampled PC of the same function that lies in the
+// rung's file (the "context"). The role of a stage is the role of the warps that emit that
+// kind in the rung's traced recording.
 #pragma once
 
 #include "warpstage/model.h"
@@ -34,21 +37,46 @@ public:
     // True if a file name from CUPTI (absolute path, relative path or basename) is this file.
     bool matchesFile(std::string_view cuptiFile) const;
 
+    // Registers a helper file (repository-relative path): its __device__ functions and their line spans.
+    void addHelperSource(std::string path, std::string_view text);
+    std::size_t helperFunctionCount() const { return m_helpers.size(); }
+    // Name of the helper function holding (file, line), or "" if none.
+    std::string helperFunctionAt(std::string_view cuptiFile, int line) const;
+    // Stage of a helper line from the function's name; `context` is the stage of the surrounding rung
+    // code (tells a producer's slot wait from a consumer's data wait); `hasWaitOrder`: the rung has an
+    // ordering barrier (named barriers are then WaitOrder, else Sync). nullopt: no opinion.
+    std::optional<IntervalKind> helperStageAt(std::string_view cuptiFile, int line, std::optional<IntervalKind> context,
+                                              bool hasWaitOrder) const;
+
 private:
+    struct HelperFn {
+        std::string file;
+        int first = 0, last = 0;
+        std::string name;
+    };
     std::string m_file;
     std::vector<std::pair<int, IntervalKind>> m_starts;  // (line, kind), ascending by line
+    std::vector<HelperFn> m_helpers;
 };
+
+// Stage of a helper function by its name (see above); nullopt for helpers with no pipeline meaning.
+std::optional<IntervalKind> helperStageFromName(std::string_view function, std::optional<IntervalKind> context,
+                                                bool hasWaitOrder);
 
 // IntervalKind from the identifier used in the kernels' trace calls ("WaitData" -> WaitData).
 std::optional<IntervalKind> intervalKindFromIdentifier(std::string_view identifier);
 
 // For each IntervalKind (index), the role of the warps that recorded most intervals of it
-// in a traced record; Unknown where the kind never occurs.
+// in a traced record. A kind that never occurs gets the rung's only working role if it has
+// just one (Worker in the synchronous rungs; Idle/Unknown warps aside), else Unknown.
 std::vector<WarpRole> rolesByKind(const KernelRecord& traced);
 
 // Fills StallSample::stage (interval kind name, "" if unknown) and ::role for samples of
 // one kernel. sourceFile/line must already hold CUPTI's source correlation.
-void assignStages(std::vector<StallSample>& samples, const StageMap& map, const std::vector<WarpRole>& roles);
+// rungHasWaitOrder: whether the rung's traced launch recorded WaitOrder phases (named
+// barriers are then classified WaitOrder, else Sync); default: derived from `roles`.
+void assignStages(std::vector<StallSample>& samples, const StageMap& map, const std::vector<WarpRole>& roles,
+                  std::optional<bool> rungHasWaitOrder = std::nullopt);
 
 // "smsp__pcsamp_warps_issue_stalled_long_scoreboard" -> "long scoreboard: waiting on global/local memory data".
 std::string stallReasonLabel(std::string_view cuptiName);
