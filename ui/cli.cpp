@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -220,6 +221,14 @@ static int runExport(int argc, char** argv, const QStringList& args)
 
     // No display needed, and the same pixels everywhere: always draw offscreen.
     qputenv("QT_QPA_PLATFORM", "offscreen");
+    // Keep stderr for our own messages: drop Qt's note about XDG_RUNTIME_DIR (irrelevant offscreen).
+    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& msg) {
+        if (msg.startsWith(QLatin1String("QStandardPaths:")))
+            return;
+        std::fprintf(stderr, "%s\n", qPrintable(msg));
+        if (type == QtFatalMsg)
+            std::abort();
+    });
     QApplication app(argc, argv);
     QString error;
     if (!exportFigure(opt, &error)) {
