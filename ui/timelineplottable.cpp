@@ -180,30 +180,38 @@ void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int wi
         const float *a = m_mix.cover.data() + std::size_t(2 * x) * ncat;
         const float *b = a + ncat;
         float total = 0;
+        int biggest = 0;
         for (int c = 0; c < ncat; ++c) {
             cov[c] = 0.5f * (a[c] + b[c]);
             total += cov[c];
+            if (cov[c] > cov[biggest])
+                biggest = c;
         }
         if (total <= 1e-6f) {
             prevCovered = false;
             continue;
         }
-        // stacked mix: heights proportional to each kind's share, at least 1 px for a visible share
-        int used = 0, biggest = 0;
-        for (int c = 0; c < ncat; ++c) {
-            int hpx = int(cov[c] / total * hh + 0.5f);
-            if (hpx == 0 && cov[c] / total > 0.02f && hh >= 6)
-                hpx = 1;
-            heights[c] = hpx;
-            used += hpx;
-            if (cov[c] > cov[biggest])
-                biggest = c;
-        }
-        heights[biggest] += hh - used;  // rounding goes to the dominant kind
-        if (heights[biggest] < 0) {
-            // too many 1-px minimums: fall back to the dominant kind only
+        if (cov[biggest] >= 0.98f * total) {
+            // one kind fills the column (the common case): no stacking
             std::fill_n(heights, ncat, 0);
             heights[biggest] = hh;
+        } else {
+            // stacked mix: heights proportional to each kind's share, at least 1 px for a visible share
+            int used = 0;
+            const float k = float(hh) / total;
+            for (int c = 0; c < ncat; ++c) {
+                int hpx = int(cov[c] * k + 0.5f);
+                if (hpx == 0 && cov[c] > 0.02f * total && hh >= 6)
+                    hpx = 1;
+                heights[c] = hpx;
+                used += hpx;
+            }
+            heights[biggest] += hh - used;  // rounding goes to the dominant kind
+            if (heights[biggest] < 0) {
+                // too many 1-px minimums: fall back to the dominant kind only
+                std::fill_n(heights, ncat, 0);
+                heights[biggest] = hh;
+            }
         }
         const float alpha = total >= 0.98f ? 1.0f : std::min(1.0f, 0.35f + 0.65f * total);
         const bool edge = edges && prevCovered && (m_mix.starts[std::size_t(2 * x)] + m_mix.starts[std::size_t(2 * x + 1)]) > 0;
