@@ -3,7 +3,7 @@
 namespace ws::detail {
 
 // THE schema. Versions: 1 = intervals as rows ('intervals'); 2 = intervals packed
-// per warp ('interval_chunks'). See docs/schema.md for what every column means.
+// per warp ('interval_chunks'), loads clustered by kernel. See docs/schema.md for what every column means.
 const std::vector<TableDef>& schemaTables()
 {
     static const std::vector<TableDef> tables = {
@@ -122,7 +122,7 @@ const std::vector<TableDef>& schemaTables()
           {"start_ns", "INTEGER NOT NULL"},
           {"end_ns", "INTEGER NOT NULL"}},
          {}, {"CREATE INDEX tiles_kernel ON tiles(kernel_id)"}},
-        {"loads",
+        {"loads",  // version 1: rowid table + index on kernel_id
          {{"id", "INTEGER PRIMARY KEY"},
           {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
           {"cta_id", "INTEGER NOT NULL REFERENCES ctas(id)"},
@@ -131,7 +131,17 @@ const std::vector<TableDef>& schemaTables()
           {"issue_ns", "INTEGER NOT NULL"},
           {"ready_ns", "INTEGER NOT NULL"},
           {"bytes", "INTEGER NOT NULL DEFAULT 0"}},
-         {}, {"CREATE INDEX loads_kernel ON loads(kernel_id)"}},
+         {}, {"CREATE INDEX loads_kernel ON loads(kernel_id)"}, 1, 1},
+        {"loads",  // version 2: clustered by (kernel_id, id); id = 0, 1, ... within the kernel; no extra index to maintain
+         {{"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"id", "INTEGER NOT NULL"},
+          {"cta_id", "INTEGER NOT NULL REFERENCES ctas(id)"},
+          {"slot", "INTEGER NOT NULL DEFAULT -1"},
+          {"kstep", "INTEGER NOT NULL DEFAULT -1"},
+          {"issue_ns", "INTEGER NOT NULL"},
+          {"ready_ns", "INTEGER NOT NULL"},
+          {"bytes", "INTEGER NOT NULL DEFAULT 0"}},
+         "PRIMARY KEY(kernel_id, id)", {}, 2, 1 << 30, "WITHOUT ROWID"},
         {"stall_samples",
          {{"id", "INTEGER PRIMARY KEY"},
           {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
@@ -158,10 +168,10 @@ const std::vector<TableDef>& schemaTables()
     return tables;
 }
 
-std::string createTableSql(const TableDef& t)
+std::string createTableSql(const TableDef& t, std::string_view asName)
 {
     std::string sql = "CREATE TABLE ";
-    sql += t.name;
+    sql += asName.empty() ? t.name : asName;
     sql += "(";
     bool first = true;
     for (const ColumnDef& c : t.columns) {
@@ -177,13 +187,17 @@ std::string createTableSql(const TableDef& t)
         sql += t.constraints;
     }
     sql += ")";
+    if (!t.options.empty()) {
+        sql += ' ';
+        sql += t.options;
+    }
     return sql;
 }
 
-const TableDef* findTable(std::string_view name)
+const TableDef* findTable(std::string_view name, int version)
 {
     for (const TableDef& t : schemaTables())
-        if (t.name == name)
+        if (t.name == name && version >= t.sinceVersion && version <= t.untilVersion)
             return &t;
     return nullptr;
 }
