@@ -57,7 +57,7 @@ QString findSampleTrace()
          << app + QStringLiteral("/../../samples");
     const QString env = qEnvironmentVariable("WARPSTAGE_SAMPLES");
     if (!env.isEmpty())
-        dirs.prepend(env);
+        dirs = QStringList{env};  // explicit override: only there
     for (const QString& d : dirs) {
         const QFileInfoList files = QDir(d).entryInfoList(
             {QStringLiteral("*.wstrace"), QStringLiteral("*.warpstage"), QStringLiteral("*.sqlite"), QStringLiteral("*.db")}, QDir::Files, QDir::Name);

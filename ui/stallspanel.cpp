@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QSplitter>
 #include <QTableView>
+#include <QScrollBar>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -124,12 +125,16 @@ void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::s
     m_source->setSource(rung + QStringLiteral(".cu"), text, m_trace->stalls);
     m_sourceView->resizeColumnToContents(SourceModel::ColCode);
     rebuildChart();
-    // scroll to the hottest line once the view has its final geometry
-    QTimer::singleShot(0, this, [this] {
+    // scroll to the hottest line once the view has its final geometry (the first
+    // layout of the window can still move it: try again shortly after if the view
+    // is still at the top)
+    auto scrollHot = [this] {
         const int hot = m_source->hottestRow();
-        if (hot >= 0)
+        if (hot >= 0 && m_sourceView->verticalScrollBar()->value() == 0)
             m_sourceView->scrollTo(m_source->index(hot, SourceModel::ColSamples), QAbstractItemView::PositionAtCenter);
-    });
+    };
+    QTimer::singleShot(0, this, scrollHot);
+    QTimer::singleShot(300, this, scrollHot);
 }
 
 void StallsPanel::rebuildChart()
