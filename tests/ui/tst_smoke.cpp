@@ -47,6 +47,7 @@ private slots:
     void recordWithoutGpu();
     void syntheticFallback();
     void staysResponsiveWhileLoading();
+    void bundledSampleTour();
 
 private:
     void shot(const QString& name);
@@ -318,6 +319,53 @@ void TestSmoke::staysResponsiveWhileLoading()
     QVERIFY(w.currentTrace()->intervalCount() > 2'000'000);
     // the GUI thread only sets the trace and the tables; loading, analysis and indexing run on workers
     QVERIFY2(worst < 600, qPrintable(QString("GUI thread blocked for %1 ms").arg(worst)));
+}
+
+void TestSmoke::bundledSampleTour()
+{
+    qunsetenv("WARPSTAGE_SAMPLES");
+    const QString sample = findSampleTrace();
+    if (sample.isEmpty())
+        QSKIP("no bundled sample trace in this build");
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy opened(&w, &MainWindow::fileOpened);
+    QSignalSpy shown(&w, &MainWindow::kernelShown);
+    w.openDefault();
+    QVERIFY(opened.wait(60000));
+    QCOMPARE(opened.first().at(0).toString(), sample);
+    QVERIFY2(!w.bannerText().contains("SYNTHETIC"), qPrintable(w.bannerText()));
+    QTRY_VERIFY_WITH_TIMEOUT(shown.size() >= 1, 60000);
+    QVERIFY(!w.currentTrace()->run.synthetic);
+    // the guided tour walks the whole ladder, each rung's kernel from the sample
+    w.teachingPanel()->setRung("sync");
+    for (const char* rung : {"tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong"}) {
+        w.teachingPanel()->next();
+        QCOMPARE(w.teachingPanel()->rung(), QString::fromLatin1(rung));
+        QTRY_VERIFY_WITH_TIMEOUT(w.currentTrace() && w.currentTrace()->launch.variant == rung, 60000);
+        QVERIFY(w.currentTrace()->intervalCount() > 0);
+        QVERIFY(w.metricsPanel()->model()->rowCount() > 0);
+    }
+    QVERIFY(w.timeline()->waitForIndex(60000));
+    QVERIFY(w.stallsPanel()->barCount() > 0);  // the sample has the stall pass
+    QVERIFY(w.stallsPanel()->sourceModel()->attributedSamples() > 0);
+    const QString dir = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) {
+        QTest::qWait(300);
+        w.grab().save(dir + "/sample-pingpong.png");
+    }
+    // compare pingpong with the rung below (cooperative)
+    w.compareKernels();
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePanel()->isLoaded() && w.comparePanel()->timelineA()->trace(), 60000);
+    QCOMPARE(w.comparePanel()->timelineA()->trace()->launch.variant, std::string("cooperative"));
+    if (!dir.isEmpty()) {
+        w.comparePanel()->timelineA()->waitForIndex(60000);
+        w.comparePanel()->timelineB()->waitForIndex(60000);
+        QTest::qWait(300);
+        w.grab().save(dir + "/sample-compare.png");
+    }
 }
 
 QTEST_MAIN(TestSmoke)
