@@ -78,6 +78,12 @@ void TestRecordDialog::progressAndSuccess()
     QVERIFY(dlg.logText().contains("pingpong · stalls · PC sampling"));
     QVERIFY(dlg.logText().contains("run 1 stored (complete)"));
     QVERIFY(dlg.logText().contains("human text on stderr"));
+    const QString shots = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) {
+        dlg.show();
+        QTest::qWait(50);
+        dlg.grab().save(shots + "/record-dialog.png");
+    }
     QFile args(fake + ".args");
     QVERIFY(args.open(QIODevice::ReadOnly));
     QVERIFY(args.readAll().contains("--progress-json"));
