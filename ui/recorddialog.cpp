@@ -228,6 +228,8 @@ QStringList RecordDialog::arguments() const
 void RecordDialog::setRunning(bool running)
 {
     m_startButton->setEnabled(!running);
+    if (QPushButton* c = m_buttons->button(QDialogButtonBox::Cancel))
+        c->setText(running ? tr("Stop") : tr("Close"));
     for (auto* cb : m_rungs)
         cb->setEnabled(!running);
     m_m->setEnabled(!running);
