@@ -3,7 +3,7 @@
 namespace ws::detail {
 
 // THE schema. Versions: 1 = intervals as rows ('intervals'); 2 = intervals packed
-// per warp ('interval_chunks'), loads clustered by kernel. See docs/schema.md for what every column means.
+// per warp ('interval_chunks'). See docs/schema.md for what every column means.
 const std::vector<TableDef>& schemaTables()
 {
     static const std::vector<TableDef> tables = {
@@ -122,7 +122,7 @@ const std::vector<TableDef>& schemaTables()
           {"start_ns", "INTEGER NOT NULL"},
           {"end_ns", "INTEGER NOT NULL"}},
          {}, {"CREATE INDEX tiles_kernel ON tiles(kernel_id)"}},
-        {"loads",  // version 1: rowid table + index on kernel_id
+        {"loads",
          {{"id", "INTEGER PRIMARY KEY"},
           {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
           {"cta_id", "INTEGER NOT NULL REFERENCES ctas(id)"},
@@ -131,17 +131,7 @@ const std::vector<TableDef>& schemaTables()
           {"issue_ns", "INTEGER NOT NULL"},
           {"ready_ns", "INTEGER NOT NULL"},
           {"bytes", "INTEGER NOT NULL DEFAULT 0"}},
-         {}, {"CREATE INDEX loads_kernel ON loads(kernel_id)"}, 1, 1},
-        {"loads",  // version 2: clustered by (kernel_id, id); id = 0, 1, ... within the kernel; no extra index to maintain
-         {{"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
-          {"id", "INTEGER NOT NULL"},
-          {"cta_id", "INTEGER NOT NULL REFERENCES ctas(id)"},
-          {"slot", "INTEGER NOT NULL DEFAULT -1"},
-          {"kstep", "INTEGER NOT NULL DEFAULT -1"},
-          {"issue_ns", "INTEGER NOT NULL"},
-          {"ready_ns", "INTEGER NOT NULL"},
-          {"bytes", "INTEGER NOT NULL DEFAULT 0"}},
-         "PRIMARY KEY(kernel_id, id)", {}, 2, 1 << 30, "WITHOUT ROWID"},
+         {}, {"CREATE INDEX loads_kernel ON loads(kernel_id)"}},
         {"stall_samples",
          {{"id", "INTEGER PRIMARY KEY"},
           {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
@@ -168,10 +158,10 @@ const std::vector<TableDef>& schemaTables()
     return tables;
 }
 
-std::string createTableSql(const TableDef& t, std::string_view asName)
+std::string createTableSql(const TableDef& t)
 {
     std::string sql = "CREATE TABLE ";
-    sql += asName.empty() ? t.name : asName;
+    sql += t.name;
     sql += "(";
     bool first = true;
     for (const ColumnDef& c : t.columns) {
@@ -187,17 +177,13 @@ std::string createTableSql(const TableDef& t, std::string_view asName)
         sql += t.constraints;
     }
     sql += ")";
-    if (!t.options.empty()) {
-        sql += ' ';
-        sql += t.options;
-    }
     return sql;
 }
 
-const TableDef* findTable(std::string_view name, int version)
+const TableDef* findTable(std::string_view name)
 {
     for (const TableDef& t : schemaTables())
-        if (t.name == name && version >= t.sinceVersion && version <= t.untilVersion)
+        if (t.name == name)
             return &t;
     return nullptr;
 }

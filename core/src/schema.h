@@ -21,15 +21,13 @@ struct TableDef {
     std::vector<std::string_view> indexes;  // "CREATE INDEX ..." statements
     int sinceVersion = 1;                // first schema version that has the table
     int untilVersion = 1 << 30;          // last schema version that has the table
-    std::string_view options = {};       // table options after ")", e.g. "WITHOUT ROWID"
 };
 
 // All tables of all versions.
 const std::vector<TableDef>& schemaTables();
-// "CREATE TABLE name(...)" for one table (optionally under another name).
-std::string createTableSql(const TableDef& t, std::string_view asName = {});
-// The definition of `name` in schema version `version` (nullptr if none).
-const TableDef* findTable(std::string_view name, int version);
+// "CREATE TABLE name(...)" for one table.
+std::string createTableSql(const TableDef& t);
+const TableDef* findTable(std::string_view name);
 
 // Intervals per interval_chunks row (the writer's choice; readers accept any count).
 inline constexpr int kChunkIntervals = 8192;

@@ -538,7 +538,7 @@ namespace {
 
 std::int64_t migrate1to2(const Db& db)
 {
-    const auto* chunks = detail::findTable("interval_chunks", 2);
+    const auto* chunks = detail::findTable("interval_chunks");
     db.exec(detail::createTableSql(*chunks).c_str());
     for (auto idx : chunks->indexes)
         db.exec(std::string(idx).c_str());
@@ -584,13 +584,6 @@ std::int64_t migrate1to2(const Db& db)
     }
     flush();
     db.exec("DROP TABLE intervals");
-    // loads: rowid table + index -> clustered by (kernel_id, id), id renumbered 0.. within each kernel
-    db.exec(detail::createTableSql(*detail::findTable("loads", 2), "loads_v2").c_str());
-    db.exec("INSERT INTO loads_v2(kernel_id, id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) "
-            "SELECT kernel_id, ROW_NUMBER() OVER (PARTITION BY kernel_id ORDER BY id) - 1, cta_id, slot, kstep, issue_ns, "
-            "ready_ns, bytes FROM loads");
-    db.exec("DROP TABLE loads");
-    db.exec("ALTER TABLE loads_v2 RENAME TO loads");
     return total;
 }
 
@@ -916,14 +909,14 @@ KernelTrace TraceStore::loadKernel(RowId kernelId, const LoadOptions& options) c
 
     if (options.loads) {
         Stmt s(db, "SELECT id, cta_id, slot, kstep, issue_ns, ready_ns, bytes FROM loads WHERE kernel_id = ? "
-                   "ORDER BY kernel_id, id");
+                   "ORDER BY id");
         s.bind(1, kernelId);
         while (s.step()) {
             LoadTransfer x;
             const RowId id = s.i64(0);
             auto it = ctaIndex.find(s.i64(1));
             if (it == ctaIndex.end())
-                fail(m_path, "load " + str(id) + " of kernel " + str(kernelId) + " points at missing CTA " + str(s.i64(1)));
+                fail(m_path, "load " + str(id) + " points at missing CTA " + str(s.i64(1)));
             x.ctaId = it->second;
             x.slot = static_cast<std::int16_t>(std::clamp<std::int64_t>(s.i64(2), INT16_MIN, INT16_MAX));
             x.kstep = s.i32(3);
@@ -931,7 +924,7 @@ KernelTrace TraceStore::loadKernel(RowId kernelId, const LoadOptions& options) c
             x.ready = s.i64(5);
             x.bytes = s.i64(6);
             if (x.ready < x.issue)
-                fail(m_path, "load " + str(id) + " of kernel " + str(kernelId) + " is ready before it was issued (negative duration)");
+                fail(m_path, "load " + str(id) + " is ready before it was issued (negative duration)");
             t.loads.push_back(x);
         }
         std::stable_sort(t.loads.begin(), t.loads.end(),
@@ -1120,13 +1113,12 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
         }
     }
     if (!k.loads.empty()) {
-        Stmt s(db, "INSERT INTO loads(kernel_id, id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
-        std::int64_t seq = 0;
+        Stmt s(db, "INSERT INTO loads(kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) VALUES(?, ?, ?, ?, ?, ?, ?)");
         for (const LoadTransfer& x : k.loads) {
             if (x.ready < x.issue)
                 fail(path, where + ": a load is ready before it was issued");
-            s.bind(1, kernelId).bind(2, seq++).bind(3, ctaRow(x.ctaId, "a load")).bind(4, static_cast<int>(x.slot))
-                .bind(5, x.kstep).bind(6, x.issue).bind(7, x.ready).bind(8, x.bytes);
+            s.bind(1, kernelId).bind(2, ctaRow(x.ctaId, "a load")).bind(3, static_cast<int>(x.slot)).bind(4, x.kstep)
+                .bind(5, x.issue).bind(6, x.ready).bind(7, x.bytes);
             s.run();
         }
     }

@@ -44,13 +44,6 @@ void makeVersion1(const std::string& path, const RunRecord& rec)
             + std::to_string(kind) + "," + std::to_string(slot) + "," + std::to_string(kstep) + "," + std::to_string(s)
             + "," + std::to_string(d) + "); ";
     }
-    // Version 1 kept loads in a rowid table with an index on kernel_id.
-    sql += "CREATE TABLE loads_v1(id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL, cta_id INTEGER NOT NULL, "
-           "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, issue_ns INTEGER NOT NULL, "
-           "ready_ns INTEGER NOT NULL, bytes INTEGER NOT NULL DEFAULT 0); "
-           "INSERT INTO loads_v1(kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) "
-           "SELECT kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes FROM loads ORDER BY kernel_id, id DESC; "
-           "DROP TABLE loads; ALTER TABLE loads_v1 RENAME TO loads; CREATE INDEX loads_kernel ON loads(kernel_id); ";
     sql += "DROP TABLE interval_chunks; PRAGMA user_version = 1; COMMIT; VACUUM;";
     wstest::rawExec(path, sql);
 }
@@ -147,22 +140,6 @@ private slots:
         QCOMPARE(wstest::fileHash(v1), before);
         QCOMPARE(TraceStore::checkFile(v1).fileVersion, 1);
         QVERIFY(!std::filesystem::exists(v1 + "-wal"));
-        // The old loads layout was rebuilt: clustered by (kernel_id, id) with ids 0.. per kernel.
-        {
-            sqlite3* db = nullptr;
-            QCOMPARE(sqlite3_open_v2(dst.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-            sqlite3_stmt* st = nullptr;
-            QCOMPARE(sqlite3_prepare_v2(db, "SELECT MIN(id), MAX(id), COUNT(*), "
-                                            "(SELECT COUNT(*) FROM sqlite_master WHERE name = 'loads_kernel') FROM loads",
-                                        -1, &st, nullptr),
-                     SQLITE_OK);
-            QCOMPARE(sqlite3_step(st), SQLITE_ROW);
-            QCOMPARE(sqlite3_column_int64(st, 0), sqlite3_int64(0));
-            QCOMPARE(sqlite3_column_int64(st, 1) + 1, sqlite3_column_int64(st, 2));
-            QCOMPARE(sqlite3_column_int64(st, 3), sqlite3_int64(0));
-            sqlite3_finalize(st);
-            sqlite3_close(db);
-        }
         compareWithFresh(dst, rec);
         // the copy is a normal current file: it can be appended to
         {

@@ -96,12 +96,6 @@ int main(int argc, char** argv)
                         + "," + std::to_string(int(l.kind[i])) + "," + std::to_string(l.slot[i]) + "," + std::to_string(l.kstep[i])
                         + "," + std::to_string(l.start[i]) + "," + std::to_string(l.duration[i]) + ");";
         }
-        s += "CREATE TABLE loads_v1(id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL, cta_id INTEGER NOT NULL, "
-             "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, issue_ns INTEGER NOT NULL, "
-             "ready_ns INTEGER NOT NULL, bytes INTEGER NOT NULL DEFAULT 0);"
-             "INSERT INTO loads_v1(kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) "
-             "SELECT kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes FROM loads ORDER BY kernel_id, id;"
-             "DROP TABLE loads; ALTER TABLE loads_v1 RENAME TO loads; CREATE INDEX loads_kernel ON loads(kernel_id);";
         s += "DROP TABLE interval_chunks; PRAGMA user_version = 1; COMMIT";
         derived(dir, good, "valid_v1.wstrace", s);
         derived(dir, (dir / "valid_v1.wstrace").string(), "v1_orphan_interval.wstrace", "UPDATE intervals SET warp_id = 999 WHERE id = 2");
