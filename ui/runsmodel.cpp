@@ -99,7 +99,7 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
     if (role == Qt::ToolTipRole) {
         switch (section) {
         case ColDuration: return tr("CUPTI kernel duration (run: first kernel start to last kernel end)");
-        case ColTflops: return tr("Achieved TFLOP/s = 2·M·N·K / kernel duration");
+        case ColTflops: return tr("Achieved TFLOP/s = 2·M·N·K / kernel duration (run row: the untraced launch, free of tracing cost)");
         case ColOverlap: return tr("compute_overlap_share: share of compute time during which a load of the same CTA was in flight");
         }
     }
@@ -172,7 +172,21 @@ QVariant RunsModel::runData(const RunEntry& r, int column, int role) const
             return r.summary.end > r.summary.start ? formatDuration(double(r.summary.end - r.summary.start))
                                                    : QStringLiteral("—");
         case ColTflops:
-        case ColOverlap: return role == SortRole ? QVariant(0.0) : QVariant(QString());
+        case ColOverlap: {
+            // run summary: speed of the untraced launch (no tracing cost) if there is one, overlap of the traced one
+            double v = std::numeric_limits<double>::quiet_NaN();
+            for (const KernelEntry& k : r.kernels) {
+                if (column == ColTflops && !std::isnan(k.tflops) && (std::isnan(v) || !k.summary.launch.traced))
+                    v = k.tflops;
+                if (column == ColOverlap && k.summary.launch.traced && !std::isnan(k.overlap) && std::isnan(v))
+                    v = k.overlap;
+            }
+            if (role == SortRole)
+                return std::isnan(v) ? -1.0 : v;
+            if (std::isnan(v))
+                return QStringLiteral("—");
+            return column == ColTflops ? QString::number(v, 'f', 1) : QStringLiteral("%1 %").arg(v * 100, 0, 'f', 1);
+        }
         case ColDevice: return QString::fromStdString(info.device.name);
         }
         return {};

@@ -63,6 +63,11 @@ void TestShellModels::runsModelTree()
         const QModelIndex run = model.index(r, 0);
         QCOMPARE(model.index(r, RunsModel::ColRung).data().toString(), rungs[r]);
         QVERIFY(model.data(run).toString().contains("synthetic"));
+        // the run row summarises: TFLOP/s of the untraced launch, overlap of the traced one
+        for (const auto& k : m_fc.runs[size_t(r)].kernels)
+            if (!k.summary.launch.traced)
+                QCOMPARE(model.index(r, RunsModel::ColTflops).data().toString(), QString::number(k.tflops, 'f', 1));
+        QVERIFY(model.index(r, RunsModel::ColOverlap).data().toString().endsWith('%'));
         const int kernels = model.rowCount(run);
         QCOMPARE(size_t(kernels), m_fc.runs[size_t(r)].kernels.size());
         QVERIFY(kernels >= 1);
