@@ -369,7 +369,8 @@ void TimelinePlottable::draw(QCPPainter *painter)
             for (std::size_t j = from; j < to; ++j)
                 rasterRow(*jobs[j].row, jobs[j].y0, jobs[j].y1, W, t0, t1, scale, out, ar, mix);
         };
-        static const bool parallel = qEnvironmentVariableIntValue("WARPSTAGE_TIMELINE_THREADS") != 1;
+        // opt-in: on this 2-core machine a second raster thread did not pay (the other core is usually busy)
+        static const bool parallel = qEnvironmentVariableIntValue("WARPSTAGE_TIMELINE_THREADS") >= 2;
         if (parallel && jobs.size() >= 8) {
             QFuture<void> f = QtConcurrent::run([&]() { runJobs(split, jobs.size(), texts2, m_mix[1]); });
             runJobs(0, split, texts, m_mix[0]);
