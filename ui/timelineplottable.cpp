@@ -293,14 +293,34 @@ void TimelinePlottable::draw(QCPPainter *painter)
     const double scale = deviceScale(painter);
     const int W = std::max(1, int(std::ceil(ar.width() * scale)));
     const int H = std::max(1, int(std::ceil(ar.height() * scale)));
+    const double t0 = mKeyAxis->range().lower, t1 = mKeyAxis->range().upper;
+    RasterKey key;
+    key.t0 = t0;
+    key.t1 = t1;
+    key.scale = scale;
+    key.scrollY = m_scrollY;
+    key.w = W;
+    key.h = H;
+    key.top = ar.top();
+    key.left = ar.left();
+    key.trace = m_trace.get();
+    key.index = m_index.get();
+    key.version = m_rasterVersion;
+    key.hlRole = m_highlight ? int(m_highlight->first) : -1;
+    key.hlKind = m_highlight ? int(m_highlight->second) : -1;
+    key.labels = m_intervalLabels;
+    std::vector<TextItem> texts;
+    m_lastReused = key == m_lastKey && m_image.width() == W && m_image.height() == H;
+    if (m_lastReused) {
+        // nothing that changes the lane pixels changed (hover, selection, ruler, range band): reuse them
+        for (const CachedText &c : m_lastTexts)
+            texts.push_back({c.rect, c.text, c.color});
+    } else {
     if (m_image.width() != W || m_image.height() != H)
         m_image = QImage(W, H, QImage::Format_RGB32);
     m_image.fill(tlpalette::background());
     m_lastRows = 0;
     m_lastBuckets = 0;
-    std::vector<TextItem> texts;
-
-    const double t0 = mKeyAxis->range().lower, t1 = mKeyAxis->range().upper;
     if (m_trace && m_layout) {
         const auto &rows = m_layout->rows();
         const QRgb shade = tlpalette::rowShade().rgb();
@@ -379,6 +399,11 @@ void TimelinePlottable::draw(QCPPainter *painter)
         } else {
             runJobs(0, jobs.size(), texts, m_mix[0]);
         }
+    }
+        m_lastKey = key;
+        m_lastTexts.clear();
+        for (const TextItem &t : texts)
+            m_lastTexts.push_back({t.rect, t.text, t.color});
     }
     m_lastRasterMs = double(clock.nsecsElapsed()) / 1e6;
     m_image.setDevicePixelRatio(scale);

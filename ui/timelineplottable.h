@@ -34,6 +34,10 @@ public:
     void setScrollY(int y) { m_scrollY = y; }
     int scrollY() const { return m_scrollY; }
     void setIndexProgress(int percent) { m_progress = percent; }
+    // Forget the cached lane pixels (layout, filter or collapse changed). Everything else that changes
+    // the pixels (range, scroll, size, index, highlight, labels) is part of the cache key already.
+    void invalidateRaster() { ++m_rasterVersion; }
+    bool lastFrameReused() const { return m_lastReused; }
     void setIntervalLabels(bool on) { m_intervalLabels = on; }  // "k12 s3" text inside wide intervals
     bool intervalLabels() const { return m_intervalLabels; }
 
@@ -107,6 +111,23 @@ private:
     ws::TimeNs m_origin = 0;
     int m_scrollY = 0;
     int m_progress = 0;
+    quint64 m_rasterVersion = 0;
+    struct RasterKey {
+        double t0 = 0, t1 = 0, scale = 0;
+        int scrollY = 0, w = 0, h = 0, top = 0, left = 0;
+        const void *trace = nullptr, *index = nullptr;
+        quint64 version = 0;
+        int hlRole = -1, hlKind = -1;
+        bool labels = true;
+        bool operator==(const RasterKey &) const = default;
+    } m_lastKey;
+    bool m_lastReused = false;
+    struct CachedText {
+        QRectF rect;
+        QString text;
+        QColor color;
+    };
+    std::vector<CachedText> m_lastTexts;
     bool m_intervalLabels = true;
     std::optional<QPair<ws::WarpRole, ws::IntervalKind>> m_highlight;
     int m_selLane = -1, m_hoverLane = -1;

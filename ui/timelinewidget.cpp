@@ -166,6 +166,7 @@ struct TimelineWidget::Private {
     {
         const int keepTop = vscroll->value();
         layout.build(trace.get(), filter, collapsedSms, collapsedCtas);
+        tl->invalidateRaster();
         updateScrollRange();
         vscroll->setValue(std::min(keepTop, vscroll->maximum()));
         tl->setScrollY(vscroll->value());

@@ -61,6 +61,7 @@ private slots:
     void ctaHeaderCollapses();
     void laneFilter();
     void highlightFadesOtherKinds();
+    void rasterCacheOnlyWhenUnchanged();
 
 private:
     std::unique_ptr<TimelineWidget> w;
@@ -372,6 +373,30 @@ void TestTimeline::highlightFadesOtherKinds()
     w->clearHighlight();
     img = render();
     QCOMPARE(img.pixel(xWait, row.center().y()), tlpalette::kindColor(ws::IntervalKind::MmaWait).rgb());
+}
+
+void TestTimeline::rasterCacheOnlyWhenUnchanged()
+{
+    auto replotReused = [&]() {
+        w->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        return w->plottable()->lastFrameReused();
+    };
+    const QImage a = render();
+    w->plottable()->setHoverInterval(1, 3);
+    QVERIFY(replotReused());  // hover: lane pixels reused
+    QVERIFY(render() != a);   // ... but the hover outline is drawn
+    w->setVisibleRange(kStart + 1000, kStart + 2000);
+    QVERIFY(!replotReused());
+    QVERIFY(replotReused());
+    const QRect row = w->plottable()->laneRowRect(1);
+    const QImage before = render();
+    w->setCtaCollapsed(0, true);  // layout change: must repaint the lanes
+    QVERIFY(!replotReused());
+    QVERIFY(before.copy(row) != render().copy(row));
+    w->highlightStage(ws::WarpRole::Consumer, ws::IntervalKind::WaitData);
+    QVERIFY(!replotReused());
+    w->plottable()->setScrollY(5);
+    QVERIFY(!replotReused());
 }
 
 QTEST_MAIN(TestTimeline)
