@@ -4,18 +4,41 @@
 #include "cli.h"
 #include "mainwindow.h"
 #include "rungcatalog.h"
+#include "timelinewidget.h"
 
 #include <QApplication>
 #include <QIcon>
 
 #include <cstdio>
 #include <QFileInfo>
+#include <QPixmap>
 #include <QTimer>
+#include <cstring>
 
 int main(int argc, char** argv)
 {
     if (ws::ui::isHeadlessCommand(argc, argv))
         return ws::ui::runHeadless(argc, argv);
+    // --screenshot IMAGE [FILE]: open FILE (or the bundled sample), wait until its first
+    // kernel is drawn, save a picture of the whole window and quit. Used by scripts/run.sh
+    // on machines without a display (under Xvfb) and for the README's pictures.
+    QString screenshot;
+    std::vector<char*> args(argv, argv + argc);
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        if (std::strcmp(args[i], "--screenshot") == 0) {
+            if (i + 1 >= args.size()) {
+                std::fprintf(stderr, "warpstage: --screenshot needs an IMAGE path\nTry 'warpstage --help'.\n");
+                return ws::ui::ExitUsage;
+            }
+            screenshot = QString::fromLocal8Bit(args[i + 1]);
+            args.erase(args.begin() + i, args.begin() + i + 2);
+            break;
+        }
+    }
+    argc = int(args.size());
+    args.push_back(nullptr);
+    argv = args.data();
+
     if (argc > 1 && argv[1][0] == '-' && argv[1][1] != '\0') {
         std::fprintf(stderr, "warpstage: unknown option '%s'\nTry 'warpstage --help'.\n", argv[1]);
         return ws::ui::ExitUsage;
@@ -41,5 +64,34 @@ int main(int argc, char** argv)
         else
             w.openFile(QFileInfo(file).absoluteFilePath());
     });
+    if (!screenshot.isEmpty()) {
+        auto save = [&w, screenshot] {
+            QApplication::processEvents();
+            const bool ok = w.grab().save(screenshot);
+            std::fprintf(ok ? stdout : stderr, ok ? "warpstage: saved %s\n" : "warpstage: cannot write %s\n",
+                         qPrintable(screenshot));
+            QApplication::exit(ok ? 0 : 1);
+        };
+        // Save once the first kernel is shown and its level-of-detail index is ready.
+        QObject::connect(&w, &ws::ui::MainWindow::kernelShown, &w, [&w, save] {
+            TimelineWidget* tl = w.timeline();
+            if (tl->indexReady()) {
+                QTimer::singleShot(300, &w, save);
+                return;
+            }
+            QObject::connect(tl, &TimelineWidget::indexReadyChanged, &w, [&w, save](bool ready) {
+                if (ready)
+                    QTimer::singleShot(300, &w, save);
+            });
+        });
+        QObject::connect(&w, &ws::ui::MainWindow::fileOpenFailed, &w, [](const QString&, const QString& msg) {
+            std::fprintf(stderr, "warpstage: %s\n", qPrintable(msg));
+            QApplication::exit(3);
+        });
+        QTimer::singleShot(60000, &w, [] {
+            std::fprintf(stderr, "warpstage: --screenshot: nothing was drawn within 60 s\n");
+            QApplication::exit(1);
+        });
+    }
     return app.exec();
 }
