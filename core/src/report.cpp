@@ -127,7 +127,7 @@ std::string describeFile(const std::string& path, bool json)
           << "x" << r.k << "  " << (r.synthetic ? "SYNTHETIC" : "recorded")
           << (r.status == RunStatus::Failed ? "  FAILED: " + r.failureReason : std::string()) << "\n";
         o << "  device: " << (r.device.name.empty() ? "?" : r.device.name) << " (" << r.device.smCount << " SMs)"
-          << "  driver " << r.driverVersion << "  CUDA " << r.cudaVersion << "  CUPTI " << r.cuptiVersion << "\n";
+          << "  driver " << r.driverVersion << "  CUDA " << r.cudaVersion << (r.cuptiVersion.rfind("CUPTI", 0) == 0 ? "  " : "  CUPTI ") << r.cuptiVersion << "\n";
         if (!r.startedAt.empty() || !r.host.empty())
             o << "  recorded: " << r.startedAt << " on " << r.host << "\n";
         if (!r.commandLine.empty())
