@@ -1,5 +1,7 @@
 #include "timelineplottable.h"
 
+#include <QThread>
+
 #include "timelinepalette.h"
 #include "timemapping.h"
 
@@ -389,8 +391,13 @@ void TimelinePlottable::draw(QCPPainter *painter)
             for (std::size_t j = from; j < to; ++j)
                 rasterRow(*jobs[j].row, jobs[j].y0, jobs[j].y1, W, t0, t1, scale, out, ar, mix);
         };
-        // opt-in: on this 2-core machine a second raster thread did not pay (the other core is usually busy)
-        static const bool parallel = qEnvironmentVariableIntValue("WARPSTAGE_TIMELINE_THREADS") >= 2;
+        // Two raster threads when the machine has two cores or more (WARPSTAGE_TIMELINE_THREADS=1 turns it
+        // off). Measured on the 2-core build machine, idle: the whole-kernel frame of the 10M-interval bench
+        // went from 17.2 to 11.2 ms median; under a saturated machine it gains nothing (docs/benchmarks.md).
+        // If the pool is busy, waitForFinished() runs the queued half on this thread (no stall).
+        static const bool parallel = qEnvironmentVariableIsSet("WARPSTAGE_TIMELINE_THREADS")
+            ? qEnvironmentVariableIntValue("WARPSTAGE_TIMELINE_THREADS") >= 2
+            : QThread::idealThreadCount() >= 2;
         if (parallel && jobs.size() >= 8) {
             QFuture<void> f = QtConcurrent::run([&]() { runJobs(split, jobs.size(), texts2, m_mix[1]); });
             runJobs(0, split, texts, m_mix[0]);
