@@ -84,6 +84,21 @@ struct CtaBuilder {
         l.bytes = (128 + 128) * 64 * 2;
         k.loads.push_back(l);
     }
+    // Epilogue then store C on warps [from, to), each from its own clock in t; returns when the last one ends.
+    TimeNs epilogueAndStore(std::vector<TimeNs>& t, int from, int to, double epilogueNs, double storeNs)
+    {
+        TimeNs tileEnd = 0;
+        for (int w = from; w < to; ++w) {
+            auto& tw = t[static_cast<std::size_t>(w)];
+            const TimeNs de = rng.jit(epilogueNs, 0.1);
+            emit(w, IntervalKind::Epilogue, tw, de);
+            const TimeNs ds = rng.jit(storeNs, 0.15);
+            emit(w, IntervalKind::Store, tw + de, ds);
+            tw += de + ds;
+            tileEnd = std::max(tileEnd, tw);
+        }
+        return tileEnd;
+    }
 };
 
 std::int64_t intervalsPerTile(const SyntheticParams& p)
@@ -360,16 +375,7 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
                         for (int w = wb; w < wb + 4; ++w)
                             mathEnd = std::max(mathEnd, t[static_cast<std::size_t>(w)]);
                         mathFree = mathEnd;
-                        TimeNs tileEndT = 0;
-                        for (int w = wb; w < wb + 4; ++w) {
-                            auto& tw = t[static_cast<std::size_t>(w)];
-                            const TimeNs de = rng.jit(T.epilogue, 0.1);
-                            cb.emit(w, IntervalKind::Epilogue, tw, de);
-                            const TimeNs ds = rng.jit(T.store, 0.15);
-                            cb.emit(w, IntervalKind::Store, tw + de, ds);
-                            tw += de + ds;
-                            tileEndT = std::max(tileEndT, tw);
-                        }
+                        const TimeNs tileEndT = cb.epilogueAndStore(t, wb, wb + 4, T.epilogue, T.store);
                         if (pingpong)
                             addTile(tile, cb.warpBase + wb, tileStart[static_cast<std::size_t>(g)], tileEndT);
                         else if (g == C - 1)
@@ -448,16 +454,7 @@ RunRecord generateSynthetic(const SyntheticParams& pin)
                 if (!multistage)
                     barrier(f, slot);
                 if (f % K == K - 1) {
-                    TimeNs tileEndT = 0;
-                    for (int w = 0; w < W; ++w) {
-                        auto& tw = t[static_cast<std::size_t>(w)];
-                        const TimeNs de = rng.jit(T.epilogue, 0.1);
-                        cb.emit(w, IntervalKind::Epilogue, tw, de);
-                        const TimeNs ds = rng.jit(T.store, 0.15);
-                        cb.emit(w, IntervalKind::Store, tw + de, ds);
-                        tw += de + ds;
-                        tileEndT = std::max(tileEndT, tw);
-                    }
+                    const TimeNs tileEndT = cb.epilogueAndStore(t, 0, W, T.epilogue, T.store);
                     addTile(f / K, -1, tileT0, tileEndT);
                 }
             }
