@@ -675,13 +675,14 @@ RunInfo TraceStore::run(RowId runId) const
 std::vector<RunSummary> TraceStore::runSummaries() const
 {
     std::vector<RunSummary> out;
+    Stmt q(m_impl->db,
+           "SELECT COUNT(*), COALESCE(MIN(start_ns), 0), COALESCE(MAX(end_ns), 0), "
+           "(SELECT COALESCE(SUM(c.count), 0) FROM interval_chunks c JOIN kernels k2 ON k2.id = c.kernel_id "
+           "WHERE k2.run_id = ?1) FROM kernels WHERE run_id = ?1");
     for (RunInfo& r : runs()) {
         RunSummary s;
         s.info = std::move(r);
-        Stmt q(m_impl->db,
-               "SELECT COUNT(*), COALESCE(MIN(start_ns), 0), COALESCE(MAX(end_ns), 0), "
-               "(SELECT COALESCE(SUM(c.count), 0) FROM interval_chunks c JOIN kernels k2 ON k2.id = c.kernel_id "
-               "WHERE k2.run_id = ?1) FROM kernels WHERE run_id = ?1");
+        q.reset();
         q.bind(1, s.info.id);
         if (q.step()) {
             s.kernelCount = q.i64(0);
@@ -717,14 +718,15 @@ KernelLaunch TraceStore::kernel(RowId kernelId) const
 std::vector<KernelSummary> TraceStore::kernelSummaries(RowId runId) const
 {
     std::vector<KernelSummary> out;
+    Stmt q(m_impl->db,
+           "SELECT (SELECT COUNT(*) FROM ctas WHERE kernel_id = ?1), (SELECT COUNT(*) FROM warps WHERE kernel_id = ?1), "
+           "(SELECT COALESCE(SUM(count), 0) FROM interval_chunks WHERE kernel_id = ?1), "
+           "(SELECT COUNT(*) FROM loads WHERE kernel_id = ?1), "
+           "(SELECT COALESCE(SUM(count), 0) FROM stall_samples WHERE kernel_id = ?1)");
     for (KernelLaunch& k : kernels(runId)) {
         KernelSummary s;
         s.launch = std::move(k);
-        Stmt q(m_impl->db,
-               "SELECT (SELECT COUNT(*) FROM ctas WHERE kernel_id = ?1), (SELECT COUNT(*) FROM warps WHERE kernel_id = ?1), "
-               "(SELECT COALESCE(SUM(count), 0) FROM interval_chunks WHERE kernel_id = ?1), "
-               "(SELECT COUNT(*) FROM loads WHERE kernel_id = ?1), "
-               "(SELECT COALESCE(SUM(count), 0) FROM stall_samples WHERE kernel_id = ?1)");
+        q.reset();
         q.bind(1, s.launch.id);
         if (q.step()) {
             s.ctaCount = q.i64(0);
