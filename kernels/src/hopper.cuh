@@ -21,9 +21,10 @@ namespace ws::kern {
 // swizzle span). Returns "" or an error. cuTensorMapEncodeTiled comes from
 // cudaGetDriverEntryPoint, so nothing links against libcuda.
 std::string encodeTmaK64(CUtensorMap* map, const void* base, int rows, int cols, int boxRows);
-// Tensor map for a row-major bf16 C (rows x cols) stored in boxes of boxRows x 64 columns,
-// no swizzle (used by the TMA store of the epilogue).
-std::string encodeTmaStore(CUtensorMap* map, const void* base, int rows, int cols, int boxRows, int boxCols);
+// Tensor map for a row-major bf16 C (rows x cols) stored in boxes of boxRows x 32 columns
+// (64-byte rows) with the 64-byte swizzle (used by the TMA-store epilogue: see
+// staging64Offset for the matching shared-memory layout).
+std::string encodeTmaStoreSw64(CUtensorMap* map, const void* base, int rows, int cols, int boxRows);
 
 #ifdef __CUDACC__
 // ---------------------------------------------------------------------------
@@ -151,6 +152,13 @@ __device__ __forceinline__ void bulkWait()
 {
     asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
+// Byte offset of (row, 16-byte unit `unit`, byte `b`) in a staging box of 64-byte rows laid out
+// with the TMA 64-byte swizzle (16-byte unit index XOR bits 1-2 of the row; the box must be
+// 512-byte aligned). Writing a wgmma accumulator this way is free of bank conflicts.
+__device__ __forceinline__ uint32_t staging64Offset(int row, int unit, int b)
+{
+    return uint32_t(row * 64 + ((unit ^ ((row >> 1) & 3)) << 4) + b);
+}
 // Generic-proxy shared-memory writes -> visible to the async proxy (TMA, wgmma).
 __device__ __forceinline__ void fenceProxyAsync()
 {
@@ -256,6 +264,49 @@ __device__ __forceinline__ void storeAccBf16(const float (&d)[N / 2], __nv_bfloa
     for (int j = 0; j < N / 8; ++j) {
         *reinterpret_cast<__nv_bfloat162*>(p0 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 0], d[4 * j + 1]);
         *reinterpret_cast<__nv_bfloat162*>(p1 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+    }
+}
+
+// --- epilogue through the TMA engine (rung 6): the same 64 x N block, converted to bf16 box by
+// box (64 rows x 32 columns: 64-byte rows with the 64-byte swizzle, see staging64Offset) into
+// two 4 KB staging buffers of the warpgroup (`staging`, 1024-byte aligned), each box handed to
+// the TMA engine (tmC: encodeTmaStoreSw64 with 64-row boxes) as soon as it is written. The bulk
+// stores run on while the warpgroup continues; a buffer is rewritten only once the TMA engine
+// has read it. Thread 0 of the warpgroup owns the bulk groups: it must bulkWait<0>() before the
+// kernel exits. `barId`: a named barrier of the warpgroup's 128 threads.
+// (The barrier is spelled out here rather than namedBarSync so that the stall pass's stage map
+// files its samples under the store.)
+inline constexpr int kStoreBoxCols = 32;
+inline constexpr uint32_t kStoreBoxBytes = 64 * kStoreBoxCols * 2;
+__device__ __forceinline__ void storeBarrier(uint32_t barId)
+{
+    asm volatile("bar.sync %0, 128;" ::"r"(barId) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void storeAccTmaBf16(const float (&d)[N / 2], const CUtensorMap* tmC, uint8_t* staging,
+                                                int row0, int col0, int tInWg, uint32_t barId)
+{
+    const int warp = tInWg >> 5, lane = tInWg & 31;
+    const int r0 = warp * 16 + (lane >> 2), t = lane & 3;
+#pragma unroll
+    for (int c = 0; c < N / kStoreBoxCols; ++c) {
+        uint8_t* buf = staging + (c & 1) * kStoreBoxBytes;
+        if (tInWg == 0) bulkWaitRead<1>();  // the store that last read `buf` (two boxes ago) is done
+        storeBarrier(barId);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {  // 16-byte unit u of the 64-byte rows = accumulator column group 4c+u
+            const int j = 4 * c + u;
+            *reinterpret_cast<__nv_bfloat162*>(buf + staging64Offset(r0, u, 4 * t)) =
+                __floats2bfloat162_rn(d[4 * j + 0], d[4 * j + 1]);
+            *reinterpret_cast<__nv_bfloat162*>(buf + staging64Offset(r0 + 8, u, 4 * t)) =
+                __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+        }
+        fenceProxyAsync();  // the writes above, visible to the TMA engine
+        storeBarrier(barId);
+        if (tInWg == 0) {
+            tmaStore2d(tmC, buf, col0 + c * kStoreBoxCols, row0);
+            bulkCommit();
+        }
     }
 }
 

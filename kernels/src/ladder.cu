@@ -57,9 +57,9 @@ std::string encodeTmaK64(CUtensorMap* map, const void* base, int rows, int cols,
     return encode(map, base, rows, cols, boxRows, 64, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
-std::string encodeTmaStore(CUtensorMap* map, const void* base, int rows, int cols, int boxRows, int boxCols)
+std::string encodeTmaStoreSw64(CUtensorMap* map, const void* base, int rows, int cols, int boxRows)
 {
-    return encode(map, base, rows, cols, boxRows, boxCols, CU_TENSOR_MAP_SWIZZLE_NONE);
+    return encode(map, base, rows, cols, boxRows, 32, CU_TENSOR_MAP_SWIZZLE_64B);
 }
 
 }  // namespace ws::kern
@@ -114,13 +114,14 @@ const std::vector<RungImpl>& impls()
           "kernels/src/cooperative.cu", 5, true, true},
          kCoopBM, kCoopBN, kBK, kCoopThreads, kCoopStages, true, &ws::kern::launchCooperative,
          &ws::kern::kernelCooperative},
-        {{"pingpong", "Ping-pong: two consumer warpgroups on different tiles take turns",
-          "Two consumer warpgroups work on different 128x128 tiles and take turns through an ordering "
-          "barrier, so one's epilogue overlaps the other's tensor-core main loop; CTA pairs (clusters of 2) "
-          "share their A block by TMA multicast.",
+        {{"pingpong", "Ping-pong: two consumer warpgroups on different tiles, out of step",
+          "Two consumer warpgroups work on different 64x256 tiles; an ordering barrier starts the second "
+          "a few k-steps after the first on every tile, so one's epilogue runs while the other keeps the "
+          "tensor cores busy. The two tiles share each B block, and CTA pairs (clusters of 2) share it "
+          "across SMs by TMA multicast.",
           "kernels/src/pingpong.cu", 6, true, true},
-         // shape unit: the 128x256 pair of tiles that one cluster of 2 CTAs computes together
-         kPpBM, kPpBN * kPpCluster, kBK, kPpThreads, kPpStages, true, &ws::kern::launchPingpong,
+         // shape unit: the 256x256 pair of blocks that one cluster of 2 CTAs computes together
+         kPpBM * kPpCluster, kPpBN, kBK, kPpThreads, kPpStages, true, &ws::kern::launchPingpong,
          &ws::kern::kernelPingpong},
     };
     return v;
@@ -203,7 +204,9 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     g.numCtas = gridCtas(*r, s, smCount);
     g.warpsPerCta = std::uint32_t(r->threads / 32);
     g.stages = std::uint32_t(r->stages);
-    g.bytesPerKStep = std::uint32_t((r->bm + r->bn) * r->bk * 2);
+    // bytes one CTA's k-step stage receives (pingpong's shape unit spans the cluster's two CTAs)
+    g.bytesPerKStep = n_is_pingpong(r->info.name) ? std::uint32_t((kPpBM + kPpBN) * kBK * 2)
+                                                   : std::uint32_t((r->bm + r->bn) * r->bk * 2);
     const std::uint64_t kt = std::uint64_t(s.k / r->bk);
     const std::uint64_t tiles = std::uint64_t(s.m / r->bm) * std::uint64_t(s.n / r->bn);
     // tiles (pingpong: pair tiles, one per cluster) each CTA walks
@@ -216,8 +219,8 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     else if (n == "multistage") events = 5 * kt + r->stages + 4;
     else if (n == "warp_specialized") events = 4 * kt + 6;  // consumers: 4 / k-step; producer 2
     else if (n == "cooperative") events = tilesPerCta * (4 * kt + 6) + 4;
-    else  // pingpong: a consumer warp sees half the tiles (4 / k-step), the producer all of them (2 / k-step)
-        events = std::max(((tilesPerCta + 1) / 2) * (4 * kt + 7), tilesPerCta * (2 * kt + 2)) + 4;
+    else  // pingpong: every warp sees all of its CTA's tiles; consumers 4 / k-step + WaitOrder and markers
+        events = tilesPerCta * (4 * kt + 8) + 4;
     // margin: 1/16 plus a constant, so a normal launch never overflows
     events += events / 16 + 32;
     g.eventsPerWarp = std::uint32_t(std::min<std::uint64_t>(events, 0xFFFFFFF0u));
@@ -274,7 +277,9 @@ static std::string mangledKernelName(std::string_view rung, bool traced)
         if (rung != n.rung) continue;
         const std::string ns = std::string("r_") + n.rung;
         const std::string k = n.kernel;
-        const char* params = rung == "sync" ? "PK13__nv_bfloat16S5_PS3_iiiPv" : "14CUtensorMap_stS3_P13__nv_bfloat16iiiPv";
+        const char* params = rung == "sync"       ? "PK13__nv_bfloat16S5_PS3_iiiPv"
+                             : rung == "pingpong" ? "14CUtensorMap_stS3_S3_P13__nv_bfloat16iiiPv"  // A, B, C maps
+                                                  : "14CUtensorMap_stS3_P13__nv_bfloat16iiiPv";
         return "_ZN2ws4kern" + std::to_string(ns.size()) + ns + std::to_string(k.size()) + k + "ILb"
             + (traced ? "1" : "0") + "EEEv" + params;
     }

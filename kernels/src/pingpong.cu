@@ -1,21 +1,25 @@
 // Rung 6 — pingpong.
-// IDEA: two consumer warpgroups on DIFFERENT tiles, taking turns. Each consumer warpgroup
-// owns a whole 128x128 tile (two m64n128k16 wgmmas per k16). The producer loads the
-// CTA's tiles in order into one 6-slot ring; consumer warpgroup 0 takes the even local
-// tiles, warpgroup 1 the odd ones. An ordering barrier (a pair of named barriers) lets
-// only one warpgroup issue its main loop at a time: when warpgroup 0 has issued the last
-// wgmma of its tile it signals warpgroup 1, which starts its main loop while warpgroup 0
-// waits for its math and writes its epilogue. So one tile's epilogue overlaps the other
-// tile's tensor-core work, and the tensor cores never wait for an epilogue.
-// What else it takes: CTA pairs (clusters of 2) work on horizontally adjacent tiles that
-// share their A block; each CTA's producer loads half of that A block and multicasts it to
-// both CTAs (TMA .multicast::cluster), halving A's L2 traffic. A slot is free only when the
-// consumers of BOTH CTAs released it (each consumer warp arrives on the local and on the
-// peer's empty barrier). Persistent grid of clusters, grouped tile order for L2,
-// setmaxnreg (producer 40, consumers 232).
-// Trace: TileBegin/TileEnd markers (kstep = tileM, aux = tileN); consumers WaitOrder
-// (waiting for their turn), WaitData / MmaIssue / MmaWait / Release per k-step, Store;
-// producer WaitSlot / IssueLoad. kstep is the CTA-wide fill counter.
+// IDEA: the two consumer warpgroups work on DIFFERENT tiles and are kept out of step, so
+// that one's epilogue runs while the other keeps the tensor cores busy. Warpgroup 1 starts
+// every tile kPpSkew k-steps after warpgroup 0 (an ordering barrier per tile), so when
+// warpgroup 0 stops to write its tile, warpgroup 1 still has k-steps to issue, and the other
+// way round at warpgroup 1's epilogue. The epilogue is a TMA store: the warpgroup converts
+// its accumulators to bf16 into a small shared-memory staging buffer, box by box, and the
+// TMA engine writes each box to C while the warpgroup goes on to its next tile. (Rung 5's
+// register-to-global stores keep both warpgroups busy for several microseconds per tile,
+// with the tensor cores idle.)
+// The tiles: each warpgroup owns a 64x256 output tile; the CTA's two tiles sit on top of
+// each other, so they share each k-step's B block in the ring. (A textbook pingpong with a
+// whole 128x128 tile per warpgroup reads ~25% more shared memory per FLOP: it ran at 0.87x
+// rung 5 on the H200, docs/kernel-notes.md.)
+// What else it takes: CTA pairs (clusters of 2) compute vertically adjacent 128x256 blocks
+// that share their B block; each CTA's producer loads half of it and multicasts it to both
+// CTAs (TMA .multicast::cluster), so B's L2 traffic halves. A slot is free only when the
+// consumers of BOTH CTAs released it. Persistent grid of clusters, grouped tile order for
+// L2, setmaxnreg (producer 40, consumers 232).
+// Trace: TileBegin/TileEnd markers (kstep = tileM, aux = tileN); consumers WaitOrder (the
+// ordering barrier), WaitData / MmaIssue / MmaWait / Release per k-step, Store (staging the
+// TMA store); producer WaitSlot / IssueLoad. kstep is the CTA-wide fill counter.
 #include <string>
 
 #include "hopper.cuh"
@@ -28,33 +32,41 @@ using namespace geom;
 namespace tk = ws::trace::kind;
 namespace tr = ws::trace::role;
 
-constexpr int BM = kPpBM, BN = kPpBN, S = kPpStages, CL = kPpCluster;
+constexpr int BM = kPpBM, BN = kPpBN, S = kPpStages, CL = kPpCluster, kSkew = kPpSkew;
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
-constexpr uint32_t kHalfA = kBytesA / CL;  // the part of the A block each CTA of the pair loads
-constexpr int kSmem = S * kStage + 1024 + 128;  // + barrier area
-constexpr int kWarps = kPpThreads / 32;
-constexpr int kOrderBar0 = 1;  // named barrier ids 1, 2: "consumer warpgroup w may start its main loop"
-#ifndef WS_PP_INFLIGHT
-#define WS_PP_INFLIGHT 1
+constexpr uint32_t kPartB = kBytesB / CL;  // the part of the B block each CTA of the pair loads
+#ifndef WS_PP_TMA_STORE
+#define WS_PP_TMA_STORE 1
 #endif
-constexpr int kInFlight = WS_PP_INFLIGHT;  // k-steps of wgmma left in flight while waiting
-static_assert(kInFlight >= 1 && kInFlight < S, "the ring must hold the k-steps in flight");
+constexpr bool kTmaStore = WS_PP_TMA_STORE;
+// TMA-store epilogue (storeAccTmaBf16): each warpgroup writes its 64x256 tile as 8 boxes of 64x32
+// through two 4 KB staging buffers of its own.
+constexpr uint32_t kEpiBox = kStoreBoxBytes;
+constexpr uint32_t kEpiBytes = kTmaStore ? 2 * 2 * kEpiBox : 0;  // 2 warpgroups x 2 buffers
+constexpr int kSmem = S * kStage + kEpiBytes + 1024 + 128;        // + alignment + barrier area
+constexpr int kWarps = kPpThreads / 32;
+constexpr int kConsumerWarps = 8;
+constexpr int kGoBar = 1;    // named barrier: "warpgroup 1 may start tile i" (warpgroup 0 has issued kSkew k-steps)
+constexpr int kTakenBar = 2; // named barrier: "warpgroup 1 has taken its go for tile i" (keeps the two in step)
+constexpr int kEpiBar0 = 3;  // named barriers 3, 4: warpgroup cw's epilogue steps
 
 template <bool Traced>
 __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads, 1)
     gemmPingpong(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                 __nv_bfloat16* __restrict__ C, int M, int N, int K, void* trace)
+                 const __grid_constant__ CUtensorMap tmC, __nv_bfloat16* __restrict__ C, int M, int N, int K,
+                 void* trace)
 {
     extern __shared__ uint8_t smemRaw[];
     uint8_t* smem = alignSmem1024(smemRaw);
-    uint64_t* full = reinterpret_cast<uint64_t*>(smem + S * kStage);
+    uint8_t* staging = smem + S * kStage;  // kEpiBytes of epilogue staging (TMA store)
+    uint64_t* full = reinterpret_cast<uint64_t*>(staging + kEpiBytes);
     uint64_t* empty = full + S;
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
     const int KT = K / kBK;
     const uint32_t rank = CL > 1 ? clusterCtaRank() : 0u;
     const uint32_t peer = rank ^ 1u;
     const int cluster = int(blockIdx.x) / CL, numClusters = int(gridDim.x) / CL;
-    const int tilesM = M / BM, pairsN = N / (BN * CL), numPairs = tilesM * pairsN;
+    const int pairsM = M / (BM * CL), tilesN = N / BN, numPairs = pairsM * tilesN;
     // pair tiles of this cluster: cluster + i * numClusters, i < nLocal (the same for both CTAs)
     const int nLocal = (numPairs - cluster + numClusters - 1) / numClusters;
 
@@ -70,24 +82,25 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
     if (tid == 0) {
         tmaPrefetchDesc(&tmA);
         tmaPrefetchDesc(&tmB);
+        if constexpr (kTmaStore) tmaPrefetchDesc(&tmC);
         for (int s = 0; s < S; ++s) {
             mbarInit(&full[s], 1);
-            mbarInit(&empty[s], 4 * CL);  // the 4 warps of the consuming warpgroup, in both CTAs
+            mbarInit(&empty[s], kConsumerWarps * CL);  // the 8 consumer warps, in both CTAs
         }
         fenceBarrierInit();
     }
     clusterSync();  // the peer's barriers are initialised before anyone signals them
 
     auto coords = [&](int i, int& tm, int& tn) {
-        int pn;
-        tileCoords(cluster + i * numClusters, tilesM, pairsN, kGroupM, tm, pn);
-        tn = pn * CL + int(rank);
+        int pm;
+        tileCoords(cluster + i * numClusters, pairsM, tilesN, kGroupM / CL, pm, tn);
+        tm = pm * CL + int(rank);
     };
 
     if (wg == 0) {
         setMaxNRegDec<40>();
         // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
-        if (Traced ? warp == 0 : tid == 0) {  // every local tile, in order
+        if (Traced ? warp == 0 : tid == 0) {
             int fill = 0;
             for (int i = 0; i < nLocal; ++i) {
                 int tm, tn;
@@ -104,12 +117,12 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
                     uint8_t* st = smem + slot * kStage;
                     if (tid == 0) {
                         mbarArriveExpectTx(&full[slot], kStage);
+                        tmaLoad2d(st, &tmA, &full[slot], kt * kBK, tm * BM);
                         if constexpr (CL > 1)
-                            tmaLoad2dMulticast(st + rank * kHalfA, &tmA, &full[slot], kt * kBK,
-                                               tm * BM + int(rank) * (BM / CL), uint16_t((1u << CL) - 1));
+                            tmaLoad2dMulticast(st + kBytesA + rank * kPartB, &tmB, &full[slot], kt * kBK,
+                                               tn * BN + int(rank) * (BN / CL), uint16_t((1u << CL) - 1));
                         else
-                            tmaLoad2d(st, &tmA, &full[slot], kt * kBK, tm * BM);
-                        tmaLoad2d(st + kBytesA, &tmB, &full[slot], kt * kBK, tn * BN);
+                            tmaLoad2d(st + kBytesA, &tmB, &full[slot], kt * kBK, tn * BN);
                     }
                     if constexpr (Traced) {  // written after the expect_tx (a release): see WarpTrace::now
                         if (fill >= S) wt.eventAt(tWait, tk::WaitSlot, fill, slot);
@@ -119,21 +132,22 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
                 if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
             }
         }
-    } else {  // consumers: warpgroup cw takes local tiles i = cw, cw + 2, ...
+    } else {  // consumers: warpgroup cw owns rows 64*cw.. of every block
         setMaxNRegInc<232>();
         const int cw = wg - 1;
-        const int tIn = tid & 127;
         const bool lane0 = laneId() == 0;
-        for (int i = cw; i < nLocal; i += 2) {
+        const int goAt = (KT < kSkew ? KT : kSkew) - 1;  // warpgroup 0 signals after issuing this k-step
+        int fill = 0;
+        for (int i = 0; i < nLocal; ++i) {
             int tm, tn;
             coords(i, tm, tn);
             if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
-            if (i > 0) {  // wait for the other warpgroup to finish issuing its main loop
-                if constexpr (Traced) wt.event(tk::WaitOrder, i * KT);
-                namedBarSync(kOrderBar0 + cw, 256);
+            if (kSkew > 0 && cw == 1) {  // wait until warpgroup 0 is kSkew k-steps into this tile
+                if constexpr (Traced) wt.event(tk::WaitOrder, fill);
+                namedBarSync(kGoBar, 256);
+                if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
             }
-            float acc[2][BN / 2];  // first k-step overwrites (accumulate = 0)
-            int fill = i * KT;
+            float acc[1][BN / 2];  // first k-step overwrites (accumulate = 0)
             for (int kt = 0; kt < KT; ++kt, ++fill) {
                 const int slot = fill % S;
                 if constexpr (Traced) wt.event(tk::WaitData, fill, slot);
@@ -141,12 +155,19 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
                 if constexpr (Traced) wt.event(tk::MmaIssue, fill, slot);
                 const uint32_t st = smemAddr(smem + slot * kStage);
                 wgmmaFence();
-                mmaKStep<2, BN>(acc, st, st + kBytesA, kt > 0);
+                mmaKStep<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt > 0);
                 wgmmaCommit();
-                if (kt >= kInFlight) {  // keep kInFlight k-steps of wgmma queued behind this one
-                    const int prev = fill - kInFlight;
+                if (kSkew > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this tile
+                    if (i > 0) {  // ... once it has taken the previous go (never two gos pending)
+                        if constexpr (Traced) wt.event(tk::WaitOrder, fill);
+                        namedBarSync(kTakenBar, 256);
+                    }
+                    namedBarArrive(kGoBar, 256);
+                }
+                if (kt > 0) {
+                    const int prev = fill - 1;
                     if constexpr (Traced) wt.event(tk::MmaWait, prev, prev % S);
-                    wgmmaWait<kInFlight>();
+                    wgmmaWait<1>();
                     uint64_t tRel = 0;
                     if constexpr (Traced) tRel = wt.now();
                     if (lane0) {
@@ -156,28 +177,27 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
                     if constexpr (Traced) wt.eventAt(tRel, tk::Release, prev, prev % S);
                 }
             }
-            // main loop issued: the other warpgroup may start its tile (if it has one)
-            if (i + 1 < nLocal) namedBarArrive(kOrderBar0 + (1 - cw), 256);
-            // drain: the last min(kInFlight, KT) fills are still to be waited for and released
-            const int first = fill - (KT < kInFlight ? KT : kInFlight);
-            if constexpr (Traced) wt.event(tk::MmaWait, first, first % S);
+            const int last = fill - 1;
+            if constexpr (Traced) wt.event(tk::MmaWait, last, last % S);
             wgmmaWait<0>();
             fenceAcc(acc[0]);
-            fenceAcc(acc[1]);
-            for (int f = first; f < fill; ++f) {
-                uint64_t tRel = 0;
-                if constexpr (Traced) tRel = wt.now();
-                if (lane0) {
-                    mbarArrive(&empty[f % S]);
-                    if constexpr (CL > 1) mbarArriveCluster(&empty[f % S], peer);
-                }
-                if constexpr (Traced) wt.eventAt(tRel, tk::Release, f, f % S);
+            uint64_t tRel = 0;
+            if constexpr (Traced) tRel = wt.now();
+            if (lane0) {
+                mbarArrive(&empty[last % S]);
+                if constexpr (CL > 1) mbarArriveCluster(&empty[last % S], peer);
             }
+            if constexpr (Traced) wt.eventAt(tRel, tk::Release, last, last % S);
             if constexpr (Traced) wt.event(tk::Store);
-            storeAccBf16<BN>(acc[0], C, N, tm * BM, tn * BN, tIn);
-            storeAccBf16<BN>(acc[1], C, N, tm * BM + 64, tn * BN, tIn);
+            if constexpr (kTmaStore)
+                storeAccTmaBf16<BN>(acc[0], &tmC, staging + cw * 2 * kEpiBox, tm * BM + cw * 64, tn * BN,
+                                    tid & 127, kEpiBar0 + cw);
+            else
+                storeAccBf16<BN>(acc[0], C, N, tm * BM + cw * 64, tn * BN, tid & 127);
             if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
         }
+        if constexpr (kTmaStore)
+            if ((tid & 127) == 0) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
     }
     if constexpr (Traced) {
         wt.end();
@@ -210,9 +230,10 @@ int pingpongMaxClusters()
 cudaError_t launchPingpong(const LaunchArgs& a, const char** err)
 {
     static thread_local std::string msg;
-    CUtensorMap tmA, tmB;
-    msg = encodeTmaK64(&tmA, a.a, a.m, a.k, BM / CL);
-    if (msg.empty()) msg = encodeTmaK64(&tmB, a.b, a.n, a.k, BN);
+    CUtensorMap tmA, tmB, tmC;
+    msg = encodeTmaK64(&tmA, a.a, a.m, a.k, BM);
+    if (msg.empty()) msg = encodeTmaK64(&tmB, a.b, a.n, a.k, BN / CL);
+    if (msg.empty()) msg = encodeTmaStoreSw64(&tmC, a.c, a.m, a.n, 64);
     if (!msg.empty()) {
         *err = msg.c_str();
         return cudaErrorInvalidValue;
@@ -222,7 +243,7 @@ cudaError_t launchPingpong(const LaunchArgs& a, const char** err)
     const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
-    kern<<<a.gridCtas, kPpThreads, smem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
+    kern<<<a.gridCtas, kPpThreads, smem, a.stream>>>(tmA, tmB, tmC, C, a.m, a.n, a.k, a.trace);
     return cudaGetLastError();
 }
 

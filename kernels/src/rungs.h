@@ -42,11 +42,15 @@ inline constexpr int kTmaSyncBM = 128, kTmaSyncBN = 128, kTmaSyncThreads = 128;
 inline constexpr int kMsBM = 128, kMsBN = 256, kMsStages = 4, kMsThreads = 256;
 inline constexpr int kWsBM = 128, kWsBN = 256, kWsStages = 4, kWsThreads = 384;
 inline constexpr int kCoopBM = 128, kCoopBN = 256, kCoopStages = 4, kCoopThreads = 384;
-inline constexpr int kPpBM = 128, kPpBN = 128, kPpStages = 6, kPpThreads = 384;
+inline constexpr int kPpBM = 128, kPpBN = 256, kPpStages = 4, kPpThreads = 384;
 #ifndef WS_PP_CLUSTER
 #define WS_PP_CLUSTER 2
 #endif
-inline constexpr int kPpCluster = WS_PP_CLUSTER;  // CTAs per cluster (along N, sharing A by multicast)
+#ifndef WS_PP_SKEW
+#define WS_PP_SKEW 2
+#endif
+inline constexpr int kPpCluster = WS_PP_CLUSTER;  // CTAs per cluster (along M, sharing B by multicast)
+inline constexpr int kPpSkew = WS_PP_SKEW;        // k-steps consumer warpgroup 1 runs behind warpgroup 0
 inline constexpr int kBK = 64;          // k-step depth of the TMA rungs (64 bf16 = 128 B rows)
 inline constexpr int kGroupM = 16;      // tile-rows per group in the persistent tile order
 }  // namespace geom

@@ -8,6 +8,8 @@ prints what ladder.h's rungs() and kernelSymbol() say):
   * tensor-core rungs contain HGMMA (wgmma), in traced and untraced builds;
     the CUDA-core rung contains no HGMMA and does contain FFMA;
   * TMA rungs contain UTMALDG (bulk tensor loads); non-TMA rungs contain none;
+  * the pingpong rung's epilogue is a TMA store (UTMASTG) and it multicasts its
+    B loads within the cluster (UTMALDG...MULTICAST);
   * traced kernels contain the trace code (reads of SR_CLOCKLO/HI and
     SR_GLOBALTIMERLO/HI; %smid shows as SR_SMID or SR_VIRTUALSMID);
   * untraced kernels contain NONE of those reads: no trace code at all.
@@ -44,6 +46,8 @@ TRACE_PATTERNS = {
 SMID = re.compile(r"\bSR_(VIRTUAL)?SMID\b")
 HGMMA = re.compile(r"\bHGMMA\.")
 UTMALDG = re.compile(r"\bUTMALDG\b")
+UTMASTG = re.compile(r"\bUTMASTG\b")
+MULTICAST = re.compile(r"\bUTMALDG\.[A-Z0-9.]*MULTICAST\b")
 FFMA = re.compile(r"\b(FFMA|HFMA2)\b")
 SETMAXREG = re.compile(r"\bUSETMAXREG\b")
 INSN = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
@@ -420,6 +424,11 @@ def main():
                 # The cooperative rung moves registers with setmaxnreg.
                 n_reg = len(SETMAXREG.findall(text))
                 check(n_reg > 0, f"{tag}: setmaxnreg present (USETMAXREG {n_reg})")
+            if r["name"] == "pingpong":
+                n_st = len(UTMASTG.findall(text))
+                n_mc = len(MULTICAST.findall(text))
+                check(n_st > 0, f"{tag}: TMA-store epilogue present (UTMASTG {n_st})")
+                check(n_mc > 0, f"{tag}: multicast TMA loads present (UTMALDG...MULTICAST {n_mc})")
             if r["tma"]:
                 check(n_tma > 0, f"{tag}: TMA rung contains UTMALDG ({n_tma})")
             else:
