@@ -99,6 +99,11 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
 
     if (wg == 0) {
         setMaxNRegDec<40>();
+        // Untraced, warps 1-3 have nothing to do: they leave now rather than sit at the final
+        // cluster barrier (which waits only for threads that have not exited) for the whole
+        // kernel, where the stall pass would sample them. Traced, they stay for the CTA record.
+        if constexpr (!Traced)
+            if (warp != 0) return;
         // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
         if (Traced ? warp == 0 : tid == 0) {
             int fill = 0;
