@@ -49,6 +49,8 @@ constexpr int kConsumerWarps = 8;
 constexpr int kGoBar = 1;    // named barrier: "warpgroup 1 may start tile i" (warpgroup 0 has issued kSkew k-steps)
 constexpr int kTakenBar = 2; // named barrier: "warpgroup 1 has taken its go for tile i" (keeps the two in step)
 constexpr int kEpiBar0 = 3;  // named barriers 3, 4: warpgroup cw's epilogue steps
+static_assert(kSkew >= 0 && kSkew < S, "the skew must leave warpgroup 0 a slot to wait on");
+static_assert(kSmem + kWarps * ws::trace::kTraceSmemPerWarp <= 227 * 1024, "traced build must fit shared memory");
 
 template <bool Traced>
 __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads, 1)
