@@ -272,12 +272,15 @@ __device__ __forceinline__ void storeAccBf16(const float (&d)[N / 2], __nv_bfloa
 // two 4 KB staging buffers of the warpgroup (`staging`, 1024-byte aligned), each box handed to
 // the TMA engine (tmC: encodeTmaStoreSw64 with 64-row boxes) as soon as it is written. The bulk
 // stores run on while the warpgroup continues; a buffer is rewritten only once the TMA engine
-// has read it. Thread 0 of the warpgroup owns the bulk groups: it must bulkWait<0>() before the
-// kernel exits. `barId`: a named barrier of the warpgroup's 128 threads.
+// has read it. Thread kStoreIssuer of the warpgroup owns the bulk groups: it must bulkWait<0>()
+// before the kernel exits. It is lane 1, not lane 0: lane 0 of each warp is the trace writer,
+// whose bulk groups (the trace copies) would otherwise share one queue with the stores.
+// `barId`: a named barrier of the warpgroup's 128 threads.
 // (The barrier is spelled out here rather than namedBarSync so that the stall pass's stage map
 // files its samples under the store.)
 inline constexpr int kStoreBoxCols = 32;
 inline constexpr uint32_t kStoreBoxBytes = 64 * kStoreBoxCols * 2;
+inline constexpr int kStoreIssuer = 1;
 __device__ __forceinline__ void storeBarrier(uint32_t barId)
 {
     asm volatile("bar.sync %0, 128;" ::"r"(barId) : "memory");
@@ -291,7 +294,7 @@ __device__ __forceinline__ void storeAccTmaBf16(const float (&d)[N / 2], const C
 #pragma unroll
     for (int c = 0; c < N / kStoreBoxCols; ++c) {
         uint8_t* buf = staging + (c & 1) * kStoreBoxBytes;
-        if (tInWg == 0) bulkWaitRead<1>();  // the store that last read `buf` (two boxes ago) is done
+        if (tInWg == kStoreIssuer) bulkWaitRead<1>();  // the store that last read `buf` (two boxes ago) is done
         storeBarrier(barId);
 #pragma unroll
         for (int u = 0; u < 4; ++u) {  // 16-byte unit u of the 64-byte rows = accumulator column group 4c+u
@@ -303,7 +306,7 @@ __device__ __forceinline__ void storeAccTmaBf16(const float (&d)[N / 2], const C
         }
         fenceProxyAsync();  // the writes above, visible to the TMA engine
         storeBarrier(barId);
-        if (tInWg == 0) {
+        if (tInWg == kStoreIssuer) {
             tmaStore2d(tmC, buf, col0 + c * kStoreBoxCols, row0);
             bulkCommit();
         }

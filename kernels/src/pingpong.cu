@@ -204,7 +204,7 @@ __global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads,
             if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
         }
         if constexpr (kTmaStore)
-            if ((tid & 127) == 0) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
+            if ((tid & 127) == kStoreIssuer) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
     }
     if constexpr (Traced) {
         wt.end();
