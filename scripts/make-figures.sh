@@ -14,8 +14,8 @@ export QT_QPA_PLATFORM=offscreen
     --title "tma_sync, H200, 4096³: load, wait, then MMA — nothing overlaps within a CTA" --out "$out/tma_sync.png"
 "$app" export "$sample" --run 4 --kernel 7 --range 0:40us --lanes "sm:0-1" --size 1600x700 \
     --title "warp_specialized, H200, 4096³: a producer warp keeps the ring full while the consumers compute" --out "$out/warp_specialized.png"
-"$app" export "$sample" --run 6 --kernel 11 --range 0:80us --lanes "sm:0-1" --size 1600x700 \
-    --title "pingpong, H200, 4096³: one warpgroup's epilogue under the other's MMA" --out "$out/pingpong.png"
+"$app" export "$sample" --run 6 --kernel 11 --range 40us:56us --lanes "sm:0-1" --size 1600x700 \
+    --title "pingpong, H200, 4096³: a tile boundary — short TMA-store epilogue, warpgroup 1 waits for its turn" --out "$out/pingpong.png"
 unset QT_QPA_PLATFORM
 xvfb-run -a -s "-screen 0 1920x1080x24" "$app" --screenshot "$out/main-window.png" "$sample"
 echo "figures written to $out/"
