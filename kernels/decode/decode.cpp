@@ -29,10 +29,6 @@ T readAt(const unsigned char* base, std::uint64_t offset)
     return v;
 }
 
-TimeNs roundNs(double t)
-{
-    return static_cast<TimeNs>(std::llround(t));
-}
 
 struct OpenPhase {
     bool open = false;
@@ -233,7 +229,12 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
         report.alignment.offsetNs = 0;
         report.warnings.push_back("no CUPTI kernel record: times left on the %globaltimer base");
     }
-    const double off = double(report.alignment.offsetNs);
+    // Times are computed as doubles RELATIVE to the earliest CTA start and turned into integer ns only
+    // at the end: absolute %globaltimer / CUPTI values are ~1.8e18 ns, where a double holds only
+    // multiples of 256 ns (recordings before this fix were quantised to 256 ns).
+    const std::int64_t relBase = minStart;
+    const std::int64_t absBase = minStart + report.alignment.offsetNs;
+    auto toNs = [absBase](double rel) -> TimeNs { return absBase + static_cast<TimeNs>(std::llround(rel)); };
 
     // --- which CTAs to keep
     // keep lists must be sorted for binary_search
@@ -276,8 +277,8 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             cta.id = ctaLocal;
             cta.blockLinear = int(c);
             cta.smId = int(r.smId);
-            cta.start = roundNs(double(r.globaltimerStart) + off);
-            cta.end = roundNs(double(r.globaltimerEnd) + off);
+            cta.start = absBase + (std::int64_t(r.globaltimerStart) - relBase);
+            cta.end = absBase + (std::int64_t(r.globaltimerEnd) - relBase);
             cta.nsPerCycle = clk.nsPerCycle;
             rec.ctas.push_back(cta);
         }
@@ -329,8 +330,8 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
                 iv.kind = ph.kind;
                 iv.kstep = ph.kstep;
                 iv.slot = ph.slot;
-                iv.start = roundNs(ph.start);
-                const TimeNs e = roundNs(t);
+                iv.start = toNs(ph.start);
+                const TimeNs e = toNs(t);
                 iv.duration = e - iv.start;
                 if (iv.duration < 0) {
                     iv.duration = 0;
@@ -360,8 +361,8 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
                 ts.warpId = warp.id;
                 ts.tileM = tile.tileM;
                 ts.tileN = tile.tileN;
-                ts.start = roundNs(tile.start);
-                ts.end = std::max(ts.start, roundNs(t));
+                ts.start = toNs(tile.start);
+                ts.end = std::max(ts.start, toNs(t));
                 rec.tiles.push_back(ts);
                 tile.open = false;
             };
@@ -369,7 +370,8 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             bool ended = false;
             for (std::uint32_t i = 0; i < n && !ended; ++i) {
                 const TraceEvent& e = events[i];
-                const double t = clockToNs(clk, e.clock) + off;
+                const double t = double(clk.gtStart - relBase)
+                    + double(std::int64_t(e.clock - clk.clkStart)) * clk.nsPerCycle;
                 lastEventT = std::max(lastEventT, t);
                 if (e.kind >= trace::kMarkerBase) {
                     switch (e.kind) {
@@ -432,8 +434,8 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             lt.ctaId = ctaLocal;
             lt.slot = is.second;
             lt.kstep = k;
-            lt.issue = roundNs(is.first);
-            lt.ready = std::max(lt.issue, roundNs(it->second));
+            lt.issue = toNs(is.first);
+            lt.ready = std::max(lt.issue, toNs(it->second));
             lt.bytes = hdr.bytesPerKStep;
             rec.loads.push_back(lt);
         }
@@ -442,8 +444,8 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             LoadTransfer lt;
             lt.ctaId = ctaLocal;
             lt.kstep = k;
-            lt.issue = roundNs(span.first);
-            lt.ready = std::max(lt.issue, roundNs(span.second));
+            lt.issue = toNs(span.first);
+            lt.ready = std::max(lt.issue, toNs(span.second));
             lt.bytes = hdr.bytesPerKStep;
             rec.loads.push_back(lt);
         }

@@ -395,6 +395,45 @@ private slots:
         for (const auto& iv : r.intervals) QVERIFY(iv.duration >= 0);
     }
 
+    void keepsNanosecondResolutionAtRealEpochs()
+    {
+        // On the device %globaltimer and CUPTI share an epoch near 1.8e18 ns, where a double holds only
+        // multiples of 256 ns. Recordings made before the decoder worked relative to the earliest CTA
+        // start came out on a 256 ns grid; intervals of 1 and 50 ns must survive.
+        constexpr std::uint64_t gt = 1'795'980'838'919'540'551ull;  // not a multiple of 256
+        BufferBuilder b(1, 1, 8);
+        b.cta(0, gt, kClk0, gt + 100'000, kClk0 + 200'000, 0);  // 0.5 ns/cycle
+        b.warp(0, 0, 2, 0, 0,
+               {{kClk0 + 0, k(IntervalKind::Setup)},
+                {kClk0 + 100, k(IntervalKind::WaitData), 0, 0},
+                {kClk0 + 102, k(IntervalKind::MmaIssue), 0, 0},
+                {kClk0 + 333, k(IntervalKind::MmaWait), 0, 0},
+                {kClk0 + 1000, trace::kEventEnd}});
+        KernelLaunch l = cuptiLaunch();
+        l.start = TimeNs(gt) - 176'806;  // CUPTI's clock sat ~177 us from the CTAs' on the H200
+        l.end = l.start + 101'000;
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), l, {}, rep);
+        QVERIFY2(rep.ok, rep.failureReason.c_str());
+        const auto iv = intervalsOf(r, r.warps.at(0).id);
+        QCOMPARE(int(iv.size()), 4);
+        QCOMPARE(iv[0].start, l.start + 500);  // centred: (101'000 - 100'000) / 2
+        // relative times 0, 50, 51, 166.5, 500 ns -> 0, 50, 51, 167, 500
+        QCOMPARE(iv[0].duration, TimeNs(50));
+        QCOMPARE(iv[1].duration, TimeNs(1));
+        QCOMPARE(iv[2].duration, TimeNs(116));
+        QCOMPARE(iv[3].duration, TimeNs(333));
+        QCOMPARE(r.ctas.at(0).start, l.start + 500);
+        QCOMPARE(r.ctas.at(0).end, l.start + 500 + 100'000);
+        trace::CtaRecord rec{};
+        rec.globaltimerStart = gt;
+        rec.clockStart = kClk0;
+        rec.globaltimerEnd = gt + 100'000;
+        rec.clockEnd = kClk0 + 200'000;
+        rec.flags = 3u;
+        QCOMPARE(decode::clockToNs(decode::calibrateCta(rec, 0.0, 1000), kClk0 + 333), TimeNs(gt) + 167);
+    }
+
     void parsesIndexLists()
     {
         QCOMPARE(decode::parseIndexList("0-3,7,5"), (std::vector<int>{0, 1, 2, 3, 5, 7}));

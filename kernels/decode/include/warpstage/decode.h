@@ -32,6 +32,7 @@
 #include "warpstage/model.h"
 #include "warpstage/trace_format.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -65,9 +66,11 @@ inline constexpr double kGlobalTimerTickNs = 32.0;
 CtaClock calibrateCta(const trace::CtaRecord& r, double fallbackNsPerCycle, std::int64_t minSpanNs);
 
 // ns on the globaltimer base of a clock64 value read on the CTA's SM.
-inline double clockToNs(const CtaClock& c, std::uint64_t clk)
+// %globaltimer ns of a clock64 value of the CTA. Integer result: the absolute epoch (~1.8e18 ns on
+// the device) is beyond where a double holds single nanoseconds; only the CTA-relative part is a double.
+inline std::int64_t clockToNs(const CtaClock& c, std::uint64_t clk)
 {
-    return double(c.gtStart) + double(std::int64_t(clk - c.clkStart)) * c.nsPerCycle;
+    return c.gtStart + std::llround(double(std::int64_t(clk - c.clkStart)) * c.nsPerCycle);
 }
 
 // --- Alignment onto CUPTI's time base ----------------------------------------
