@@ -32,7 +32,7 @@ const std::vector<RungInfo>& rungs();
 const RungInfo* findRung(std::string_view name);
 
 // "" if the rung accepts the shape, else a sentence saying why not
-// ("pingpong needs M and N multiples of 128 and K a multiple of 64; got 1000x4096x4096").
+// ("pingpong needs M a multiple of 256, N a multiple of 256 and K a multiple of 64; got 1000x4096x4096").
 std::string checkShape(std::string_view rung, const Shape& s);
 
 // Geometry of a traced launch, so the caller can size and decode the event buffer.
