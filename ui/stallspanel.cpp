@@ -125,16 +125,26 @@ void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::s
     m_source->setSource(rung + QStringLiteral(".cu"), text, m_trace->stalls);
     m_sourceView->resizeColumnToContents(SourceModel::ColCode);
     rebuildChart();
-    // scroll to the hottest line once the view has its final geometry (the first
-    // layout of the window can still move it: try again shortly after if the view
-    // is still at the top)
-    auto scrollHot = [this] {
+    // Scroll to the new source's hottest line (the view keeps the previous rung's
+    // position otherwise) once the view has its final geometry; the first layout of
+    // the window can still move it, so try again shortly after unless the user has
+    // scrolled in between. A newer source cancels both attempts.
+    m_sourceView->scrollToTop();
+    const int generation = ++m_scrollGeneration;
+    auto scrollHot = [this, generation](bool retry) {
+        if (generation != m_scrollGeneration)
+            return;
         const int hot = m_source->hottestRow();
-        if (hot >= 0 && m_sourceView->verticalScrollBar()->value() == 0)
-            m_sourceView->scrollTo(m_source->index(hot, SourceModel::ColSamples), QAbstractItemView::PositionAtCenter);
+        if (hot < 0)
+            return;
+        if (retry && m_sourceView->verticalScrollBar()->value() != m_autoScrollValue)
+            return;  // the user scrolled: leave the view where they put it
+        m_sourceView->scrollTo(m_source->index(hot, SourceModel::ColSamples), QAbstractItemView::PositionAtCenter);
+        m_autoScrollValue = m_sourceView->verticalScrollBar()->value();
     };
-    QTimer::singleShot(0, this, scrollHot);
-    QTimer::singleShot(300, this, scrollHot);
+    m_autoScrollValue = m_sourceView->verticalScrollBar()->value();
+    QTimer::singleShot(0, this, [scrollHot] { scrollHot(false); });
+    QTimer::singleShot(300, this, [scrollHot] { scrollHot(true); });
 }
 
 void StallsPanel::rebuildChart()

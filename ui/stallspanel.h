@@ -44,6 +44,8 @@ private:
     QCustomPlot* m_plot = nullptr;
     QCPBars* m_bars = nullptr;
     QTableView* m_sourceView = nullptr;
+    int m_scrollGeneration = 0;  // bumped by every new source: stale scroll requests drop out
+    int m_autoScrollValue = 0;   // scroll position our last automatic scroll left
     SourceModel* m_source = nullptr;
     std::shared_ptr<const ws::KernelTrace> m_trace;
     std::shared_ptr<const ws::KernelMetrics> m_metrics;

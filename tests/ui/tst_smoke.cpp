@@ -351,6 +351,13 @@ void TestSmoke::bundledSampleTour()
     QVERIFY(w.timeline()->waitForIndex(60000));
     QVERIFY(w.stallsPanel()->barCount() > 0);  // the sample has the stall pass
     QVERIFY(w.stallsPanel()->sourceModel()->attributedSamples() > 0);
+    {  // after the tour moved from rung to rung, the source view shows this rung's hottest line
+        const int hot = w.stallsPanel()->sourceModel()->hottestRow();
+        QVERIFY(hot > 0);
+        QTableView* view = w.stallsPanel()->sourceView();
+        const QModelIndex idx = w.stallsPanel()->sourceModel()->index(hot, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(view->viewport()->rect().intersects(view->visualRect(idx)), 2000);
+    }
     const QString dir = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
     if (!dir.isEmpty()) {
         QTest::qWait(300);
