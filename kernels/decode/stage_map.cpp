@@ -114,9 +114,119 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
         }
     }
     std::stable_sort(starts.begin(), starts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    // Loop headers: a `for (` / `while (` line, and the lines after it up to the first stage event
+    // of its body, take that event's stage. The compiler puts the loop's control (increment,
+    // compare, back branch) on the header line, which runs at every iteration boundary; by text
+    // order alone it would take the stage of whatever event happens to sit above the loop
+    // (in the ladder: the consumer main loop under the producer's IssueLoad, or under WaitOrder).
+    {
+        auto code = [&](std::size_t i) {  // line i without a trailing // comment
+            std::string_view l = lines[i];
+            const auto c = l.find("//");
+            return c == std::string_view::npos ? l : l.substr(0, c);
+        };
+        auto isLoopHeader = [&](std::string_view l) {
+            std::size_t a = skipSpace(l, 0);
+            for (std::string_view kw : {std::string_view("for"), std::string_view("while")}) {
+                if (l.substr(a, kw.size()) != kw) continue;
+                std::size_t b = a + kw.size();
+                if (b < l.size() && isIdentChar(l[b])) continue;
+                b = skipSpace(l, b);
+                if (b < l.size() && l[b] == '(') return true;
+            }
+            return false;
+        };
+        std::vector<std::pair<int, IntervalKind>> loopStarts;
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            if (!isLoopHeader(code(i))) continue;
+            // body: from the header's first '{' to its matching '}', else the next statement
+            // (which may follow the condition's closing parenthesis on the header line itself)
+            int depth = 0;
+            bool opened = false;
+            std::size_t end = i;
+            {
+                const std::string_view h = code(i);
+                int paren = 0;
+                std::size_t close = std::string_view::npos;
+                for (std::size_t a = h.find('('); a < h.size(); ++a) {
+                    if (h[a] == '(') ++paren;
+                    else if (h[a] == ')' && --paren == 0) {
+                        close = a;
+                        break;
+                    }
+                }
+                if (close != std::string_view::npos) {
+                    const std::string_view rest = h.substr(close + 1);
+                    // one-line loop (`while (x) poll();`): its body is on this line, with no event call
+                    // (one there would already start this line's stage)
+                    if (rest.find('{') == std::string_view::npos && rest.find(';') != std::string_view::npos)
+                        continue;
+                }
+            }
+            for (std::size_t j = i; j < lines.size(); ++j) {
+                for (char ch : code(j)) {
+                    if (ch == '{') {
+                        ++depth;
+                        opened = true;
+                    } else if (ch == '}') {
+                        --depth;
+                    }
+                }
+                end = j;
+                if (opened && depth <= 0) break;
+                if (!opened && j > i && code(j).find(';') != std::string_view::npos) break;  // braceless body
+            }
+            const int header = int(i) + 1, last = int(end) + 1;
+            auto it = std::upper_bound(starts.begin(), starts.end(), header,
+                                       [](int l, const std::pair<int, IntervalKind>& st) { return l < st.first; });
+            if (it != starts.end() && it->first <= last) loopStarts.emplace_back(header, it->second);
+        }
+        starts.insert(starts.end(), loopStarts.begin(), loopStarts.end());
+        std::stable_sort(starts.begin(), starts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+
+        // Blocks: a stage opened inside a `{ ... }` block (an `if` that is rarely taken, such as the
+        // pingpong ordering wait, a loop body, one branch of an if/else) ends at the block's closing
+        // brace; from there on the stage in effect where the block opened applies again. Blocks
+        // opened on an `if constexpr (...)` line are transparent: in the traced build they always
+        // run, so their events stay in effect.
+        std::map<int, IntervalKind> byLine;  // events and loop headers win over restores on one line
+        for (const auto& st : starts) byLine[st.first] = st.second;
+        auto stageAtLine = [&](int line) -> IntervalKind {
+            auto it = byLine.upper_bound(line);
+            return it == byLine.begin() ? IntervalKind::Setup : std::prev(it)->second;
+        };
+        struct Open {
+            int line;
+            bool transparent;
+        };
+        std::vector<Open> stack;
+        std::vector<std::pair<int, IntervalKind>> restores;
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            const std::string_view l = code(i);
+            const int line = int(i) + 1;
+            for (char ch : l) {
+                if (ch == '{') {
+                    stack.push_back({line, l.find("constexpr") != std::string_view::npos});
+                } else if (ch == '}' && !stack.empty()) {
+                    const Open o = stack.back();
+                    stack.pop_back();
+                    if (o.transparent || o.line == line) continue;
+                    // did a stage start inside the block?
+                    auto in = byLine.upper_bound(o.line);
+                    if (in == byLine.end() || in->first > line) continue;
+                    const IntervalKind before = stageAtLine(o.line);
+                    if (byLine.count(line) == 0 && stageAtLine(line) != before) {
+                        byLine[line] = before;
+                        restores.emplace_back(line, before);
+                    }
+                }
+            }
+        }
+        starts.assign(byLine.begin(), byLine.end());
+    }
     for (const auto& s : starts) {
         if (!m.m_starts.empty() && m.m_starts.back().first == s.first) m.m_starts.back().second = s.second;
-        else m.m_starts.push_back(s);
+        else if (m.m_starts.empty() || m.m_starts.back().second != s.second) m.m_starts.push_back(s);
     }
     return m;
 }
@@ -210,6 +320,10 @@ std::optional<IntervalKind> helperStageFromName(std::string_view function, std::
     return std::nullopt;
 }
 
+namespace {
+std::vector<WarpRole> rolesFromCounts(const std::vector<std::array<std::int64_t, 6>>& counts);
+}
+
 std::vector<WarpRole> rolesByKind(const KernelRecord& traced)
 {
     std::vector<std::array<std::int64_t, 6>> counts(kIntervalKindCount);
@@ -220,6 +334,27 @@ std::vector<WarpRole> rolesByKind(const KernelRecord& traced)
         const auto kind = static_cast<std::size_t>(iv.kind);
         if (role < 6 && kind < counts.size()) ++counts[kind][role];
     }
+    return rolesFromCounts(counts);
+}
+
+std::vector<WarpRole> rolesByKind(const KernelTrace& traced)
+{
+    std::vector<std::array<std::int64_t, 6>> counts(kIntervalKindCount);
+    for (auto& c : counts) c.fill(0);
+    for (const auto& lane : traced.lanes) {
+        const auto role = static_cast<std::size_t>(lane.role);
+        if (role >= 6) continue;
+        for (const IntervalKind k : lane.kind) {
+            const auto kind = static_cast<std::size_t>(k);
+            if (kind < counts.size()) ++counts[kind][role];
+        }
+    }
+    return rolesFromCounts(counts);
+}
+
+namespace {
+std::vector<WarpRole> rolesFromCounts(const std::vector<std::array<std::int64_t, 6>>& counts)
+{
     std::vector<WarpRole> out(kIntervalKindCount, WarpRole::Unknown);
     std::array<std::int64_t, 6> perRole{};
     for (std::size_t k = 0; k < counts.size(); ++k) {
@@ -245,6 +380,7 @@ std::vector<WarpRole> rolesByKind(const KernelRecord& traced)
             if (r == WarpRole::Unknown) r = only;
     return out;
 }
+}  // namespace
 
 void assignStages(std::vector<StallSample>& samples, const StageMap& map, const std::vector<WarpRole>& roles,
                   std::optional<bool> rungHasWaitOrder)

@@ -53,16 +53,24 @@ private slots:
     {
         const auto m = decode::StageMap::fromSource("kernels/src/mini.cu", kSource);
         QCOMPARE(m.file(), std::string("kernels/src/mini.cu"));
-        QCOMPARE(int(m.stageCount()), 5);  // WaitSlot, IssueLoad, WaitData, MmaIssue, MmaWait (marker + comment ignored)
+        // WaitSlot (from the loop header at line 5), IssueLoad, WaitSlot again where the loop body closes
+        // (line 10), Setup again where the producer branch closes (line 11), WaitData, MmaIssue, MmaWait,
+        // Setup where the consumer branch closes (line 19); the marker and the comment are ignored.
+        QCOMPARE(int(m.stageCount()), 8);
         QCOMPARE(*m.stageAt(1), IntervalKind::Setup);
-        QCOMPARE(*m.stageAt(5), IntervalKind::Setup);
+        QCOMPARE(*m.stageAt(4), IntervalKind::Setup);
+        QCOMPARE(*m.stageAt(5), IntervalKind::WaitSlot);  // the loop header takes its body's first stage
         QCOMPARE(*m.stageAt(6), IntervalKind::WaitSlot);
         QCOMPARE(*m.stageAt(7), IntervalKind::WaitSlot);
         QCOMPARE(*m.stageAt(9), IntervalKind::IssueLoad);
-        QCOMPARE(*m.stageAt(12), IntervalKind::IssueLoad);  // markers do not change the stage
+        QCOMPARE(*m.stageAt(10), IntervalKind::WaitSlot);  // the loop body's stages end with it
+        QCOMPARE(*m.stageAt(11), IntervalKind::Setup);     // so do the producer branch's
+        QCOMPARE(*m.stageAt(12), IntervalKind::Setup);     // markers do not change the stage
         QCOMPARE(*m.stageAt(14), IntervalKind::WaitData);
         QCOMPARE(*m.stageAt(16), IntervalKind::MmaIssue);
+        QCOMPARE(*m.stageAt(17), IntervalKind::MmaWait);  // a block on one line does not end a stage
         QCOMPARE(*m.stageAt(18), IntervalKind::MmaWait);
+        QCOMPARE(*m.stageAt(19), IntervalKind::Setup);
         QVERIFY(!m.stageAt(0).has_value());
     }
 
@@ -90,13 +98,56 @@ private slots:
             "__syncthreads();\n"                                                       // 17
             "if constexpr (Traced) wt.eventAt(t, tk::Sync, kt, 0);\n";                // 18
         const auto m = decode::StageMap::fromSource("kernels/src/ws.cu", src);
-        QCOMPARE(int(m.stageCount()), 4);
-        QCOMPARE(*m.stageAt(3), IntervalKind::Setup);
+        QCOMPARE(int(m.stageCount()), 5);  // WaitSlot, IssueLoad, WaitSlot (loop end), WaitData, Sync
+        QCOMPARE(*m.stageAt(1), IntervalKind::WaitSlot);  // loop header: the first stage of its body
+        QCOMPARE(*m.stageAt(3), IntervalKind::WaitSlot);
         QCOMPARE(*m.stageAt(5), IntervalKind::WaitSlot);
         QCOMPARE(*m.stageAt(8), IntervalKind::IssueLoad);
-        QCOMPARE(*m.stageAt(11), IntervalKind::IssueLoad);
+        QCOMPARE(*m.stageAt(11), IntervalKind::IssueLoad);  // an `if constexpr (Traced)` block is transparent
+        QCOMPARE(*m.stageAt(12), IntervalKind::IssueLoad);
+        QCOMPARE(*m.stageAt(13), IntervalKind::WaitSlot);
         QCOMPARE(*m.stageAt(15), IntervalKind::WaitData);
         QCOMPARE(*m.stageAt(17), IntervalKind::Sync);
+    }
+
+    void loopHeadersTakeTheirBodysFirstStage()
+    {
+        // The ladder's pingpong consumer: the main loop follows the ordering wait. By text order its
+        // header and first lines would be "WaitOrder"; they run at every k-step boundary.
+        const char* src =
+            "if (tid == 0) {\n"                                                       // 1
+            "    for (int s = 0; s < S; ++s) {  // no event in this body\n"          // 2
+            "        mbarInit(&full[s], 1);\n"                                      // 3
+            "    }\n"                                                               // 4
+            "}\n"                                                                   // 5
+            "for (int i = 0; i < n; ++i) {\n"                                       // 6
+            "    coords(i, tm, tn);\n"                                              // 7
+            "    if (cw == 1) {\n"                                                  // 8
+            "        if constexpr (Traced) wt.event(tk::WaitOrder, fill);\n"        // 9
+            "        namedBarSync(1, 256);\n"                                       // 10
+            "    }\n"                                                               // 11
+            "    float acc[64];\n"                                                  // 12
+            "    for (int kt = 0; kt < KT; ++kt, ++fill)\n"                         // 13
+            "    {\n"                                                               // 14
+            "        const int slot = fill % S;\n"                                  // 15
+            "        if constexpr (Traced) wt.event(tk::WaitData, fill, slot);\n"   // 16
+            "        mbarWait(&full[slot], phase);\n"                               // 17
+            "    }\n"                                                               // 18
+            "    while (spin) poll();\n"                                             // 19
+            "    if constexpr (Traced) wt.event(tk::Store);\n"                      // 20
+            "}\n";                                                                  // 21
+        const auto m = decode::StageMap::fromSource("kernels/src/pp.cu", src);
+        QCOMPARE(*m.stageAt(2), IntervalKind::Setup);      // its body has no event: unchanged
+        QCOMPARE(*m.stageAt(6), IntervalKind::WaitOrder);  // outer loop: first event of its body
+        QCOMPARE(*m.stageAt(7), IntervalKind::WaitOrder);
+        QCOMPARE(*m.stageAt(10), IntervalKind::WaitOrder);
+        QCOMPARE(*m.stageAt(11), IntervalKind::WaitOrder);  // the block opened under the outer loop's stage,
+        QCOMPARE(*m.stageAt(12), IntervalKind::WaitOrder);  // which is WaitOrder too: nothing changes at its end
+        QCOMPARE(*m.stageAt(13), IntervalKind::WaitData);   // inner loop header (brace on the next line)
+        QCOMPARE(*m.stageAt(15), IntervalKind::WaitData);
+        QCOMPARE(*m.stageAt(17), IntervalKind::WaitData);
+        QCOMPARE(*m.stageAt(19), IntervalKind::WaitData);   // braceless loop without an event: unchanged
+        QCOMPARE(*m.stageAt(20), IntervalKind::Store);
     }
 
     void matchesCuptiFileNames()

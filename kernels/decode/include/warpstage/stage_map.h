@@ -5,7 +5,8 @@
 // but it is compiled from the same source lines as the traced build. So the stage
 // of a PC comes from its source line: in a rung's .cu file each trace call
 // `wt.event(tk::WaitData, ...)` opens the stage "wait_data" for the lines after it,
-// until the next such call (markers such as kEventTileBegin do not change it).
+// until the next such call (markers such as kEventTileBegin do not change it); a loop header
+// takes the stage of the first such call in its body.
 // PCs whose line is in a helper file (code inlined from hopper.cuh, ...) are classified
 // by the name of the helper function holding the line (wgmmaWait -> mma_wait, tmaLoad2d
 // -> issue_load, mbarWait -> wait_data or wait_slot by context, storeAccBf16 -> store,
@@ -33,6 +34,8 @@ public:
     bool empty() const { return m_starts.empty(); }
     std::size_t stageCount() const { return m_starts.size(); }
     // Stage of a 1-based source line: the last event call at or above it; Setup before the first.
+    // Exception: a loop header (`for (`, `while (`) and the lines after it up to the first event
+    // call of its body take that call's stage (the loop control runs at every iteration).
     std::optional<IntervalKind> stageAt(int line) const;
     // True if a file name from CUPTI (absolute path, relative path or basename) is this file.
     bool matchesFile(std::string_view cuptiFile) const;
@@ -70,6 +73,8 @@ std::optional<IntervalKind> intervalKindFromIdentifier(std::string_view identifi
 // in a traced record. A kind that never occurs gets the rung's only working role if it has
 // just one (Worker in the synchronous rungs; Idle/Unknown warps aside), else Unknown.
 std::vector<WarpRole> rolesByKind(const KernelRecord& traced);
+// The same from a stored launch (TraceStore::loadKernel), e.g. to re-assign stored samples.
+std::vector<WarpRole> rolesByKind(const KernelTrace& traced);
 
 // Fills StallSample::stage (interval kind name, "" if unknown) and ::role for samples of
 // one kernel. sourceFile/line must already hold CUPTI's source correlation.

@@ -1,0 +1,180 @@
+// warpstage-restage: re-assigns stored stall samples' role/stage with the current stage map (no GPU).
+#include "fixture.h"
+
+#include "warpstage/decode.h"
+#include "warpstage/store.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace ws;
+using wsfix::BufferBuilder;
+
+namespace {
+
+// A miniature pingpong consumer: the main loop sits under the ordering wait.
+const char* kMini =
+    "__global__ void k() {\n"                                              // 1
+    "    for (int i = 0; i < n; ++i) {\n"                                 // 2
+    "        if (cw == 1) {\n"                                             // 3
+    "            if constexpr (Traced) wt.event(tk::WaitOrder, fill);\n"   // 4
+    "            namedBarSync(1, 256);\n"                                  // 5
+    "        }\n"                                                          // 6
+    "        for (int kt = 0; kt < KT; ++kt, ++fill) {\n"                  // 7
+    "            if constexpr (Traced) wt.event(tk::WaitData, fill, slot);\n"  // 8
+    "            mbarWait(&full[slot], phase);\n"                          // 9
+    "            if constexpr (Traced) wt.event(tk::MmaIssue, fill, slot);\n"  // 10
+    "        }\n"                                                          // 11
+    "    }\n"                                                              // 12
+    "}\n";                                                                 // 13
+
+StallSample sample(std::uint64_t pc, int line, const char* stage, WarpRole role, std::int64_t count)
+{
+    StallSample s;
+    s.pcOffset = pc;
+    s.functionName = "_Z1kv";
+    s.sourceFile = "kernels/src/mini.cu";
+    s.line = line;
+    s.reason = "smsp__pcsamp_warps_issue_stalled_wait";
+    s.count = count;
+    s.stage = stage;
+    s.role = role;
+    return s;
+}
+
+QByteArray sha(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256);
+}
+
+struct Result {
+    int code = -1;
+    QString out, err;
+};
+
+Result restage(const QStringList& args)
+{
+    QProcess p;
+    p.start(QStringLiteral(WARPSTAGE_RESTAGE_EXE), args);
+    p.waitForFinished(60000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+}  // namespace
+
+class TestRestage : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString m_file;
+
+    void writeFixture()
+    {
+        // The traced launch tells the roles: WaitOrder / WaitData / MmaIssue are consumer kinds.
+        BufferBuilder b(1, 2, 8);
+        const auto K = [](IntervalKind k) { return static_cast<std::uint8_t>(k); };
+        b.cta(0, 1'000'000, 100, 1'010'000, 20'100, 0);
+        b.warp(0, 0, 1, 0, 0, {{100, K(IntervalKind::IssueLoad), 0, 0}, {400, trace::kEventEnd}});
+        b.warp(0, 1, 2, 1, 1,
+               {{100, K(IntervalKind::WaitOrder), 0}, {200, K(IntervalKind::WaitData), 0, 0},
+                {300, K(IntervalKind::MmaIssue), 0, 0}, {900, trace::kEventEnd}});
+        KernelLaunch l;
+        l.start = 5'000'000;
+        l.end = 5'011'000;
+        l.variant = "mini";
+        decode::DecodeReport rep;
+        KernelRecord traced = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), l, {}, rep);
+        QVERIFY(rep.ok);
+        KernelRecord untraced;
+        untraced.launch = l;
+        untraced.launch.traced = false;
+        // as an older stage map filed them: the loop header (line 7) under the ordering wait above it
+        untraced.stalls = {sample(0x10, 5, "wait_order", WarpRole::Consumer, 10),
+                           sample(0x20, 7, "wait_order", WarpRole::Consumer, 300),
+                           sample(0x30, 9, "wait_data", WarpRole::Consumer, 200)};
+        RunRecord run;
+        run.info.variant = "mini";
+        run.info.synthetic = true;
+        run.info.notes = "SYNTHETIC: restage fixture";
+        run.info.hasStalls = true;
+        run.kernels = {traced, untraced};
+        QFile::remove(m_file);
+        TraceStore::openForWriting(m_file.toStdString()).writeRun(run);
+    }
+
+    std::map<int, std::pair<std::string, WarpRole>> stagesByLine()
+    {
+        std::map<int, std::pair<std::string, WarpRole>> out;
+        const TraceStore s = TraceStore::openReadOnly(m_file.toStdString());
+        for (const auto& run : s.runs())
+            for (const auto& k : s.kernels(run.id))
+                for (const auto& st : s.stallSamples(k.id)) out[st.line] = {st.stage, st.role};
+        return out;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QVERIFY(QDir(m_dir.path()).mkpath("src/kernels/src"));
+        QFile src(m_dir.filePath("src/kernels/src/mini.cu"));
+        QVERIFY(src.open(QIODevice::WriteOnly));
+        src.write(kMini);
+        src.close();
+        m_file = m_dir.filePath("mini.wstrace");
+    }
+
+    void dryRunChangesNothing()
+    {
+        writeFixture();
+        const QByteArray before = sha(m_file);
+        const Result r = restage({m_file, "--source-dir", m_dir.filePath("src"), "--dry-run"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("300 of 510 stall samples change"), qPrintable(r.out));
+        QCOMPARE(sha(m_file), before);
+    }
+
+    void reassignsLoopHeaderSamples()
+    {
+        writeFixture();
+        const Result r = restage({m_file, "--source-dir", m_dir.filePath("src")});
+        QCOMPARE(r.code, 0);
+        const auto st = stagesByLine();
+        QCOMPARE(st.at(5).first, std::string("wait_order"));  // the ordering wait itself
+        QCOMPARE(st.at(7).first, std::string("wait_data"));   // the loop header: its body's first stage
+        QCOMPARE(st.at(7).second, WarpRole::Consumer);
+        QCOMPARE(st.at(9).first, std::string("wait_data"));
+        const TraceStore s = TraceStore::openReadOnly(m_file.toStdString());
+        QVERIFY(s.runs().at(0).notes.find("re-assigned by warpstage-restage") != std::string::npos);
+        // running it again finds nothing to change
+        const Result again = restage({m_file, "--source-dir", m_dir.filePath("src")});
+        QCOMPARE(again.code, 0);
+        QVERIFY2(again.out.contains("0 samples re-assigned"), qPrintable(again.out));
+    }
+
+    void badInput()
+    {
+        QCOMPARE(restage({}).code, 2);
+        QCOMPARE(restage({m_file, "--bogus"}).code, 2);
+        const Result missing = restage({m_dir.filePath("nope.wstrace"), "--source-dir", m_dir.filePath("src")});
+        QCOMPARE(missing.code, 1);
+        QVERIFY2(missing.err.contains("nope.wstrace"), qPrintable(missing.err));
+        QFile junk(m_dir.filePath("junk.wstrace"));
+        QVERIFY(junk.open(QIODevice::WriteOnly));
+        junk.write("not a database at all, just text");
+        junk.close();
+        const QByteArray before = sha(junk.fileName());
+        QCOMPARE(restage({junk.fileName(), "--source-dir", m_dir.filePath("src")}).code, 1);
+        QCOMPARE(sha(junk.fileName()), before);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRestage)
+#include "tst_restage.moc"
