@@ -200,7 +200,6 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
             bool transparent;
         };
         std::vector<Open> stack;
-        std::vector<std::pair<int, IntervalKind>> restores;
         for (std::size_t i = 0; i < lines.size(); ++i) {
             const std::string_view l = code(i);
             const int line = int(i) + 1;
@@ -215,10 +214,7 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
                     auto in = byLine.upper_bound(o.line);
                     if (in == byLine.end() || in->first > line) continue;
                     const IntervalKind before = stageAtLine(o.line);
-                    if (byLine.count(line) == 0 && stageAtLine(line) != before) {
-                        byLine[line] = before;
-                        restores.emplace_back(line, before);
-                    }
+                    if (byLine.count(line) == 0 && stageAtLine(line) != before) byLine[line] = before;
                 }
             }
         }
