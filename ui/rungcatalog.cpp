@@ -83,4 +83,13 @@ QString rungSource(const QString& rung)
     return p.isEmpty() ? QString() : readResource(p);
 }
 
+QString kernelSourceText(const QString& fileName)
+{
+    initResources();
+    if (fileName.isEmpty() || fileName.contains(QLatin1Char('/')))
+        return {};
+    const QString p = QStringLiteral(":/kernels/%1").arg(fileName);
+    return QFile::exists(p) ? readResource(p) : QString();
+}
+
 }  // namespace ws::ui

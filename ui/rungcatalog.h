@@ -33,5 +33,7 @@ int rungIndex(const QString& name);
 QString rungSourcePath(const QString& rung);
 // The text of that source, or an empty string.
 QString rungSource(const QString& rung);
+// The text of a bundled kernel source file by name ("pingpong.cu", "hopper.cuh"), or "".
+QString kernelSourceText(const QString& fileName);
 
 }  // namespace ws::ui

@@ -4,15 +4,20 @@
 #include "sourcemodel.h"
 
 #include <QComboBox>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollBar>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableView>
-#include <QScrollBar>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
+
+#include <algorithm>
+#include <map>
 
 namespace ws::ui {
 
@@ -29,6 +34,13 @@ StallsPanel::StallsPanel(QWidget* parent) : QWidget(parent)
     m_summary = new QLabel;
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     top->addWidget(m_summary, 1);
+    top->addWidget(new QLabel(tr("Source:")));
+    m_file = new QComboBox;
+    m_file->setObjectName(QStringLiteral("sourceFile"));
+    m_file->setToolTip(tr("Source file shown on the right: the rung's own .cu, or a helper header whose inlined "
+                          "code holds samples (waits, wgmma, TMA)"));
+    m_file->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    top->addWidget(m_file);
     lay->addLayout(top);
 
     auto* split = new QSplitter(Qt::Horizontal);
@@ -74,6 +86,9 @@ StallsPanel::StallsPanel(QWidget* parent) : QWidget(parent)
     lay->addWidget(split, 1);
 
     connect(m_groupBy, &QComboBox::currentIndexChanged, this, [this] { rebuildChart(); });
+    connect(m_file, &QComboBox::activated, this, [this](int index) {
+        showSourceFile(m_file->itemData(index).toString());
+    });
     connect(m_sourceView, &QTableView::clicked, this, &StallsPanel::onSourceClicked);
     connect(m_plot, &QCustomPlot::plottableClick, this, [this](QCPAbstractPlottable*, int dataIndex, QMouseEvent*) {
         if (m_groupBy->currentIndex() != 0 || dataIndex < 0 || size_t(dataIndex) >= m_barKeys.size())
@@ -100,6 +115,8 @@ void StallsPanel::clear()
     m_trace.reset();
     m_metrics.reset();
     m_source->clear();
+    m_file->clear();
+    m_file->setEnabled(false);
     rebuildChart();
 }
 
@@ -109,20 +126,59 @@ void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::s
     m_metrics = std::move(metrics);
     if (!m_trace) {
         m_source->clear();
+        m_file->clear();
+        m_file->setEnabled(false);
         rebuildChart();
         return;
     }
     QString rung = QString::fromStdString(m_trace->launch.variant);
     if (rung.isEmpty())
         rung = QString::fromStdString(m_trace->run.variant);
-    const QString text = rungSource(rung);
+    // The files that hold samples and are bundled: the rung's own .cu first, then the helper
+    // headers (hopper.cuh, ...) by their number of samples.
+    std::map<QString, qint64> perFile;
+    qint64 total = 0;
+    for (const ws::StallSample& smp : m_trace->stalls) {
+        total += smp.count;
+        if (smp.line > 0 && !smp.sourceFile.empty())
+            perFile[QFileInfo(QString::fromStdString(smp.sourceFile)).fileName()] += smp.count;
+    }
+    const QString rungFile = rung + QStringLiteral(".cu");
+    std::vector<std::pair<qint64, QString>> files;
+    for (const auto& [name, n] : perFile)
+        if (name != rungFile && !kernelSourceText(name).isEmpty())
+            files.emplace_back(n, name);
+    std::sort(files.begin(), files.end(), std::greater<>());
+    files.insert(files.begin(), {perFile.count(rungFile) ? perFile[rungFile] : 0, rungFile});
+    {
+        const QSignalBlocker block(m_file);
+        m_file->clear();
+        for (const auto& [n, name] : files)
+            m_file->addItem(total > 0 ? tr("%1 (%2 %)").arg(name).arg(100.0 * double(n) / double(total), 0, 'f', 0) : name,
+                            name);
+        m_file->setCurrentIndex(0);
+    }
+    m_file->setEnabled(files.size() > 1);
+    showSourceFile(rungFile);
+}
+
+void StallsPanel::showSourceFile(const QString& fileName)
+{
+    if (!m_trace)
+        return;
+    const int item = m_file->findData(fileName);
+    if (item >= 0 && item != m_file->currentIndex()) {
+        const QSignalBlocker block(m_file);
+        m_file->setCurrentIndex(item);
+    }
+    const QString text = kernelSourceText(fileName);
     if (text.isEmpty()) {
-        m_source->setSource(QString(), tr("// The CUDA source of rung \"%1\" is not bundled in this build.").arg(rung),
+        m_source->setSource(QString(), tr("// The CUDA source \"%1\" is not bundled in this build.").arg(fileName),
                             m_trace->stalls);
         rebuildChart();
         return;
     }
-    m_source->setSource(rung + QStringLiteral(".cu"), text, m_trace->stalls);
+    m_source->setSource(fileName, text, m_trace->stalls);
     m_sourceView->resizeColumnToContents(SourceModel::ColCode);
     rebuildChart();
     // Scroll to the new source's hottest line (the view keeps the previous rung's

@@ -30,6 +30,9 @@ public:
     QCustomPlot* chart() const { return m_plot; }
     QTableView* sourceView() const { return m_sourceView; }
     SourceModel* sourceModel() const { return m_source; }
+    QComboBox* sourceFileBox() const { return m_file; }
+    // Shows `fileName` (a bundled kernel source: "pingpong.cu", "hopper.cuh") in the source view.
+    void showSourceFile(const QString& fileName);
     int barCount() const;
 
 signals:
@@ -40,6 +43,7 @@ private:
     void onSourceClicked(const QModelIndex& index);
 
     QComboBox* m_groupBy = nullptr;
+    QComboBox* m_file = nullptr;
     QLabel* m_summary = nullptr;
     QCustomPlot* m_plot = nullptr;
     QCPBars* m_bars = nullptr;

@@ -28,6 +28,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTreeView>
+#include <QComboBox>
 #include <QtTest>
 
 using namespace ws::ui;
@@ -357,6 +358,23 @@ void TestSmoke::bundledSampleTour()
         QTableView* view = w.stallsPanel()->sourceView();
         const QModelIndex idx = w.stallsPanel()->sourceModel()->index(hot, 0);
         QTRY_VERIFY_WITH_TIMEOUT(view->viewport()->rect().intersects(view->visualRect(idx)), 2000);
+        // the helper header with pingpong's waits and wgmma is one choice away
+        QComboBox* files = w.stallsPanel()->sourceFileBox();
+        QCOMPARE(files->itemData(0).toString(), QStringLiteral("pingpong.cu"));
+        const int hopper = files->findData(QStringLiteral("hopper.cuh"));
+        QVERIFY(hopper > 0);
+        const qint64 inRung = w.stallsPanel()->sourceModel()->attributedSamples();
+        w.stallsPanel()->showSourceFile(QStringLiteral("hopper.cuh"));
+        QCOMPARE(files->currentIndex(), hopper);
+        QCOMPARE(w.stallsPanel()->sourceModel()->fileName(), QStringLiteral("hopper.cuh"));
+        QVERIFY(w.stallsPanel()->sourceModel()->attributedSamples() > inRung);  // most samples are in inlined helpers
+        const int hotHelper = w.stallsPanel()->sourceModel()->hottestRow();
+        QVERIFY(hotHelper > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            view->viewport()->rect().intersects(view->visualRect(w.stallsPanel()->sourceModel()->index(hotHelper, 0))),
+            2000);
+        w.stallsPanel()->showSourceFile(QStringLiteral("pingpong.cu"));
+        QCOMPARE(w.stallsPanel()->sourceModel()->attributedSamples(), inRung);
     }
     const QString dir = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
     if (!dir.isEmpty()) {
