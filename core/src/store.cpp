@@ -1221,6 +1221,54 @@ void TraceStore::writeMetrics(RowId runId, const std::vector<Metric>& ms)
     }
 }
 
+void TraceStore::updateStallStages(RowId runId, const std::map<RowId, std::vector<StallSample>>& byKernel,
+                                   const std::string& note)
+{
+    if (m_readOnly || !m_impl->writable)
+        fail(m_path, "opened read-only; cannot update stall samples");
+    if (m_impl->inRun)
+        fail(m_path, "a streaming run is still open; commit it before updating stall samples");
+    const Db& db = m_impl->db;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+        Stmt sel(db, "SELECT id, pc_offset, line FROM stall_samples WHERE kernel_id = ? ORDER BY id");
+        Stmt kernelRun(db, "SELECT run_id FROM kernels WHERE id = ?");
+        Stmt upd(db, "UPDATE stall_samples SET role = ?, stage = ? WHERE id = ?");
+        for (const auto& [kernelId, samples] : byKernel) {
+            kernelRun.bind(1, kernelId);
+            if (!kernelRun.step() || kernelRun.i64(0) != runId)
+                fail(m_path, "cannot update stall samples: kernel " + str(kernelId) + " is not in run " + str(runId));
+            kernelRun.reset();
+            std::vector<RowId> ids;
+            sel.bind(1, kernelId);
+            for (std::size_t i = 0; sel.step(); ++i) {
+                if (i >= samples.size() || static_cast<std::uint64_t>(sel.i64(1)) != samples[i].pcOffset
+                    || sel.i64(2) != samples[i].line)
+                    fail(m_path, "cannot update stall samples of kernel " + str(kernelId)
+                                     + ": they do not match the stored ones");
+                ids.push_back(sel.i64(0));
+            }
+            sel.reset();
+            if (ids.size() != samples.size())
+                fail(m_path, "cannot update stall samples of kernel " + str(kernelId) + ": " + str(ids.size())
+                                 + " stored, " + str(samples.size()) + " given");
+            for (std::size_t i = 0; i < ids.size(); ++i) {
+                upd.bind(1, warpRoleName(samples[i].role)).bind(2, samples[i].stage).bind(3, ids[i]);
+                upd.run();
+            }
+        }
+        if (!note.empty()) {
+            Stmt n(db, "UPDATE runs SET notes = notes || ? WHERE id = ?");
+            n.bind(1, note).bind(2, runId);
+            n.run();
+        }
+        db.exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
 RunWriter TraceStore::beginRun(const RunInfo& info)
 {
     if (m_readOnly || !m_impl->writable)

@@ -5,6 +5,9 @@
 #include <array>
 #include <cctype>
 #include <map>
+#include <sstream>
+#include <fstream>
+#include <filesystem>
 
 namespace ws::decode {
 
@@ -225,6 +228,29 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
         else if (m.m_starts.empty() || m.m_starts.back().second != s.second) m.m_starts.push_back(s);
     }
     return m;
+}
+
+namespace {
+std::string readFile(const std::filesystem::path& p)
+{
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+}  // namespace
+
+StageMap StageMap::fromFile(std::string path, const std::string& file)
+{
+    if (file.empty()) return fromSource(std::move(path), {});
+    const std::string relDir = std::filesystem::path(path).parent_path().string();
+    StageMap map = fromSource(std::move(path), readFile(file));
+    // Helper headers next to the rung's source (hopper.cuh, wgmma_ops.cuh, ...).
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(file).parent_path(), ec))
+        if (entry.path().extension() == ".cuh")
+            map.addHelperSource(relDir + "/" + entry.path().filename().string(), readFile(entry.path()));
+    return map;
 }
 
 std::optional<IntervalKind> StageMap::stageAt(int line) const

@@ -26,7 +26,6 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -665,27 +664,7 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
             notes.push_back(so.note);
             if (so.ok) {
                 const std::string src = findSource(o, info->sourceFile);
-                std::string text;
-                if (!src.empty()) {
-                    std::ifstream sf(src);
-                    std::stringstream ss;
-                    ss << sf.rdbuf();
-                    text = ss.str();
-                }
-                auto map = decode::StageMap::fromSource(info->sourceFile, text);
-                // Helper headers next to the rung's source (hopper.cuh, wgmma_ops.cuh, ...).
-                if (!src.empty()) {
-                    const std::filesystem::path dir = std::filesystem::path(src).parent_path();
-                    const std::string relDir = std::filesystem::path(info->sourceFile).parent_path().string();
-                    std::error_code ec;
-                    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-                        if (entry.path().extension() != ".cuh") continue;
-                        std::ifstream hf(entry.path());
-                        std::stringstream hs;
-                        hs << hf.rdbuf();
-                        map.addHelperSource(relDir + "/" + entry.path().filename().string(), hs.str());
-                    }
-                }
+                const auto map = decode::StageMap::fromFile(info->sourceFile, src);
                 decode::assignStages(so.samples, map, roles, rungHasWaitOrder);
                 std::int64_t mapped = 0, all = 0;
                 for (auto& s : so.samples) {

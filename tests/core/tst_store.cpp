@@ -474,6 +474,44 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(StoreError, st.writeMetrics(run + 100, {{0, 0, "kernel", "a", 1.0, "ns"}}));
     }
 
+    void stallStagesUpdateOrNothing()
+    {
+        const auto path = file("stages.wstrace");
+        SyntheticParams p;
+        p.ctas = 4;
+        p.smCount = 4;
+        p.kstepsPerTile = 8;
+        auto st = TraceStore::openForWriting(path);
+        const RowId run = st.writeRun(generateSynthetic(p));
+        RowId kernel = 0;
+        for (const auto& k : st.kernels(run))
+            if (!st.stallSamples(k.id).empty()) kernel = k.id;
+        QVERIFY(kernel != 0);
+        const std::vector<StallSample> before = st.stallSamples(kernel);
+        std::vector<StallSample> after = before;
+        for (auto& smp : after) {
+            smp.stage = "wait_order";
+            smp.role = WarpRole::Producer;
+        }
+        st.updateStallStages(run, {{kernel, after}}, "\nrestaged");
+        for (const auto& smp : st.stallSamples(kernel)) {
+            QCOMPARE(smp.stage, std::string("wait_order"));
+            QCOMPARE(smp.role, WarpRole::Producer);
+        }
+        QVERIFY(st.run(run).notes.find("\nrestaged") != std::string::npos);
+        // samples that do not match the stored ones (one missing, or another PC) change nothing
+        std::vector<StallSample> shorter(before.begin(), before.end() - 1);
+        QVERIFY_THROWS_EXCEPTION(StoreError, st.updateStallStages(run, {{kernel, shorter}}, "\nnot this"));
+        std::vector<StallSample> otherPc = before;
+        otherPc.back().pcOffset += 16;
+        QVERIFY_THROWS_EXCEPTION(StoreError, st.updateStallStages(run, {{kernel, otherPc}}, "\nnot this"));
+        QVERIFY_THROWS_EXCEPTION(StoreError, st.updateStallStages(run + 100, {{kernel, before}}, "\nnot this"));
+        QCOMPARE(st.stallSamples(kernel).front().stage, std::string("wait_order"));
+        QVERIFY(st.run(run).notes.find("not this") == std::string::npos);
+        auto ro = TraceStore::openReadOnly(path);
+        QVERIFY_THROWS_EXCEPTION(StoreError, ro.updateStallStages(run, {{kernel, before}}, ""));
+    }
+
     void lookups()
     {
         const auto path = file("lookups.wstrace");

@@ -22,6 +22,7 @@
 #include "warpstage/model.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -181,6 +182,11 @@ public:
     RunWriter beginRun(const RunInfo& info);
     // Replaces metrics with the same (run, kernel, scope, name); one transaction.
     void writeMetrics(RowId runId, const std::vector<Metric>& metrics);
+    // Replaces the derived role/stage of stall samples: `byKernel` maps kernels of the run to their
+    // samples as stallSamples() returns them (same order, count, PCs and lines; only role and stage are
+    // written), and `note` is appended to the run's notes. One transaction; a mismatch changes nothing.
+    void updateStallStages(RowId runId, const std::map<RowId, std::vector<StallSample>>& byKernel,
+                           const std::string& note);
 
 private:
     friend class RunWriter;

@@ -29,6 +29,9 @@ class StageMap {
 public:
     // `path` is how the file should be stored (repository-relative, e.g. "kernels/src/pingpong.cu").
     static StageMap fromSource(std::string path, std::string_view text);
+    // The same from the file `file` on disk (repository path `path`), plus every helper header (*.cuh)
+    // next to it, registered under path's directory. A missing file gives an empty map.
+    static StageMap fromFile(std::string path, const std::string& file);
 
     const std::string& file() const { return m_file; }
     bool empty() const { return m_starts.empty(); }
