@@ -47,6 +47,8 @@ for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64; do
 done
 export LD_LIBRARY_PATH
 export PATH="/usr/local/cuda/bin:$PATH"
+# On the GPU machine a GPU test that cannot run (no device, no CUPTI) fails instead of skipping.
+export WARPSTAGE_REQUIRE_GPU=1
 
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 left() { echo $((BUDGET - SECONDS)); }

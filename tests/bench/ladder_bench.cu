@@ -173,8 +173,8 @@ int main(int argc, char** argv)
         const char* out = std::getenv("OUT");
         o.csv = out && *out ? std::string(out) + "/ladder_bench.csv" : "ladder_bench.csv";
     }
-    if (skipWithoutGpu("ladder_bench"))
-        return kSkipExit;
+    if (const int rc = gpuUnavailableExit("ladder_bench"))
+        return rc;
 
     std::vector<Row> rows;
     std::map<std::string, std::pair<Timing, Timing>> cublasT;  // shape -> (before, after)

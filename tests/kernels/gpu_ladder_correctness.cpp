@@ -299,8 +299,8 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "gpu_ladder_correctness: %s\n", e.what());
         return 2;
     }
-    if (skipWithoutGpu("gpu_ladder_correctness"))
-        return kSkipExit;
+    if (const int rc = gpuUnavailableExit("gpu_ladder_correctness"))
+        return rc;
     if (shapes.empty()) {
         shapes = {{4096, 4096, 4096}, {2048, 6144, 4096}, {6144, 2048, 4096}, {8192, 8192, 1024}};
         if (!quick)

@@ -211,8 +211,8 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "gpu_ladder_trace: %s\n", e.what());
         return 2;
     }
-    if (skipWithoutGpu("gpu_ladder_trace"))
-        return kSkipExit;
+    if (const int rc = gpuUnavailableExit("gpu_ladder_trace"))
+        return rc;
     try {
         const int sms = smCount();
         std::printf("device: %s, %d SMs\n", deviceName().c_str(), sms);

@@ -57,8 +57,8 @@ int main(int argc, char** argv)
         std::printf("REFUSED %s: %s\n", tag.c_str(), why.c_str());
         return 1;
     }
-    if (skipWithoutGpu("ladder_check"))
-        return kSkipExit;
+    if (const int rc = gpuUnavailableExit("ladder_check"))
+        return rc;
     try {
         const int sms = smCount();
         const std::size_t na = std::size_t(s.m) * s.k, nb = std::size_t(s.n) * s.k, nc = std::size_t(s.m) * s.n;

@@ -1,6 +1,8 @@
 // Helpers of the kernel-ladder checks: see ladder_testutil.h.
 #include "ladder_testutil.h"
 
+#include "common/gpu_skip.h"
+
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -54,14 +56,10 @@ std::string gpuUnavailableReason()
     return {};
 }
 
-bool skipWithoutGpu(const char* program)
+int gpuUnavailableExit(const char* program)
 {
-    std::string why = gpuUnavailableReason();
-    if (why.empty())
-        return false;
-    std::printf("SKIP: %s: %s\n", program, why.c_str());
-    std::fflush(stdout);
-    return true;
+    const std::string why = gpuUnavailableReason();
+    return why.empty() ? 0 : ws::testing::gpuUnavailableExit(program, why);
 }
 
 int smCount()

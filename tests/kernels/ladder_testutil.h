@@ -16,8 +16,6 @@
 
 namespace ws::ktest {
 
-// Exit code ctest reads as "skipped" (SKIP_RETURN_CODE 77).
-inline constexpr int kSkipExit = 77;
 
 // Relative error bound for bf16 operands and a bf16 output against an fp32
 // (or better) reference: METHOD.md gives 1e-3..1e-2 for bf16 operands; the
@@ -43,8 +41,9 @@ void checkCublas(int status, const char* what, const char* file, int line);
 
 // "" when a usable sm_90 device is present, else why not (for "SKIP: ...").
 std::string gpuUnavailableReason();
-// Prints "SKIP: <why>" and returns true when the tests cannot run here.
-bool skipWithoutGpu(const char* program);
+// 0 when the tests can run here; else prints why and returns the exit code to return:
+// 77 (ctest: skipped), or 1 (failure) when WARPSTAGE_REQUIRE_GPU is set (tests/common/gpu_skip.h).
+int gpuUnavailableExit(const char* program);
 
 int smCount();
 std::string deviceName();

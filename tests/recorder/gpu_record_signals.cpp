@@ -1,6 +1,7 @@
 // GPU test: warpstage-record interrupted mid-recording (SIGINT, SIGTERM, SIGKILL) after its
 // first run was committed. Every committed run must be intact and the file must open.
 // Plain executable; exits 77 with "SKIP: ..." without a GPU.
+#include "common/gpu_skip.h"
 #include "warpstage/recorder.h"
 #include "warpstage/store.h"
 
@@ -91,10 +92,8 @@ int main()
 {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     std::string msg;
-    if (ws::rec::checkEnvironment(0, msg) != ws::rec::kExitOk) {
-        std::printf("SKIP: %s\n", msg.c_str());
-        return 77;
-    }
+    if (ws::rec::checkEnvironment(0, msg) != ws::rec::kExitOk)
+        return ws::testing::gpuUnavailableExit("gpu_record_signals", msg);
     char tmpl[] = "/tmp/ws-gpu-signals-XXXXXX";
     const std::string dir = mkdtemp(tmpl);
     struct Case {

@@ -2,6 +2,7 @@
 // Records every rung at a small shape with both passes into a temporary file and checks
 // what must hold for a real recording; then appends, keeps an SM subset, forces an
 // overflow (run stored FAILED), and interrupts (nothing new written).
+#include "common/gpu_skip.h"
 #include "warpstage/analysis.h"
 #include "warpstage/ladder.h"
 #include "warpstage/recorder.h"
@@ -53,10 +54,7 @@ int main(int argc, char** argv)
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     std::string envMsg;
     const int env = rec::checkEnvironment(0, envMsg);
-    if (env != rec::kExitOk) {
-        std::printf("SKIP: %s\n", envMsg.c_str());
-        return 77;
-    }
+    if (env != rec::kExitOk) return ws::testing::gpuUnavailableExit("gpu_recorder", envMsg);
     std::printf("device: %s\n", envMsg.c_str());
 
     char dirTmpl[] = "/tmp/ws-gpu-recorder-XXXXXX";

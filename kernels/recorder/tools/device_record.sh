@@ -9,6 +9,7 @@ OUT=${OUT:-/tmp/ws-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
 export WARPSTAGE_SOURCE_DIR=$PWD
+export WARPSTAGE_REQUIRE_GPU=1   # a GPU test that cannot run here fails instead of skipping
 REC=$B/app/record/warpstage-record
 WORK=/tmp/ws-sample
 rm -rf "$WORK"; mkdir -p "$WORK"
