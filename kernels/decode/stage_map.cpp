@@ -262,17 +262,7 @@ std::optional<IntervalKind> StageMap::stageAt(int line) const
     return std::prev(it)->second;
 }
 
-bool StageMap::matchesFile(std::string_view cuptiFile) const
-{
-    if (cuptiFile.empty() || m_file.empty()) return false;
-    std::string_view mine = m_file;
-    // Same path suffix: "/abs/work/main/kernels/src/x.cu" matches "kernels/src/x.cu"; a bare basename matches too.
-    if (cuptiFile.size() >= mine.size() && cuptiFile.substr(cuptiFile.size() - mine.size()) == mine
-        && (cuptiFile.size() == mine.size() || cuptiFile[cuptiFile.size() - mine.size() - 1] == '/'))
-        return true;
-    return cuptiFile.find('/') == std::string_view::npos && baseName(mine) == cuptiFile;
-}
-
+// Same path suffix: "/abs/work/main/kernels/src/x.cu" matches "kernels/src/x.cu"; a bare basename matches too.
 static bool pathMatches(std::string_view cuptiFile, std::string_view mine)
 {
     if (cuptiFile.empty() || mine.empty()) return false;
@@ -281,6 +271,8 @@ static bool pathMatches(std::string_view cuptiFile, std::string_view mine)
         return true;
     return cuptiFile.find('/') == std::string_view::npos && baseName(mine) == cuptiFile;
 }
+
+bool StageMap::matchesFile(std::string_view cuptiFile) const { return pathMatches(cuptiFile, m_file); }
 
 void StageMap::addHelperSource(std::string path, std::string_view text)
 {
