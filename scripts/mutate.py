@@ -173,6 +173,7 @@ def main():
     print(f"scratch copy {src}, build {build} ready ({time.time() - t0:.0f} s)", flush=True)
 
     results = []
+    baseline_ok = set()
     for m in muts:
         if m.untestable:
             results.append((m, "UNTESTABLE", 0.0, m.untestable))
@@ -195,10 +196,17 @@ def main():
             results.append((m, "BROKEN", 0.0, f"no test matches '{m.tests}'"))
             print(f"{'BROKEN':10s} {m.name}: no test matches '{m.tests}'", flush=True)
             continue
-        # Build the unmutated targets first, so a failure below is the mutant's.
+        # Build and run the unmutated suites first (once per suite set), so a failure below is the mutant's.
         pre = run(["ninja", "-C", build] + targets)
         if pre.returncode != 0:
             sys.exit(f"the unmutated tree does not build ({' '.join(targets)}):\n{pre.stdout[-4000:]}")
+        if m.tests not in baseline_ok:
+            base = run(["ctest", "--test-dir", build, "-R", m.tests, "--timeout", str(args.timeout)],
+                       env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+            if base.returncode != 0:
+                sys.exit(f"[{m.name}]: the suites '{m.tests}' fail WITHOUT the mutation; fix them first:\n"
+                         + base.stdout[-3000:])
+            baseline_ok.add(m.tests)
         try:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(original.replace(m.find, m.replace, 1))

@@ -384,6 +384,62 @@ private slots:
         QVERIFY(warned);
     }
 
+    void shortCtasBorrowTheMedianSlope()
+    {
+        // Three CTAs long enough for their own calibration (0.5, 0.6 and 0.7 ns per cycle) and one too short:
+        // the short one uses the median of the others, 0.6, not the first or the smallest.
+        BufferBuilder b(4, 1, 8);
+        b.cta(0, kGt0, kClk0, kGt0 + 70'000, kClk0 + 100'000, 0);  // 0.7
+        b.cta(1, kGt0, kClk0, kGt0 + 50'000, kClk0 + 100'000, 1);  // 0.5
+        b.cta(2, kGt0, kClk0, kGt0 + 60'000, kClk0 + 100'000, 2);  // 0.6
+        b.cta(3, kGt0, kClk0, kGt0 + 1'000, kClk0 + 5'000, 3);     // too short
+        for (std::uint32_t c = 0; c < 4; ++c)
+            b.warp(c, 0, 4, 0, 0, {{kClk0, k(IntervalKind::Compute), 0}, {kClk0 + 1000, trace::kEventEnd}});
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QVERIFY2(rep.ok, rep.failureReason.c_str());
+        QCOMPARE(rep.fallbackCalibrations, 1);
+        QCOMPARE(rep.medianNsPerCycle, 0.6);
+        QCOMPARE(int(r.ctas.size()), 4);
+        QCOMPARE(r.ctas[3].nsPerCycle, 0.6);
+        // 1000 cycles at 0.6 ns: the short CTA's compute lasts 600 ns.
+        QCOMPARE(intervalsOf(r, 3).at(0).duration, TimeNs(600));
+    }
+
+    void loadReadyBeforeIssueIsClampedToTheIssue()
+    {
+        // The consumer saw the data of k-step 0 (its wait ended) before the producer's issue event was
+        // stamped (the two warps' clocks are only ns apart): the load lasts 0 ns, never a negative time.
+        BufferBuilder b(1, 2, 8);
+        b.cta(0, kGt0, kClk0, kGt0 + 100'000, kClk0 + 200'000, 0);
+        b.warp(0, 0, 1, 0, 0, {{kClk0 + 500, k(IntervalKind::IssueLoad), 0, 0}, {kClk0 + 600, trace::kEventEnd}});
+        b.warp(0, 1, 2, 0, 0,
+               {{kClk0 + 100, k(IntervalKind::WaitData), 0, 0}, {kClk0 + 300, k(IntervalKind::MmaIssue), 0, 0},
+                {kClk0 + 600, trace::kEventEnd}});
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QVERIFY2(rep.ok, rep.failureReason.c_str());
+        QCOMPARE(int(r.loads.size()), 1);
+        QCOMPARE(r.loads[0].ready, r.loads[0].issue);
+    }
+
+    void aTmaLoadIsNotCountedTwice()
+    {
+        // A k-step issued by TMA (IssueLoad) for which a worker also recorded a synchronous Load: one transfer,
+        // the TMA one, not two (loads in flight would double).
+        BufferBuilder b(1, 2, 8);
+        b.cta(0, kGt0, kClk0, kGt0 + 100'000, kClk0 + 200'000, 0);
+        b.warp(0, 0, 1, 0, 0, {{kClk0 + 100, k(IntervalKind::IssueLoad), 0, 0}, {kClk0 + 200, trace::kEventEnd}});
+        b.warp(0, 1, 2, 0, 0,
+               {{kClk0 + 100, k(IntervalKind::Load), 0}, {kClk0 + 300, k(IntervalKind::WaitData), 0, 0},
+                {kClk0 + 700, k(IntervalKind::MmaIssue), 0, 0}, {kClk0 + 800, trace::kEventEnd}});
+        decode::DecodeReport rep;
+        const KernelRecord r = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        QVERIFY2(rep.ok, rep.failureReason.c_str());
+        QCOMPARE(int(r.loads.size()), 1);
+        QCOMPARE(r.loads[0].slot, std::int16_t(0));  // the TMA transfer (a synchronous one has no slot)
+    }
+
     void negativeDurationIsClamped()
     {
         BufferBuilder b(1, 1, 8);

@@ -110,6 +110,50 @@ private slots:
         QCOMPARE(*m.stageAt(17), IntervalKind::Sync);
     }
 
+    void splitFormTakesTheNowAboveIt()
+    {
+        // A variable reused for the next phase: eventAt(t, ...) belongs to the latest now() of `t` at or
+        // above it, never to a later one.
+        const char* src =
+            "if constexpr (Traced) wt.event(tk::WaitData, kt, slot);\n"  // 1
+            "if constexpr (Traced) t = wt.now();\n"                      // 2
+            "wgmma(acc, sa, sb);\n"                                      // 3
+            "if constexpr (Traced) wt.eventAt(t, tk::MmaIssue, kt);\n"   // 4
+            "mbarWait(&full[slot], phase);\n"                            // 5
+            "if constexpr (Traced) t = wt.now();\n"                      // 6
+            "wgmmaWait();\n"                                             // 7
+            "if constexpr (Traced) wt.eventAt(t, tk::MmaWait, kt);\n";   // 8
+        const auto m = decode::StageMap::fromSource("kernels/src/reuse.cu", src);
+        QCOMPARE(*m.stageAt(1), IntervalKind::WaitData);
+        QCOMPARE(*m.stageAt(3), IntervalKind::MmaIssue);  // from the now() at line 2, not the one at 6
+        QCOMPARE(*m.stageAt(5), IntervalKind::MmaIssue);
+        QCOMPARE(*m.stageAt(7), IntervalKind::MmaWait);
+    }
+
+    void tracedBlockWithAnEventIsTransparent()
+    {
+        // A stage that starts inside an `if constexpr (Traced) { ... }` block goes on after its brace: the
+        // block only guards the trace call. A plain block's stage ends at its brace.
+        const char* src =
+            "if constexpr (Traced) wt.event(tk::WaitData, kt, slot);\n"  // 1
+            "mbarWait(&full[slot], phase);\n"                            // 2
+            "if constexpr (Traced) {\n"                                  // 3
+            "    wt.event(tk::MmaIssue, kt, slot);\n"                    // 4
+            "}\n"                                                        // 5
+            "wgmma(acc, sa, sb);\n"                                      // 6
+            "if (last) {\n"                                              // 7
+            "    if constexpr (Traced) wt.event(tk::Store);\n"           // 8
+            "    storeC();\n"                                            // 9
+            "}\n"                                                        // 10
+            "wgmma(acc, sa, sb);\n";                                     // 11
+        const auto m = decode::StageMap::fromSource("kernels/src/block.cu", src);
+        QCOMPARE(*m.stageAt(2), IntervalKind::WaitData);
+        QCOMPARE(*m.stageAt(5), IntervalKind::MmaIssue);
+        QCOMPARE(*m.stageAt(6), IntervalKind::MmaIssue);
+        QCOMPARE(*m.stageAt(9), IntervalKind::Store);
+        QCOMPARE(*m.stageAt(11), IntervalKind::MmaIssue);
+    }
+
     void loopHeadersTakeTheirBodysFirstStage()
     {
         // The ladder's pingpong consumer: the main loop follows the ordering wait. By text order its
@@ -159,6 +203,7 @@ private slots:
         QVERIFY(!m.matchesFile("/work/main/kernels/src/hopper.cuh"));
         QVERIFY(!m.matchesFile("/x/notmini.cu"));
         QVERIFY(!m.matchesFile("/other/mini.cu"));  // a different file with the same name
+        QVERIFY(!m.matchesFile("/work/mykernels/src/mini.cu"));  // a suffix, but not at a folder boundary
         QVERIFY(!m.matchesFile(""));
     }
 
