@@ -3,6 +3,7 @@
 #include "warpstage/store.h"
 
 #include <dlfcn.h>
+#include <sqlite3.h>
 
 #include <QFile>
 #include <QProcess>
@@ -106,6 +107,11 @@ private slots:
             {{"-o", out, "--device", ""}, "bad --device ''"},
             {{"-o", out, "--device", "99999999999999999999"}, "bad --device"},
             {{"-o", out, "--device"}, "--device needs a number"},
+            // past 2^64: a parser that wraps instead of refusing would read 0 / 1 / 1000
+            {{"-o", out, "--device", "18446744073709551616"}, "bad --device '18446744073709551616'"},
+            {{"-o", out, "-n", "18446744073709551617"}, "bad repetitions"},
+            {{"-o", out, "--stall-samples", "18446744073709552616"}, "bad --stall-samples"},
+            {{"-o", out, "--shape", "4294967552x256x256"}, "bad shape"},  // 2^32 + 256 as an int: 256
             {{"-o", out, "-n", "abc"}, "bad repetitions 'abc'"},
             {{"-o", out, "-n", "2.5"}, "bad repetitions '2.5'"},
             {{"-o", out, "-n", "101"}, "bad repetitions '101'"},
@@ -151,6 +157,40 @@ private slots:
         QFile f(path);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QCOMPARE(f.readAll(), QByteArray("just some text, not SQLite\n"));  // untouched
+    }
+
+    void olderSchemaOutputExit5()
+    {
+        // A version-1 file is never appended to (nor migrated) by the recorder: exit 5, byte-identical.
+        QTemporaryDir d;
+        const QString path = d.filePath("old.wstrace");
+        {
+            ws::RunRecord run;
+            run.info.variant = "sync";
+            run.info.synthetic = true;
+            auto store = ws::TraceStore::openForWriting(path.toStdString());
+            store.writeRun(run);
+        }
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+        const int rc = sqlite3_exec(db,
+                                    "BEGIN; CREATE TABLE intervals(id INTEGER PRIMARY KEY, warp_id INTEGER NOT NULL, "
+                                    "kind INTEGER NOT NULL, slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, "
+                                    "start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL); DROP TABLE interval_chunks; "
+                                    "PRAGMA user_version = 1; COMMIT;",
+                                    nullptr, nullptr, nullptr);
+        sqlite3_close(db);
+        QCOMPARE(rc, SQLITE_OK);
+        QCOMPARE(ws::TraceStore::checkFile(path.toStdString()).fileVersion, 1);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray before = f.readAll();
+        f.close();
+        const Run r = runRecord({"-o", path, "-r", "sync", "-s", "256x256x256"});
+        QCOMPARE(r.code, 5);
+        QVERIFY2(r.err.contains(path + ": schema version 1 is older"), qPrintable(r.err));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.readAll() == before);
     }
 
     void unwritableFolderExit5()
