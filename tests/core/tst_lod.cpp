@@ -108,6 +108,7 @@ private slots:
     void unbuiltMatchesBuilt();
     void emptyAndDegenerate();
     void findAt();
+    void outOfRangeCategories();
     void ctaSeries();
     void traceIndexMemoryAndProgress();
 };
@@ -192,6 +193,26 @@ void TestLod::emptyAndDegenerate()
     // inverted range: nothing, no crash
     idx.query(s.ref(), 0, 50, 10, 5, out);
     QCOMPARE(out.totalCover(0), 0.0f);
+}
+
+// Categories >= kMaxCategories are folded into category 0 ("other"), also when the series has
+// no span of category 0 itself.
+void TestLod::outOfRangeCategories()
+{
+    Series s;
+    s.start = {0, 10, 30, 35, 60};
+    s.duration = {10, 20, 5, 20, 40};
+    s.cat = {3, 20, 3, 200, 5};
+    for (bool build : {true, false}) {
+        SeriesIndex idx;
+        if (build)
+            idx.build(s.ref());
+        BucketMix got;
+        idx.query(s.ref(), 0, 0, 100, 7, got);
+        compare(got, bruteForce(s, 0, 0, 100, 7), build ? "built" : "unbuilt");
+        idx.query(s.ref(), 0, 5, 45, 3, got);
+        compare(got, bruteForce(s, 0, 5, 45, 3), build ? "built" : "unbuilt");
+    }
 }
 
 void TestLod::findAt()
