@@ -433,10 +433,31 @@ struct TraceStore::Impl {
     Db db;
     bool writable = false;
     bool inRun = false;  // a RunWriter holds the transaction
+    bool wal = false;    // journal_mode is WAL (see useWal)
+
+    // Writes run in WAL mode, except the first write transaction on an existing file: switching
+    // the journal mode rewrites the file header (change counter), so a refused or rolled-back
+    // first write would still change the file. That one runs under the rollback journal (the
+    // mode a file at rest has), which leaves the file byte-identical when rolled back; its
+    // commit() switches to WAL. A file this store created is in WAL mode from the start.
+    // Best effort: a file some other connection holds stays in rollback mode.
+    void useWal() noexcept
+    {
+        if (wal || !writable)
+            return;
+        try {
+            Stmt s(db, "PRAGMA journal_mode = WAL");
+            wal = s.step() && s.text(0) == "wal";
+        } catch (...) {
+            return;
+        }
+        if (wal)
+            sqlite3_exec(db.get(), "PRAGMA synchronous = NORMAL", nullptr, nullptr, nullptr);
+    }
 
     ~Impl()
     {
-        if (writable && db) {
+        if (writable && wal && db) {
             // Leave the file at rest as one self-contained file (no -wal/-shm),
             // so read-only viewers never need to create side files. Fails
             // harmlessly (busy) when another connection has it open.
@@ -496,17 +517,21 @@ TraceStore TraceStore::openForWriting(const std::string& path)
     auto& db = st.m_impl->db;
     db.open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     const auto version = db.pragmaInt("PRAGMA user_version");
+    bool created = false;
     if (version == 0 && tableNames(db).empty()) {
         createSchema(db);
+        created = true;
     } else {
         const int v = inspectVersion(db);
         if (v < kSchemaVersion)
             throw NeedsMigrationError(path, v);
+        Stmt mode(db, "PRAGMA journal_mode");  // asks, changes nothing
+        st.m_impl->wal = mode.step() && mode.text(0) == "wal";
     }
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
     st.m_impl->writable = true;
     st.m_version = kSchemaVersion;
+    if (created)
+        st.m_impl->useWal();  // an existing file switches after its first commit (Impl::useWal)
     return st;
 }
 
@@ -1193,6 +1218,7 @@ RowId TraceStore::writeRun(const RunRecord& rec)
         m_impl->insertMemOps(runId, rec.memOps);
         m_impl->insertMetrics(runId, rec.metrics, &kernelIds);
         db.exec("COMMIT");
+        m_impl->useWal();
         return runId;
     } catch (...) {
         sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -1215,6 +1241,7 @@ void TraceStore::writeMetrics(RowId runId, const std::vector<Metric>& ms)
             fail(m_path, "cannot write metrics: no run " + str(runId));
         m_impl->insertMetrics(runId, ms, nullptr);
         db.exec("COMMIT");
+        m_impl->useWal();
     } catch (...) {
         sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
@@ -1263,6 +1290,7 @@ void TraceStore::updateStallStages(RowId runId, const std::map<RowId, std::vecto
             n.run();
         }
         db.exec("COMMIT");
+        m_impl->useWal();
     } catch (...) {
         sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
@@ -1355,6 +1383,7 @@ void RunWriter::commit()
     m_store->m_impl->db.exec("COMMIT");
     m_open = false;
     m_store->m_impl->inRun = false;
+    m_store->m_impl->useWal();
 }
 
 void RunWriter::rollback()
