@@ -449,7 +449,68 @@ private slots:
             QCOMPARE(st.runs().size(), std::size_t(1));
         }
         QCOMPARE(TraceStore::openReadOnly(path).runs().size(), std::size_t(1));
-        Q_UNUSED(good);
+        // a refused write leaves the file byte-identical, with no side files
+        QCOMPARE(wstest::fileHash(path), good);
+        QVERIFY(!std::filesystem::exists(path + "-wal"));
+        QVERIFY(!std::filesystem::exists(path + "-shm"));
+    }
+
+    // Writes that are refused or never committed leave an existing file byte-identical, with no
+    // side files: opening for writing and closing, a streaming run rolled back, a run refused by
+    // validation, and openForWriting on a file that is not a Warpstage trace. A committed write
+    // then switches the connection to WAL (the -wal file exists while it is open).
+    void refusedWritesLeaveFileIdentical()
+    {
+        const auto path = file("refused.wstrace");
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(wstest::smallRun());
+        }
+        const QByteArray good = wstest::fileHash(path);
+        auto unchanged = [&](const char* what) {
+            QVERIFY2(wstest::fileHash(path) == good, what);
+            QVERIFY2(!std::filesystem::exists(path + "-wal"), what);
+            QVERIFY2(!std::filesystem::exists(path + "-shm"), what);
+            QVERIFY2(!std::filesystem::exists(path + "-journal"), what);
+        };
+        { auto st = TraceStore::openForWriting(path); }
+        unchanged("open for writing, then close");
+        {
+            auto st = TraceStore::openForWriting(path);
+            RunWriter w = st.beginRun(wstest::smallRun().info);
+            w.addKernel(wstest::smallRun().kernels[0]);
+            w.rollback();
+        }
+        unchanged("streaming run rolled back");
+        {
+            auto st = TraceStore::openForWriting(path);
+            { RunWriter w = st.beginRun(wstest::smallRun().info); }  // destroyed without commit
+            RunRecord bad = wstest::smallRun();
+            bad.kernels[0].loads[1].ready = bad.kernels[0].loads[1].issue - 1;
+            QVERIFY_THROWS_EXCEPTION(StoreError, st.writeRun(bad));
+            QVERIFY_THROWS_EXCEPTION(StoreError, st.writeMetrics(12345, {{12345, 0, "kernel", "a", 1.0, "ns"}}));
+        }
+        unchanged("writer destroyed, run and metrics refused");
+        // a committed run: WAL from then on, and the file at rest again after close
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(wstest::smallRun(1, 2));
+            st.writeRun(wstest::smallRun(1, 3));
+            QVERIFY(std::filesystem::exists(path + "-wal"));
+        }
+        QVERIFY(wstest::fileHash(path) != good);
+        QVERIFY(!std::filesystem::exists(path + "-wal"));
+        QVERIFY(!std::filesystem::exists(path + "-shm"));
+        QCOMPARE(TraceStore::openReadOnly(path).runs().size(), std::size_t(3));
+
+        // not a Warpstage trace: refused, untouched
+        const auto other = file("other_app.db");
+        wstest::rawExec(other, "CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes(text) VALUES('x');");
+        const QByteArray otherHash = wstest::fileHash(other);
+        QVERIFY_THROWS_EXCEPTION(StoreError, TraceStore::openForWriting(other));
+        QCOMPARE(wstest::fileHash(other), otherHash);
+        QVERIFY(!std::filesystem::exists(other + "-wal"));
+        QVERIFY(!std::filesystem::exists(other + "-journal"));
     }
 
     void metricsUpsert()
