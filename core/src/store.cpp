@@ -528,6 +528,9 @@ TraceStore TraceStore::openForWriting(const std::string& path)
         Stmt mode(db, "PRAGMA journal_mode");  // asks, changes nothing
         st.m_impl->wal = mode.step() && mode.text(0) == "wal";
     }
+    // SQLite silently opens a file it may not write read-only; every write would then fail.
+    if (sqlite3_db_readonly(db.get(), "main") == 1)
+        fail(path, "cannot write to the file: it is read-only (no write permission)");
     st.m_impl->writable = true;
     st.m_version = kSchemaVersion;
     if (created)
