@@ -123,6 +123,17 @@ HeaderInfo checkHeader(const std::string& path, bool mustExist)
     return h;
 }
 
+// A write killed under the rollback journal (Impl::useWal) leaves '<file>-journal' beside the
+// file; SQLite has to roll it back before anyone reads, which a read-only connection cannot do.
+void failIfHotJournal(const std::string& path)
+{
+    std::error_code ec;
+    if (fs::exists(path + "-journal", ec) && fs::file_size(path + "-journal", ec) > 0)
+        fail(path, "an interrupted write left its rollback journal beside the file ('"
+                       + fs::path(path).filename().string() + "-journal'); open the file for writing once "
+                       "(e.g. append a run) to roll that write back, then it reads normally");
+}
+
 // --- schema inspection ------------------------------------------------------
 std::set<std::string> tableNames(const Db& db)
 {
@@ -435,12 +446,15 @@ struct TraceStore::Impl {
     bool inRun = false;  // a RunWriter holds the transaction
     bool wal = false;    // journal_mode is WAL (see useWal)
 
-    // Writes run in WAL mode, except the first write transaction on an existing file: switching
-    // the journal mode rewrites the file header (change counter), so a refused or rolled-back
-    // first write would still change the file. That one runs under the rollback journal (the
-    // mode a file at rest has), which leaves the file byte-identical when rolled back; its
-    // commit() switches to WAL. A file this store created is in WAL mode from the start.
-    // Best effort: a file some other connection holds stays in rollback mode.
+    // Writes run in WAL mode, except a first writeRun / writeMetrics / updateStallStages on an
+    // existing file: switching the journal mode rewrites the file header (change counter), so a
+    // refused or rolled-back first write would still change the file. That one runs under the
+    // rollback journal (the mode a file at rest has), which leaves the file byte-identical when
+    // rolled back; its commit switches to WAL. A file this store created is in WAL mode from
+    // the start, and beginRun() switches before a stream (a long recording that may be killed:
+    // after a crash in WAL mode read-only viewers still open the file, while a hot rollback
+    // journal needs a writer first). Best effort: a file another connection holds stays in
+    // rollback mode.
     void useWal() noexcept
     {
         if (wal || !writable)
@@ -491,6 +505,7 @@ TraceStore TraceStore::openReadOnly(const std::string& path)
     try {
         version = inspectVersion(db);
     } catch (const StoreError& e) {
+        failIfHotJournal(path);
         // A WAL-mode file in a directory we cannot write: SQLite cannot create
         // the -shm index. With no -wal present the file is self-contained, so
         // read it as immutable.
@@ -549,6 +564,7 @@ FileCheck TraceStore::checkFile(const std::string& path)
     try {
         v = inspectVersion(db);
     } catch (const StoreError& e) {
+        failIfHotJournal(path);
         std::error_code ec;
         if (!h.walMode || fs::exists(path + "-wal", ec) || e.problem().find("cannot open") == std::string::npos)
             throw;
@@ -1306,6 +1322,7 @@ RunWriter TraceStore::beginRun(const RunInfo& info)
         fail(m_path, "opened read-only; cannot write a run");
     if (m_impl->inRun)
         fail(m_path, "a streaming run is already open");
+    m_impl->useWal();
     const Db& db = m_impl->db;
     db.exec("BEGIN IMMEDIATE");
     RowId id;
