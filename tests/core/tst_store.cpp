@@ -413,13 +413,16 @@ private slots:
     void crashMidRunLeavesEarlierRunsIntact_data()
     {
         QTest::addColumn<bool>("sigkill");
-        QTest::newRow("_exit") << false;
-        QTest::newRow("SIGKILL") << true;
+        QTest::addColumn<bool>("firstWrite");  // the stream is the connection's first write
+        QTest::newRow("_exit") << false << false;
+        QTest::newRow("SIGKILL") << true << false;
+        QTest::newRow("SIGKILL, first write of the connection") << true << true;
     }
     void crashMidRunLeavesEarlierRunsIntact()
     {
         QFETCH(bool, sigkill);
-        const auto path = file(sigkill ? "crash_kill.wstrace" : "crash_exit.wstrace");
+        QFETCH(bool, firstWrite);
+        const auto path = file(!sigkill ? "crash_exit.wstrace" : firstWrite ? "crash_first.wstrace" : "crash_kill.wstrace");
         const RunRecord rec = wstest::smallRun();
         {
             auto st = TraceStore::openForWriting(path);
@@ -430,10 +433,13 @@ private slots:
             // Child: append a committed run, then die in the middle of another one.
             try {
                 auto st = TraceStore::openForWriting(path);
-                st.writeRun(rec);
+                if (!firstWrite)
+                    st.writeRun(rec);
                 RunWriter w = st.beginRun(rec.info);
                 w.addKernel(rec.kernels[0]);
                 w.addKernel(rec.kernels[0]);
+                for (int i = 0; firstWrite && i < 3000; ++i)  // more than SQLite's page cache holds
+                    w.addKernel(rec.kernels[0]);
                 if (sigkill)
                     raise(SIGKILL);
                 _exit(3);  // no destructors, no rollback, no close
@@ -451,7 +457,7 @@ private slots:
         {
             auto st = TraceStore::openReadOnly(path);
             const auto runs = st.runs();
-            QCOMPARE(runs.size(), std::size_t(2));
+            QCOMPARE(runs.size(), std::size_t(firstWrite ? 1 : 2));
             for (const RunInfo& r : runs) {
                 const auto ks = st.kernels(r.id);
                 QCOMPARE(ks.size(), std::size_t(1));
@@ -463,7 +469,46 @@ private slots:
             auto st = TraceStore::openForWriting(path);
             st.writeRun(rec);
         }
-        QCOMPARE(TraceStore::openReadOnly(path).runs().size(), std::size_t(3));
+        QCOMPARE(TraceStore::openReadOnly(path).runs().size(), std::size_t(firstWrite ? 2 : 3));
+    }
+
+    // A writeRun killed under the rollback journal (the first write on an existing file, see
+    // refusedWritesLeaveFileIdentical) leaves a hot journal: read-only opening says what to do,
+    // and the next writer rolls it back to the file as it was.
+    void killedFirstWriteLeavesHotJournal()
+    {
+        const auto path = file("hot_journal.wstrace");
+        {
+            auto st = TraceStore::openForWriting(path);
+            st.writeRun(wstest::smallRun());
+        }
+        const QByteArray before = wstest::fileHash(path);
+        const pid_t pid = fork();
+        if (pid == 0) {
+            // what a killed writeRun leaves: a big transaction under the rollback journal, with
+            // pages already spilled into the file
+            sqlite3* db = nullptr;
+            sqlite3_open(path.c_str(), &db);
+            sqlite3_exec(db, "PRAGMA cache_size = 10; BEGIN IMMEDIATE; CREATE TABLE scratch(x);", nullptr, nullptr, nullptr);
+            for (int i = 0; i < 5000; ++i)
+                sqlite3_exec(db, "INSERT INTO scratch VALUES(randomblob(500))", nullptr, nullptr, nullptr);
+            raise(SIGKILL);
+            _exit(3);
+        }
+        int status = 0;
+        QCOMPARE(waitpid(pid, &status, 0), pid);
+        QVERIFY(WIFSIGNALED(status));
+        QVERIFY(std::filesystem::exists(path + "-journal"));
+        try {
+            TraceStore::openReadOnly(path);
+            QFAIL("opened a file with a hot journal read-only");
+        } catch (const StoreError& e) {
+            QVERIFY2(e.problem().find("interrupted write") != std::string::npos, e.what());
+        }
+        { auto st = TraceStore::openForWriting(path); }
+        QVERIFY(!std::filesystem::exists(path + "-journal"));
+        QCOMPARE(wstest::fileHash(path), before);
+        QCOMPARE(TraceStore::openReadOnly(path).runs().size(), std::size_t(1));
     }
 
     void invalidRecordsAreRefusedAtomically_data()
@@ -515,10 +560,10 @@ private slots:
         QVERIFY(!std::filesystem::exists(path + "-shm"));
     }
 
-    // Writes that are refused or never committed leave an existing file byte-identical, with no
-    // side files: opening for writing and closing, a streaming run rolled back, a run refused by
-    // validation, and openForWriting on a file that is not a Warpstage trace. A committed write
-    // then switches the connection to WAL (the -wal file exists while it is open).
+    // Writes that are refused leave an existing file byte-identical, with no side files: opening
+    // for writing and closing, a run, metrics or stall stages refused, and openForWriting on a file
+    // that is not a Warpstage trace. A committed write then switches the connection to WAL (the
+    // -wal file exists while it is open).
     void refusedWritesLeaveFileIdentical()
     {
         const auto path = file("refused.wstrace");
@@ -537,20 +582,16 @@ private slots:
         unchanged("open for writing, then close");
         {
             auto st = TraceStore::openForWriting(path);
-            RunWriter w = st.beginRun(wstest::smallRun().info);
-            w.addKernel(wstest::smallRun().kernels[0]);
-            w.rollback();
-        }
-        unchanged("streaming run rolled back");
-        {
-            auto st = TraceStore::openForWriting(path);
-            { RunWriter w = st.beginRun(wstest::smallRun().info); }  // destroyed without commit
             RunRecord bad = wstest::smallRun();
             bad.kernels[0].loads[1].ready = bad.kernels[0].loads[1].issue - 1;
             QVERIFY_THROWS_EXCEPTION(StoreError, st.writeRun(bad));
             QVERIFY_THROWS_EXCEPTION(StoreError, st.writeMetrics(12345, {{12345, 0, "kernel", "a", 1.0, "ns"}}));
+            const RowId run = st.runs()[0].id;
+            QVERIFY_THROWS_EXCEPTION(StoreError, st.updateStallStages(run, {{run + 100, {}}}, "\nnot this"));
         }
-        unchanged("writer destroyed, run and metrics refused");
+        unchanged("run, metrics and stall stages refused");
+        // (a streaming run switches to WAL in beginRun, see TraceStore::Impl::useWal: rolled back,
+        // it leaves the runs as they were but not the header's change counter)
         // a committed run: WAL from then on, and the file at rest again after close
         {
             auto st = TraceStore::openForWriting(path);
