@@ -1,12 +1,14 @@
 #include "cli.h"
 
 #include "figureexport.h"
+#include "timelinelayout.h"
 
 #include "warpstage/report.h"
 #include "warpstage/store.h"
 
 #include <QApplication>
 #include <QCoreApplication>
+#include <QHashFunctions>
 #include <QRegularExpression>
 
 #include <cmath>
@@ -42,7 +44,7 @@ QString helpText()
         "                    e.g. --range 0:250us\n"
         "  --lanes FILTER    lane filter: sm:0-3, cta:0-7,12, role:producer, warp:0-3; ';' ANDs terms\n"
         "  --size WxH        image size in pixels (default 1600x900)\n"
-        "  --dpi N           resolution written into the PNG (default 96)\n"
+        "  --dpi N           resolution, 24..1200 (default 96): written into the PNG, and scales text\n"
         "  --title TEXT      figure title (default: rung, shape and kernel)\n"
         "\n"
         "Exit codes:\n"
@@ -73,6 +75,34 @@ bool parseSize(const QString& s, int* w, int* h)
     *w = m.captured(1).toInt();
     *h = m.captured(2).toInt();
     return *w >= 16 && *h >= 16 && *w <= 16384 && *h <= 16384;
+}
+
+bool parseId(const QString& s, qint64* id)
+{
+    // Digits only: no sign, no blanks, no "0x", no trailing junk ("12abc").
+    static const QRegularExpression re(QStringLiteral("^[0-9]{1,18}$"));
+    if (!re.match(s).hasMatch())
+        return false;
+    bool ok = false;
+    const qint64 v = s.toLongLong(&ok);
+    if (!ok || v <= 0)
+        return false;
+    *id = v;
+    return true;
+}
+
+bool parseDpi(const QString& s, double* dpi)
+{
+    // A plain decimal number: "nan", "inf", "1e2" and blanks are refused.
+    static const QRegularExpression re(QStringLiteral("^[0-9]{1,5}(\\.[0-9]{1,6})?$"));
+    if (!re.match(s).hasMatch())
+        return false;
+    bool ok = false;
+    const double v = s.toDouble(&ok);
+    if (!ok || !(v >= kMinDpi && v <= kMaxDpi))
+        return false;
+    *dpi = v;
+    return true;
 }
 
 bool parseTimeNs(const QString& s, qint64* ns)
@@ -153,11 +183,10 @@ static int runExport(int argc, char** argv, const QStringList& args)
         };
         QString v;
         if (a == QLatin1String("--run") || a == QLatin1String("--kernel")) {
-            bool ok = false;
             if (!value(&v))
                 return usage(QStringLiteral("export: %1 needs a value").arg(a));
-            const qint64 id = v.toLongLong(&ok);
-            if (!ok || id <= 0)
+            qint64 id = 0;
+            if (!parseId(v, &id))
                 return usage(QStringLiteral("export: %1 expects a positive id, got '%2'").arg(a, v));
             (a == QLatin1String("--run") ? opt.runId : opt.kernelId) = id;
         } else if (a == QLatin1String("--range")) {
@@ -173,6 +202,9 @@ static int runExport(int argc, char** argv, const QStringList& args)
         } else if (a == QLatin1String("--lanes")) {
             if (!value(&v))
                 return usage(QStringLiteral("export: --lanes needs a value"));
+            QString ferr;
+            if (!LaneFilter::parse(v, &ferr))
+                return usage(QStringLiteral("export: --lanes: %1").arg(ferr));
             opt.lanes = v;
         } else if (a == QLatin1String("--out") || a == QLatin1String("-o")) {
             if (!value(&v))
@@ -184,16 +216,17 @@ static int runExport(int argc, char** argv, const QStringList& args)
             haveOut = true;
         } else if (a == QLatin1String("--size")) {
             int w = 0, h = 0;
-            if (!value(&v) || !parseSize(v, &w, &h))
+            if (!value(&v))
+                return usage(QStringLiteral("export: --size needs a value"));
+            if (!parseSize(v, &w, &h))
                 return usage(QStringLiteral("export: --size expects WxH in pixels (16..16384), e.g. 1600x900"));
             opt.size = QSize(w, h);
         } else if (a == QLatin1String("--dpi")) {
-            bool ok = false;
             if (!value(&v))
                 return usage(QStringLiteral("export: --dpi needs a value"));
-            opt.dpi = v.toDouble(&ok);
-            if (!ok || opt.dpi < 24 || opt.dpi > 2400)
-                return usage(QStringLiteral("export: --dpi expects a number in 24..2400, got '%1'").arg(v));
+            if (!parseDpi(v, &opt.dpi))
+                return usage(QStringLiteral("export: --dpi expects a number in %1..%2, got '%3'")
+                                 .arg(kMinDpi).arg(kMaxDpi).arg(v));
         } else if (a == QLatin1String("--title")) {
             if (!value(&v))
                 return usage(QStringLiteral("export: --title needs a value"));
@@ -222,6 +255,9 @@ static int runExport(int argc, char** argv, const QStringList& args)
         return ExitBadFile;
     }
 
+    // The same bytes every time: Qt's hash seed is random per process, and the PDF writer's font
+    // subsetting iterates a QHash (two runs gave differently ordered embedded fonts).
+    QHashSeed::setDeterministicGlobalSeed();
     // No display needed, and the same pixels everywhere: always draw offscreen.
     qputenv("QT_QPA_PLATFORM", "offscreen");
     // Keep stderr for our own messages: drop Qt's note about XDG_RUNTIME_DIR (irrelevant offscreen).

@@ -21,6 +21,14 @@ bool isHeadlessCommand(int argc, char** argv);
 int runHeadless(int argc, char** argv);
 QString helpText();
 
+// --dpi range of `export` (the same as TimelineWidget::exportImage accepts).
+inline constexpr int kMinDpi = 24;
+inline constexpr int kMaxDpi = 1200;
+
+// Parses a positive id ("12"; not "+12", " 12", "12abc", "0").
+bool parseId(const QString& s, qint64* id);
+// Parses a dpi value in kMinDpi..kMaxDpi ("96", "144.5"; not "nan", "1e2").
+bool parseDpi(const QString& s, double* dpi);
 // Parses "1600x900".
 bool parseSize(const QString& s, int* w, int* h);
 // Parses a time with an optional unit (ns default; us, µs, ms, s): "250us" -> 250000.

@@ -42,6 +42,18 @@ bool exportFigure(std::shared_ptr<const ws::KernelTrace> trace, const FigureOpti
         const auto [a, b] = *opt.range;
         if (!(b > a))
             return fail(error, QStringLiteral("--range %1..%2: the end must be after the start").arg(a).arg(b));
+        // The view is kept on the data: a range that misses the kernel altogether would silently
+        // show another one. What there is: the CUPTI window and every interval, from the kernel start.
+        ws::TimeNs lo = 0, hi = trace->launch.end - trace->launch.start;
+        for (const ws::Lane &l : trace->lanes)
+            if (l.size()) {
+                lo = std::min(lo, l.start.front() - trace->launch.start);
+                for (std::size_t i = 0; i < l.size(); ++i)
+                    hi = std::max(hi, l.end(i) - trace->launch.start);
+            }
+        if (b <= lo || a >= hi)
+            return fail(error, QStringLiteral("--range %1..%2 ns: empty, the kernel spans %3..%4 ns from its start")
+                                   .arg(a).arg(b).arg(lo).arg(hi));
         w.setVisibleRange(trace->launch.start + a, trace->launch.start + b);
     }
     QString title = opt.title;

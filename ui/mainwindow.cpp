@@ -519,10 +519,15 @@ void MainWindow::onOpenFailed(const QString& path, const QString& message, bool 
             dst = QDir::tempPath() + QLatin1Char('/') + QFileInfo(dst).fileName();
         showBanner(tr("<b>%1</b><br>The file was made by an older Warpstage. It is left unchanged.").arg(message.toHtmlEscaped()),
                    true);
-        if (!qEnvironmentVariableIsSet("WARPSTAGE_NO_DIALOGS") &&
-            QMessageBox::question(this, tr("Older trace file"),
-                                  tr("%1\n\nMigrate a copy to %2 and open it? The original stays unchanged.").arg(message, dst)) ==
-                QMessageBox::Yes) {
+        bool migrate = false;
+        if (m_migrationPrompt)
+            migrate = m_migrationPrompt(message, dst);
+        else
+            migrate = !qEnvironmentVariableIsSet("WARPSTAGE_NO_DIALOGS") &&
+                      QMessageBox::question(this, tr("Older trace file"),
+                                            tr("%1\n\nMigrate a copy to %2 and open it? The original stays unchanged.")
+                                                .arg(message, dst)) == QMessageBox::Yes;
+        if (migrate) {
             try {
                 QApplication::setOverrideCursor(Qt::WaitCursor);
                 ws::TraceStore::migrateCopy(path.toStdString(), dst.toStdString());

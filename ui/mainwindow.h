@@ -9,6 +9,7 @@
 #include <QPointer>
 #include <QTemporaryDir>
 
+#include <functional>
 #include <memory>
 
 class QLabel;
@@ -46,6 +47,10 @@ public:
     bool exportCurrentView(const QString& path, QSize sizePx, double dpi, const QString& title, QString* error) const;
     // Compare the given kernels (or the current one and the rung below it when 0).
     void compareKernels(qint64 a = 0, qint64 b = 0);
+    // Asked when a file of an older schema is opened: migrate a copy to `copyPath` and open it?
+    // Default (empty): a question box, or "no" when WARPSTAGE_NO_DIALOGS is set. Tests inject the answer.
+    using MigrationPrompt = std::function<bool(const QString& message, const QString& copyPath)>;
+    void setMigrationPrompt(MigrationPrompt prompt) { m_migrationPrompt = std::move(prompt); }
 
     TraceDocument* document() const { return m_doc; }
     TimelineWidget* timeline() const { return m_timeline; }
@@ -129,6 +134,7 @@ private:
     bool m_layoutDone = false;
     bool m_stallsHiddenForCompare = false;
     bool m_showNewestRun = false;  // after recording: show the run just added
+    MigrationPrompt m_migrationPrompt;
 };
 
 }  // namespace ws::ui

@@ -16,6 +16,7 @@
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QKeyEvent>
+#include <QFile>
 #include <QPdfWriter>
 #include <QScrollBar>
 #include <QSvgGenerator>
@@ -969,6 +970,20 @@ bool TimelineWidget::exportImage(const QString &path, QSize sizePx, double dpi, 
         } else {
             if (!w->plot()->savePdf(path, logical.width(), logical.height(), QCP::epNoCosmetic, QStringLiteral("Warpstage"), title))
                 return fail(QStringLiteral("could not write the PDF file"));
+            // Qt writes the wall clock into the Info dictionary (/CreationDate (D:YYYYMMDDhhmmss...)) and has no
+            // setter for it: put a fixed date of the same length in its place (the xref offsets stay valid), so the
+            // same figure gives the same bytes.
+            QFile f(path);
+            if (!f.open(QIODevice::ReadWrite))
+                return fail(QStringLiteral("could not write the PDF file"));
+            QByteArray pdf = f.readAll();
+            const QByteArray key("/CreationDate (D:");
+            const qsizetype at = pdf.indexOf(key);
+            if (at >= 0 && at + key.size() + 14 <= pdf.size()) {
+                pdf.replace(at + key.size(), 14, QByteArray("19700101000000"));
+                if (!f.seek(0) || f.write(pdf) != pdf.size())
+                    return fail(QStringLiteral("could not write the PDF file"));
+            }
         }
         if (!QFileInfo::exists(path) || QFileInfo(path).size() == 0)
             return fail(QStringLiteral("could not write the file"));

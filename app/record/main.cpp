@@ -97,6 +97,42 @@ std::string shellQuote(const std::string& a)
     return o + "'";
 }
 
+// Whole string a decimal number in [lo, hi]: no sign, no blanks, no trailing junk, no overflow
+// ("abc", "3x", " 3", "+3", "" and "99999999999999999999" are all refused).
+bool parseNumber(const char* s, long long lo, long long hi, long long* out)
+{
+    if (!s || !*s) return false;
+    long long v = 0;
+    for (const char* p = s; *p; ++p) {
+        if (*p < '0' || *p > '9') return false;
+        if (v > (hi - (*p - '0')) / 10) return false;  // would exceed hi (and so overflow)
+        v = v * 10 + (*p - '0');
+    }
+    if (v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+constexpr long long kMaxDevice = 1023;
+
+// "MxNxK", each a number in 1..kMaxDim.
+constexpr long long kMaxDim = 1 << 20;
+bool parseShape(const std::string& s, ws::ladder::Shape* shape)
+{
+    long long d[3] = {};
+    std::size_t pos = 0;
+    for (int i = 0; i < 3; ++i) {
+        const std::size_t x = i < 2 ? s.find('x', pos) : s.size();
+        if (x == std::string::npos) return false;
+        if (!parseNumber(s.substr(pos, x - pos).c_str(), 1, kMaxDim, &d[i])) return false;
+        pos = x + 1;
+    }
+    shape->m = int(d[0]);
+    shape->n = int(d[1]);
+    shape->k = int(d[2]);
+    return true;
+}
+
 int usage(const std::string& problem)
 {
     std::cerr << "warpstage-record: " << problem << "\nTry 'warpstage-record --help'.\n";
@@ -153,15 +189,13 @@ int main(int argc, char** argv)
                 }
             } else if (a == "-s" || a == "--shape") {
                 if (!(v = need(i, "-s"))) return usage(a + " needs MxNxK");
-                char extra = 0;
-                if (std::sscanf(v, "%dx%dx%d%c", &o.shape.m, &o.shape.n, &o.shape.k, &extra) != 3 || o.shape.m <= 0
-                    || o.shape.n <= 0 || o.shape.k <= 0)
-                    return usage(std::string("bad shape '") + v + "' (expected MxNxK, e.g. 4096x4096x4096)");
+                if (!parseShape(v, &o.shape))
+                    return usage(std::string("bad shape '") + v + "' (expected MxNxK, each 1.." + std::to_string(kMaxDim)
+                                 + ", e.g. 4096x4096x4096)");
             } else if (a == "-n" || a == "--repetitions") {
                 if (!(v = need(i, "-n"))) return usage(a + " needs a number");
-                char* end = nullptr;
-                const long n = std::strtol(v, &end, 10);
-                if (*end || n < 1 || n > 100) return usage(std::string("bad repetitions '") + v + "' (1..100)");
+                long long n = 0;
+                if (!parseNumber(v, 1, 100, &n)) return usage(std::string("bad repetitions '") + v + "' (1..100)");
                 o.repetitions = int(n);
             } else if (a == "--ctas") {
                 if (!(v = need(i, "--ctas"))) return usage(a + " needs a list");
@@ -175,20 +209,23 @@ int main(int argc, char** argv)
                 o.checkResults = false;
             } else if (a == "--stall-samples") {
                 if (!(v = need(i, "--stall-samples"))) return usage(a + " needs a number");
-                char* end = nullptr;
-                const long long n = std::strtoll(v, &end, 10);
-                if (*end || n < 1000 || n > 100000000) return usage(std::string("bad --stall-samples '") + v + "' (1000..1e8)");
+                long long n = 0;
+                if (!parseNumber(v, 1000, 100000000, &n))
+                    return usage(std::string("bad --stall-samples '") + v + "' (1000..100000000)");
                 o.stallTargetSamples = n;
             } else if (a == "--device") {
                 if (!(v = need(i, "--device"))) return usage(a + " needs a number");
-                o.device = std::atoi(v);
+                long long d = 0;
+                if (!parseNumber(v, 0, kMaxDevice, &d))
+                    return usage(std::string("bad --device '") + v + "' (a device index 0.." + std::to_string(kMaxDevice) + ")");
+                o.device = int(d);
             } else if (a == "--progress-json") {
                 json = true;
             } else {
                 return usage("unknown option '" + a + "'");
             }
         }
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {  // parseIndexList: std::invalid_argument
         return usage(e.what());
     }
     if (o.output.empty()) return usage("no output file (-o FILE)");

@@ -102,27 +102,24 @@ void SeriesIndex::build(const SeriesRef& s)
     std::array<bool, 256> present{};
     for (std::size_t i = 0; i < s.n; ++i)
         present[s.cat[i]] = true;
+    // out of range categories are folded into category 0 ("other"), which then needs a slot
+    // even if no span has category 0 itself
+    for (int c = kMaxCategories; c < 256; ++c)
+        if (present[c])
+            present[0] = true;
     m_slot.fill(-1);
     m_ncat = 0;
     for (int c = 0; c < 256; ++c) {
         if (!present[c])
             continue;
-        if (c >= kMaxCategories || m_ncat >= kMaxCategories) {
-            // out of range categories are folded into category 0 ("other")
+        if (c >= kMaxCategories)
             continue;
-        }
         m_cats[m_ncat] = std::uint8_t(c);
         m_slot[c] = std::int8_t(m_ncat++);
     }
-    if (m_ncat == 0 && s.n > 0) {  // only out-of-range categories
-        m_cats[0] = 0;
-        m_slot[0] = 0;
-        m_ncat = 1;
-    }
-    const std::int8_t fallback = m_slot[0] >= 0 ? m_slot[0] : 0;
-    for (int c = 0; c < 256; ++c)
-        if (m_slot[c] < 0 && present[c])
-            m_slot[c] = fallback;
+    for (int c = kMaxCategories; c < 256; ++c)
+        if (present[c])
+            m_slot[c] = m_slot[0];
 
     const std::size_t blocks = (s.n + kBlock - 1) / kBlock;
     m_prefix.assign((blocks + 1) * std::size_t(m_ncat), 0);

@@ -123,6 +123,17 @@ HeaderInfo checkHeader(const std::string& path, bool mustExist)
     return h;
 }
 
+// A write killed under the rollback journal (Impl::useWal) leaves '<file>-journal' beside the
+// file; SQLite has to roll it back before anyone reads, which a read-only connection cannot do.
+void failIfHotJournal(const std::string& path)
+{
+    std::error_code ec;
+    if (fs::exists(path + "-journal", ec) && fs::file_size(path + "-journal", ec) > 0)
+        fail(path, "an interrupted write left its rollback journal beside the file ('"
+                       + fs::path(path).filename().string() + "-journal'); open the file for writing once "
+                       "(e.g. append a run) to roll that write back, then it reads normally");
+}
+
 // --- schema inspection ------------------------------------------------------
 std::set<std::string> tableNames(const Db& db)
 {
@@ -433,10 +444,34 @@ struct TraceStore::Impl {
     Db db;
     bool writable = false;
     bool inRun = false;  // a RunWriter holds the transaction
+    bool wal = false;    // journal_mode is WAL (see useWal)
+
+    // Writes run in WAL mode, except a first writeRun / writeMetrics / updateStallStages on an
+    // existing file: switching the journal mode rewrites the file header (change counter), so a
+    // refused or rolled-back first write would still change the file. That one runs under the
+    // rollback journal (the mode a file at rest has), which leaves the file byte-identical when
+    // rolled back; its commit switches to WAL. A file this store created is in WAL mode from
+    // the start, and beginRun() switches before a stream (a long recording that may be killed:
+    // after a crash in WAL mode read-only viewers still open the file, while a hot rollback
+    // journal needs a writer first). Best effort: a file another connection holds stays in
+    // rollback mode.
+    void useWal() noexcept
+    {
+        if (wal || !writable)
+            return;
+        try {
+            Stmt s(db, "PRAGMA journal_mode = WAL");
+            wal = s.step() && s.text(0) == "wal";
+        } catch (...) {
+            return;
+        }
+        if (wal)
+            sqlite3_exec(db.get(), "PRAGMA synchronous = NORMAL", nullptr, nullptr, nullptr);
+    }
 
     ~Impl()
     {
-        if (writable && db) {
+        if (writable && wal && db) {
             // Leave the file at rest as one self-contained file (no -wal/-shm),
             // so read-only viewers never need to create side files. Fails
             // harmlessly (busy) when another connection has it open.
@@ -470,6 +505,7 @@ TraceStore TraceStore::openReadOnly(const std::string& path)
     try {
         version = inspectVersion(db);
     } catch (const StoreError& e) {
+        failIfHotJournal(path);
         // A WAL-mode file in a directory we cannot write: SQLite cannot create
         // the -shm index. With no -wal present the file is self-contained, so
         // read it as immutable.
@@ -496,17 +532,24 @@ TraceStore TraceStore::openForWriting(const std::string& path)
     auto& db = st.m_impl->db;
     db.open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     const auto version = db.pragmaInt("PRAGMA user_version");
+    bool created = false;
     if (version == 0 && tableNames(db).empty()) {
         createSchema(db);
+        created = true;
     } else {
         const int v = inspectVersion(db);
         if (v < kSchemaVersion)
             throw NeedsMigrationError(path, v);
+        Stmt mode(db, "PRAGMA journal_mode");  // asks, changes nothing
+        st.m_impl->wal = mode.step() && mode.text(0) == "wal";
     }
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
+    // SQLite silently opens a file it may not write read-only; every write would then fail.
+    if (sqlite3_db_readonly(db.get(), "main") == 1)
+        fail(path, "cannot write to the file: it is read-only (no write permission)");
     st.m_impl->writable = true;
     st.m_version = kSchemaVersion;
+    if (created)
+        st.m_impl->useWal();  // an existing file switches after its first commit (Impl::useWal)
     return st;
 }
 
@@ -521,6 +564,7 @@ FileCheck TraceStore::checkFile(const std::string& path)
     try {
         v = inspectVersion(db);
     } catch (const StoreError& e) {
+        failIfHotJournal(path);
         std::error_code ec;
         if (!h.walMode || fs::exists(path + "-wal", ec) || e.problem().find("cannot open") == std::string::npos)
             throw;
@@ -1193,6 +1237,7 @@ RowId TraceStore::writeRun(const RunRecord& rec)
         m_impl->insertMemOps(runId, rec.memOps);
         m_impl->insertMetrics(runId, rec.metrics, &kernelIds);
         db.exec("COMMIT");
+        m_impl->useWal();
         return runId;
     } catch (...) {
         sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -1215,6 +1260,7 @@ void TraceStore::writeMetrics(RowId runId, const std::vector<Metric>& ms)
             fail(m_path, "cannot write metrics: no run " + str(runId));
         m_impl->insertMetrics(runId, ms, nullptr);
         db.exec("COMMIT");
+        m_impl->useWal();
     } catch (...) {
         sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
@@ -1263,6 +1309,7 @@ void TraceStore::updateStallStages(RowId runId, const std::map<RowId, std::vecto
             n.run();
         }
         db.exec("COMMIT");
+        m_impl->useWal();
     } catch (...) {
         sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
@@ -1275,6 +1322,7 @@ RunWriter TraceStore::beginRun(const RunInfo& info)
         fail(m_path, "opened read-only; cannot write a run");
     if (m_impl->inRun)
         fail(m_path, "a streaming run is already open");
+    m_impl->useWal();
     const Db& db = m_impl->db;
     db.exec("BEGIN IMMEDIATE");
     RowId id;
@@ -1355,6 +1403,7 @@ void RunWriter::commit()
     m_store->m_impl->db.exec("COMMIT");
     m_open = false;
     m_store->m_impl->inRun = false;
+    m_store->m_impl->useWal();
 }
 
 void RunWriter::rollback()

@@ -110,8 +110,10 @@ std::vector<int> parseIndexList(const std::string& text)
     auto toInt = [&](const std::string& s) {
         if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
             throw std::invalid_argument("'" + text + "' is not a list of indices like 0-15,100 (bad item '" + s + "')");
+        // (std::stol would throw std::out_of_range past LONG_MAX, which callers do not expect)
+        if (s.size() > 10 || std::stoll(s) > std::numeric_limits<int>::max())
+            throw std::invalid_argument("index " + s + " too large");
         const long v = std::stol(s);
-        if (v > std::numeric_limits<int>::max()) throw std::invalid_argument("index " + s + " too large");
         return int(v);
     };
     while (std::getline(ss, item, ',')) {

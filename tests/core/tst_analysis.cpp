@@ -1,10 +1,12 @@
 // Every metric of docs/metrics.md against hand-computed cases, including the edge cases
 // (no loads, all overlap, zero-length intervals, one warp, time range, CTA / warpgroup selection).
+#include "analysis_reference.h"
 #include "warpstage/analysis.h"
 
 #include <QtTest>
 
 #include <cmath>
+#include <random>
 
 using namespace ws;
 
@@ -77,6 +79,166 @@ KernelTrace example(bool withLoads = true)
 }
 
 bool nan(double v) { return std::isnan(v); }
+
+// Random trace on a short time base (a few thousand ns), for the brute-force reference:
+// 1-3 CTAs (some without a CTA span), lanes of every role, overlapping and zero-length
+// intervals, loads of which some are never in flight, release intervals on some k-steps.
+KernelTrace randomTrace(std::mt19937& rng)
+{
+    auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    KernelTrace t;
+    const TimeNs T = uni(300, 1500);
+    if (uni(0, 4) > 0) {
+        t.launch.start = uni(0, 100);
+        t.launch.end = T - uni(0, 200);
+    }
+    t.run.m = t.run.n = t.run.k = 64;
+    const int nc = uni(1, 3);
+    const WarpRole roles[] = {WarpRole::Producer, WarpRole::Consumer, WarpRole::Worker, WarpRole::Consumer,
+                              WarpRole::Epilogue, WarpRole::Idle, WarpRole::Unknown};
+    const IntervalKind kinds[] = {IntervalKind::WaitSlot, IntervalKind::IssueLoad, IntervalKind::WaitData,
+                                  IntervalKind::MmaIssue, IntervalKind::MmaWait, IntervalKind::Release,
+                                  IntervalKind::Load, IntervalKind::Compute, IntervalKind::Sync, IntervalKind::Setup};
+    for (int c = 0; c < nc; ++c) {
+        Cta x = cta(c, uni(-1, 2), uni(0, int(T) / 3), uni(int(T) / 2, int(T) + 50));
+        if (uni(0, 5) == 0)
+            x.end = x.start;  // no CTA span: extent of its lanes
+        t.ctas.push_back(x);
+        const int nl = uni(1, 4);
+        for (int w = 0; w < nl; ++w) {
+            LaneBuilder lb(c, w * 3 + uni(0, 2), roles[uni(0, 6)]);
+            TimeNs s = uni(0, 100);
+            const int ni = uni(0, 25);
+            for (int i = 0; i < ni && s < T; ++i) {
+                const TimeNs d = uni(0, 5) == 0 ? 0 : uni(1, 80);
+                lb.add(kinds[uni(0, 9)], s, s + d, uni(0, 5) == 0 ? -1 : uni(0, 7));
+                s += uni(0, 3) == 0 ? uni(0, int(d)) : d + uni(0, 40);  // sometimes overlapping
+            }
+            t.lanes.push_back(lb.lane);
+        }
+        const int nld = uni(0, 10);
+        for (int i = 0; i < nld; ++i) {
+            const TimeNs is = uni(0, int(T));
+            t.loads.push_back(load(c, is, uni(0, 6) == 0 ? is : is + uni(1, 200), uni(-1, 7)));
+        }
+    }
+    std::sort(t.loads.begin(), t.loads.end(), [](const LoadTransfer& x, const LoadTransfer& y) { return x.issue < y.issue; });
+    return t;
+}
+
+bool same(double got, double want)
+{
+    if (std::isnan(want) || std::isnan(got))
+        return std::isnan(want) && std::isnan(got);
+    return std::abs(got - want) <= 1e-9 * std::max(1.0, std::abs(want));
+}
+
+// Every metric of a group against the reference; `where` names the case in failures.
+void compareGroup(const GroupMetrics& g, const wsref::Group& r, const QString& where)
+{
+    using wsref::ratio;
+    const struct {
+        const char* name;
+        double got, want;
+    } rows[] = {
+        {"compute_lanes", double(g.computeLanes), r.computeLanes},
+        {"producer_lanes", double(g.producerLanes), r.producerLanes},
+        {"compute_lane_ns", g.computeLaneNs, r.computeLaneNs},
+        {"producer_lane_ns", g.producerLaneNs, r.producerLaneNs},
+        {"compute_ns", g.computeNs, r.computeNs},
+        {"compute_with_load_ns", g.computeWithLoadNs, r.computeWithLoadNs},
+        {"compute_overlap_share", g.computeOverlapShare, ratio(r.computeWithLoadNs, r.computeNs)},
+        {"load_in_flight_ns", g.loadInFlightNs, r.loadInFlightNs},
+        {"load_hidden_ns", g.loadHiddenNs, r.loadHiddenNs},
+        {"load_hidden_share", g.loadHiddenShare, ratio(r.loadHiddenNs, r.loadInFlightNs)},
+        {"exposed_load_wait_ns", g.exposedLoadWaitNs, r.exposedNs},
+        {"exposed_load_wait_share", g.exposedLoadWaitShare, ratio(r.exposedNs, r.computeLaneNs)},
+        {"back_pressure_ns", g.backPressureNs, r.backPressureNs},
+        {"back_pressure_share", g.backPressureShare, ratio(r.backPressureNs, r.producerLaneNs)},
+        {"consumer_busy_share", g.consumerBusyShare, ratio(r.computeNs, r.computeLaneNs)},
+        {"bubble_count", double(g.bubbleCount), r.bubbleCount},
+        {"bubble_ns", g.bubbleNs, r.bubbleNs},
+        {"longest_bubble_ns", g.longestBubbleNs, r.longestBubbleNs},
+        {"bubble_share", g.bubbleShare, ratio(r.bubbleNs, r.computeSpanNs)},
+        {"ramp_ns", g.rampNs, r.rampNs},
+        {"mean_loads_in_flight", g.meanLoadsInFlight, ratio(r.loadsNs, r.liveCtaNs)},
+        {"mean_slots_occupied", g.meanSlotsOccupied, ratio(r.slotsNs, r.liveCtaNs)},
+        {"load_count", double(g.loadCount), r.loadCount},
+    };
+    for (const auto& row : rows)
+        if (!same(row.got, row.want))
+            QFAIL(qPrintable(QStringLiteral("%1: %2 = %3, brute force %4").arg(where, row.name).arg(row.got).arg(row.want)));
+}
+
+// A step series against per-ns values over [a, b): no point outside [a, b], the value at
+// every ns is the reference's, and the series ends at 0.
+void compareSeries(const std::vector<StepPoint>& series, const std::vector<int>& want, TimeNs a, TimeNs b,
+                   const QString& where)
+{
+    for (const StepPoint& p : series)
+        if (p.t < a || p.t > b)
+            QFAIL(qPrintable(QStringLiteral("%1: step at %2 outside the window [%3, %4)").arg(where).arg(p.t).arg(a).arg(b)));
+    if (!series.empty() && series.back().value != 0.0)
+        QFAIL(qPrintable(where + ": series does not end at 0"));
+    std::size_t j = 0;
+    double v = 0;
+    for (TimeNs x = a; x < b; ++x) {
+        while (j < series.size() && series[j].t <= x)
+            v = series[j++].value;
+        const double w = want[std::size_t(x - a)];
+        if (v != w)
+            QFAIL(qPrintable(QStringLiteral("%1: %2 at t=%3, brute force %4").arg(where).arg(v).arg(x).arg(w)));
+    }
+}
+
+// analyze() against the brute-force reference: totals, per CTA, per warpgroup, step series,
+// maxima, tail, window.
+void checkAgainstReference(const KernelTrace& t, const Selection& s, const QString& where)
+{
+    const KernelMetrics m = analyze(t, s);
+    const wsref::Result r = wsref::analyze(t, s);
+    QCOMPARE(m.windowStart, r.a);
+    QCOMPARE(m.windowEnd, r.b);
+    compareGroup(m.total, r.total, where + " total");
+    QCOMPARE(m.perCta.size(), r.perCta.size());
+    for (std::size_t i = 0; i < r.perCta.size(); ++i) {
+        QCOMPARE(m.perCta[i].ctaIndex, r.perCtaIndex[i]);
+        compareGroup(m.perCta[i].m, r.perCta[i], where + QStringLiteral(" cta %1").arg(r.perCtaIndex[i]));
+    }
+    QCOMPARE(m.perWarpgroup.size(), r.perWarpgroup.size());
+    std::size_t i = 0;
+    for (const auto& [wg, g] : r.perWarpgroup) {
+        QCOMPARE(m.perWarpgroup[i].warpgroup, wg);
+        compareGroup(m.perWarpgroup[i++].m, g, where + QStringLiteral(" wg %1").arg(wg));
+    }
+    compareSeries(m.loadsInFlight, r.loadsAt, r.a, r.b, where + " loadsInFlight");
+    compareSeries(m.slotsOccupied, r.slotsAt, r.a, r.b, where + " slotsOccupied");
+    QCOMPARE(double(m.maxLoadsInFlight), r.maxLoads);
+    QCOMPARE(double(m.maxSlotsOccupied), r.maxSlots);
+    QCOMPARE(double(m.smsUsed), r.smsUsed);
+    QVERIFY2(same(m.tailNs, r.tailNs), qPrintable(where + " tail_ns"));
+    QVERIFY2(same(m.tailIdleSmNs, r.tailIdleSmNs), qPrintable(where + " tail_idle_sm_ns"));
+    QVERIFY2(same(m.tailIdleShare, r.tailIdleShare), qPrintable(where + " tail_idle_share"));
+}
+
+// The ranges checked on every trace: each edge before, inside and after the data, open
+// edges, inverted and zero-length ranges.
+std::vector<std::pair<std::optional<TimeNs>, std::optional<TimeNs>>> ranges(std::mt19937& rng, TimeNs end)
+{
+    auto at = [&] { return TimeNs(std::uniform_int_distribution<int>(-50, int(end) + 50)(rng)); };
+    std::vector<std::pair<std::optional<TimeNs>, std::optional<TimeNs>>> out = {
+        {std::nullopt, std::nullopt}, {at(), std::nullopt}, {std::nullopt, at()}, {-100, end + 100}};
+    for (int i = 0; i < 6; ++i) {
+        TimeNs x = at(), y = at();
+        if (x > y)
+            std::swap(x, y);
+        out.push_back({x, y});
+    }
+    const TimeNs z = at();
+    out.push_back({z, z});        // zero-length
+    out.push_back({z + 10, z});   // inverted
+    return out;
+}
 
 }  // namespace
 
@@ -263,6 +425,96 @@ private slots:
         const KernelMetrics e = analyze(example(), s);
         QCOMPARE(e.total.computeNs, 0.0);
         QVERIFY(nan(e.total.consumerBusyShare));
+    }
+
+    // Every range metric against the brute-force reference (tests/core/analysis_reference.h) on
+    // random traces (fixed seeds), with and without CTA / warpgroup selection.
+    void rangeMatchesBruteForce()
+    {
+        std::mt19937 rng(20261130);
+        int checked = 0;
+        for (int trace = 0; trace < 150; ++trace) {
+            const KernelTrace t = randomTrace(rng);
+            TimeNs end = 0;
+            for (const Lane& l : t.lanes)
+                for (std::size_t i = 0; i < l.size(); ++i)
+                    end = std::max(end, l.end(i));
+            for (const auto& [t0, t1] : ranges(rng, std::max(end, t.launch.end))) {
+                Selection s;
+                s.t0 = t0;
+                s.t1 = t1;
+                const QString where = QStringLiteral("trace %1 range [%2, %3)")
+                                          .arg(trace)
+                                          .arg(t0 ? QString::number(*t0) : QStringLiteral("-"))
+                                          .arg(t1 ? QString::number(*t1) : QStringLiteral("-"));
+                checkAgainstReference(t, s, where);
+                if (QTest::currentTestFailed())
+                    return;
+                s.ctaIndex = int(rng() % (t.ctas.size() + 1));  // one past the end: nothing selected
+                checkAgainstReference(t, s, where + " cta");
+                s.ctaIndex.reset();
+                s.warpgroup = int(rng() % 4);
+                checkAgainstReference(t, s, where + " wg");
+                if (QTest::currentTestFailed())
+                    return;
+                ++checked;
+            }
+        }
+        QCOMPARE(checked, 150 * 12);
+    }
+
+    // Hand-made window-edge cases: loads and intervals crossing one or both edges.
+    void rangeEdgesBruteForce()
+    {
+        KernelTrace t;
+        t.launch.start = 0;
+        t.launch.end = 200;
+        t.ctas.push_back(cta(0, 0, 0, 200));
+        t.ctas.push_back(cta(1, 1, 20, 150));
+        t.lanes.push_back(LaneBuilder(0, 0, WarpRole::Producer).add(IntervalKind::WaitSlot, 10, 190).lane);  // both edges
+        t.lanes.push_back(LaneBuilder(0, 4, WarpRole::Consumer)
+                              .add(IntervalKind::MmaIssue, 30, 60, 0)     // crosses the start of [50, 120)
+                              .add(IntervalKind::WaitData, 60, 70, 1)
+                              .add(IntervalKind::MmaWait, 70, 80, 1)
+                              .add(IntervalKind::MmaWait, 100, 140, 2)    // crosses the end
+                              .add(IntervalKind::Release, 140, 160, 2)    // release after the end
+                              .lane);
+        t.lanes.push_back(LaneBuilder(1, 4, WarpRole::Worker).add(IntervalKind::Load, 0, 60, 0).add(IntervalKind::Compute, 60, 180, 0).lane);
+        t.loads.push_back(load(0, 5, 90, 0));     // issued before the window, ready inside
+        t.loads.push_back(load(0, 65, 170, 1));   // issued inside, ready after the end
+        t.loads.push_back(load(0, 2, 198, 3));    // spans the whole window
+        t.loads.push_back(load(0, 100, 100, 2));  // never in flight, occupies its slot until the release
+        t.loads.push_back(load(1, 0, 60, 0));     // slot held to the end of the k-step's compute (180)
+        std::sort(t.loads.begin(), t.loads.end(), [](const LoadTransfer& x, const LoadTransfer& y) { return x.issue < y.issue; });
+        const std::pair<TimeNs, TimeNs> windows[] = {{50, 120}, {5, 90}, {90, 170}, {65, 65}, {0, 1}, {199, 200},
+                                                     {100, 101}, {2, 198}, {-10, 5}, {170, 400}};
+        for (const auto& [t0, t1] : windows) {
+            Selection s;
+            s.t0 = t0;
+            s.t1 = t1;
+            checkAgainstReference(t, s, QStringLiteral("edge window [%1, %2)").arg(t0).arg(t1));
+            if (QTest::currentTestFailed())
+                return;
+        }
+        // And the values themselves for [50, 120), by hand:
+        Selection s;
+        s.t0 = 50;
+        s.t1 = 120;
+        s.ctaIndex = 0;
+        const KernelMetrics m = analyze(t, s);
+        QCOMPARE(m.total.loadInFlightNs, 70.0);       // [50,120) covered by the whole-window load
+        QCOMPARE(m.total.computeNs, 10.0 + 10.0 + 20.0);
+        QCOMPARE(m.total.computeWithLoadNs, 40.0);
+        QCOMPARE(m.total.backPressureNs, 70.0);
+        // loads: [50,90) + [65,120) + [50,120) = 40 + 55 + 70; slots add [100,120) for k-step 2
+        QCOMPARE(m.total.meanLoadsInFlight, (40.0 + 55.0 + 70.0) / 70.0);
+        QCOMPARE(m.total.meanSlotsOccupied, (40.0 + 55.0 + 70.0 + 20.0) / 70.0);
+        QCOMPARE(m.total.loadCount, std::int64_t(4));
+        QCOMPARE(m.maxLoadsInFlight, std::int64_t(3));
+        QCOMPARE(m.loadsInFlight.front().t, TimeNs(50));
+        QCOMPARE(m.loadsInFlight.front().value, 2.0);
+        QCOMPARE(m.loadsInFlight.back().t, TimeNs(120));
+        QCOMPARE(m.loadsInFlight.back().value, 0.0);
     }
 
     void ctaSelectionAndTail()

@@ -48,6 +48,76 @@ void makeVersion1(const std::string& path, const RunRecord& rec)
     wstest::rawExec(path, sql);
 }
 
+// What a fixture holds (tests/core/fixtures/README.md): counts and the interval checksum.
+struct Contents {
+    std::int64_t runs = 0, kernels = 0, traced = 0, ctas = 0, warps = 0, intervals = 0, loads = 0, stallSamples = 0,
+                 metrics = 0;
+    std::uint64_t checksum = 0;
+};
+
+std::uint64_t fnv(std::uint64_t h, std::int64_t v)
+{
+    for (int i = 0; i < 8; ++i) {
+        h ^= static_cast<std::uint64_t>(v >> (8 * i)) & 0xff;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+Contents contentsOf(const TraceStore& st)
+{
+    Contents c;
+    for (const RunInfo& r : st.runs()) {
+        ++c.runs;
+        c.metrics += static_cast<std::int64_t>(st.metrics(r.id).size());
+        for (const KernelSummary& k : st.kernelSummaries(r.id)) {
+            ++c.kernels;
+            c.ctas += k.ctaCount;
+            c.warps += k.warpCount;
+            c.loads += k.loadCount;
+            c.stallSamples += k.stallSampleCount;
+            if (!k.launch.traced)
+                continue;
+            ++c.traced;
+            const KernelTrace t = st.loadKernel(k.launch.id);
+            c.intervals += static_cast<std::int64_t>(t.intervalCount());
+            for (const Lane& l : t.lanes) {
+                if (l.size() == 0)
+                    continue;
+                std::uint64_t h = 1469598103934665603ULL;
+                h = fnv(h, t.ctas[static_cast<std::size_t>(l.ctaIndex)].blockLinear);
+                h = fnv(h, l.warpIndex);
+                for (std::size_t i = 0; i < l.size(); ++i) {
+                    h = fnv(h, l.start[i]);
+                    h = fnv(h, l.duration[i]);
+                    h = fnv(h, static_cast<std::int64_t>(l.kind[i]));
+                    h = fnv(h, l.slot[i]);
+                    h = fnv(h, l.kstep[i]);
+                }
+                c.checksum += h;
+            }
+        }
+    }
+    return c;
+}
+
+// What make_schema_fixtures printed when it made the fixtures (tests/core/fixtures/README.md).
+void compareWithFixtureRecord(const Contents& c)
+{
+    QCOMPARE(c.runs, std::int64_t(2));
+    QCOMPARE(c.kernels, std::int64_t(4));
+    QCOMPARE(c.traced, std::int64_t(2));
+    QCOMPARE(c.ctas, std::int64_t(5));
+    QCOMPARE(c.warps, std::int64_t(32));
+    QCOMPARE(c.intervals, std::int64_t(688));
+    QCOMPARE(c.loads, std::int64_t(32));
+    QCOMPARE(c.stallSamples, std::int64_t(400000));
+    QCOMPARE(c.metrics, std::int64_t(3));
+    QCOMPARE(c.checksum, std::uint64_t(0x2585e5beeb29e673ULL));
+}
+
+std::string fixture(const char* name) { return std::string(WARPSTAGE_FIXTURES_DIR) + "/" + name; }
+
 }  // namespace
 
 class TestMigration : public QObject {
@@ -196,6 +266,77 @@ private slots:
         } catch (const StoreError& e) {
             QVERIFY2(e.problem().find("table 'intervals' missing") != std::string::npos, e.what());
         }
+    }
+
+    // A real version-1 file (tests/core/fixtures/schema-v1.wstrace, made once and kept): detected,
+    // migrated on a copy that holds exactly what was recorded, the source left byte-identical.
+    void realVersion1Fixture()
+    {
+        const auto src = fixture("schema-v1.wstrace");
+        QVERIFY2(std::filesystem::exists(src), src.c_str());
+        QCOMPARE(wstest::fileHash(src).toHex(),
+                 QByteArray("b0d1ca2a2f8b8c466211edb08be0195cec8f9d2c3d32b5b91a8ebf2e40fdc8cd"));  // the kept file
+        const auto v1 = file("fixture-v1.wstrace");  // work on a copy: a bug must not damage the fixture
+        std::filesystem::copy_file(src, v1);
+        const QByteArray before = wstest::fileHash(v1);
+        const FileCheck c = TraceStore::checkFile(v1);
+        QCOMPARE(c.fileVersion, 1);
+        QVERIFY(c.needsMigration);
+        QVERIFY_THROWS_EXCEPTION(NeedsMigrationError, TraceStore::openReadOnly(v1));
+        QVERIFY_THROWS_EXCEPTION(NeedsMigrationError, TraceStore::openForWriting(v1));
+        QCOMPARE(wstest::fileHash(v1), before);
+        const auto dst = file("fixture-v1.migrated.wstrace");
+        const MigrationResult r = TraceStore::migrateCopy(v1, dst);
+        QCOMPARE(r.fromVersion, 1);
+        QCOMPARE(r.toVersion, kSchemaVersion);
+        QCOMPARE(r.intervalsMigrated, std::int64_t(688));
+        QCOMPARE(wstest::fileHash(v1), before);
+        for (const char* side : {"-wal", "-shm", "-journal"})
+            QVERIFY2(!std::filesystem::exists(v1 + side), side);
+        QCOMPARE(TraceStore::checkFile(dst).fileVersion, kSchemaVersion);
+        auto st = TraceStore::openReadOnly(dst);
+        QCOMPARE(st.schemaVersion(), kSchemaVersion);
+        compareWithFixtureRecord(contentsOf(st));
+        // run and kernel rows survive as they were
+        const auto runs = st.runs();
+        QCOMPARE(runs[0].variant, std::string("warp_specialized"));
+        QCOMPARE(runs[1].variant, std::string("sync"));
+        QVERIFY(runs[0].synthetic);
+        bool sawMetric = false;
+        for (const Metric& m : st.metrics(runs[0].id))
+            sawMetric |= m.name == "fixture_metric" && m.value == 42.5 && m.kernelId == st.kernels(runs[0].id)[0].id;
+        QVERIFY(sawMetric);
+        // the migrated copy is a normal current file
+        {
+            auto w = TraceStore::openForWriting(dst);
+            w.writeRun(record());
+        }
+        QCOMPARE(TraceStore::openReadOnly(dst).runs().size(), std::size_t(3));
+    }
+
+    // The current-version fixture (tests/core/fixtures/schema-v2.wstrace, made by the writer of
+    // schema 2) holds the same data: opened directly while 2 is current, migrated once it is not.
+    void version2Fixture()
+    {
+        const auto src = fixture("schema-v2.wstrace");
+        QVERIFY2(std::filesystem::exists(src), src.c_str());
+        QCOMPARE(wstest::fileHash(src).toHex(),
+                 QByteArray("5c4b33544b5c6be3dd31a910450dbdeffe7c1e329929dc7d68ec922c89dad857"));
+        const auto v2 = file("fixture-v2.wstrace");
+        std::filesystem::copy_file(src, v2);
+        const QByteArray before = wstest::fileHash(v2);
+        const FileCheck c = TraceStore::checkFile(v2);
+        QCOMPARE(c.fileVersion, 2);
+        std::string current = v2;
+        if (kSchemaVersion == 2) {
+            QVERIFY(!c.needsMigration);
+        } else {
+            QVERIFY(c.needsMigration);
+            current = file("fixture-v2.migrated.wstrace");
+            QCOMPARE(TraceStore::migrateCopy(v2, current).fromVersion, 2);
+        }
+        compareWithFixtureRecord(contentsOf(TraceStore::openReadOnly(current)));
+        QCOMPARE(wstest::fileHash(v2), before);
     }
 
     void newerVersionRefused()

@@ -2,6 +2,9 @@
 // exit codes, messages naming the problem, and nothing written when it stops early.
 #include "warpstage/store.h"
 
+#include <dlfcn.h>
+#include <sqlite3.h>
+
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -29,12 +32,32 @@ Run runRecord(const QStringList& args)
     return r;
 }
 
+// Is there a CUDA GPU? Asked of the driver directly (libcuda: cuInit + cuDeviceGetCount), never of
+// the recorder: a recorder that crashed or returned a wrong code must fail the no-GPU tests, not
+// turn them into SKIPs. No libcuda.so.1, a failing cuInit or zero devices: no GPU.
 bool haveGpu()
 {
-    // Without a GPU the recorder says so with exit code 3 before doing anything.
-    QTemporaryDir d;
-    const Run r = runRecord({"--no-stalls", "-r", "sync", "-s", "256x256x256", "-o", d.filePath("probe.wstrace")});
-    return r.code != 3;
+    static const bool have = [] {
+        void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!lib)
+            return false;
+        using InitFn = int (*)(unsigned);
+        using CountFn = int (*)(int*);
+        auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+        auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+        int n = 0;
+        const bool gpu = init && count && init(0) == 0 && count(&n) == 0 && n > 0;
+        // (libcuda stays loaded: unloading a driver library after cuInit is not supported)
+        return gpu;
+    }();
+    return have;
+}
+
+// What the recorder says when there is no GPU (checkEnvironment in kernels/recorder/recorder.cpp).
+bool saysNoGpu(const QString& err)
+{
+    return err.contains("warpstage-record: error: no usable CUDA driver/GPU: cudaGetDeviceCount failed with ")
+        || err.contains("warpstage-record: error: no CUDA device found");
 }
 }  // namespace
 
@@ -76,6 +99,40 @@ private slots:
             {{"--frobnicate"}, "unknown option '--frobnicate'"},
             {{"-r", "sync"}, "no output file"},
             {{"-o"}, "needs a file name"},
+            // numbers: the whole string must be a number in range (no atoi/strtol leniency)
+            {{"-o", out, "--device", "abc"}, "bad --device 'abc'"},
+            {{"-o", out, "--device", "1x"}, "bad --device '1x'"},
+            {{"-o", out, "--device", "-1"}, "bad --device '-1'"},
+            {{"-o", out, "--device", " 0"}, "bad --device ' 0'"},
+            {{"-o", out, "--device", ""}, "bad --device ''"},
+            {{"-o", out, "--device", "99999999999999999999"}, "bad --device"},
+            {{"-o", out, "--device"}, "--device needs a number"},
+            // past 2^64: a parser that wraps instead of refusing would read 0 / 1 / 1000
+            {{"-o", out, "--device", "18446744073709551616"}, "bad --device '18446744073709551616'"},
+            {{"-o", out, "-n", "18446744073709551617"}, "bad repetitions"},
+            {{"-o", out, "--stall-samples", "18446744073709552616"}, "bad --stall-samples"},
+            {{"-o", out, "--shape", "4294967552x256x256"}, "bad shape"},  // 2^32 + 256 as an int: 256
+            {{"-o", out, "-n", "abc"}, "bad repetitions 'abc'"},
+            {{"-o", out, "-n", "2.5"}, "bad repetitions '2.5'"},
+            {{"-o", out, "-n", "101"}, "bad repetitions '101'"},
+            {{"-o", out, "-n", "+3"}, "bad repetitions '+3'"},
+            {{"-o", out, "--repetitions"}, "--repetitions needs a number"},
+            {{"-o", out, "--stall-samples", "5k"}, "bad --stall-samples '5k'"},
+            {{"-o", out, "--stall-samples", "999"}, "bad --stall-samples '999'"},
+            {{"-o", out, "--stall-samples", "100000001"}, "bad --stall-samples"},
+            {{"-o", out, "--stall-samples"}, "--stall-samples needs a number"},
+            {{"-o", out, "--shape", "4096x4096x4096x1"}, "bad shape '4096x4096x4096x1'"},
+            {{"-o", out, "--shape", "4096x4096x4096junk"}, "bad shape"},
+            {{"-o", out, "--shape", "4096x-4096x4096"}, "bad shape"},
+            {{"-o", out, "--shape", "4096x 4096x4096"}, "bad shape"},
+            {{"-o", out, "--shape", "99999999999x256x256"}, "bad shape"},
+            {{"-o", out, "--shape", "4096xx4096"}, "bad shape"},
+            {{"-o", out, "--shape"}, "--shape needs MxNxK"},
+            {{"-o", out, "--rungs"}, "--rungs needs"},
+            {{"-o", out, "--ctas"}, "--ctas needs a list"},
+            {{"-o", out, "--sms"}, "--sms needs a list"},
+            {{"-o", out, "--ctas", "99999999999999999999"}, "too large"},
+            {{"-o", out, "--sms", "0-99999999999"}, "too large"},
         };
         for (const auto& c : cases) {
             const Run r = runRecord(c.args);
@@ -102,6 +159,40 @@ private slots:
         QCOMPARE(f.readAll(), QByteArray("just some text, not SQLite\n"));  // untouched
     }
 
+    void olderSchemaOutputExit5()
+    {
+        // A version-1 file is never appended to (nor migrated) by the recorder: exit 5, byte-identical.
+        QTemporaryDir d;
+        const QString path = d.filePath("old.wstrace");
+        {
+            ws::RunRecord run;
+            run.info.variant = "sync";
+            run.info.synthetic = true;
+            auto store = ws::TraceStore::openForWriting(path.toStdString());
+            store.writeRun(run);
+        }
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+        const int rc = sqlite3_exec(db,
+                                    "BEGIN; CREATE TABLE intervals(id INTEGER PRIMARY KEY, warp_id INTEGER NOT NULL, "
+                                    "kind INTEGER NOT NULL, slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, "
+                                    "start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL); DROP TABLE interval_chunks; "
+                                    "PRAGMA user_version = 1; COMMIT;",
+                                    nullptr, nullptr, nullptr);
+        sqlite3_close(db);
+        QCOMPARE(rc, SQLITE_OK);
+        QCOMPARE(ws::TraceStore::checkFile(path.toStdString()).fileVersion, 1);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray before = f.readAll();
+        f.close();
+        const Run r = runRecord({"-o", path, "-r", "sync", "-s", "256x256x256"});
+        QCOMPARE(r.code, 5);
+        QVERIFY2(r.err.contains(path + ": schema version 1 is older"), qPrintable(r.err));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.readAll() == before);
+    }
+
     void unwritableFolderExit5()
     {
         const Run r = runRecord({"-o", "/nonexistent-dir-ws/x.wstrace", "-r", "sync", "-s", "256x256x256"});
@@ -121,19 +212,31 @@ private slots:
 
     void noGpuExit3AndNothingWritten()
     {
-        if (haveGpu()) QSKIP("a GPU is present: the no-GPU path cannot be exercised here");
+        if (haveGpu()) QSKIP("a GPU is present (libcuda lists one): the no-GPU path cannot be exercised here");
         QTemporaryDir d;
         const QString out = d.filePath("new.wstrace");
         Run r = runRecord({"-o", out, "-r", "sync", "-s", "256x256x256"});
         QCOMPARE(r.code, 3);
-        QVERIFY2(r.err.contains("GPU") || r.err.contains("CUDA"), qPrintable(r.err));
+        QVERIFY2(saysNoGpu(r.err), qPrintable(r.err));
         QVERIFY(!QFile::exists(out));
+        // Valid numbers in every numeric option pass the parser and reach the GPU check (3, not 2).
+        r = runRecord({"-o", out, "-r", "sync,pingpong", "-s", "1024x1024x512", "-n", "100", "--device", "0",
+                       "--stall-samples", "1000", "--ctas", "0-3,7", "--sms", "0"});
+        QVERIFY2(r.code == 3, qPrintable(QString::number(r.code) + ": " + r.err));
+        QVERIFY2(saysNoGpu(r.err), qPrintable(r.err));
+        QVERIFY(!QFile::exists(out));
+        // A device index that does not exist is not a command-line error either: no GPU at all here.
+        r = runRecord({"-o", out, "-r", "sync", "-s", "256x256x256", "--device", "7"});
+        QCOMPARE(r.code, 3);
+        QVERIFY2(saysNoGpu(r.err), qPrintable(r.err));
         // Machine-readable: a message line and a final done line with the exit code.
         r = runRecord({"--progress-json", "-o", out, "-r", "sync", "-s", "256x256x256"});
         QCOMPARE(r.code, 3);
         const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
         QVERIFY(!lines.isEmpty());
         QVERIFY2(lines.last().startsWith("{\"type\":\"done\",\"exit_code\":3"), qPrintable(lines.last()));
+        QVERIFY2(lines.last().contains("\"runs_written\":0"), qPrintable(lines.last()));
+        QVERIFY2(lines.first().startsWith("{\"type\":"), qPrintable(lines.first()));  // stdout: JSON lines only
         QVERIFY(!QFile::exists(out));
     }
 
@@ -150,8 +253,17 @@ private slots:
             auto store = ws::TraceStore::openForWriting(path);
             store.writeRun(run);
         }
+        const QByteArray before = [&] {
+            QFile f(QString::fromStdString(path));
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }();
+        QVERIFY(!before.isEmpty());
         const Run r = runRecord({"-o", QString::fromStdString(path), "-r", "sync", "-s", "256x256x256"});
         QCOMPARE(r.code, 3);
+        QVERIFY2(saysNoGpu(r.err), qPrintable(r.err));
+        QFile f(QString::fromStdString(path));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.readAll() == before);  // byte-identical
         const auto store = ws::TraceStore::openReadOnly(path);
         QCOMPARE(int(store.runs().size()), 1);
     }

@@ -117,6 +117,11 @@ void TestTimeMapping::niceStep_data()
     QTest::newRow("1234 -> 2000") << 1234.0 << 2000.0;
     QTest::newRow("4.9e6 -> 5e6") << 4.9e6 << 5e6;
     QTest::newRow("bad input") << -3.0 << 1.0;
+    // exact mantissas stay (the 1e-9 tolerance)
+    QTest::newRow("2 -> 2") << 2.0 << 2.0;
+    QTest::newRow("5 -> 5") << 5.0 << 5.0;
+    QTest::newRow("500 -> 500") << 500.0 << 500.0;
+    QTest::newRow("5.01 -> 10") << 5.01 << 10.0;
 }
 
 void TestTimeMapping::niceStep()
@@ -138,6 +143,9 @@ void TestTimeMapping::ticks_data()
     QTest::newRow("deep zoom far from origin") << 1234500.0 << 1234600.0 << 1000.0 << 10.0 << QStringLiteral("1.23450 ms");
     QTest::newRow("ms") << 0.0 << 3.2e6 << 800.0 << 5e5 << QStringLiteral("0.0 ms");
     QTest::newRow("negative start") << -2000.0 << 8000.0 << 1000.0 << 1000.0 << QStringLiteral("-2 µs");
+    // a start that is not a multiple of the step: the first tick is the next multiple, not the one before
+    QTest::newRow("start between ticks") << 130.0 << 1130.0 << 1000.0 << 100.0 << QStringLiteral("0.2 µs");
+    QTest::newRow("µs start between ticks") << 10300.0 << 19700.0 << 1000.0 << 1000.0 << QStringLiteral("11 µs");
 }
 
 void TestTimeMapping::ticks()
@@ -158,6 +166,9 @@ void TestTimeMapping::ticks()
         const double k = t / step;
         QVERIFY(std::abs(k - std::round(k)) < 1e-6);  // multiples of the step
     }
+    // no tick missing at either end
+    QVERIFY2(tk.major.first() - t0 < step - 1e-9, qPrintable(QString::number(tk.major.first())));
+    QVERIFY2(t1 - tk.major.last() < step - 1e-9, qPrintable(QString::number(tk.major.last())));
     for (double t : tk.minor)
         QVERIFY(t >= t0 && t <= t1);
     QVERIFY(!tk.minor.isEmpty());
@@ -197,6 +208,10 @@ void TestTimeMapping::formatDuration_data()
     QTest::newRow("µs") << 12345.0 << QStringLiteral("12.35 µs");
     QTest::newRow("ms") << 1.5e6 << QStringLiteral("1.5 ms");
     QTest::newRow("s") << 2.25e9 << QStringLiteral("2.25 s");
+    // unit boundaries
+    QTest::newRow("1 µs exactly") << 1000.0 << QStringLiteral("1 µs");
+    QTest::newRow("999 ns") << 999.0 << QStringLiteral("999 ns");
+    QTest::newRow("1 ms exactly") << 1e6 << QStringLiteral("1 ms");
 }
 
 void TestTimeMapping::formatDuration()

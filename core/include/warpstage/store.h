@@ -9,8 +9,10 @@
 //    asks the user, then calls migrateCopy() or migrateInPlace()); a newer
 //    schema throws StoreError.
 //  * TraceStore::openForWriting(path): creates the file, or opens an existing
-//    one of the current version to append runs. WAL journal. An older file
-//    throws NeedsMigrationError, it is never rewritten silently.
+//    one of the current version to append runs. WAL journal (on an existing
+//    file from beginRun() or the first commit on: a refused write leaves it
+//    byte-identical, docs/schema.md). An older file throws
+//    NeedsMigrationError, it is never rewritten silently.
 //  * writeRun(): one run in ONE transaction; a run is fully in the file or not
 //    at all. beginRun() gives a streaming RunWriter for the recorder (same
 //    guarantee: nothing is visible before commit(), a crash or a destroyed
