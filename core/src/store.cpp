@@ -35,8 +35,22 @@ namespace fs = std::filesystem;
 std::string str(std::int64_t v) { return std::to_string(v); }
 
 // --- enum <-> text --------------------------------------------------------
-const char* statusName(RunStatus s) { return s == RunStatus::Failed ? "failed" : "complete"; }
-RunStatus statusFromName(const std::string& s) { return s == "failed" ? RunStatus::Failed : RunStatus::Complete; }
+const char* statusName(RunStatus s)
+{
+    switch (s) {
+    case RunStatus::Failed: return "failed";
+    case RunStatus::Incomplete: return "incomplete";
+    default: return "complete";
+    }
+}
+RunStatus statusFromName(const std::string& s)
+{
+    if (s == "failed")
+        return RunStatus::Failed;
+    if (s == "incomplete")
+        return RunStatus::Incomplete;
+    return RunStatus::Complete;
+}
 
 const char* memOpKindName(MemOpKind k)
 {
@@ -147,7 +161,7 @@ void requireTables(const Db& db, int version)
         while (s.step())
             cols.insert(s.text(0));
         for (const auto& c : t.columns)
-            if (!cols.count(std::string(c.name)))
+            if (columnActive(c, version) && !cols.count(std::string(c.name)))
                 fail(db.path(), "damaged Warpstage trace (table '" + std::string(t.name) + "' lacks column '"
                                     + std::string(c.name) + "')");
     }
@@ -181,7 +195,7 @@ void createSchema(const Db& db)
         for (const auto& t : schemaTables()) {
             if (!tableActive(t, kSchemaVersion))
                 continue;
-            db.exec(createTableSql(t).c_str());
+            db.exec(createTableSql(t, kSchemaVersion).c_str());
             for (auto idx : t.indexes)
                 db.exec(std::string(idx).c_str());
         }
@@ -196,7 +210,7 @@ void createSchema(const Db& db)
             Stmt s(db, "INSERT INTO meta(key, value) VALUES(?, ?)");
             s.bind(1, "application").bind(2, "warpstage").run();
             s.bind(1, "created_by").bind(2, std::string("warpstage ") + WARPSTAGE_VERSION).run();
-            s.bind(1, "interval_encoding").bind(2, "chunk-v1: LEB128 varints, see docs/schema.md").run();
+            s.bind(1, "interval_encoding").bind(2, kIntervalEncoding).run();
         }
         db.exec(("PRAGMA application_id = " + str(kApplicationId)).c_str());
         db.exec(("PRAGMA user_version = " + str(kSchemaVersion)).c_str());

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <limits>
 #include <set>
 #include <string>
@@ -45,6 +46,8 @@ bool tableActive(const TableDef& t, int version);
 // migrate (every table and column of that version present). Throws for newer / foreign files.
 int inspectVersion(const Db& db);
 void createSchema(const Db& db);
+// meta.interval_encoding of the current version.
+inline constexpr const char* kIntervalEncoding = "chunk-v2: LEB128 varints; codec 1 = zstd over them, see docs/schema.md";
 
 // --- interval chunk codec (store_chunks.cpp)
 struct ChunkBuffers {
@@ -110,6 +113,8 @@ void decodeChunk(const std::string& path, RowId chunkId, RowId warpId, TimeNs fi
 extern const char* const kRunColumns;
 RunInfo readRun(const Stmt& s);
 extern const char* const kKernelColumns;
+extern const char* const kInsertKernelSql;  // 26 parameters: run_id, then the launch (bindLaunch)
+void bindLaunch(Stmt& s, RowId runId, const KernelLaunch& L);
 KernelLaunch readKernel(const Stmt& s, const std::string& path);
 extern const char* const kStallColumns;
 StallSample readStall(const Stmt& s, const std::string& path);
@@ -158,7 +163,14 @@ struct TraceStore::Impl {
         }
     }
 
+    // addLaunches' statement, prepared once and reused for every launch of every call.
+    std::unique_ptr<Stmt> launchStmt;
+
     RowId insertRun(const RunInfo& r);
+    void insertLaunches(RowId runId, const std::vector<KernelLaunch>& launches);
+    void insertStreams(RowId runId, const std::vector<StreamInfo>& streams);
+    void insertNvtx(RowId runId, const std::vector<NvtxRange>& ranges);
+    void insertApiSpans(RowId runId, const std::vector<ApiSpan>& spans);
     RowId insertKernel(RowId runId, const KernelRecord& k);
     void insertMemOps(RowId runId, const std::vector<MemOp>& ops);
     void insertMetrics(RowId runId, const std::vector<Metric>& ms, const std::vector<RowId>* kernelIds);

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 std::int64_t migrate1to2(const Db& db)
 {
     const auto* chunks = detail::findTable("interval_chunks");
-    db.exec(detail::createTableSql(*chunks).c_str());
+    db.exec(detail::createTableSql(*chunks, 2).c_str());
     for (auto idx : chunks->indexes)
         db.exec(std::string(idx).c_str());
     {
@@ -64,6 +64,27 @@ std::int64_t migrate1to2(const Db& db)
     return total;
 }
 
+// Version 3: program tables, new columns on runs / kernels / memops / interval_chunks.
+void migrate2to3(const Db& db)
+{
+    for (const TableDef& t : schemaTables()) {
+        if (!tableActive(t, 3))
+            continue;
+        if (!tableActive(t, 2)) {
+            db.exec(createTableSql(t, 3).c_str());
+            for (auto idx : t.indexes)
+                db.exec(std::string(idx).c_str());
+            continue;
+        }
+        for (const ColumnDef& c : t.columns)
+            if (c.sinceVersion == 3)
+                db.exec(("ALTER TABLE " + std::string(t.name) + " ADD COLUMN " + std::string(c.name) + " "
+                         + std::string(c.decl)).c_str());
+    }
+    Stmt m(db, "UPDATE meta SET value = ? WHERE key = 'interval_encoding'");
+    m.bind(1, kIntervalEncoding).run();
+}
+
 MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::string& dst)
 {
     MigrationResult r;
@@ -75,6 +96,8 @@ MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::s
         r.fromVersion = v;
         if (v < 2)
             r.intervalsMigrated += migrate1to2(db);
+        if (v < 3)
+            migrate2to3(db);
         db.exec(("PRAGMA application_id = " + str(kApplicationId)).c_str());
         db.exec(("PRAGMA user_version = " + str(kSchemaVersion)).c_str());
         db.exec("COMMIT");

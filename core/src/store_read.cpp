@@ -18,7 +18,8 @@ namespace detail {
 const char* const kRunColumns =
     "id, variant, m, n, k, synthetic, status, failure_reason, device_name, compute_major, compute_minor, sm_count, "
     "sm_clock_khz, mem_clock_khz, l2_bytes, global_mem_bytes, driver_version, cuda_version, cupti_version, host, "
-    "started_at, command_line, notes, has_timeline, has_stalls";
+    "started_at, command_line, notes, has_timeline, has_stalls, kind, pid, parent_pid, program, working_dir, "
+    "device_ordinal, device_uuid, process_start_ns, process_end_ns, exit_code, exit_signal";
 
 RunInfo readRun(const Stmt& s)
 {
@@ -48,13 +49,24 @@ RunInfo readRun(const Stmt& s)
     r.notes = s.text(22);
     r.hasTimeline = s.i64(23) != 0;
     r.hasStalls = s.i64(24) != 0;
+    r.kind = runKindFromName(s.text(25)).value_or(RunKind::Ladder);
+    r.pid = s.i64(26);
+    r.parentPid = s.i64(27);
+    r.program = s.text(28);
+    r.workingDir = s.text(29);
+    r.deviceOrdinal = s.i32(30);
+    r.deviceUuid = s.text(31);
+    r.processStart = s.i64(32);
+    r.processEnd = s.i64(33);
+    r.exitCode = s.i32(34);
+    r.exitSignal = s.i32(35);
     return r;
 }
 
 const char* const kKernelColumns =
     "id, run_id, name, variant, traced, grid_x, grid_y, grid_z, block_x, block_y, block_z, cluster_x, cluster_y, "
     "cluster_z, dynamic_smem_bytes, static_smem_bytes, registers_per_thread, start_ns, end_ns, correlation_id, "
-    "stream_id, align_residual_ns, dropped_events";
+    "stream_id, align_residual_ns, dropped_events, context_id, graph_id, graph_node_id, launch_index";
 
 KernelLaunch readKernel(const Stmt& s, const std::string& path)
 {
@@ -78,6 +90,10 @@ KernelLaunch readKernel(const Stmt& s, const std::string& path)
     k.streamId = static_cast<std::uint32_t>(s.i64(20));
     k.alignResidualNs = s.f64(21);
     k.droppedEvents = s.i64(22);
+    k.contextId = static_cast<std::uint32_t>(s.i64(23));
+    k.graphId = static_cast<std::uint32_t>(s.i64(24));
+    k.graphNodeId = static_cast<std::uint64_t>(s.i64(25));
+    k.launchIndex = s.i32(26);
     if (k.end < k.start)
         fail(path, "kernel " + str(k.id) + " ends before it starts (negative duration)");
     return k;
@@ -196,8 +212,8 @@ std::vector<KernelSummary> TraceStore::kernelSummaries(RowId runId) const
 std::vector<MemOp> TraceStore::memOps(RowId runId) const
 {
     std::vector<MemOp> out;
-    Stmt s(m_impl->db, "SELECT id, run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id FROM memops "
-                       "WHERE run_id = ? ORDER BY start_ns, id");
+    Stmt s(m_impl->db, "SELECT id, run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id, context_id, "
+                       "graph_id, graph_node_id FROM memops WHERE run_id = ? ORDER BY start_ns, id");
     s.bind(1, runId);
     while (s.step()) {
         MemOp m;
@@ -209,11 +225,124 @@ std::vector<MemOp> TraceStore::memOps(RowId runId) const
         m.end = s.i64(5);
         m.correlationId = static_cast<std::uint32_t>(s.i64(6));
         m.streamId = static_cast<std::uint32_t>(s.i64(7));
+        m.contextId = static_cast<std::uint32_t>(s.i64(8));
+        m.graphId = static_cast<std::uint32_t>(s.i64(9));
+        m.graphNodeId = static_cast<std::uint64_t>(s.i64(10));
         if (m.end < m.start)
             fail(m_path, "memory operation " + str(m.id) + " ends before it starts (negative duration)");
         out.push_back(m);
     }
     return out;
+}
+
+std::vector<StreamInfo> TraceStore::streams(RowId runId) const
+{
+    std::vector<StreamInfo> out;
+    Stmt s(m_impl->db, "SELECT id, run_id, context_id, stream_id, priority, is_default, name FROM streams "
+                       "WHERE run_id = ? ORDER BY context_id, stream_id, id");
+    s.bind(1, runId);
+    while (s.step()) {
+        StreamInfo x;
+        x.id = s.i64(0);
+        x.runId = s.i64(1);
+        x.contextId = static_cast<std::uint32_t>(s.i64(2));
+        x.streamId = static_cast<std::uint32_t>(s.i64(3));
+        x.priority = s.i32(4);
+        x.isDefault = s.i64(5) != 0;
+        x.name = s.text(6);
+        out.push_back(std::move(x));
+    }
+    return out;
+}
+
+std::vector<NvtxRange> TraceStore::nvtxRanges(RowId runId) const
+{
+    std::vector<NvtxRange> out;
+    Stmt s(m_impl->db, "SELECT id, run_id, kind, domain, name, start_ns, end_ns, thread_id, depth, color, category, "
+                       "closed FROM nvtx_ranges WHERE run_id = ? ORDER BY start_ns, id");
+    s.bind(1, runId);
+    while (s.step()) {
+        NvtxRange r;
+        r.id = s.i64(0);
+        r.runId = s.i64(1);
+        const std::string kind = s.text(2);
+        const auto k = nvtxKindFromName(kind);
+        if (!k)
+            fail(m_path, "NVTX range " + str(r.id) + " has an unknown kind '" + kind + "'");
+        r.kind = *k;
+        r.domain = s.text(3);
+        r.name = s.text(4);
+        r.start = s.i64(5);
+        r.end = s.i64(6);
+        r.threadId = static_cast<std::uint32_t>(s.i64(7));
+        r.depth = s.i32(8);
+        r.color = static_cast<std::uint32_t>(s.i64(9));
+        r.category = s.i64(10);
+        r.closed = s.i64(11) != 0;
+        if (r.end < r.start)
+            fail(m_path, "NVTX range " + str(r.id) + " ends before it starts (negative duration)");
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::vector<ApiSpan> TraceStore::apiSpans(RowId runId) const
+{
+    std::vector<ApiSpan> out;
+    Stmt s(m_impl->db, "SELECT id, run_id, name, cbid, driver, start_ns, end_ns, thread_id, correlation_id, result "
+                       "FROM api_spans WHERE run_id = ? ORDER BY start_ns, id");
+    s.bind(1, runId);
+    while (s.step()) {
+        ApiSpan a;
+        a.id = s.i64(0);
+        a.runId = s.i64(1);
+        a.name = s.text(2);
+        a.cbid = static_cast<std::uint32_t>(s.i64(3));
+        a.driver = s.i64(4) != 0;
+        a.start = s.i64(5);
+        a.end = s.i64(6);
+        a.threadId = static_cast<std::uint32_t>(s.i64(7));
+        a.correlationId = static_cast<std::uint32_t>(s.i64(8));
+        a.result = s.i32(9);
+        if (a.end < a.start)
+            fail(m_path, "API call " + str(a.id) + " ends before it starts (negative duration)");
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+ProgramTrace TraceStore::loadProgram(RowId runId) const
+{
+    ProgramTrace p;
+    p.run = run(runId);
+    p.kernels = kernels(runId);
+    p.memOps = memOps(runId);
+    p.streams = streams(runId);
+    p.nvtx = nvtxRanges(runId);
+    p.apiSpans = apiSpans(runId);
+    // Every stream a launch or copy ran on, also those the recorder wrote no row for.
+    std::set<std::pair<std::uint32_t, std::uint32_t>> known;
+    for (const StreamInfo& x : p.streams)
+        known.emplace(x.contextId, x.streamId);
+    const std::size_t stored = p.streams.size();
+    auto see = [&](std::uint32_t context, std::uint32_t stream) {
+        if (known.emplace(context, stream).second) {
+            StreamInfo x;
+            x.runId = runId;
+            x.contextId = context;
+            x.streamId = stream;
+            p.streams.push_back(std::move(x));
+        }
+    };
+    for (const KernelLaunch& k : p.kernels)
+        see(k.contextId, k.streamId);
+    for (const MemOp& m : p.memOps)
+        see(m.contextId, m.streamId);
+    if (p.streams.size() != stored)
+        std::sort(p.streams.begin(), p.streams.end(), [](const StreamInfo& a, const StreamInfo& b) {
+            return std::tie(a.contextId, a.streamId) < std::tie(b.contextId, b.streamId);
+        });
+    return p;
 }
 
 std::vector<Metric> TraceStore::metrics(RowId runId) const

@@ -17,18 +17,49 @@ RowId TraceStore::Impl::insertRun(const RunInfo& r)
 {
     Stmt s(db, "INSERT INTO runs(variant, m, n, k, synthetic, status, failure_reason, device_name, compute_major, "
                "compute_minor, sm_count, sm_clock_khz, mem_clock_khz, l2_bytes, global_mem_bytes, driver_version, "
-               "cuda_version, cupti_version, host, started_at, command_line, notes, has_timeline, has_stalls) "
-               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+               "cuda_version, cupti_version, host, started_at, command_line, notes, has_timeline, has_stalls, "
+               "kind, pid, parent_pid, program, working_dir, device_ordinal, device_uuid, process_start_ns, "
+               "process_end_ns, exit_code, exit_signal) "
+               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+               "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    if (r.processEnd < r.processStart)
+        fail(db.path(), "cannot write a run whose process ends before it starts");
     s.bind(1, r.variant).bind(2, r.m).bind(3, r.n).bind(4, r.k).bind(5, r.synthetic ? 1 : 0)
         .bind(6, statusName(r.status)).bind(7, r.failureReason).bind(8, r.device.name)
         .bind(9, r.device.computeMajor).bind(10, r.device.computeMinor).bind(11, r.device.smCount)
         .bind(12, r.device.smClockKHz).bind(13, r.device.memClockKHz).bind(14, r.device.l2Bytes)
         .bind(15, r.device.globalMemBytes).bind(16, r.driverVersion).bind(17, r.cudaVersion).bind(18, r.cuptiVersion)
         .bind(19, r.host).bind(20, r.startedAt).bind(21, r.commandLine).bind(22, r.notes)
-        .bind(23, r.hasTimeline ? 1 : 0).bind(24, r.hasStalls ? 1 : 0);
+        .bind(23, r.hasTimeline ? 1 : 0).bind(24, r.hasStalls ? 1 : 0)
+        .bind(25, runKindName(r.kind)).bind(26, r.pid).bind(27, r.parentPid).bind(28, r.program)
+        .bind(29, r.workingDir).bind(30, r.deviceOrdinal).bind(31, r.deviceUuid).bind(32, r.processStart)
+        .bind(33, r.processEnd).bind(34, r.exitCode).bind(35, r.exitSignal);
     s.run();
     return sqlite3_last_insert_rowid(db.get());
 }
+
+namespace detail {
+
+const char* const kInsertKernelSql =
+    "INSERT INTO kernels(run_id, name, variant, traced, grid_x, grid_y, grid_z, block_x, block_y, "
+    "block_z, cluster_x, cluster_y, cluster_z, dynamic_smem_bytes, static_smem_bytes, "
+    "registers_per_thread, start_ns, end_ns, correlation_id, stream_id, align_residual_ns, "
+    "dropped_events, context_id, graph_id, graph_node_id, launch_index) "
+    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+void bindLaunch(Stmt& s, RowId runId, const KernelLaunch& L)
+{
+    s.bind(1, runId).bind(2, L.name).bind(3, L.variant).bind(4, L.traced ? 1 : 0);
+    for (int i = 0; i < 3; ++i)
+        s.bind(5 + i, L.grid[i]).bind(8 + i, L.block[i]).bind(11 + i, L.cluster[i]);
+    s.bind(14, L.dynamicSmemBytes).bind(15, L.staticSmemBytes).bind(16, L.registersPerThread)
+        .bind(17, L.start).bind(18, L.end).bind(19, static_cast<std::int64_t>(L.correlationId))
+        .bind(20, static_cast<std::int64_t>(L.streamId)).bind(21, L.alignResidualNs).bind(22, L.droppedEvents)
+        .bind(23, static_cast<std::int64_t>(L.contextId)).bind(24, static_cast<std::int64_t>(L.graphId))
+        .bind(25, static_cast<std::int64_t>(L.graphNodeId)).bind(26, L.launchIndex);
+}
+
+}  // namespace detail
 
 RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
 {
@@ -38,17 +69,8 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
         fail(path, "cannot write kernel '" + L.name + "': it ends before it starts");
     RowId kernelId;
     {
-        Stmt s(db, "INSERT INTO kernels(run_id, name, variant, traced, grid_x, grid_y, grid_z, block_x, block_y, "
-                   "block_z, cluster_x, cluster_y, cluster_z, dynamic_smem_bytes, static_smem_bytes, "
-                   "registers_per_thread, start_ns, end_ns, correlation_id, stream_id, align_residual_ns, "
-                   "dropped_events) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-        s.bind(1, runId).bind(2, L.name).bind(3, L.variant).bind(4, L.traced ? 1 : 0);
-        for (int i = 0; i < 3; ++i) {
-            s.bind(5 + i, L.grid[i]).bind(8 + i, L.block[i]).bind(11 + i, L.cluster[i]);
-        }
-        s.bind(14, L.dynamicSmemBytes).bind(15, L.staticSmemBytes).bind(16, L.registersPerThread)
-            .bind(17, L.start).bind(18, L.end).bind(19, static_cast<std::int64_t>(L.correlationId))
-            .bind(20, static_cast<std::int64_t>(L.streamId)).bind(21, L.alignResidualNs).bind(22, L.droppedEvents);
+        Stmt s(db, kInsertKernelSql);
+        bindLaunch(s, runId, L);
         s.run();
         kernelId = sqlite3_last_insert_rowid(db.get());
     }
@@ -191,12 +213,78 @@ void TraceStore::Impl::insertMemOps(RowId runId, const std::vector<MemOp>& ops)
 {
     if (ops.empty())
         return;
-    Stmt s(db, "INSERT INTO memops(run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id) VALUES(?, ?, ?, ?, ?, ?, ?)");
+    Stmt s(db, "INSERT INTO memops(run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id, context_id, "
+               "graph_id, graph_node_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const MemOp& m : ops) {
         if (m.end < m.start)
             fail(db.path(), "cannot write a memory operation that ends before it starts");
         s.bind(1, runId).bind(2, memOpKindName(m.kind)).bind(3, m.bytes).bind(4, m.start).bind(5, m.end)
-            .bind(6, static_cast<std::int64_t>(m.correlationId)).bind(7, static_cast<std::int64_t>(m.streamId));
+            .bind(6, static_cast<std::int64_t>(m.correlationId)).bind(7, static_cast<std::int64_t>(m.streamId))
+            .bind(8, static_cast<std::int64_t>(m.contextId)).bind(9, static_cast<std::int64_t>(m.graphId))
+            .bind(10, static_cast<std::int64_t>(m.graphNodeId));
+        s.run();
+    }
+}
+
+// The fast path for program recordings: launches without per-warp data, one reused statement.
+void TraceStore::Impl::insertLaunches(RowId runId, const std::vector<KernelLaunch>& launches)
+{
+    if (launches.empty())
+        return;
+    if (!launchStmt)
+        launchStmt = std::make_unique<Stmt>(db, kInsertKernelSql);
+    Stmt& s = *launchStmt;
+    for (const KernelLaunch& L : launches) {
+        if (L.end < L.start)
+            fail(db.path(), "cannot write kernel '" + L.name + "': it ends before it starts");
+        bindLaunch(s, runId, L);
+        s.run();
+    }
+}
+
+void TraceStore::Impl::insertStreams(RowId runId, const std::vector<StreamInfo>& streams)
+{
+    if (streams.empty())
+        return;
+    // The recorder may learn a stream's name or priority late: a second row for the same stream updates it.
+    Stmt s(db, "INSERT INTO streams(run_id, context_id, stream_id, priority, is_default, name) VALUES(?, ?, ?, ?, ?, ?) "
+               "ON CONFLICT(run_id, context_id, stream_id) DO UPDATE SET priority = excluded.priority, "
+               "is_default = excluded.is_default, name = excluded.name");
+    for (const StreamInfo& x : streams) {
+        s.bind(1, runId).bind(2, static_cast<std::int64_t>(x.contextId)).bind(3, static_cast<std::int64_t>(x.streamId))
+            .bind(4, x.priority).bind(5, x.isDefault ? 1 : 0).bind(6, x.name);
+        s.run();
+    }
+}
+
+void TraceStore::Impl::insertNvtx(RowId runId, const std::vector<NvtxRange>& ranges)
+{
+    if (ranges.empty())
+        return;
+    Stmt s(db, "INSERT INTO nvtx_ranges(run_id, kind, domain, name, start_ns, end_ns, thread_id, depth, color, "
+               "category, closed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const NvtxRange& r : ranges) {
+        if (r.end < r.start)
+            fail(db.path(), "cannot write NVTX range '" + r.name + "': it ends before it starts");
+        s.bind(1, runId).bind(2, nvtxKindName(r.kind)).bind(3, r.domain).bind(4, r.name).bind(5, r.start)
+            .bind(6, r.end).bind(7, static_cast<std::int64_t>(r.threadId)).bind(8, r.depth)
+            .bind(9, static_cast<std::int64_t>(r.color)).bind(10, r.category).bind(11, r.closed ? 1 : 0);
+        s.run();
+    }
+}
+
+void TraceStore::Impl::insertApiSpans(RowId runId, const std::vector<ApiSpan>& spans)
+{
+    if (spans.empty())
+        return;
+    Stmt s(db, "INSERT INTO api_spans(run_id, name, cbid, driver, start_ns, end_ns, thread_id, correlation_id, result) "
+               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const ApiSpan& a : spans) {
+        if (a.end < a.start)
+            fail(db.path(), "cannot write API call '" + a.name + "': it ends before it starts");
+        s.bind(1, runId).bind(2, a.name).bind(3, static_cast<std::int64_t>(a.cbid)).bind(4, a.driver ? 1 : 0)
+            .bind(5, a.start).bind(6, a.end).bind(7, static_cast<std::int64_t>(a.threadId))
+            .bind(8, static_cast<std::int64_t>(a.correlationId)).bind(9, a.result);
         s.run();
     }
 }
@@ -240,6 +328,9 @@ RowId TraceStore::writeRun(const RunRecord& rec)
             kernelIds.push_back(m_impl->insertKernel(runId, k));
         m_impl->insertMemOps(runId, rec.memOps);
         m_impl->insertMetrics(runId, rec.metrics, &kernelIds);
+        m_impl->insertStreams(runId, rec.streams);
+        m_impl->insertNvtx(runId, rec.nvtx);
+        m_impl->insertApiSpans(runId, rec.apiSpans);
         db.exec("COMMIT");
         m_impl->useWal();
         return runId;
@@ -378,6 +469,47 @@ void RunWriter::addMetrics(const std::vector<Metric>& metrics)
 {
     requireOpen(m_open, m_store);
     m_store->m_impl->insertMetrics(m_runId, metrics, nullptr);
+}
+
+void RunWriter::addLaunches(const std::vector<KernelLaunch>& launches)
+{
+    requireOpen(m_open, m_store);
+    m_store->m_impl->insertLaunches(m_runId, launches);
+}
+
+void RunWriter::addStreams(const std::vector<StreamInfo>& streams)
+{
+    requireOpen(m_open, m_store);
+    m_store->m_impl->insertStreams(m_runId, streams);
+}
+
+void RunWriter::addNvtxRanges(const std::vector<NvtxRange>& ranges)
+{
+    requireOpen(m_open, m_store);
+    m_store->m_impl->insertNvtx(m_runId, ranges);
+}
+
+void RunWriter::addApiSpans(const std::vector<ApiSpan>& spans)
+{
+    requireOpen(m_open, m_store);
+    m_store->m_impl->insertApiSpans(m_runId, spans);
+}
+
+void RunWriter::setProcessEnd(TimeNs processStart, TimeNs processEnd, int exitCode, int exitSignal)
+{
+    requireOpen(m_open, m_store);
+    if (processEnd < processStart)
+        fail(m_store->path(), "cannot write a run whose process ends before it starts");
+    Stmt s(m_store->m_impl->db,
+           "UPDATE runs SET process_start_ns = ?, process_end_ns = ?, exit_code = ?, exit_signal = ? WHERE id = ?");
+    s.bind(1, processStart).bind(2, processEnd).bind(3, exitCode).bind(4, exitSignal).bind(5, m_runId).run();
+}
+
+void RunWriter::setIncomplete(const std::string& reason)
+{
+    requireOpen(m_open, m_store);
+    Stmt s(m_store->m_impl->db, "UPDATE runs SET status = 'incomplete', failure_reason = ? WHERE id = ?");
+    s.bind(1, reason).bind(2, m_runId).run();
 }
 
 void RunWriter::setFailed(const std::string& reason)
