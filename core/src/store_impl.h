@@ -50,16 +50,6 @@ void createSchema(const Db& db);
 inline constexpr const char* kIntervalEncoding = "chunk-v2: LEB128 varints; codec 1 = zstd over them, see docs/schema.md";
 
 // --- interval chunk codec (store_chunks.cpp)
-struct ChunkBuffers {
-    // Worst case 10 bytes per varint.
-    std::vector<unsigned char> starts, durations, kinds, slots, ksteps;
-    ChunkBuffers()
-        : starts(10 * kChunkIntervals), durations(10 * kChunkIntervals), kinds(kChunkIntervals),
-          slots(10 * kChunkIntervals), ksteps(10 * kChunkIntervals)
-    {
-    }
-};
-
 inline unsigned char* putVarintRaw(unsigned char* p, std::uint64_t v)
 {
     while (v >= 0x80) {
@@ -70,44 +60,98 @@ inline unsigned char* putVarintRaw(unsigned char* p, std::uint64_t v)
     return p;
 }
 
-template <class At>
-void writeWarpChunks(Stmt& ins, RowId kernelId, RowId warpId, At at, std::size_t n, ChunkBuffers& b)
-{
-    std::int64_t chunkIndex = 0;
-    for (std::size_t off = 0; off < n; off += kChunkIntervals, ++chunkIndex) {
-        const std::size_t cnt = std::min<std::size_t>(kChunkIntervals, n - off);
-        unsigned char *ps = b.starts.data(), *pd = b.durations.data(), *pk = b.kinds.data(), *pl = b.slots.data(),
-                      *pq = b.ksteps.data();
+// Encodes interval chunks (codec Raw: the version-2 blobs; codec Zstd: schema 3, see ChunkCodec in
+// schema.h) and, given a database, inserts them.
+class ChunkWriter {
+public:
+    struct Encoded {
+        TimeNs first = 0;
+        TimeNs lastEnd = 0;
+        std::int64_t count = 0;
+        std::string_view blob[5];  // starts, durations, kinds, slots, ksteps (valid until the next encode)
+    };
+
+    // db == nullptr: encode only. An insert into a version-2 table (migration 1 -> 2) uses ChunkCodec::Raw.
+    ChunkWriter(const Db* db, ChunkCodec codec);
+    ~ChunkWriter();
+    ChunkWriter(const ChunkWriter&) = delete;
+    ChunkWriter& operator=(const ChunkWriter&) = delete;
+
+    ChunkCodec codec() const noexcept { return m_codec; }
+
+    // Encodes at(off .. off+cnt-1) (sorted by start) as one chunk.
+    template <class At>
+    const Encoded& encode(At at, std::size_t off, std::size_t cnt)
+    {
+        unsigned char *ps = m_starts.data(), *pd = m_durations.data(), *pk = m_kinds.data(), *pl = m_slots.data(),
+                      *pq = m_ksteps.data();
+        const bool delta = m_codec != ChunkCodec::Raw;
         const TimeNs first = at(off).start;
-        TimeNs prev = first;
+        TimeNs prev = first;       // raw: previous start; zstd: previous end
+        std::int64_t prevKstep = -1;
         TimeNs lastEnd = std::numeric_limits<TimeNs>::min();
         for (std::size_t i = off; i < off + cnt; ++i) {
             const Interval& x = at(i);
-            ps = putVarintRaw(ps, static_cast<std::uint64_t>(x.start - prev));
-            prev = x.start;
+            const TimeNs end = static_cast<TimeNs>(static_cast<std::uint64_t>(x.start) + static_cast<std::uint64_t>(x.duration));
+            if (delta) {
+                ps = putVarintRaw(ps, zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(x.start)
+                                                                       - static_cast<std::uint64_t>(prev))));
+                prev = end;
+                pq = putVarintRaw(pq, zigzag(static_cast<std::int64_t>(x.kstep) - prevKstep));
+                prevKstep = x.kstep;
+            } else {
+                ps = putVarintRaw(ps, static_cast<std::uint64_t>(x.start - prev));
+                prev = x.start;
+                pq = putVarintRaw(pq, zigzag(x.kstep));
+            }
             pd = putVarintRaw(pd, zigzag(x.duration));
             *pk++ = static_cast<unsigned char>(x.kind);
             pl = putVarintRaw(pl, zigzag(x.slot));
-            pq = putVarintRaw(pq, zigzag(x.kstep));
-            lastEnd = std::max(lastEnd, x.start + x.duration);
+            lastEnd = std::max(lastEnd, end);
         }
-        ins.bind(1, kernelId).bind(2, warpId).bind(3, chunkIndex).bind(4, first).bind(5, lastEnd)
-            .bind(6, static_cast<std::int64_t>(cnt))
-            .bindBlobStatic(7, b.starts.data(), static_cast<std::size_t>(ps - b.starts.data()))
-            .bindBlobStatic(8, b.durations.data(), static_cast<std::size_t>(pd - b.durations.data()))
-            .bindBlobStatic(9, b.kinds.data(), static_cast<std::size_t>(pk - b.kinds.data()))
-            .bindBlobStatic(10, b.slots.data(), static_cast<std::size_t>(pl - b.slots.data()))
-            .bindBlobStatic(11, b.ksteps.data(), static_cast<std::size_t>(pq - b.ksteps.data()));
-        ins.run();
+        return finish(first, lastEnd, cnt, ps, pd, pk, pl, pq);
     }
-}
 
-extern const char* const kInsertChunkSql;
+    // Inserts the intervals of one warp (at(0..n-1), sorted by start) as chunks of kChunkIntervals.
+    template <class At>
+    void writeWarp(RowId kernelId, RowId warpId, At at, std::size_t n)
+    {
+        std::int64_t chunkIndex = 0;
+        for (std::size_t off = 0; off < n; off += kChunkIntervals, ++chunkIndex)
+            insert(kernelId, warpId, chunkIndex, encode(at, off, std::min<std::size_t>(kChunkIntervals, n - off)));
+    }
 
-// Decodes one chunk row and appends it to `lane`. Throws StoreError on any inconsistency.
-void decodeChunk(const std::string& path, RowId chunkId, RowId warpId, TimeNs firstStart, std::int64_t count,
-                 std::string_view starts, std::string_view durations, std::string_view kinds, std::string_view slots,
-                 std::string_view ksteps, Lane& lane);
+private:
+    const Encoded& finish(TimeNs first, TimeNs lastEnd, std::size_t cnt, unsigned char* ps, unsigned char* pd,
+                          unsigned char* pk, unsigned char* pl, unsigned char* pq);
+    void insert(RowId kernelId, RowId warpId, std::int64_t chunkIndex, const Encoded& e);
+
+    const Db* m_db;
+    ChunkCodec m_codec;
+    std::unique_ptr<Stmt> m_ins;
+    // Worst case 10 bytes per varint.
+    std::vector<unsigned char> m_starts, m_durations, m_kinds, m_slots, m_ksteps;
+    std::string m_payload;
+    std::string m_z;
+    void* m_cctx = nullptr;  // ZSTD_CCtx
+    Encoded m_enc;
+};
+
+// Decodes one chunk row and appends it to `lane`. Throws StoreError on any inconsistency, naming the
+// chunk. `scratch` holds a decompressed payload (reuse it across calls).
+struct ChunkDecoder {
+    ChunkDecoder();
+    ~ChunkDecoder();
+    ChunkDecoder(const ChunkDecoder&) = delete;
+    ChunkDecoder& operator=(const ChunkDecoder&) = delete;
+    void decode(const std::string& path, RowId chunkId, RowId warpId, TimeNs firstStart, std::int64_t count,
+                std::int64_t codec, std::string_view starts, std::string_view durations, std::string_view kinds,
+                std::string_view slots, std::string_view ksteps, Lane& lane);
+
+private:
+    void* m_dctx = nullptr;  // ZSTD_DCtx
+    std::string m_buf;
+};
 
 // --- row readers (store_read.cpp)
 extern const char* const kRunColumns;
@@ -163,8 +207,14 @@ struct TraceStore::Impl {
         }
     }
 
-    // addLaunches' statement, prepared once and reused for every launch of every call.
-    std::unique_ptr<Stmt> launchStmt;
+    // The bulk writers' statements, prepared once and reused for every record of every call.
+    std::unique_ptr<Stmt> launchStmt, memopStmt, nvtxStmt, apiStmt;
+    Stmt& cached(std::unique_ptr<Stmt>& s, const char* sql)
+    {
+        if (!s)
+            s = std::make_unique<Stmt>(db, sql);
+        return *s;
+    }
 
     RowId insertRun(const RunInfo& r);
     void insertLaunches(RowId runId, const std::vector<KernelLaunch>& launches);

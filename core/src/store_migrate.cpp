@@ -30,15 +30,14 @@ std::int64_t migrate1to2(const Db& db)
     }
     Stmt sel(db, "SELECT w.kernel_id, i.warp_id, i.kind, i.slot, i.kstep, i.start_ns, i.duration_ns "
                  "FROM intervals i JOIN warps w ON w.id = i.warp_id ORDER BY i.warp_id, i.start_ns, i.id");
-    Stmt ins(db, kInsertChunkSql);
-    ChunkBuffers buf;
+    ChunkWriter writer(&db, ChunkCodec::Raw);  // version 2 has raw chunks; 2 -> 3 compresses them
     std::vector<Interval> cur;
     RowId curWarp = 0, curKernel = 0;
     std::int64_t total = 0;
     auto flush = [&] {
         if (cur.empty())
             return;
-        writeWarpChunks(ins, curKernel, curWarp, [&](std::size_t i) -> const Interval& { return cur[i]; }, cur.size(), buf);
+        writer.writeWarp(curKernel, curWarp, [&](std::size_t i) -> const Interval& { return cur[i]; }, cur.size());
         total += static_cast<std::int64_t>(cur.size());
         cur.clear();
     };
@@ -64,8 +63,57 @@ std::int64_t migrate1to2(const Db& db)
     return total;
 }
 
-// Version 3: program tables, new columns on runs / kernels / memops / interval_chunks.
-void migrate2to3(const Db& db)
+// Rewrites every raw chunk as a zstd chunk (same rows, same boundaries), validating it on the way.
+std::int64_t recompressChunks(const Db& db)
+{
+    std::vector<RowId> ids;
+    {
+        Stmt s(db, "SELECT id FROM interval_chunks WHERE codec = 0 ORDER BY id");
+        while (s.step())
+            ids.push_back(s.i64(0));
+    }
+    Stmt sel(db, "SELECT warp_id, first_start_ns, count, starts, durations, kinds, slots, ksteps FROM interval_chunks "
+                 "WHERE id = ?");
+    Stmt upd(db, "UPDATE interval_chunks SET last_end_ns = ?, starts = ?, durations = ?, kinds = ?, slots = ?, "
+                 "ksteps = ?, codec = ? WHERE id = ?");
+    ChunkDecoder dec;
+    ChunkWriter enc(nullptr, ChunkCodec::Zstd);
+    std::int64_t total = 0;
+    for (RowId id : ids) {
+        sel.bind(1, id);
+        if (!sel.step())
+            fail(db.path(), "interval chunk " + str(id) + " vanished during migration");
+        Lane lane;
+        dec.decode(db.path(), id, sel.i64(0), sel.i64(1), sel.i64(2), static_cast<int>(ChunkCodec::Raw), sel.blob(3),
+                   sel.blob(4), sel.blob(5), sel.blob(6), sel.blob(7), lane);
+        sel.reset();
+        const std::size_t n = lane.size();
+        total += static_cast<std::int64_t>(n);
+        // An empty chunk, or one with an interval of 2^31 ns or more (the lane clamps those), stays raw:
+        // readers accept raw chunks in every version.
+        if (n == 0 || std::find(lane.duration.begin(), lane.duration.end(), INT32_MAX) != lane.duration.end())
+            continue;
+        Interval iv;
+        const auto& e = enc.encode([&](std::size_t i) -> const Interval& {
+            iv.kind = lane.kind[i];
+            iv.slot = lane.slot[i];
+            iv.kstep = lane.kstep[i];
+            iv.start = lane.start[i];
+            iv.duration = lane.duration[i];
+            return iv;
+        }, 0, n);
+        upd.bind(1, e.lastEnd);
+        for (int i = 0; i < 5; ++i)
+            upd.bindBlobStatic(2 + i, e.blob[i].data(), e.blob[i].size());
+        upd.bind(7, static_cast<int>(ChunkCodec::Zstd)).bind(8, id);
+        upd.run();
+    }
+    return total;
+}
+
+// Version 3: program tables, new columns on runs / kernels / memops / interval_chunks; chunks compressed.
+// Returns the number of intervals recompressed.
+std::int64_t migrate2to3(const Db& db)
 {
     for (const TableDef& t : schemaTables()) {
         if (!tableActive(t, 3))
@@ -83,6 +131,7 @@ void migrate2to3(const Db& db)
     }
     Stmt m(db, "UPDATE meta SET value = ? WHERE key = 'interval_encoding'");
     m.bind(1, kIntervalEncoding).run();
+    return recompressChunks(db);
 }
 
 MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::string& dst)
@@ -96,8 +145,11 @@ MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::s
         r.fromVersion = v;
         if (v < 2)
             r.intervalsMigrated += migrate1to2(db);
-        if (v < 3)
-            migrate2to3(db);
+        if (v < 3) {
+            const std::int64_t n = migrate2to3(db);
+            if (v == 2)
+                r.intervalsMigrated += n;
+        }
         db.exec(("PRAGMA application_id = " + str(kApplicationId)).c_str());
         db.exec(("PRAGMA user_version = " + str(kSchemaVersion)).c_str());
         db.exec("COMMIT");
@@ -138,6 +190,7 @@ MigrationResult TraceStore::migrateCopy(const std::string& src, const std::strin
         out.open(dst, SQLITE_OPEN_READWRITE);
         auto r = migrateOpenDb(out, src, dst);
         out.exec("PRAGMA journal_mode = DELETE");
+        out.exec("VACUUM");  // the copy is new: drop the pages the raw chunks left free
         return r;
     } catch (...) {
         fs::remove(dst, ec);

@@ -466,7 +466,10 @@ KernelTrace TraceStore::loadKernel(RowId kernelId, const LoadOptions& options) c
         // Exact reservation: no growth slack (RAM per interval), bounded by
         // the bytes actually present (a lying count cannot allocate much).
         {
-            Stmt s(db, "SELECT warp_id, MIN(id), SUM(MAX(count, 0)), SUM(length(kinds)) FROM interval_chunks "
+            // A zstd chunk's bytes bound its count loosely (256 intervals per stored byte is far beyond
+            // what real traces compress to): the reservation only avoids growth slack.
+            Stmt s(db, "SELECT warp_id, MIN(id), SUM(MAX(count, 0)), "
+                       "SUM(CASE codec WHEN 0 THEN length(kinds) ELSE 256 * length(starts) END) FROM interval_chunks "
                        "WHERE kernel_id = ? GROUP BY warp_id");
             s.bind(1, kernelId);
             while (s.step()) {
@@ -479,15 +482,16 @@ KernelTrace TraceStore::loadKernel(RowId kernelId, const LoadOptions& options) c
                 l.kstep.reserve(n);
             }
         }
-        Stmt s(db, "SELECT id, warp_id, first_start_ns, count, starts, durations, kinds, slots, ksteps "
+        Stmt s(db, "SELECT id, warp_id, first_start_ns, count, starts, durations, kinds, slots, ksteps, codec "
                    "FROM interval_chunks WHERE kernel_id = ? ORDER BY warp_id, chunk_index, id");
         s.bind(1, kernelId);
+        ChunkDecoder dec;
         while (s.step()) {
             const RowId chunk = s.i64(0);
             const RowId warp = s.i64(1);
             Lane& l = laneOf(warp, chunk);
-            decodeChunk(m_path, chunk, warp, s.i64(2), s.i64(3), s.blob(4), s.blob(5), s.blob(6), s.blob(7), s.blob(8),
-                        l);
+            dec.decode(m_path, chunk, warp, s.i64(2), s.i64(3), s.i64(9), s.blob(4), s.blob(5), s.blob(6), s.blob(7),
+                       s.blob(8), l);
         }
     }
 

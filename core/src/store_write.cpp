@@ -49,7 +49,7 @@ const char* const kInsertKernelSql =
 
 void bindLaunch(Stmt& s, RowId runId, const KernelLaunch& L)
 {
-    s.bind(1, runId).bind(2, L.name).bind(3, L.variant).bind(4, L.traced ? 1 : 0);
+    s.bind(1, runId).bindStatic(2, L.name).bindStatic(3, L.variant).bind(4, L.traced ? 1 : 0);
     for (int i = 0; i < 3; ++i)
         s.bind(5 + i, L.grid[i]).bind(8 + i, L.block[i]).bind(11 + i, L.cluster[i]);
     s.bind(14, L.dynamicSmemBytes).bind(15, L.staticSmemBytes).bind(16, L.registersPerThread)
@@ -124,8 +124,7 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
             ++counts[static_cast<std::size_t>(iv.warpId) + 1];
         }
         std::partial_sum(counts.begin(), counts.end(), counts.begin());
-        Stmt ins(db, kInsertChunkSql);
-        ChunkBuffers buf;
+        ChunkWriter chunks(&db, ChunkCodec::Zstd);
         auto byStart = [](const Interval* x, const Interval* y) { return x->start < y->start; };
         if (grouped) {
             // The usual case (the recorder and the generator write warp by warp): no copy.
@@ -138,15 +137,15 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
                 for (std::size_t i = 1; i < e - b && sorted; ++i)
                     sorted = first[i - 1].start <= first[i].start;
                 if (sorted) {
-                    writeWarpChunks(ins, kernelId, warpIds[w], [first](std::size_t i) -> const Interval& { return first[i]; },
-                                    e - b, buf);
+                    chunks.writeWarp(kernelId, warpIds[w], [first](std::size_t i) -> const Interval& { return first[i]; },
+                                    e - b);
                 } else {
                     std::vector<const Interval*> order(e - b);
                     for (std::size_t i = 0; i < e - b; ++i)
                         order[i] = first + i;
                     std::stable_sort(order.begin(), order.end(), byStart);
-                    writeWarpChunks(ins, kernelId, warpIds[w], [&order](std::size_t i) -> const Interval& { return *order[i]; },
-                                    e - b, buf);
+                    chunks.writeWarp(kernelId, warpIds[w], [&order](std::size_t i) -> const Interval& { return *order[i]; },
+                                    e - b);
                 }
             }
         } else {
@@ -161,8 +160,8 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
                 const Interval** first = order.data() + b;
                 if (!std::is_sorted(first, first + (e - b), byStart))
                     std::stable_sort(first, first + (e - b), byStart);
-                writeWarpChunks(ins, kernelId, warpIds[w], [first](std::size_t i) -> const Interval& { return *first[i]; },
-                                e - b, buf);
+                chunks.writeWarp(kernelId, warpIds[w], [first](std::size_t i) -> const Interval& { return *first[i]; },
+                                e - b);
             }
         }
     }
@@ -213,12 +212,12 @@ void TraceStore::Impl::insertMemOps(RowId runId, const std::vector<MemOp>& ops)
 {
     if (ops.empty())
         return;
-    Stmt s(db, "INSERT INTO memops(run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id, context_id, "
-               "graph_id, graph_node_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Stmt& s = cached(memopStmt, "INSERT INTO memops(run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id, "
+                                "context_id, graph_id, graph_node_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const MemOp& m : ops) {
         if (m.end < m.start)
             fail(db.path(), "cannot write a memory operation that ends before it starts");
-        s.bind(1, runId).bind(2, memOpKindName(m.kind)).bind(3, m.bytes).bind(4, m.start).bind(5, m.end)
+        s.bind(1, runId).bindStatic(2, memOpKindName(m.kind)).bind(3, m.bytes).bind(4, m.start).bind(5, m.end)
             .bind(6, static_cast<std::int64_t>(m.correlationId)).bind(7, static_cast<std::int64_t>(m.streamId))
             .bind(8, static_cast<std::int64_t>(m.contextId)).bind(9, static_cast<std::int64_t>(m.graphId))
             .bind(10, static_cast<std::int64_t>(m.graphNodeId));
@@ -231,9 +230,7 @@ void TraceStore::Impl::insertLaunches(RowId runId, const std::vector<KernelLaunc
 {
     if (launches.empty())
         return;
-    if (!launchStmt)
-        launchStmt = std::make_unique<Stmt>(db, kInsertKernelSql);
-    Stmt& s = *launchStmt;
+    Stmt& s = cached(launchStmt, kInsertKernelSql);
     for (const KernelLaunch& L : launches) {
         if (L.end < L.start)
             fail(db.path(), "cannot write kernel '" + L.name + "': it ends before it starts");
@@ -261,12 +258,12 @@ void TraceStore::Impl::insertNvtx(RowId runId, const std::vector<NvtxRange>& ran
 {
     if (ranges.empty())
         return;
-    Stmt s(db, "INSERT INTO nvtx_ranges(run_id, kind, domain, name, start_ns, end_ns, thread_id, depth, color, "
-               "category, closed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Stmt& s = cached(nvtxStmt, "INSERT INTO nvtx_ranges(run_id, kind, domain, name, start_ns, end_ns, thread_id, "
+                               "depth, color, category, closed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const NvtxRange& r : ranges) {
         if (r.end < r.start)
             fail(db.path(), "cannot write NVTX range '" + r.name + "': it ends before it starts");
-        s.bind(1, runId).bind(2, nvtxKindName(r.kind)).bind(3, r.domain).bind(4, r.name).bind(5, r.start)
+        s.bind(1, runId).bindStatic(2, nvtxKindName(r.kind)).bindStatic(3, r.domain).bindStatic(4, r.name).bind(5, r.start)
             .bind(6, r.end).bind(7, static_cast<std::int64_t>(r.threadId)).bind(8, r.depth)
             .bind(9, static_cast<std::int64_t>(r.color)).bind(10, r.category).bind(11, r.closed ? 1 : 0);
         s.run();
@@ -277,12 +274,12 @@ void TraceStore::Impl::insertApiSpans(RowId runId, const std::vector<ApiSpan>& s
 {
     if (spans.empty())
         return;
-    Stmt s(db, "INSERT INTO api_spans(run_id, name, cbid, driver, start_ns, end_ns, thread_id, correlation_id, result) "
-               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Stmt& s = cached(apiStmt, "INSERT INTO api_spans(run_id, name, cbid, driver, start_ns, end_ns, thread_id, "
+                              "correlation_id, result) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const ApiSpan& a : spans) {
         if (a.end < a.start)
             fail(db.path(), "cannot write API call '" + a.name + "': it ends before it starts");
-        s.bind(1, runId).bind(2, a.name).bind(3, static_cast<std::int64_t>(a.cbid)).bind(4, a.driver ? 1 : 0)
+        s.bind(1, runId).bindStatic(2, a.name).bind(3, static_cast<std::int64_t>(a.cbid)).bind(4, a.driver ? 1 : 0)
             .bind(5, a.start).bind(6, a.end).bind(7, static_cast<std::int64_t>(a.threadId))
             .bind(8, static_cast<std::int64_t>(a.correlationId)).bind(9, a.result);
         s.run();
