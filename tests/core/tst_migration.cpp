@@ -346,7 +346,12 @@ private slots:
         } else {
             QVERIFY(c.needsMigration);
             current = file("fixture-v2.migrated.wstrace");
-            QCOMPARE(TraceStore::migrateCopy(v2, current).fromVersion, 2);
+            const MigrationResult r = TraceStore::migrateCopy(v2, current);
+            QCOMPARE(r.fromVersion, 2);
+            // every chunk recompressed (zstd), none left raw
+            QVERIFY(r.intervalsMigrated > 0);
+            QCOMPARE(r.intervalsMigrated, wstest::rawQueryInt(v2, "SELECT SUM(count) FROM interval_chunks"));
+            QCOMPARE(wstest::rawQueryInt(current, "SELECT COUNT(*) FROM interval_chunks WHERE codec <> 1"), 0);
         }
         compareWithFixtureRecord(contentsOf(TraceStore::openReadOnly(current)));
         QCOMPARE(wstest::fileHash(v2), before);
