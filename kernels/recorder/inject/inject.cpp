@@ -5,8 +5,9 @@
 // first NVTX call. Children inherit the environment and load it themselves.
 //
 // Each process streams its records to $WARPSTAGE_SINK/<pid>-<ns>.wsink (warpstage/sink_format.h):
-//   * CUPTI Activity API: DEVICE, CONTEXT, CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME, DRIVER (only the
-//     launch calls are kept: Triton and other JITs launch with cuLaunchKernel, no runtime record);
+//   * CUPTI Activity API: DEVICE, CONTEXT, CONCURRENT_KERNEL, MEMCPY, MEMSET, and API records of the
+//     runtime calls that launch, copy, set or synchronise plus the driver's launch calls (Triton and other
+//     JITs launch with cuLaunchKernel: no runtime record) -- see enableApiRecords();
 //     one write(2) per completed buffer (WARPSTAGE_BUFFER_KB, default 2048);
 //   * a timer thread calls cuptiActivityFlushAll(0) every WARPSTAGE_FLUSH_MS (default 1000): CUPTI's own
 //     periodic flush only hands back full buffers (device log, probe 2026-11-30);
@@ -21,6 +22,7 @@
 #include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -107,7 +109,8 @@ std::string readFile(const char* path)
     return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-void onFork() { g_fd = -1; }  // a forked child writes nothing into its parent's sink
+void onFork() { g_fd = -1; }
+void atexitFlush();  // a forked child writes nothing into its parent's sink
 
 bool openSink()
 {
@@ -145,6 +148,9 @@ bool openSink()
         g_fd = fd;
         writeAll(out);
         pthread_atfork(nullptr, nullptr, onFork);
+        // NVTX-only processes (and NVTX before cuInit) need the final write too; InitializeInjection registers
+        // again, later, so that one runs first (before the CUDA runtime's own teardown); the second is a no-op.
+        atexit(atexitFlush);
     });
     return g_fd >= 0 && getpid() == g_pid;
 }
@@ -199,6 +205,48 @@ std::uint32_t kernelName(std::string& out, const char* name)
     const std::uint32_t id = intern(out, name);
     g_namePtr.emplace(name, id);
     return id;
+}
+
+// API records: only the calls that launch work, copy, set memory or synchronise. PyTorch makes ~12 runtime
+// calls per kernel (cudaGetDevice, cudaStreamIsCapturing, ...): recording all of them (RUNTIME + DRIVER
+// kinds) cost 1.4x on a launch-bound training loop on the H200 (device log, 2026-11-30 05:00). Per-API
+// enabling (cuptiActivityEnableRuntimeApi / EnableDriverApi, CUPTI 12.6+) is looked up at run time in the
+// libcupti this library is bound to; without it, or with WARPSTAGE_API=all, the whole kinds are enabled.
+bool wantedRuntimeApi(const char* n)
+{
+    return n && (std::strstr(n, "Launch") || std::strstr(n, "Memcpy") || std::strstr(n, "Memset") || std::strstr(n, "Synchronize"));
+}
+
+void enableApiRecords()
+{
+    using EnableApiFn = CUptiResult (*)(CUpti_CallbackId, std::uint8_t);
+    EnableApiFn rt = nullptr, drv = nullptr;
+    Dl_info di;
+    if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &di) && di.dli_fname)
+        if (void* h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD)) {
+            rt = reinterpret_cast<EnableApiFn>(dlsym(h, "cuptiActivityEnableRuntimeApi"));
+            drv = reinterpret_cast<EnableApiFn>(dlsym(h, "cuptiActivityEnableDriverApi"));
+        }
+    const char* mode = std::getenv("WARPSTAGE_API");
+    const bool all = mode && !std::strcmp(mode, "all");
+    bool rtOk = rt && !all;
+    if (rtOk) {
+        int enabled = 0;
+        for (CUpti_CallbackId cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && rtOk; ++cbid) {
+            const char* name = nullptr;
+            if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !wantedRuntimeApi(name)) continue;
+            rtOk = rt(cbid, 1) == CUPTI_SUCCESS;
+            ++enabled;
+        }
+        rtOk = rtOk && enabled > 0;
+    }
+    if (!rtOk) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (!g_keepDriver) return;
+    bool drvOk = drv && !all;
+    if (drvOk)
+        for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && drvOk; ++cbid)
+            if (keptDriverCall(cbid)) drvOk = drv(cbid, 1) == CUPTI_SUCCESS;
+    if (!drvOk) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
 }
 
 void CUPTIAPI bufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* maxNumRecords)
@@ -504,9 +552,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void)
     if (!openSink()) return 1;  // not under warpstage-record: do nothing, let the program run
     cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
     for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                 CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME})
+                                 CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET})
         cuptiActivityEnable(k);
-    if (g_keepDriver) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+    enableApiRecords();
     g_cuptiUp = true;
     atexit(atexitFlush);
     installSignalHandlers();
