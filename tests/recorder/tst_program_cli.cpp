@@ -117,6 +117,9 @@ private slots:
         QCOMPARE(r.code, 5);
         QVERIFY2(r.err.contains("not an SQLite database") || r.err.contains("not a Warpstage"), qPrintable(r.err));
         QCOMPARE(readAll(out), before);
+        // refused before the program ran: no sink folder, no "recording ..." line
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{"notes.txt"});
+        QVERIFY2(!r.err.contains("recording "), qPrintable(r.err));
     }
 
     void usageErrors_data()
