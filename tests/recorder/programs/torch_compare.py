@@ -9,6 +9,9 @@
                                      duration per name; prints COMPARE ... and exits 1 on a mismatch
   torch_compare.py children          a kernel here, one in a subprocess child
   torch_compare.py bench             the recording-overhead loop: 300 steps of a 4-layer MLP; prints BENCH loop_s=
+  torch_compare.py ctest RECORD DUMP the ctest test gpu_record_torch: records `workload` with warpstage-record
+                                     --keep-sinks, dumps the kernels inside 'ws-measure', runs `profile`, compares;
+                                     exit 77 (SKIP) without torch or a CUDA GPU (1 with WARPSTAGE_REQUIRE_GPU=1)
 """
 import json
 import os
@@ -110,6 +113,41 @@ def bench():
     print(f"BENCH loop_s={time.perf_counter() - t0:.4f}", flush=True)
 
 
+def ctest(record, dump):
+    import glob
+    import shutil
+    import tempfile
+
+    def unavailable(why):
+        if os.environ.get("WARPSTAGE_REQUIRE_GPU", "0") not in ("", "0"):
+            print(f"FAIL: gpu_record_torch: WARPSTAGE_REQUIRE_GPU is set but the test cannot run: {why}")
+            return 1
+        print(f"SKIP: gpu_record_torch: {why}")
+        return 77
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001
+        return unavailable(f"no PyTorch ({e})")
+    if not torch.cuda.is_available():
+        return unavailable("torch.cuda.is_available() is False")
+    d = tempfile.mkdtemp(prefix="gpu_record_torch-")
+    out = os.path.join(d, "torch.wstrace")
+    rc = subprocess.run([record, "--keep-sinks", "-o", out, "--", sys.executable, os.path.abspath(__file__), "workload"]).returncode
+    if rc != 0:
+        print(f"FAIL: warpstage-record exit {rc}; files in {d}")
+        return 1
+    sinks = glob.glob(os.path.join(d, ".torch.wstrace.sinks-*"))
+    with open(os.path.join(d, "measure.jsonl"), "w") as f:
+        subprocess.run([dump, "--kernels", "--nvtx-range", "ws-measure", sinks[0]], stdout=f, check=False)
+    workload(os.path.join(d, "prof.json"))
+    rc = compare(os.path.join(d, "measure.jsonl"), os.path.join(d, "prof.json"))
+    if rc == 0:
+        shutil.rmtree(d, ignore_errors=True)
+    else:
+        print(f"files kept in {d}")
+    return rc
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "workload"
     if mode == "workload":
@@ -126,6 +164,8 @@ def main():
         print("subprocess rc", r.returncode, flush=True)
     elif mode == "bench":
         bench()
+    elif mode == "ctest":
+        sys.exit(ctest(sys.argv[2], sys.argv[3]))
 
 
 if __name__ == "__main__":
