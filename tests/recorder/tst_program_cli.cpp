@@ -122,6 +122,21 @@ private slots:
         QVERIFY2(!r.err.contains("recording "), qPrintable(r.err));
     }
 
+    void injectionLibraryMissing()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("t.wstrace");
+        QProcess p;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert("WARPSTAGE_INJECT_LIB", dir.filePath("no-such-libwarpstage-inject.so"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(WARPSTAGE_RECORD_EXE), {"-o", out, "--", kFake, "ok"});
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("libwarpstage-inject.so not found"));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot).size(), 0);
+    }
+
     void usageErrors_data()
     {
         QTest::addColumn<QStringList>("args");
