@@ -239,9 +239,9 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
     std::vector<std::string> env;
     for (char** e = environ; e && *e; ++e) {
         const std::string s = *e;
-        for (const char* k : {"CUDA_INJECTION64_PATH=", "NVTX_INJECTION64_PATH=", "WARPSTAGE_SINK="})
+        for (const char* k : {"CUDA_INJECTION64_PATH=", "NVTX_INJECTION64_PATH=", "WARPSTAGE_SINK=", "WARPSTAGE_DURATION_S="})
             if (s.rfind(k, 0) == 0) {
-                if (std::strcmp(k, "WARPSTAGE_SINK=") != 0) msg("warning", "replacing " + s.substr(0, s.find('=')) + " of the environment for the program");
+                if (std::strncmp(k, "WARPSTAGE_", 10) != 0) msg("warning", "replacing " + s.substr(0, s.find('=')) + " of the environment for the program");
                 goto skip;
             }
         env.push_back(s);
@@ -250,6 +250,7 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
     env.push_back("CUDA_INJECTION64_PATH=" + inject);
     env.push_back("NVTX_INJECTION64_PATH=" + inject);
     env.push_back("WARPSTAGE_SINK=" + sinkDir);
+    if (o.durationSeconds > 0) env.push_back("WARPSTAGE_DURATION_S=" + std::to_string(o.durationSeconds));
     std::vector<char*> envp, argv;
     for (auto& s : env) envp.push_back(s.data());
     envp.push_back(nullptr);

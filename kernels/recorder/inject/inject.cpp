@@ -56,6 +56,7 @@ pid_t g_pid = 0;
 std::once_flag g_openOnce;
 std::atomic<bool> g_ended{false};
 std::atomic<bool> g_cuptiUp{false};
+std::atomic<bool> g_nvtxOff{false};  // --duration: the window is over
 std::atomic<std::uint64_t> g_rangeId{1};
 std::size_t g_bufBytes = 2u << 20;
 bool g_keepDriver = true;
@@ -416,7 +417,7 @@ struct StringH { std::uint32_t id; };
 void nvtxEvent(NvtxOp op, std::uint64_t rangeId, const DomainH* d, const char* name, std::uint32_t nameId,
                const nvtxEventAttributes_t* a)
 {
-    if (g_fd < 0 || g_ended.load()) return;
+    if (g_fd < 0 || g_ended.load() || g_nvtxOff.load(std::memory_order_relaxed)) return;
     NvtxRec r{};
     r.timestamp = cuptiNow();
     r.rangeId = rangeId;
@@ -560,10 +561,24 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void)
     installSignalHandlers();
     long ms = 1000;
     if (const char* f = std::getenv("WARPSTAGE_FLUSH_MS"); f && std::atol(f) >= 50) ms = std::atol(f);
-    std::thread([ms] {
+    // --duration S: stop collecting S seconds after CUDA initialised (the recorder cuts the exact window,
+    // counted from the process's first record, afterwards; this only saves the cost of recording past it).
+    double stopAfter = 0;
+    if (const char* d = std::getenv("WARPSTAGE_DURATION_S"); d && std::atof(d) > 0) stopAfter = std::atof(d);
+    std::thread([ms, stopAfter] {
+        const auto t0 = std::chrono::steady_clock::now();
+        bool stopped = false;
         while (!g_ended.load()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(ms));
             if (g_ended.load() || getpid() != g_pid) break;
+            if (!stopped && stopAfter > 0
+                && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > stopAfter) {
+                stopped = true;
+                g_nvtxOff = true;
+                for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                                             CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
+                    cuptiActivityDisable(k);
+            }
             cuptiActivityFlushAll(0);
             writePending();
         }
