@@ -79,7 +79,18 @@ struct DeviceInfo {
     std::int64_t globalMemBytes = 0;
 };
 
-enum class RunStatus : std::uint8_t { Complete = 0, Failed = 1 };
+// Complete: everything recorded. Failed: the recording itself failed (trace overflow, kernel fault).
+// Incomplete (schema 3): a program recording that ended early (the program crashed, was killed, hung
+// and was stopped by --timeout, or the recorder was interrupted); what was flushed before that is kept,
+// failureReason says why, RunInfo::exitCode/exitSignal say how the program ended.
+enum class RunStatus : std::uint8_t { Complete = 0, Failed = 1, Incomplete = 2 };
+
+// What a run is (schema 3). Ladder: one rung of the bundled GEMM ladder run by warpstage-record --rungs
+// (a small program: its memcpys, warm-up and traced launches). Program: one process of a user's program
+// on one device, recorded by warpstage-record -- PROGRAM. Synthetic runs keep RunInfo::synthetic.
+enum class RunKind : std::uint8_t { Ladder = 0, Program = 1 };
+std::string_view runKindName(RunKind k);                          // "ladder", "program"
+std::optional<RunKind> runKindFromName(std::string_view name);
 
 struct RunInfo {
     RowId id = 0;                // assigned by the store
@@ -98,6 +109,65 @@ struct RunInfo {
     std::string notes;           // free text (e.g. why stalls were skipped)
     bool hasTimeline = true;     // pass 1 present
     bool hasStalls = false;      // pass 2 present
+
+    // --- schema 3: programs (defaults describe a ladder run)
+    RunKind kind = RunKind::Ladder;
+    std::int64_t pid = 0;            // process id of the recorded process (0: unknown / the recorder itself)
+    std::int64_t parentPid = 0;      // its parent (a launcher's workers point at the launcher's run pid)
+    std::string program;             // executable as started ("python3", "/abs/path/app")
+    std::string workingDir;
+    int deviceOrdinal = 0;           // CUDA device ordinal in that process
+    std::string deviceUuid;          // "GPU-…" where CUPTI reports it, else ""
+    TimeNs processStart = 0;         // first and last record of the process on this device (run time base)
+    TimeNs processEnd = 0;
+    int exitCode = -1;               // the program's exit status (-1: unknown / still running when stopped)
+    int exitSignal = 0;              // signal that ended it (SIGKILL = 9, ...), 0 if none
+};
+
+// A CUDA stream of a run (schema 3): CUPTI's stream id within its context.
+struct StreamInfo {
+    RowId id = 0;
+    RowId runId = 0;
+    std::uint32_t contextId = 0;
+    std::uint32_t streamId = 0;
+    int priority = 0;
+    bool isDefault = false;          // the legacy / per-thread default stream
+    std::string name;                // from nvtxNameCudaStream, else ""
+};
+
+enum class NvtxKind : std::uint8_t { PushPop = 0, StartEnd = 1, Mark = 2 };
+std::string_view nvtxKindName(NvtxKind k);                        // "push_pop", "start_end", "mark"
+std::optional<NvtxKind> nvtxKindFromName(std::string_view name);
+
+// An NVTX range or mark of a run (schema 3): torch's record_function / emit_nvtx, users' ranges.
+struct NvtxRange {
+    RowId id = 0;
+    RowId runId = 0;
+    NvtxKind kind = NvtxKind::PushPop;
+    std::string domain;              // "" for the default domain
+    std::string name;
+    TimeNs start = 0;
+    TimeNs end = 0;                  // == start for a mark; a range still open when recording ended ends there
+    std::uint32_t threadId = 0;      // OS thread id that pushed / started it
+    int depth = 0;                   // push/pop nesting depth on that thread (0 = outermost); 0 for start/end
+    std::uint32_t color = 0;         // ARGB, 0 if none
+    std::int64_t category = 0;
+    bool closed = true;              // false: still open when the recording ended
+};
+
+// A CPU-side CUDA API call (schema 3): the runtime/driver call that launched a kernel or copy; its
+// correlationId equals the KernelLaunch's / MemOp's, which draws the launch -> run arrow.
+struct ApiSpan {
+    RowId id = 0;
+    RowId runId = 0;
+    std::string name;                // "cudaLaunchKernel", "cuLaunchKernelEx", "cudaGraphLaunch", ...
+    std::uint32_t cbid = 0;          // CUPTI callback id
+    bool driver = false;             // driver API (cu*) rather than runtime (cuda*)
+    TimeNs start = 0;
+    TimeNs end = 0;
+    std::uint32_t threadId = 0;
+    std::uint32_t correlationId = 0;
+    int result = 0;                  // the call's return code (0 = success)
 };
 
 struct KernelLaunch {
@@ -118,6 +188,11 @@ struct KernelLaunch {
     std::uint32_t streamId = 0;
     double alignResidualNs = 0;  // residual of the in-kernel -> CUPTI clock alignment
     std::int64_t droppedEvents = 0;  // events lost to buffer overflow (run is then Failed)
+    // --- schema 3
+    std::uint32_t contextId = 0;
+    std::uint32_t graphId = 0;   // CUDA graph the launch belongs to (0: not from a graph)
+    std::uint64_t graphNodeId = 0;
+    int launchIndex = 0;         // 0-based index among the run's launches of the same name (--launch-range counts these)
 };
 
 enum class MemOpKind : std::uint8_t { Unknown = 0, HtoD = 1, DtoH = 2, DtoD = 3, Memset = 4, Other = 5 };
@@ -131,6 +206,10 @@ struct MemOp {
     TimeNs end = 0;
     std::uint32_t correlationId = 0;
     std::uint32_t streamId = 0;
+    // --- schema 3
+    std::uint32_t contextId = 0;
+    std::uint32_t graphId = 0;
+    std::uint64_t graphNodeId = 0;
 };
 
 struct Cta {
@@ -220,6 +299,24 @@ struct RunRecord {
     std::vector<KernelRecord> kernels;
     std::vector<MemOp> memOps;
     std::vector<Metric> metrics;          // Metric::kernelId = index into kernels + 1, 0 = run-wide
+    // schema 3: program-level records (ids and runId are assigned by the store)
+    std::vector<StreamInfo> streams;
+    std::vector<NvtxRange> nvtx;
+    std::vector<ApiSpan> apiSpans;
+};
+
+// The program-level view of one run (TraceStore::loadProgram): every launch, copy, NVTX range and API
+// call, each vector sorted by start. Launches carry no per-warp data (KernelLaunch::traced says whether
+// loadKernel() can give one).
+struct ProgramTrace {
+    RunInfo run;
+    std::vector<KernelLaunch> kernels;
+    std::vector<MemOp> memOps;
+    std::vector<StreamInfo> streams;      // every stream that appears in kernels or memOps
+    std::vector<NvtxRange> nvtx;
+    std::vector<ApiSpan> apiSpans;
+    TimeNs firstStart() const;            // min over all records (0 if none)
+    TimeNs lastEnd() const;
 };
 
 // ---------------------------------------------------------------------------

@@ -36,8 +36,10 @@ namespace ws {
 
 // Schema version written to PRAGMA user_version. History (docs/schema.md):
 //   1: intervals as one row each (table 'intervals'); never shipped in a release
-//   2: intervals packed per warp in 'interval_chunks' (current)
-inline constexpr int kSchemaVersion = 2;
+//   2: intervals packed per warp in 'interval_chunks'
+//   3: programs: run kind/process/exit columns, streams, nvtx_ranges, api_spans, launch context/graph
+//      columns; interval chunks compressed (zstd over the delta-encoded columns) (current)
+inline constexpr int kSchemaVersion = 3;
 inline constexpr int kOldestMigratableVersion = 1;
 // PRAGMA application_id of a Warpstage file ("WSTG").
 inline constexpr std::int32_t kApplicationId = 0x57535447;
@@ -114,6 +116,16 @@ public:
     void addMemOps(const std::vector<MemOp>& ops);
     // Metric::kernelId here is a kernel id returned by addKernel (0 = run-wide).
     void addMetrics(const std::vector<Metric>& metrics);
+    // Program-level records (schema 3); may be called many times, in any order, before commit().
+    // Launches without per-warp data (thousands per run): the fast path; ids are not returned.
+    void addLaunches(const std::vector<KernelLaunch>& launches);
+    void addStreams(const std::vector<StreamInfo>& streams);
+    void addNvtxRanges(const std::vector<NvtxRange>& ranges);
+    void addApiSpans(const std::vector<ApiSpan>& spans);
+    // How the recorded process ended and the span of its records; written at commit().
+    void setProcessEnd(TimeNs processStart, TimeNs processEnd, int exitCode, int exitSignal);
+    // Marks the run incomplete (committed with status Incomplete: what was recorded is kept).
+    void setIncomplete(const std::string& reason);
     // Marks the run failed (it is still committed, with status Failed).
     void setFailed(const std::string& reason);
     void setNotes(const std::string& notes);
@@ -175,6 +187,12 @@ public:
     // Stall samples that belong with this launch: its own, plus those of the
     // run's untraced launches of the same rung (variant).
     std::vector<StallSample> stallSamplesForRung(RowId kernelId) const;
+    // Schema 3 program-level records of a run, each sorted by start.
+    std::vector<StreamInfo> streams(RowId runId) const;
+    std::vector<NvtxRange> nvtxRanges(RowId runId) const;
+    std::vector<ApiSpan> apiSpans(RowId runId) const;
+    // Everything of a run at program level (model.h ProgramTrace): launches, copies, streams, NVTX, API.
+    ProgramTrace loadProgram(RowId runId) const;
     // Columnar, validated form of one launch (see KernelTrace in model.h):
     // lanes ordered (SM, CTA start, CTA, warp index), each sorted by start.
     KernelTrace loadKernel(RowId kernelId, const LoadOptions& options = {}) const;
