@@ -105,7 +105,7 @@ std::int64_t recompressChunks(const Db& db)
         upd.bind(1, e.lastEnd);
         for (int i = 0; i < 5; ++i)
             upd.bindBlobStatic(2 + i, e.blob[i].data(), e.blob[i].size());
-        upd.bind(7, static_cast<int>(ChunkCodec::Zstd)).bind(8, id);
+        upd.bind(7, static_cast<int>(enc.codec())).bind(8, id);
         upd.run();
     }
     return total;

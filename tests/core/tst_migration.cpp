@@ -380,6 +380,20 @@ private slots:
         }
     }
 
+    // WARPSTAGE_CHUNK_CODEC=raw (docs/schema.md): the migration keeps raw chunks, flagged as raw, and they read the same.
+    void version2FixtureRawChunks()
+    {
+        const auto v2 = file("fixture-v2-raw.wstrace");
+        std::filesystem::copy_file(fixture("schema-v2.wstrace"), v2);
+        const auto dst = file("fixture-v2-raw.migrated.wstrace");
+        qputenv("WARPSTAGE_CHUNK_CODEC", "raw");
+        const MigrationResult r = TraceStore::migrateCopy(v2, dst);
+        qunsetenv("WARPSTAGE_CHUNK_CODEC");
+        QVERIFY(r.intervalsMigrated > 0);
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM interval_chunks WHERE codec <> 0"), 0);
+        compareWithFixtureRecord(contentsOf(TraceStore::openReadOnly(dst)));
+    }
+
     void newerVersionRefused()
     {
         const auto p = file("newer.wstrace");

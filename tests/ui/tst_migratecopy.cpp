@@ -63,7 +63,16 @@ bool makeVersion1(const QString& path, const ws::RunRecord& rec, QString* err)
                            std::to_string(l.duration[i]) + "); ";
         }
     }
-    sql += "DROP TABLE interval_chunks; PRAGMA user_version = 1; COMMIT; VACUUM;";
+    // and what schema 3 added (docs/schema.md): a version-1 file has none of it
+    sql += "DROP TABLE interval_chunks; DROP TABLE streams; DROP TABLE nvtx_ranges; DROP TABLE api_spans; ";
+    for (const char* c : {"kind", "pid", "parent_pid", "program", "working_dir", "device_ordinal", "device_uuid",
+                          "process_start_ns", "process_end_ns", "exit_code", "exit_signal"})
+        sql += std::string("ALTER TABLE runs DROP COLUMN ") + c + "; ";
+    for (const char* c : {"context_id", "graph_id", "graph_node_id", "launch_index"})
+        sql += std::string("ALTER TABLE kernels DROP COLUMN ") + c + "; ";
+    for (const char* c : {"context_id", "graph_id", "graph_node_id"})
+        sql += std::string("ALTER TABLE memops DROP COLUMN ") + c + "; ";
+    sql += "PRAGMA user_version = 1; COMMIT; VACUUM;";
     sqlite3* db = nullptr;
     if (sqlite3_open(path.toUtf8().constData(), &db) != SQLITE_OK) {
         *err = QStringLiteral("cannot open %1").arg(path);
