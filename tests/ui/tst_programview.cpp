@@ -2,6 +2,10 @@
 // table (KernelSummaryModel / KernelSummaryProxy) and their two-way link (ProgramPanel), on in-memory
 // ws::ProgramTrace objects: a small hand-made program and the synthetic PyTorch-like one.
 #include "kernelsummarymodel.h"
+#include "mainwindow.h"
+#include "runsmodel.h"
+#include "timelinewidget.h"
+#include "tracedocument.h"
 #include "programlayout.h"
 #include "programpanel.h"
 #include "programplottable.h"
@@ -14,6 +18,8 @@
 #include <qcustomplot.h>
 
 #include <QLineEdit>
+#include <QAction>
+#include <QTabWidget>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -342,6 +348,55 @@ private slots:
         QCOMPARE(img.size(), QSize(800, 360));
         QVERIFY(!v.exportImage(dir.filePath(QStringLiteral("x.bmp")), QSize(800, 360), 96, {}, &err));
         QVERIFY(err.contains(QStringLiteral("unknown image type")));
+    }
+
+    void mainWindowDrillDownAndBack()
+    {
+        qputenv("WARPSTAGE_NO_DIALOGS", "1");
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("ladder.warpstage"));
+        QString err;
+        QVERIFY2(ws::ui::writeSyntheticLadder(path, &err, 8, 8), qPrintable(err));
+        ws::ui::MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QSignalSpy opened(&w, &ws::ui::MainWindow::fileOpened);
+        QSignalSpy shown(&w, &ws::ui::MainWindow::kernelShown);
+        w.openFile(path);
+        QVERIFY(opened.wait(20000));
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 20000);
+        // a ladder run is a small program too: its launches in the program view
+        const qint64 run = w.document()->contents().runs.back().summary.info.id;  // not the run shown on opening
+        QSignalSpy programShown(&w, &ws::ui::MainWindow::programShown);
+        w.showProgramOfRun(run);
+        QTRY_VERIFY_WITH_TIMEOUT(!programShown.isEmpty(), 20000);
+        QCOMPARE(w.centralTabs()->currentWidget(), static_cast<QWidget *>(w.programPanel()));
+        const auto program = w.programPanel()->program();
+        QVERIFY(program && !program->kernels.empty());
+        QCOMPARE(program->kernels.size(), std::size_t(w.document()->contents().runs.back().kernels.size()));
+        ProgramView *v = w.programPanel()->view();
+        int traced = -1;
+        for (int k = 0; k < int(program->kernels.size()); ++k)
+            if (program->kernels[std::size_t(k)].traced)
+                traced = k;  // the last one: not the kernel the window showed on opening
+        QVERIFY(traced >= 0);
+        QVERIFY(qint64(program->kernels[std::size_t(traced)].id) != w.currentKernel());
+        // zoom somewhere, open the traced launch: its warp view
+        v->zoomToKernel(QString::fromStdString(program->kernels[std::size_t(traced)].name));
+        const auto where = v->visibleRange();
+        shown.clear();
+        v->selectLaunch(traced);
+        v->setFocus();
+        QTest::keyClick(v->plot(), Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 20000);
+        QCOMPARE(shown.last().at(0).toLongLong(), qint64(program->kernels[std::size_t(traced)].id));
+        QCOMPARE(w.centralTabs()->currentIndex(), 0);
+        QVERIFY(w.canGoBack());
+        // Back: the program view, where it was
+        w.goBack();
+        QCOMPARE(w.centralTabs()->currentWidget(), static_cast<QWidget *>(w.programPanel()));
+        QCOMPARE(v->visibleRange(), where);
+        QCOMPARE(v->selectedLaunch(), traced);
     }
 };
 
