@@ -158,6 +158,7 @@ ProgramView::ProgramView(QWidget *parent) : QWidget(parent), d(std::make_unique<
     d->plot->setBackground(tlpalette::background());
     QCPAxisRect *ar = d->plot->axisRect();
     ar->setAutoMargins(QCP::msTop | QCP::msBottom | QCP::msRight);
+    ar->setMargins(QMargins(ProgramPlottable::kLabelWidth, 0, 0, 0));
     ar->setMinimumMargins(QMargins(ProgramPlottable::kLabelWidth, 0, 12, 0));
     d->plot->yAxis->setVisible(false);
     d->plot->yAxis->setRange(0, 1);

@@ -398,6 +398,49 @@ private slots:
         QCOMPARE(v->visibleRange(), where);
         QCOMPARE(v->selectedLaunch(), traced);
     }
+
+    // The synthetic PyTorch-like program in the panel: 20 kernel names in the table, the GEMM families on
+    // top; with WARPSTAGE_SCREENSHOT_DIR set, the panel is saved there (docs/user-guide/program-view.png).
+    void syntheticProgramPanel()
+    {
+        ws::SyntheticProgramParams sp;
+        sp.steps = 3;
+        sp.launchesPerStep = 400;
+        sp.tracedName = "warpspecialized_gemm";
+        auto p = std::make_shared<ws::ProgramTrace>(ws::generateSyntheticProgram(sp));
+        ProgramPanel panel;
+        panel.resize(1500, 820);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        panel.setProgram(p);
+        QCOMPARE(panel.model()->rowCount(), 20);
+        double shares = 0;
+        for (const auto &s : panel.model()->stats())
+            shares += s.share;
+        QVERIFY(std::abs(shares - 1.0) < 1e-9);
+        ProgramView *v = panel.view();
+        // one step, the way a user looks at it
+        const auto &step = p->nvtx.front();
+        QCOMPARE(QString::fromStdString(step.name), QStringLiteral("step 0"));
+        v->setVisibleRange(step.start, step.end + 200000);
+        panel.selectKernelName(QString::fromStdString(p->kernels[0].name));
+        for (const auto &k : p->kernels)
+            if (k.name.find("flash_fwd") != std::string::npos) {
+                panel.selectKernelName(QString::fromStdString(k.name));
+                break;
+            }
+        QVERIFY(panel.selectedKernel().contains(QStringLiteral("flash_fwd")));
+        const QString dir = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
+        if (!dir.isEmpty()) {
+            QApplication::processEvents();
+            v->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            QVERIFY(panel.grab().save(dir + QStringLiteral("/program-view.png")));
+            panel.selectKernelName({});
+            v->resetZoom();
+            v->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            QVERIFY(panel.grab().save(dir + QStringLiteral("/program-view-whole.png")));
+        }
+    }
 };
 
 QTEST_MAIN(TstProgramView)
