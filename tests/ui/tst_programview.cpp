@@ -441,6 +441,37 @@ private slots:
             QVERIFY(panel.grab().save(dir + QStringLiteral("/program-view-whole.png")));
         }
     }
+
+    // A long launch right after a thousand sub-pixel ones (same pixel column) is still drawn: the
+    // plottable jumps over records that end inside a painted column, never over one that leaves it.
+    void longLaunchAfterDenseOnesIsDrawn()
+    {
+        auto p = std::make_shared<ws::ProgramTrace>();
+        auto add = [&](const char *name, TimeNs a, TimeNs b) {
+            ws::KernelLaunch L;
+            L.id = ws::RowId(p->kernels.size() + 1);
+            L.name = name;
+            L.start = a;
+            L.end = b;
+            L.streamId = 7;
+            p->kernels.push_back(L);
+        };
+        for (int i = 0; i < 1000; ++i)
+            add("tiny", 10'000 + i * 2, 10'000 + i * 2 + 1);  // 1000 launches in 2 us
+        add("long", 12'000, 1'000'000);                         // starts in the same column, ~1 ms
+        ProgramView v;
+        v.resize(1000, 200);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setProgram(p);
+        const int s7 = rowOfStream(v.programLayout(), 7);
+        QCOMPARE(pixelAtCentre(v, s7, 1000), programpalette::familyColor("long"));
+        // its middle too
+        const QRectF r = v.plottable()->itemRect(s7, 1000);
+        const QImage img = v.plot()->toPixmap().toImage();
+        QCOMPARE(img.pixelColor(QPoint(int(r.center().x()), int(r.center().y()))), programpalette::familyColor("long"));
+        QVERIFY(v.plottable()->lastItemsVisited() < 200);  // and the tiny ones were jumped over
+    }
 };
 
 QTEST_MAIN(TstProgramView)
