@@ -8,6 +8,8 @@
 #include <QElapsedTimer>
 
 #include <cmath>
+#include <string_view>
+#include <unordered_map>
 
 using ws::TimeNs;
 
@@ -19,14 +21,15 @@ void ProgramPlottable::setProgram(std::shared_ptr<const ws::ProgramTrace> progra
     m_layout = layout;
     m_families.clear();
     if (m_program) {
+        // one kernelFamily() per distinct name (a run has thousands of launches of a few dozen names)
+        std::unordered_map<std::string_view, std::size_t> index;
+        std::vector<std::string> distinct;
         m_families.reserve(m_program->kernels.size());
-        std::string lastName, lastFamily;
         for (const auto &k : m_program->kernels) {
-            if (k.name != lastName) {
-                lastName = k.name;
-                lastFamily = ws::kernelFamily(k.name);
-            }
-            m_families.push_back(lastFamily);
+            auto [it, fresh] = index.try_emplace(k.name, distinct.size());
+            if (fresh)
+                distinct.push_back(ws::kernelFamily(k.name));
+            m_families.push_back(distinct[it->second]);
         }
     }
     m_selRow = m_selItem = m_hoverRow = m_hoverItem = -1;

@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 namespace ws {
@@ -112,7 +113,7 @@ std::string kernelFamily(std::string_view s)
 
 std::vector<KernelStats> kernelStats(const ProgramTrace& program)
 {
-    std::map<std::string, KernelStats, std::less<>> byName;
+    std::unordered_map<std::string_view, KernelStats> byName;  // views into program.kernels' names
     std::int64_t grand = 0;
     for (const KernelLaunch& k : program.kernels) {
         const std::int64_t d = std::max<TimeNs>(0, k.end - k.start);

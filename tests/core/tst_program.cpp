@@ -116,6 +116,12 @@ private slots:
         QCOMPARE(s[0].share, 100.0 / 160.0);
         QCOMPARE(s[1].share, 60.0 / 160.0);
         QCOMPARE(s[2].share, 0.0);
+        // min and max when the first launch is neither: 50, 5, 70 -> min 5, max 70
+        ProgramTrace q;
+        q.kernels = {launch("D", 0, 50), launch("D", 100, 105), launch("D", 200, 270)};
+        const auto d = kernelStats(q);
+        QCOMPARE(d[0].minNs, 5);
+        QCOMPARE(d[0].maxNs, 70);
     }
     void statsTiesByName()
     {
