@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
     cmake ninja-build g++ pkg-config python3 xz-utils
-    qt6-base-dev qt6-svg-dev libqcustomplot-dev libsqlite3-dev sqlite3
+    qt6-base-dev qt6-svg-dev libqcustomplot-dev libsqlite3-dev sqlite3 libzstd-dev
     xvfb xauth
     clang libclang-rt-14-dev   # libFuzzer + sanitizer runtimes for the fuzz preset
 )

@@ -524,6 +524,10 @@ void MainWindow::onOpenFailed(const QString& path, const QString& message, bool 
                       QStringLiteral(".v%1.warpstage").arg(ws::kSchemaVersion);
         if (!QFileInfo(fi.absolutePath()).isWritable())
             dst = QDir::tempPath() + QLatin1Char('/') + QFileInfo(dst).fileName();
+        // never over an earlier copy (migrateCopy refuses an existing file): NAME.v2-2.warpstage, -3, ...
+        const QString stem = dst.chopped(int(QStringLiteral(".warpstage").size()));
+        for (int n = 2; QFileInfo::exists(dst); ++n)
+            dst = stem + QStringLiteral("-%1.warpstage").arg(n);
         showBanner(tr("<b>%1</b><br>The file was made by an older Warpstage. It is left unchanged.").arg(message.toHtmlEscaped()),
                    true);
         bool migrate = false;

@@ -1,22 +1,13 @@
 #include "programload.h"
 
-#include <algorithm>
-
 namespace ws::ui {
 
 LoadedProgram loadProgramNow(const ws::TraceStore& store, qint64 runId)
 {
     LoadedProgram r;
     try {
-        auto p = std::make_shared<ws::ProgramTrace>();
-        p->run = store.run(runId);
-        // The schema-3 loader (TraceStore::loadProgram) replaces this once it lands; until then launches and
-        // copies of every run kind.
-        p->kernels = store.kernels(runId);
-        p->memOps = store.memOps(runId);
-        auto byStart = [](const auto& a, const auto& b) { return a.start < b.start; };
-        std::stable_sort(p->kernels.begin(), p->kernels.end(), byStart);
-        std::stable_sort(p->memOps.begin(), p->memOps.end(), byStart);
+        // every record of the run at program level (schema 3); a ladder run gives its launches and copies
+        auto p = std::make_shared<ws::ProgramTrace>(store.loadProgram(runId));
         r.program = std::move(p);
     } catch (const std::exception& e) {
         r.error = QString::fromStdString(e.what());

@@ -2,6 +2,7 @@
 // Qt-free; runs on a GPU server. `warpstage-record --help` and docs/recording.md.
 #include "warpstage/decode.h"
 #include "warpstage/ladder.h"
+#include "warpstage/program_record.h"
 #include "warpstage/recorder.h"
 
 #include <signal.h>
@@ -9,8 +10,12 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,8 +36,22 @@ void onSignal(int sig)
 }
 
 const char* kHelp =
-    "Usage: warpstage-record [options] -o FILE\n"
+    "Usage: warpstage-record [options] -o FILE                       (the bundled kernel ladder)\n"
+    "       warpstage-record [options] -o FILE -- PROGRAM [ARGS...]    (record your program)\n"
     "\n"
+    "Program mode runs PROGRAM (python3 script.py, a native binary, a launcher such as torchrun) with\n"
+    "the recorder injected through CUPTI (CUDA_INJECTION64_PATH); the program is not changed. Every\n"
+    "kernel launch, memcpy/memset, NVTX range and the API call that launched each kernel is stored,\n"
+    "one run per process and device; child processes are followed.\n"
+    "  --kernels REGEX        kernels that get the expensive extras (stall pass: not implemented yet)\n"
+    "  --launch-range A:B     which launches of those (0-based, inclusive)\n"
+    "  --duration S           keep only the first S seconds of each process\n"
+    "  --nvtx-range NAME      keep only what happens inside NVTX ranges named NAME\n"
+    "  --timeout S            stop the program after S seconds (SIGTERM, SIGKILL 5 s later)\n"
+    "  --keep-sinks           keep the raw per-process sink files next to FILE\n"
+    "  --no-stalls, --progress-json, -o as below\n"
+    "\n"
+    "Ladder mode:\n"
     "Runs rungs of the bf16 GEMM kernel ladder on the GPU under CUPTI and stores one run per\n"
     "rung in a Warpstage trace file: per-warp timelines from the traced build (pass 1) and\n"
     "PC-sampling stall reasons of the untraced build (pass 2, in a child process).\n"
@@ -47,11 +66,12 @@ const char* kHelp =
     "      --no-stalls        skip pass 2 (PC sampling)\n"
     "      --stall-samples N  aim for about N PC samples per rung (default 300000)\n"
     "      --no-check         skip the spot check of C against host fp64 dot products\n"
-    "      --device N         CUDA device (default 0)\n"
+    "      --device N         CUDA device index, 0..1023 (default 0)\n"
     "      --progress-json    one JSON object per line on stdout for each step (for the GUI)\n"
     "      --list-rungs       print the rungs and exit\n"
     "  -h, --help             this text\n"
     "  -V, --version          version\n"
+    "\n  Numbers are plain decimal numbers in range ('abc', '1x', ' 1', '+1' are refused: exit 2).\n"
     "\n"
     "Exit codes:\n"
     "  0   all runs recorded and stored complete\n"
@@ -61,7 +81,13 @@ const char* kHelp =
     "  4   CUPTI not found or unusable (nothing written)\n"
     "  5   the output file cannot be created, is not a Warpstage file, or a write failed\n"
     "  6   finished, but at least one run is stored as FAILED (overflow, kernel fault, wrong result)\n"
+    "  7   program mode: recorded, but the program did not end normally (exit code != 0, killed,\n"
+    "      --timeout) or a process's records are cut short: those runs are stored INCOMPLETE\n"
+    "  8   program mode: the program made no CUDA call: nothing recorded, the file untouched\n"
+    "  9   program mode: the program does not exist or is not executable: nothing run or written\n"
     "  130 interrupted (SIGINT/SIGTERM): runs committed before are intact, the file opens\n"
+    "      (program mode: the signal is forwarded to the program, what it recorded is stored INCOMPLETE;\n"
+    "      143 for SIGTERM)\n"
     "\n"
     "Each run records the device, clocks, driver/CUDA/CUPTI versions, host, date and this command line.\n"
     "A run whose trace buffer overflowed or whose kernel faulted is stored with status FAILED and the reason.\n";
@@ -148,6 +174,29 @@ int main(int argc, char** argv)
     ws::rec::Options o;
     bool json = false;
     for (int i = 0; i < argc; ++i) o.commandLine += (i ? " " : "") + shellQuote(argv[i]);
+    // Program mode: everything after "--" is the program and its arguments.
+    int dashdash = -1;
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--") {
+            dashdash = i;
+            break;
+        }
+    ws::rec::ProgramOptions po;
+    bool ladderOption = false;
+    if (dashdash >= 0) {
+        for (int i = dashdash + 1; i < argc; ++i) po.program.push_back(argv[i]);
+        if (po.program.empty()) return usage("no program after '--'");
+        argc = dashdash;  // the options are parsed below, program-mode ones here
+    }
+    auto parseSeconds = [](const char* s, double* out) {
+        if (!s || !*s) return false;
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(s, &end);
+        if (errno || *end || !(v > 0) || v > 1e7 || std::isspace(static_cast<unsigned char>(*s)) || *s == '+') return false;
+        *out = v;
+        return true;
+    };
     auto need = [&](int& i, const char* opt) -> const char* {
         if (i + 1 >= argc) return nullptr;
         (void)opt;
@@ -171,6 +220,7 @@ int main(int argc, char** argv)
                 if (!(v = need(i, "-o"))) return usage(a + " needs a file name");
                 o.output = v;
             } else if (a == "-r" || a == "--rungs") {
+                ladderOption = true;
                 if (!(v = need(i, "-r"))) return usage(a + " needs 'all' or a list of rungs");
                 o.rungs.clear();
                 if (std::string(v) != "all") {
@@ -188,32 +238,39 @@ int main(int argc, char** argv)
                     if (o.rungs.empty()) return usage("empty rung list");
                 }
             } else if (a == "-s" || a == "--shape") {
+                ladderOption = true;
                 if (!(v = need(i, "-s"))) return usage(a + " needs MxNxK");
                 if (!parseShape(v, &o.shape))
                     return usage(std::string("bad shape '") + v + "' (expected MxNxK, each 1.." + std::to_string(kMaxDim)
                                  + ", e.g. 4096x4096x4096)");
             } else if (a == "-n" || a == "--repetitions") {
+                ladderOption = true;
                 if (!(v = need(i, "-n"))) return usage(a + " needs a number");
                 long long n = 0;
                 if (!parseNumber(v, 1, 100, &n)) return usage(std::string("bad repetitions '") + v + "' (1..100)");
                 o.repetitions = int(n);
             } else if (a == "--ctas") {
+                ladderOption = true;
                 if (!(v = need(i, "--ctas"))) return usage(a + " needs a list");
                 o.keepCtas = ws::decode::parseIndexList(v);
             } else if (a == "--sms") {
+                ladderOption = true;
                 if (!(v = need(i, "--sms"))) return usage(a + " needs a list");
                 o.keepSms = ws::decode::parseIndexList(v);
             } else if (a == "--no-stalls") {
                 o.stalls = false;
             } else if (a == "--no-check") {
+                ladderOption = true;
                 o.checkResults = false;
             } else if (a == "--stall-samples") {
+                ladderOption = true;
                 if (!(v = need(i, "--stall-samples"))) return usage(a + " needs a number");
                 long long n = 0;
                 if (!parseNumber(v, 1000, 100000000, &n))
                     return usage(std::string("bad --stall-samples '") + v + "' (1000..100000000)");
                 o.stallTargetSamples = n;
             } else if (a == "--device") {
+                ladderOption = true;
                 if (!(v = need(i, "--device"))) return usage(a + " needs a number");
                 long long d = 0;
                 if (!parseNumber(v, 0, kMaxDevice, &d))
@@ -221,6 +278,35 @@ int main(int argc, char** argv)
                 o.device = int(d);
             } else if (a == "--progress-json") {
                 json = true;
+            } else if (a == "--kernels") {
+                if (!(v = need(i, "--kernels"))) return usage(a + " needs a regular expression");
+                try {
+                    std::regex re(v);
+                } catch (const std::regex_error& e) {
+                    return usage(std::string("bad --kernels regular expression '") + v + "': " + e.what());
+                }
+                po.kernelsRegex = v;
+            } else if (a == "--launch-range") {
+                if (!(v = need(i, "--launch-range"))) return usage(a + " needs A:B");
+                const std::string r = v;
+                const auto c = r.find(':');
+                long long x = 0, y = 0;
+                if (c == std::string::npos || !parseNumber(r.substr(0, c).c_str(), 0, 1000000000, &x)
+                    || !parseNumber(r.substr(c + 1).c_str(), 0, 1000000000, &y) || y < x)
+                    return usage("bad --launch-range '" + r + "' (A:B, launch indices 0..1000000000 with A <= B)");
+                po.launchFirst = x;
+                po.launchLast = y;
+            } else if (a == "--duration") {
+                if (!(v = need(i, "--duration")) || !parseSeconds(v, &po.durationSeconds))
+                    return usage(std::string("bad --duration '") + (v ? v : "") + "' (seconds > 0)");
+            } else if (a == "--timeout") {
+                if (!(v = need(i, "--timeout")) || !parseSeconds(v, &po.timeoutSeconds))
+                    return usage(std::string("bad --timeout '") + (v ? v : "") + "' (seconds > 0)");
+            } else if (a == "--nvtx-range") {
+                if (!(v = need(i, "--nvtx-range")) || !*v) return usage(a + " needs a range name");
+                po.nvtxRange = v;
+            } else if (a == "--keep-sinks") {
+                po.keepSinks = true;
             } else {
                 return usage("unknown option '" + a + "'");
             }
@@ -229,6 +315,15 @@ int main(int argc, char** argv)
         return usage(e.what());
     }
     if (o.output.empty()) return usage("no output file (-o FILE)");
+    if (dashdash < 0 && (!po.kernelsRegex.empty() || po.launchFirst >= 0 || po.durationSeconds > 0 || po.timeoutSeconds > 0
+                         || !po.nvtxRange.empty() || po.keepSinks))
+        return usage("--kernels, --launch-range, --duration, --timeout, --nvtx-range and --keep-sinks need a program: -- PROGRAM [ARGS...]");
+    if (dashdash >= 0 && ladderOption)
+        return usage("ladder options (--rungs, --shape, --repetitions, --ctas, --sms, --stall-samples, --no-check, --device) "
+                     "cannot be combined with a program");
+    po.output = o.output;
+    po.commandLine = o.commandLine;
+    po.stalls = o.stalls;
 
     struct sigaction sa{};
     sa.sa_handler = onSignal;
@@ -260,30 +355,38 @@ int main(int argc, char** argv)
         if (json) {
             std::printf("{\"type\":\"run\",\"rung\":\"%s\",\"run_id\":%lld,\"status\":\"%s\",\"has_stalls\":%s}\n",
                         jsonEscape(r.variant).c_str(), static_cast<long long>(id),
-                        r.status == ws::RunStatus::Complete ? "complete" : "failed", r.hasStalls ? "true" : "false");
+                        r.status == ws::RunStatus::Complete ? "complete" : r.status == ws::RunStatus::Incomplete ? "incomplete" : "failed",
+                        r.hasStalls ? "true" : "false");
             std::fflush(stdout);
         } else {
-            std::fprintf(stderr, "warpstage-record: %s: run %lld stored (%s%s)\n", r.variant.c_str(), static_cast<long long>(id),
-                         r.status == ws::RunStatus::Complete ? "complete" : "FAILED", r.hasStalls ? ", with stalls" : "");
+            if (r.kind == ws::RunKind::Program)
+                std::fprintf(stderr, "warpstage-record: %s pid %lld device %d: run %lld stored (%s%s%s)\n", r.variant.c_str(),
+                             static_cast<long long>(r.pid), r.deviceOrdinal, static_cast<long long>(id),
+                             r.status == ws::RunStatus::Complete ? "complete" : "INCOMPLETE", r.failureReason.empty() ? "" : ": ",
+                             r.failureReason.c_str());
+            else
+                std::fprintf(stderr, "warpstage-record: %s: run %lld stored (%s%s)\n", r.variant.c_str(), static_cast<long long>(id),
+                             r.status == ws::RunStatus::Complete ? "complete" : "FAILED", r.hasStalls ? ", with stalls" : "");
         }
     };
 
     ws::rec::Result res;
     try {
-        res = ws::rec::record(o, cb, g_stop);
+        res = dashdash >= 0 ? ws::rec::recordProgram(po, cb, g_stop, g_signal) : ws::rec::record(o, cb, g_stop);
     } catch (const std::exception& e) {
         res.exitCode = ws::rec::kExitInternal;
         res.error = std::string("internal error: ") + e.what();
         std::fprintf(stderr, "warpstage-record: %s\n", res.error.c_str());
     }
     if (res.exitCode == ws::rec::kExitInterrupted && g_signal.load() == SIGTERM) res.exitCode = 128 + SIGTERM;
+
     if (json) {
         std::printf("{\"type\":\"done\",\"exit_code\":%d,\"runs_written\":%d,\"runs_failed\":%d,\"output\":\"%s\",\"error\":\"%s\"}\n",
                     res.exitCode, res.runsWritten, res.runsFailed, jsonEscape(o.output).c_str(), jsonEscape(res.error).c_str());
         std::fflush(stdout);
-    } else if (res.exitCode == 0 || res.exitCode == ws::rec::kExitRunFailed) {
+    } else if (res.exitCode == 0 || res.exitCode == ws::rec::kExitRunFailed || (dashdash >= 0 && res.runsWritten > 0)) {
         std::fprintf(stderr, "warpstage-record: %d run(s) written to %s%s\n", res.runsWritten, o.output.c_str(),
-                     res.runsFailed ? (", " + std::to_string(res.runsFailed) + " FAILED").c_str() : "");
+                     res.runsFailed ? (", " + std::to_string(res.runsFailed) + (dashdash >= 0 ? " INCOMPLETE" : " FAILED")).c_str() : "");
     }
     return res.exitCode;
 }

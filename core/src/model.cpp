@@ -111,4 +111,75 @@ TimeNs KernelTrace::lastEnd() const
     return any ? t : launch.end;
 }
 
+// --- schema 3: programs ----------------------------------------------------------
+namespace {
+constexpr std::array<std::string_view, 2> kRunKinds = {"ladder", "program"};
+constexpr std::array<std::string_view, 3> kNvtxKinds = {"push_pop", "start_end", "mark"};
+}  // namespace
+
+std::string_view runKindName(RunKind k)
+{
+    const auto i = static_cast<std::size_t>(k);
+    return i < kRunKinds.size() ? kRunKinds[i] : std::string_view("ladder");
+}
+
+std::optional<RunKind> runKindFromName(std::string_view name)
+{
+    for (std::size_t i = 0; i < kRunKinds.size(); ++i)
+        if (kRunKinds[i] == name)
+            return static_cast<RunKind>(i);
+    return std::nullopt;
+}
+
+std::string_view nvtxKindName(NvtxKind k)
+{
+    const auto i = static_cast<std::size_t>(k);
+    return i < kNvtxKinds.size() ? kNvtxKinds[i] : std::string_view("push_pop");
+}
+
+std::optional<NvtxKind> nvtxKindFromName(std::string_view name)
+{
+    for (std::size_t i = 0; i < kNvtxKinds.size(); ++i)
+        if (kNvtxKinds[i] == name)
+            return static_cast<NvtxKind>(i);
+    return std::nullopt;
+}
+
+namespace {
+template <class F>
+void forEachSpan(const ProgramTrace& p, F f)
+{
+    for (const KernelLaunch& k : p.kernels)
+        f(k.start, k.end);
+    for (const MemOp& m : p.memOps)
+        f(m.start, m.end);
+    for (const NvtxRange& r : p.nvtx)
+        f(r.start, r.end);
+    for (const ApiSpan& a : p.apiSpans)
+        f(a.start, a.end);
+}
+}  // namespace
+
+TimeNs ProgramTrace::firstStart() const
+{
+    bool any = false;
+    TimeNs t = 0;
+    forEachSpan(*this, [&](TimeNs s, TimeNs) {
+        t = any ? std::min(t, s) : s;
+        any = true;
+    });
+    return t;
+}
+
+TimeNs ProgramTrace::lastEnd() const
+{
+    bool any = false;
+    TimeNs t = 0;
+    forEachSpan(*this, [&](TimeNs, TimeNs e) {
+        t = any ? std::max(t, e) : e;
+        any = true;
+    });
+    return t;
+}
+
 }  // namespace ws

@@ -195,42 +195,4 @@ TimeNs gpuBusyNs(const ProgramTrace& program)
     return busy;
 }
 
-TimeNs ProgramTrace::firstStart() const
-{
-    bool any = false;
-    TimeNs t = 0;
-    auto take = [&](TimeNs s) {
-        t = any ? std::min(t, s) : s;
-        any = true;
-    };
-    for (const auto& k : kernels)
-        take(k.start);
-    for (const auto& m : memOps)
-        take(m.start);
-    for (const auto& n : nvtx)
-        take(n.start);
-    for (const auto& a : apiSpans)
-        take(a.start);
-    return t;
-}
-
-TimeNs ProgramTrace::lastEnd() const
-{
-    bool any = false;
-    TimeNs t = 0;
-    auto take = [&](TimeNs e) {
-        t = any ? std::max(t, e) : e;
-        any = true;
-    };
-    for (const auto& k : kernels)
-        take(k.end);
-    for (const auto& m : memOps)
-        take(m.end);
-    for (const auto& n : nvtx)
-        take(n.end);
-    for (const auto& a : apiSpans)
-        take(a.end);
-    return t;
-}
-
 }  // namespace ws

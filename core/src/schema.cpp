@@ -3,7 +3,9 @@
 namespace ws::detail {
 
 // THE schema. Versions: 1 = intervals as rows ('intervals'); 2 = intervals packed
-// per warp ('interval_chunks'). See docs/schema.md for what every column means.
+// per warp ('interval_chunks'); 3 = programs (run kind/process/exit, streams, nvtx_ranges,
+// api_spans, launch context/graph ids) and compressed chunks (interval_chunks.codec).
+// See docs/schema.md for what every column means.
 const std::vector<TableDef>& schemaTables()
 {
     static const std::vector<TableDef> tables = {
@@ -38,7 +40,18 @@ const std::vector<TableDef>& schemaTables()
           {"command_line", "TEXT NOT NULL DEFAULT ''"},
           {"notes", "TEXT NOT NULL DEFAULT ''"},
           {"has_timeline", "INTEGER NOT NULL DEFAULT 1"},
-          {"has_stalls", "INTEGER NOT NULL DEFAULT 0"}},
+          {"has_stalls", "INTEGER NOT NULL DEFAULT 0"},
+          {"kind", "TEXT NOT NULL DEFAULT 'ladder'", 3},
+          {"pid", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"parent_pid", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"program", "TEXT NOT NULL DEFAULT ''", 3},
+          {"working_dir", "TEXT NOT NULL DEFAULT ''", 3},
+          {"device_ordinal", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"device_uuid", "TEXT NOT NULL DEFAULT ''", 3},
+          {"process_start_ns", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"process_end_ns", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"exit_code", "INTEGER NOT NULL DEFAULT -1", 3},
+          {"exit_signal", "INTEGER NOT NULL DEFAULT 0", 3}},
          {}, {}},
         {"kernels",
          {{"id", "INTEGER PRIMARY KEY"},
@@ -57,7 +70,11 @@ const std::vector<TableDef>& schemaTables()
           {"correlation_id", "INTEGER NOT NULL DEFAULT 0"},
           {"stream_id", "INTEGER NOT NULL DEFAULT 0"},
           {"align_residual_ns", "REAL NOT NULL DEFAULT 0"},
-          {"dropped_events", "INTEGER NOT NULL DEFAULT 0"}},
+          {"dropped_events", "INTEGER NOT NULL DEFAULT 0"},
+          {"context_id", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"graph_id", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"graph_node_id", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"launch_index", "INTEGER NOT NULL DEFAULT 0", 3}},
          {}, {"CREATE INDEX kernels_run ON kernels(run_id)"}},
         {"memops",
          {{"id", "INTEGER PRIMARY KEY"},
@@ -67,8 +84,46 @@ const std::vector<TableDef>& schemaTables()
           {"start_ns", "INTEGER NOT NULL"},
           {"end_ns", "INTEGER NOT NULL"},
           {"correlation_id", "INTEGER NOT NULL DEFAULT 0"},
-          {"stream_id", "INTEGER NOT NULL DEFAULT 0"}},
+          {"stream_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"context_id", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"graph_id", "INTEGER NOT NULL DEFAULT 0", 3},
+          {"graph_node_id", "INTEGER NOT NULL DEFAULT 0", 3}},
          {}, {"CREATE INDEX memops_run ON memops(run_id)"}},
+        {"streams",  // version 3: CUDA streams of a program run
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"context_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"stream_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"priority", "INTEGER NOT NULL DEFAULT 0"},
+          {"is_default", "INTEGER NOT NULL DEFAULT 0"},
+          {"name", "TEXT NOT NULL DEFAULT ''"}},
+         "UNIQUE(run_id, context_id, stream_id)", {"CREATE INDEX streams_run ON streams(run_id)"}, 3},
+        {"nvtx_ranges",  // version 3
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"kind", "TEXT NOT NULL DEFAULT 'push_pop'"},
+          {"domain", "TEXT NOT NULL DEFAULT ''"},
+          {"name", "TEXT NOT NULL DEFAULT ''"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"end_ns", "INTEGER NOT NULL"},
+          {"thread_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"depth", "INTEGER NOT NULL DEFAULT 0"},
+          {"color", "INTEGER NOT NULL DEFAULT 0"},
+          {"category", "INTEGER NOT NULL DEFAULT 0"},
+          {"closed", "INTEGER NOT NULL DEFAULT 1"}},
+         {}, {"CREATE INDEX nvtx_ranges_run ON nvtx_ranges(run_id, start_ns)"}, 3},
+        {"api_spans",  // version 3
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"name", "TEXT NOT NULL DEFAULT ''"},
+          {"cbid", "INTEGER NOT NULL DEFAULT 0"},
+          {"driver", "INTEGER NOT NULL DEFAULT 0"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"end_ns", "INTEGER NOT NULL"},
+          {"thread_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"correlation_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"result", "INTEGER NOT NULL DEFAULT 0"}},
+         {}, {"CREATE INDEX api_spans_run ON api_spans(run_id, start_ns)"}, 3},
         {"ctas",
          {{"id", "INTEGER PRIMARY KEY"},
           {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
@@ -110,7 +165,8 @@ const std::vector<TableDef>& schemaTables()
           {"durations", "BLOB NOT NULL"},
           {"kinds", "BLOB NOT NULL"},
           {"slots", "BLOB NOT NULL"},
-          {"ksteps", "BLOB NOT NULL"}},
+          {"ksteps", "BLOB NOT NULL"},
+          {"codec", "INTEGER NOT NULL DEFAULT 0", 3}},
          {}, {"CREATE INDEX interval_chunks_kernel ON interval_chunks(kernel_id, warp_id, chunk_index)"}, 2},
         {"tiles",
          {{"id", "INTEGER PRIMARY KEY"},
@@ -158,13 +214,15 @@ const std::vector<TableDef>& schemaTables()
     return tables;
 }
 
-std::string createTableSql(const TableDef& t)
+std::string createTableSql(const TableDef& t, int version)
 {
     std::string sql = "CREATE TABLE ";
     sql += t.name;
     sql += "(";
     bool first = true;
     for (const ColumnDef& c : t.columns) {
+        if (!columnActive(c, version))
+            continue;
         if (!first)
             sql += ", ";
         first = false;

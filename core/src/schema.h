@@ -12,6 +12,7 @@ namespace ws::detail {
 struct ColumnDef {
     std::string_view name;
     std::string_view decl;     // SQL type and constraints
+    int sinceVersion = 1;      // first schema version that has the column (a migration adds it)
 };
 
 struct TableDef {
@@ -25,14 +26,23 @@ struct TableDef {
 
 // All tables of all versions.
 const std::vector<TableDef>& schemaTables();
-// "CREATE TABLE name(...)" for one table.
-std::string createTableSql(const TableDef& t);
+// "CREATE TABLE name(...)" for one table as schema `version` has it (columns of later versions left out).
+std::string createTableSql(const TableDef& t, int version);
+inline bool columnActive(const ColumnDef& c, int version) { return version >= c.sinceVersion; }
 const TableDef* findTable(std::string_view name);
 
 // Intervals per interval_chunks row (the writer's choice; readers accept any count).
 inline constexpr int kChunkIntervals = 8192;
 // Upper bound a reader accepts for one chunk's count.
 inline constexpr std::int64_t kMaxChunkIntervals = 1 << 24;
+
+// interval_chunks.codec (schema 3). Raw: the five varint columns in their own blobs (every version-2
+// chunk). Zstd: one zstd frame in `starts` (the other four blobs empty) holding the payload
+// "varint len(starts) len(durations) len(kinds) len(slots) | starts durations kinds slots ksteps",
+// where ksteps are delta-coded (zigzag of kstep - previous kstep, the first against -1). Readers
+// refuse any other value.
+enum class ChunkCodec : int { Raw = 0, Zstd = 1 };
+inline constexpr int kChunkCodecCount = 2;
 
 // --- LEB128 varints (little-endian base 128), zigzag for signed values ---
 inline std::uint64_t zigzag(std::int64_t v) { return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63); }

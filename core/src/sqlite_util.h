@@ -73,6 +73,13 @@ public:
         return *this;
     }
     Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
+    // The text must stay alive until the next step()/reset() (no copy: the bulk writers' fast path).
+    Stmt& bindStatic(int i, std::string_view v)
+    {
+        check(sqlite3_bind_text(m_stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
+        return *this;
+    }
+
     Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
     Stmt& bindNull(int i)
     {

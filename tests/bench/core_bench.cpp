@@ -96,6 +96,156 @@ int loadPhase(const std::string& file)
 
 }  // namespace
 
+// Loads every traced launch of every run (the bundled sample: one per rung).
+int loadAll(const std::string& file)
+{
+    const double t0 = now();
+    const double c0 = cpu();
+    auto store = ws::TraceStore::openReadOnly(file);
+    double n = 0;
+    int launches = 0;
+    for (const auto& r : store.runs())
+        for (const auto& k : store.kernels(r.id))
+            if (k.traced) {
+                n += static_cast<double>(store.loadKernel(k.id).intervalCount());
+                ++launches;
+            }
+    const double t1 = now();
+    const double c1 = cpu();
+    std::printf("load-all: %.0f intervals of %d traced launches in %.3f s wall, %.3f s CPU -> %.2f M intervals/s wall, "
+                "%.2f M/s per CPU-second; file %.1f MiB, %.2f B/interval\n",
+                n, launches, t1 - t0, c1 - c0, n / (t1 - t0) / 1e6, n / (c1 - c0) / 1e6,
+                std::filesystem::file_size(file) / 1048576.0, static_cast<double>(std::filesystem::file_size(file)) / n);
+    return 0;
+}
+
+// migrateCopy (schema 2 -> 3: compresses the chunks, then VACUUM) and the bytes per interval before and after.
+int migrate(const std::string& src, const std::string& dst)
+{
+    std::filesystem::remove(dst);
+    const double t0 = now();
+    const ws::MigrationResult r = ws::TraceStore::migrateCopy(src, dst);
+    const double t1 = now();
+    std::int64_t n = 0;
+    for (const auto& s : ws::TraceStore::openReadOnly(dst).runSummaries())
+        n += s.intervalCount;
+    const auto a = static_cast<double>(std::filesystem::file_size(src));
+    const auto b = static_cast<double>(std::filesystem::file_size(dst));
+    std::printf("migrate: schema %d -> %d, %lld intervals recompressed in %.3f s; %lld intervals: %.1f MiB (%.2f B/interval) "
+                "-> %.1f MiB (%.2f B/interval)\n",
+                r.fromVersion, r.toVersion, static_cast<long long>(r.intervalsMigrated), t1 - t0,
+                static_cast<long long>(n), a / 1048576.0, a / double(n), b / 1048576.0, b / double(n));
+    return loadAll(dst);
+}
+
+// A program recording: 10,000 launches, 50,000 API calls, 20,000 NVTX ranges, 5,000 copies, 16 streams, written
+// through the streaming RunWriter (one transaction), then opened and loaded as the viewer does.
+int programBench(const std::string& file, int scale)
+{
+    std::filesystem::remove(file);
+    const int launches = 10'000 * scale, apis = 50'000 * scale, ranges = 20'000 * scale, copies = 5'000 * scale;
+    ws::RunInfo info;
+    info.kind = ws::RunKind::Program;
+    info.program = "python3";
+    info.commandLine = "python3 train.py";
+    std::vector<ws::KernelLaunch> ks(static_cast<std::size_t>(launches));
+    const char* names[] = {"ampere_sgemm_128x64_tn", "void at::native::vectorized_elementwise_kernel<4, float>",
+                           "flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4>>", "nccl_AllReduce_RING_LL"};
+    for (int i = 0; i < launches; ++i) {
+        auto& k = ks[std::size_t(i)];
+        k.name = names[i % 4];
+        k.start = 1'000'000 + std::int64_t(i) * 20'000;
+        k.end = k.start + 15'000 + (i % 97) * 10;
+        k.correlationId = std::uint32_t(2 * i + 1);
+        k.streamId = std::uint32_t(7 + i % 4);
+        k.contextId = 1;
+        k.grid[0] = 132;
+        k.block[0] = 256;
+        k.launchIndex = i / 4;
+    }
+    std::vector<ws::ApiSpan> as(static_cast<std::size_t>(apis));
+    for (int i = 0; i < apis; ++i) {
+        auto& a = as[std::size_t(i)];
+        a.name = i % 5 == 0 ? "cudaLaunchKernel" : "cudaStreamGetCaptureInfo";
+        a.cbid = 211;
+        a.start = 900'000 + std::int64_t(i) * 4'000;
+        a.end = a.start + 2'500;
+        a.threadId = 4242;
+        a.correlationId = std::uint32_t(i);
+    }
+    std::vector<ws::NvtxRange> ns(static_cast<std::size_t>(ranges));
+    for (int i = 0; i < ranges; ++i) {
+        auto& r = ns[std::size_t(i)];
+        r.name = "aten::linear";
+        r.domain = "torch";
+        r.start = 800'000 + std::int64_t(i) * 10'000;
+        r.end = r.start + 9'000;
+        r.depth = i % 3;
+        r.threadId = 4242;
+    }
+    std::vector<ws::MemOp> ms(static_cast<std::size_t>(copies));
+    for (int i = 0; i < copies; ++i) {
+        auto& m = ms[std::size_t(i)];
+        m.kind = ws::MemOpKind::HtoD;
+        m.bytes = 1 << 20;
+        m.start = 1'010'000 + std::int64_t(i) * 40'000;
+        m.end = m.start + 3'000;
+        m.streamId = 20;
+        m.contextId = 1;
+    }
+    std::vector<ws::StreamInfo> ss(16);
+    for (std::uint32_t i = 0; i < 16; ++i) {
+        ss[i].contextId = 1;
+        ss[i].streamId = 7 + i;
+    }
+    const double records = double(launches + apis + ranges + copies + 16);
+    const double tc = now();
+    double t0 = 0, c0 = 0, tcommit = 0;
+    ws::RowId id = 0;
+    {
+        auto store = ws::TraceStore::openForWriting(file);
+        t0 = now();
+        c0 = cpu();
+        auto w = store.beginRun(info);
+        // the recorder flushes in batches as CUPTI hands buffers over
+        const std::size_t batch = 1000;
+        for (std::size_t i = 0; i < ks.size(); i += batch)
+            w.addLaunches({ks.begin() + long(i), ks.begin() + long(std::min(ks.size(), i + batch))});
+        for (std::size_t i = 0; i < as.size(); i += batch)
+            w.addApiSpans({as.begin() + long(i), as.begin() + long(std::min(as.size(), i + batch))});
+        for (std::size_t i = 0; i < ns.size(); i += batch)
+            w.addNvtxRanges({ns.begin() + long(i), ns.begin() + long(std::min(ns.size(), i + batch))});
+        for (std::size_t i = 0; i < ms.size(); i += batch)
+            w.addMemOps({ms.begin() + long(i), ms.begin() + long(std::min(ms.size(), i + batch))});
+        w.addStreams(ss);
+        w.setProcessEnd(800'000, ks.back().end, 0, 0);
+        id = w.runId();
+        w.commit();
+        tcommit = now();
+    }
+    const double t1 = now();
+    const double c1 = cpu();
+    std::printf("program write: create file %.3f s; beginRun .. commit %.3f s -> %.2f M records/s; close (WAL "
+                "checkpoint) %.3f s\n", t0 - tc, tcommit - t0, records / (tcommit - t0) / 1e6, t1 - tcommit);
+    std::printf("program write: %.0f records (%d launches, %d API calls, %d NVTX ranges, %d copies, 16 streams) in "
+                "%.3f s wall, %.3f s CPU -> %.2f M records/s wall (beginRun .. close); file %.1f MiB\n",
+                records, launches, apis, ranges, copies, t1 - t0, c1 - c0, records / (t1 - t0) / 1e6,
+                std::filesystem::file_size(file) / 1048576.0);
+    const double t2 = now();
+    auto store = ws::TraceStore::openReadOnly(file);
+    const auto sums = store.runSummaries();
+    const double t3 = now();
+    const ws::ProgramTrace p = store.loadProgram(id);
+    const double t4 = now();
+    std::printf("program open: openReadOnly + runSummaries %.3f s; loadProgram %.3f s (%zu launches, %zu API calls, "
+                "%zu NVTX ranges, %zu copies, %zu streams); open to data %.3f s\n",
+                t3 - t2, t4 - t3, p.kernels.size(), p.apiSpans.size(), p.nvtx.size(), p.memOps.size(), p.streams.size(),
+                t4 - t2);
+    (void)sums;
+    std::filesystem::remove(file);
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
     std::int64_t intervals = 10'000'000;
@@ -106,6 +256,13 @@ int main(int argc, char** argv)
         const std::string a = argv[i];
         if (a == "--load-only" && i + 1 < argc)
             return loadPhase(argv[i + 1]);
+        if (a == "--load-all" && i + 1 < argc)
+            return loadAll(argv[i + 1]);
+        if (a == "--migrate" && i + 2 < argc)
+            return migrate(argv[i + 1], argv[i + 2]);
+        if (a == "--program")
+            return programBench((std::filesystem::temp_directory_path() / "warpstage_program_bench.db").string(),
+                                i + 1 < argc ? std::max(1, std::atoi(argv[i + 1])) : 1);
         if (a == "--intervals" && i + 1 < argc)
             intervals = std::atoll(argv[++i]);
         else if (a == "--file" && i + 1 < argc)
@@ -115,7 +272,8 @@ int main(int argc, char** argv)
         else if (a == "--keep")
             keep = true;
         else {
-            std::fprintf(stderr, "usage: %s [--intervals N] [--pattern P] [--file PATH] [--keep]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--intervals N] [--pattern P] [--file PATH] [--keep]\n"
+                                 "       %s --migrate SRC DST | --load-all FILE | --program [SCALE]\n", argv[0], argv[0]);
             return 2;
         }
     }

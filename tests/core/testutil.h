@@ -28,6 +28,21 @@ inline void rawExec(const std::string& path, const std::string& sql)
     QVERIFY2(rc == SQLITE_OK, qPrintable(msg + " in: " + QString::fromStdString(sql)));
 }
 
+// One integer from a query run on a file directly (bypassing the store); -1 on any error.
+inline long long rawQueryInt(const std::string& path, const std::string& sql)
+{
+    sqlite3* db = nullptr;
+    long long v = -1;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+        sqlite3_stmt* st = nullptr;
+        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return v;
+}
+
 inline QByteArray fileHash(const std::string& path)
 {
     QFile f(QString::fromStdString(path));

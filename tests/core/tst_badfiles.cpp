@@ -39,6 +39,7 @@ class TestBadFiles : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
     std::string m_good;
+    std::string m_raw;  // the same run with raw (uncompressed) chunks
     int m_n = 0;
 
     std::string fresh(const char* tag)
@@ -49,6 +50,12 @@ class TestBadFiles : public QObject {
     {
         const auto p = fresh(tag);
         std::filesystem::copy_file(m_good, p);
+        return p;
+    }
+    std::string copyOfRaw(const char* tag)
+    {
+        const auto p = fresh(tag);
+        std::filesystem::copy_file(m_raw, p);
         return p;
     }
     void expectError(const std::string& path, const char* needle)
@@ -79,11 +86,26 @@ private slots:
     {
         QVERIFY(m_dir.isValid());
         m_good = (m_dir.path() + "/good.wstrace").toStdString();
-        auto st = TraceStore::openForWriting(m_good);
-        st.writeRun(wstest::smallRun());
+        {
+            auto st = TraceStore::openForWriting(m_good);
+            st.writeRun(wstest::smallRun());
+        }
+        m_raw = (m_dir.path() + "/raw.wstrace").toStdString();
+        qputenv("WARPSTAGE_CHUNK_CODEC", "raw");
+        {
+            auto st = TraceStore::openForWriting(m_raw);
+            st.writeRun(wstest::smallRun());
+        }
+        qunsetenv("WARPSTAGE_CHUNK_CODEC");
+        QCOMPARE(wstest::rawQueryInt(m_good, "SELECT MIN(codec) FROM interval_chunks"), 1);
+        QCOMPARE(wstest::rawQueryInt(m_raw, "SELECT MAX(codec) FROM interval_chunks"), 0);
     }
 
-    void goodFileReads() { readEverything(m_good); }
+    void goodFileReads()
+    {
+        readEverything(m_good);
+        readEverything(m_raw);
+    }
 
     void missingFile() { expectError(fresh("missing"), "no such file"); }
     void directory()
@@ -172,7 +194,7 @@ private slots:
     void negativeIntervalDuration()
     {
         // durations are zigzag varints; the small test run has 1-byte durations, so byte 0x01 = -1 ns.
-        const auto p = copyOfGood("negdur");
+        const auto p = copyOfRaw("negdur");
         wstest::rawExec(p, "UPDATE interval_chunks SET durations = X'01' || substr(durations, 2) "
                            "WHERE id = (SELECT MIN(id) FROM interval_chunks)");
         expectError(p, "negative duration (-1 ns)");
@@ -234,22 +256,56 @@ private slots:
     void truncatedBlob()
     {
         QFETCH(QString, column);
-        const auto p = copyOfGood("blob");
+        const auto p = copyOfRaw("blob");
         const auto c = column.toStdString();
         wstest::rawExec(p, "UPDATE interval_chunks SET " + c + " = substr(" + c + ", 1, length(" + c + ") - 1) WHERE id = 1");
         expectError(p, "truncated or bad blob");
     }
     void trailingBlobBytes()
     {
-        const auto p = copyOfGood("trailing");
+        const auto p = copyOfRaw("trailing");
         wstest::rawExec(p, "UPDATE interval_chunks SET slots = slots || X'00' WHERE id = 1");
         expectError(p, "trailing bytes");
     }
     void blobWithUnterminatedVarint()
     {
-        const auto p = copyOfGood("varint");
+        const auto p = copyOfRaw("varint");
         wstest::rawExec(p, "UPDATE interval_chunks SET starts = X'FFFFFFFFFFFFFFFFFFFFFF' || substr(starts, 12) WHERE id = 1");
         expectError(p, "bad blob");
+    }
+    // Compressed chunks (codec 1): the zstd frame is checked before and after decompressing.
+    void zstdFrameDamaged_data()
+    {
+        QTest::addColumn<QString>("sql");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("truncated") << "UPDATE interval_chunks SET starts = substr(starts, 1, length(starts) - 3) WHERE id = 1"
+                                   << "corrupt or truncated zstd frame";
+        QTest::newRow("trailing") << "UPDATE interval_chunks SET starts = starts || X'00' WHERE id = 1"
+                                  << "trailing bytes after the zstd frame";
+        QTest::newRow("bad magic") << "UPDATE interval_chunks SET starts = X'00' || substr(starts, 2) WHERE id = 1"
+                                   << "corrupt zstd frame (bad header)";
+        QTest::newRow("payload corrupted") << "UPDATE interval_chunks SET starts = substr(starts, 1, length(starts) - 4) "
+                                              "|| X'FFFFFFFF' WHERE id = 1"
+                                           << "interval chunk 1 of warp 1: ";
+        QTest::newRow("other blob set") << "UPDATE interval_chunks SET kinds = X'05' WHERE id = 1"
+                                        << "a zstd chunk keeps everything in 'starts'";
+        QTest::newRow("unknown codec") << "UPDATE interval_chunks SET codec = 7 WHERE id = 1" << "unknown codec 7";
+        QTest::newRow("raw flag on zstd") << "UPDATE interval_chunks SET codec = 0 WHERE id = 1" << "interval chunk 1 of warp 1: ";
+        QTest::newRow("count too small") << "UPDATE interval_chunks SET count = 0 WHERE id = 1"
+                                         << "bytes, more than 0 intervals can take";
+        QTest::newRow("count too large") << "UPDATE interval_chunks SET count = count + 1 WHERE id = 1"
+                                         << "truncated or bad blob (kinds has";
+        QTest::newRow("frame of another chunk") << "UPDATE interval_chunks SET starts = (SELECT starts FROM interval_chunks "
+                                                   "WHERE id = 2) WHERE id = 1"
+                                                << "interval chunk 1 of warp 1: ";
+    }
+    void zstdFrameDamaged()
+    {
+        QFETCH(QString, sql);
+        QFETCH(QString, problem);
+        const auto p = copyOfGood("zstd");
+        wstest::rawExec(p, sql.toStdString());
+        expectError(p, problem.toStdString().c_str());
     }
     void lyingCount_data()
     {
@@ -277,8 +333,8 @@ private slots:
         // Second chunk of the same warp starting before the first one ends: make one chunk per warp 2 chunks
         // by duplicating a chunk with an earlier start.
         wstest::rawExec(p, "INSERT INTO interval_chunks(kernel_id, warp_id, chunk_index, first_start_ns, last_end_ns, count, "
-                           "starts, durations, kinds, slots, ksteps) SELECT kernel_id, warp_id, chunk_index + 1, "
-                           "first_start_ns - 1000, last_end_ns, count, starts, durations, kinds, slots, ksteps "
+                           "starts, durations, kinds, slots, ksteps, codec) SELECT kernel_id, warp_id, chunk_index + 1, "
+                           "first_start_ns - 1000, last_end_ns, count, starts, durations, kinds, slots, ksteps, codec "
                            "FROM interval_chunks WHERE id = 1");
         expectError(p, "out of order");
     }

@@ -13,6 +13,19 @@ using namespace ws;
 
 namespace {
 
+// What schema 3 added, removed again with plain SQL (docs/schema.md, "versions").
+constexpr const char* kDropVersion3Sql =
+    "DROP TABLE streams; DROP TABLE nvtx_ranges; DROP TABLE api_spans; "
+    "ALTER TABLE runs DROP COLUMN kind; ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN parent_pid; "
+    "ALTER TABLE runs DROP COLUMN program; ALTER TABLE runs DROP COLUMN working_dir; "
+    "ALTER TABLE runs DROP COLUMN device_ordinal; ALTER TABLE runs DROP COLUMN device_uuid; "
+    "ALTER TABLE runs DROP COLUMN process_start_ns; ALTER TABLE runs DROP COLUMN process_end_ns; "
+    "ALTER TABLE runs DROP COLUMN exit_code; ALTER TABLE runs DROP COLUMN exit_signal; "
+    "ALTER TABLE kernels DROP COLUMN context_id; ALTER TABLE kernels DROP COLUMN graph_id; "
+    "ALTER TABLE kernels DROP COLUMN graph_node_id; ALTER TABLE kernels DROP COLUMN launch_index; "
+    "ALTER TABLE memops DROP COLUMN context_id; ALTER TABLE memops DROP COLUMN graph_id; "
+    "ALTER TABLE memops DROP COLUMN graph_node_id; ";
+
 // Builds a version-1 file by hand: write a current file, then rewrite the interval storage
 // as the old row-per-interval table with plain SQL (independent of the store's migration code).
 void makeVersion1(const std::string& path, const RunRecord& rec)
@@ -44,7 +57,7 @@ void makeVersion1(const std::string& path, const RunRecord& rec)
             + std::to_string(kind) + "," + std::to_string(slot) + "," + std::to_string(kstep) + "," + std::to_string(s)
             + "," + std::to_string(d) + "); ";
     }
-    sql += "DROP TABLE interval_chunks; PRAGMA user_version = 1; COMMIT; VACUUM;";
+    sql += "DROP TABLE interval_chunks; " + std::string(kDropVersion3Sql) + "PRAGMA user_version = 1; COMMIT; VACUUM;";
     wstest::rawExec(path, sql);
 }
 
@@ -333,10 +346,38 @@ private slots:
         } else {
             QVERIFY(c.needsMigration);
             current = file("fixture-v2.migrated.wstrace");
-            QCOMPARE(TraceStore::migrateCopy(v2, current).fromVersion, 2);
+            const MigrationResult r = TraceStore::migrateCopy(v2, current);
+            QCOMPARE(r.fromVersion, 2);
+            // every chunk recompressed (zstd), none left raw
+            QVERIFY(r.intervalsMigrated > 0);
+            QCOMPARE(r.intervalsMigrated, wstest::rawQueryInt(v2, "SELECT SUM(count) FROM interval_chunks"));
+            QCOMPARE(wstest::rawQueryInt(current, "SELECT COUNT(*) FROM interval_chunks WHERE codec <> 1"), 0);
         }
         compareWithFixtureRecord(contentsOf(TraceStore::openReadOnly(current)));
         QCOMPARE(wstest::fileHash(v2), before);
+        // schema 3: the migrated runs are ladder runs with the program tables present and empty
+        auto st = TraceStore::openReadOnly(current);
+        QCOMPARE(st.schemaVersion(), kSchemaVersion);
+        for (const RunInfo& r : st.runs()) {
+            QCOMPARE(int(r.kind), int(RunKind::Ladder));
+            QCOMPARE(r.exitCode, -1);
+            const ProgramTrace p = st.loadProgram(r.id);
+            QCOMPARE(p.kernels.size(), st.kernels(r.id).size());
+            QVERIFY(p.nvtx.empty());
+            QVERIFY(p.apiSpans.empty());
+            for (const KernelLaunch& k : p.kernels)
+                QCOMPARE(k.launchIndex, 0);
+        }
+        {  // and it can hold a program run
+            auto w = TraceStore::openForWriting(current);
+            RunRecord prog;
+            prog.info.kind = RunKind::Program;
+            prog.nvtx.push_back(NvtxRange{});
+            prog.apiSpans.push_back(ApiSpan{});
+            prog.streams.push_back(StreamInfo{});
+            const RowId id = w.writeRun(prog);
+            QCOMPARE(TraceStore::openReadOnly(current).loadProgram(id).nvtx.size(), std::size_t(1));
+        }
     }
 
     void newerVersionRefused()

@@ -26,6 +26,8 @@ private slots:
     void legendPresent();
     void knownColoursAtKnownPixels_data();
     void knownColoursAtKnownPixels();
+    void intervalEdgesAtExactPixels_data();
+    void intervalEdgesAtExactPixels();
     void deterministic();
     void svgAndPdf();
     void fromFile();
@@ -143,6 +145,70 @@ void TestFigureExport::knownColoursAtKnownPixels()
             hatch += c == tlpalette::hatchColor(ws::IntervalKind::WaitData).rgb();
         }
     QVERIFY(base > 20 && hatch > 10);
+}
+
+void TestFigureExport::intervalEdgesAtExactPixels_data()
+{
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1600x900") << QSize(1600, 900);
+    QTest::newRow("1237x700") << QSize(1237, 700);
+}
+
+void TestFigureExport::intervalEdgesAtExactPixels()
+{
+    // At 1 ns per pixel (the range is as many ns as the lane area is wide) an interval edge at
+    // relative time t is the left edge of pixel column lanes.left() + (t - t0): the column before
+    // still has the earlier kind, the column itself the later one (or its darker start marker).
+    // A time<->pixel mapping off by one pixel turns this red.
+    QFETCH(QSize, size);
+    TimelineWidget w;
+    w.setTrace(makeTrace());
+    QVERIFY(w.waitForIndex());
+    w.setLaneFilter(QStringLiteral("cta:0"));
+    const double t0 = 1100;
+    QRect lanes;
+    w.setVisibleRange(kStart + ws::TimeNs(t0), kStart + ws::TimeNs(t0) + 200);
+    (void)w.renderImage(size, 96, QString(), &lanes);
+    const int W = lanes.width();
+    QVERIFY(W > 400);
+    w.setVisibleRange(kStart + ws::TimeNs(t0), kStart + ws::TimeNs(t0) + W);
+    QRect lanes2;
+    const QImage img = w.renderImage(size, 96, QString(), &lanes2).convertToFormat(QImage::Format_RGB32);
+    QCOMPARE(lanes2, lanes);
+    const int yConsumer = lanes.top() + 18 + 14 + 10 + 15 + 3;  // near the top of the consumer row, above any label
+    const int yProducer = lanes.top() + 18 + 14 + 10 + 3;
+    auto shade = [](QRgb c) { return qRgb(int(qRed(c) * 0.62f), int(qGreen(c) * 0.62f), int(qBlue(c) * 0.62f)); };
+    auto is = [&](QRgb got, ws::IntervalKind k, bool allowStart) {
+        const QRgb c = tlpalette::kindColor(k).rgb(), h = tlpalette::hatchColor(k).rgb();
+        return got == c || got == h || (allowStart && (got == shade(c) || got == shade(h)));
+    };
+    struct Edge {
+        double t;
+        int y;
+        ws::IntervalKind before, after;
+    };
+    const Edge edges[] = {
+        {1160, yConsumer, ws::IntervalKind::WaitData, ws::IntervalKind::MmaIssue},
+        {1200, yConsumer, ws::IntervalKind::MmaIssue, ws::IntervalKind::MmaWait},
+        {1280, yConsumer, ws::IntervalKind::MmaWait, ws::IntervalKind::Release},
+        {1300, yConsumer, ws::IntervalKind::Release, ws::IntervalKind::WaitData},
+        {1400, yProducer, ws::IntervalKind::WaitSlot, ws::IntervalKind::IssueLoad},
+    };
+    for (const Edge &e : edges) {
+        const int x = lanes.left() + int(e.t - t0);
+        const QRgb left = img.pixel(x - 1, e.y), right = img.pixel(x, e.y);
+        QVERIFY2(is(left, e.before, false) && is(right, e.after, true),
+                 qPrintable(QStringLiteral("edge at %1 ns (x %2): left %3 right %4, expected %5 | %6")
+                                .arg(e.t).arg(x).arg(left, 0, 16).arg(right, 0, 16)
+                                .arg(tlpalette::kindLabel(e.before), tlpalette::kindLabel(e.after))));
+    }
+    // the producer is idle in [1450, 1500): IssueLoad ends and WaitSlot starts at exact columns too
+    const QRgb bg = img.pixel(lanes.left() + 1475 - int(t0), yProducer);
+    QVERIFY(!is(bg, ws::IntervalKind::IssueLoad, true) && !is(bg, ws::IntervalKind::WaitSlot, true));
+    QVERIFY(is(img.pixel(lanes.left() + 1450 - int(t0) - 1, yProducer), ws::IntervalKind::IssueLoad, false));
+    QCOMPARE(img.pixel(lanes.left() + 1450 - int(t0), yProducer), bg);
+    QCOMPARE(img.pixel(lanes.left() + 1500 - int(t0) - 1, yProducer), bg);
+    QVERIFY(is(img.pixel(lanes.left() + 1500 - int(t0), yProducer), ws::IntervalKind::WaitSlot, true));
 }
 
 void TestFigureExport::deterministic()

@@ -148,6 +148,21 @@ void TestMigrateCopy::yesWritesACopyAndOpensIt()
     QVERIFY(expected > 0);
     QCOMPARE(w.currentTrace()->intervalCount(), expected);
     QVERIFY2(!w.bannerText().contains(QStringLiteral("Migration failed")), qPrintable(w.bannerText()));
+
+    // Opening the old file again: the first copy is kept, a second one gets the next free name.
+    const QByteArray firstCopy = fileHash(expectedCopy);
+    const QString second = m_dir.filePath(QStringLiteral("old.v%1-2.warpstage").arg(ws::kSchemaVersion));
+    asked.clear();
+    opened.clear();
+    w.openFile(old);
+    QTRY_VERIFY_WITH_TIMEOUT(opened.size() >= 1, 30000);
+    QCOMPARE(asked.size(), 2);
+    QCOMPARE(asked[1], second);
+    QCOMPARE(opened.first().at(0).toString(), second);
+    QCOMPARE(fileHash(expectedCopy), firstCopy);
+    QCOMPARE(fileHash(old), before);
+    QCOMPARE(ws::TraceStore::checkFile(second.toStdString()).fileVersion, ws::kSchemaVersion);
+    QVERIFY2(!w.bannerText().contains(QStringLiteral("Migration failed")), qPrintable(w.bannerText()));
 }
 
 void TestMigrateCopy::noWritesNothing()

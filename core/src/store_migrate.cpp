@@ -1,0 +1,209 @@
+// SQLite store: migrating files of older schema versions (on a copy or in place), in one transaction.
+#include "store_impl.h"
+
+#include <climits>
+
+namespace ws {
+
+using detail::Db;
+using detail::Stmt;
+using namespace detail;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::int64_t migrate1to2(const Db& db)
+{
+    const auto* chunks = detail::findTable("interval_chunks");
+    db.exec(detail::createTableSql(*chunks, 2).c_str());
+    for (auto idx : chunks->indexes)
+        db.exec(std::string(idx).c_str());
+    {
+        Stmt orphan(db, "SELECT i.id, i.warp_id FROM intervals i LEFT JOIN warps w ON w.id = i.warp_id "
+                        "WHERE w.id IS NULL LIMIT 1");
+        if (orphan.step())
+            fail(db.path(), "interval " + str(orphan.i64(0)) + " points at missing warp " + str(orphan.i64(1)));
+        Stmt neg(db, "SELECT id, duration_ns FROM intervals WHERE duration_ns < 0 LIMIT 1");
+        if (neg.step())
+            fail(db.path(), "interval " + str(neg.i64(0)) + " has a negative duration (" + str(neg.i64(1)) + " ns)");
+    }
+    Stmt sel(db, "SELECT w.kernel_id, i.warp_id, i.kind, i.slot, i.kstep, i.start_ns, i.duration_ns "
+                 "FROM intervals i JOIN warps w ON w.id = i.warp_id ORDER BY i.warp_id, i.start_ns, i.id");
+    ChunkWriter writer(&db, ChunkCodec::Raw);  // version 2 has raw chunks; 2 -> 3 compresses them
+    std::vector<Interval> cur;
+    RowId curWarp = 0, curKernel = 0;
+    std::int64_t total = 0;
+    auto flush = [&] {
+        if (cur.empty())
+            return;
+        writer.writeWarp(curKernel, curWarp, [&](std::size_t i) -> const Interval& { return cur[i]; }, cur.size());
+        total += static_cast<std::int64_t>(cur.size());
+        cur.clear();
+    };
+    while (sel.step()) {
+        const RowId warp = sel.i64(1);
+        if (warp != curWarp) {
+            flush();
+            curWarp = warp;
+            curKernel = sel.i64(0);
+        }
+        Interval iv;
+        iv.warpId = warp;
+        const auto kind = sel.i64(2);
+        iv.kind = kind >= 0 && kind < kIntervalKindCount ? static_cast<IntervalKind>(kind) : IntervalKind::Other;
+        iv.slot = static_cast<std::int16_t>(std::clamp<std::int64_t>(sel.i64(3), INT16_MIN, INT16_MAX));
+        iv.kstep = static_cast<std::int32_t>(std::clamp<std::int64_t>(sel.i64(4), INT32_MIN, INT32_MAX));
+        iv.start = sel.i64(5);
+        iv.duration = sel.i64(6);
+        cur.push_back(iv);
+    }
+    flush();
+    db.exec("DROP TABLE intervals");
+    return total;
+}
+
+// Rewrites every raw chunk as a zstd chunk (same rows, same boundaries), validating it on the way.
+std::int64_t recompressChunks(const Db& db)
+{
+    std::vector<RowId> ids;
+    {
+        Stmt s(db, "SELECT id FROM interval_chunks WHERE codec = 0 ORDER BY id");
+        while (s.step())
+            ids.push_back(s.i64(0));
+    }
+    Stmt sel(db, "SELECT warp_id, first_start_ns, count, starts, durations, kinds, slots, ksteps FROM interval_chunks "
+                 "WHERE id = ?");
+    Stmt upd(db, "UPDATE interval_chunks SET last_end_ns = ?, starts = ?, durations = ?, kinds = ?, slots = ?, "
+                 "ksteps = ?, codec = ? WHERE id = ?");
+    ChunkDecoder dec;
+    ChunkWriter enc(nullptr, ChunkCodec::Zstd);
+    std::int64_t total = 0;
+    for (RowId id : ids) {
+        sel.bind(1, id);
+        if (!sel.step())
+            fail(db.path(), "interval chunk " + str(id) + " vanished during migration");
+        Lane lane;
+        dec.decode(db.path(), id, sel.i64(0), sel.i64(1), sel.i64(2), static_cast<int>(ChunkCodec::Raw), sel.blob(3),
+                   sel.blob(4), sel.blob(5), sel.blob(6), sel.blob(7), lane);
+        sel.reset();
+        const std::size_t n = lane.size();
+        total += static_cast<std::int64_t>(n);
+        // An empty chunk, or one with an interval of 2^31 ns or more (the lane clamps those), stays raw:
+        // readers accept raw chunks in every version.
+        if (n == 0 || std::find(lane.duration.begin(), lane.duration.end(), INT32_MAX) != lane.duration.end())
+            continue;
+        Interval iv;
+        const auto& e = enc.encode([&](std::size_t i) -> const Interval& {
+            iv.kind = lane.kind[i];
+            iv.slot = lane.slot[i];
+            iv.kstep = lane.kstep[i];
+            iv.start = lane.start[i];
+            iv.duration = lane.duration[i];
+            return iv;
+        }, 0, n);
+        upd.bind(1, e.lastEnd);
+        for (int i = 0; i < 5; ++i)
+            upd.bindBlobStatic(2 + i, e.blob[i].data(), e.blob[i].size());
+        upd.bind(7, static_cast<int>(ChunkCodec::Zstd)).bind(8, id);
+        upd.run();
+    }
+    return total;
+}
+
+// Version 3: program tables, new columns on runs / kernels / memops / interval_chunks; chunks compressed.
+// Returns the number of intervals recompressed.
+std::int64_t migrate2to3(const Db& db)
+{
+    for (const TableDef& t : schemaTables()) {
+        if (!tableActive(t, 3))
+            continue;
+        if (!tableActive(t, 2)) {
+            db.exec(createTableSql(t, 3).c_str());
+            for (auto idx : t.indexes)
+                db.exec(std::string(idx).c_str());
+            continue;
+        }
+        for (const ColumnDef& c : t.columns)
+            if (c.sinceVersion == 3)
+                db.exec(("ALTER TABLE " + std::string(t.name) + " ADD COLUMN " + std::string(c.name) + " "
+                         + std::string(c.decl)).c_str());
+    }
+    Stmt m(db, "UPDATE meta SET value = ? WHERE key = 'interval_encoding'");
+    m.bind(1, kIntervalEncoding).run();
+    return recompressChunks(db);
+}
+
+MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::string& dst)
+{
+    MigrationResult r;
+    r.source = src;
+    r.destination = dst;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+        const int v = inspectVersion(db);
+        r.fromVersion = v;
+        if (v < 2)
+            r.intervalsMigrated += migrate1to2(db);
+        if (v < 3) {
+            const std::int64_t n = migrate2to3(db);
+            if (v == 2)
+                r.intervalsMigrated += n;
+        }
+        db.exec(("PRAGMA application_id = " + str(kApplicationId)).c_str());
+        db.exec(("PRAGMA user_version = " + str(kSchemaVersion)).c_str());
+        db.exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    r.toVersion = kSchemaVersion;
+    return r;
+}
+
+}  // namespace
+
+MigrationResult TraceStore::migrateCopy(const std::string& src, const std::string& dst)
+{
+    checkFile(src);  // throws for foreign / newer / damaged files
+    std::error_code ec;
+    if (fs::exists(dst, ec))
+        fail(dst, "already exists; choose a new file name for the migrated copy");
+    {
+        Db in;
+        in.open(src, SQLITE_OPEN_READONLY, "mode=ro");
+        Db out;
+        out.open(dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        sqlite3_backup* b = sqlite3_backup_init(out.get(), "main", in.get(), "main");
+        if (!b)
+            out.fail(sqlite3_errcode(out.get()), "copying " + src);
+        const int rc = sqlite3_backup_step(b, -1);
+        sqlite3_backup_finish(b);
+        if (rc != SQLITE_DONE) {
+            out.close();
+            fs::remove(dst, ec);
+            in.fail(rc, "copying to " + dst);
+        }
+    }
+    try {
+        Db out;
+        out.open(dst, SQLITE_OPEN_READWRITE);
+        auto r = migrateOpenDb(out, src, dst);
+        out.exec("PRAGMA journal_mode = DELETE");
+        out.exec("VACUUM");  // the copy is new: drop the pages the raw chunks left free
+        return r;
+    } catch (...) {
+        fs::remove(dst, ec);
+        throw;
+    }
+}
+
+MigrationResult TraceStore::migrateInPlace(const std::string& path)
+{
+    checkFile(path);
+    Db db;
+    db.open(path, SQLITE_OPEN_READWRITE);
+    return migrateOpenDb(db, path, path);
+}
+
+}  // namespace ws

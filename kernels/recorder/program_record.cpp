@@ -1,0 +1,393 @@
+// Program mode of warpstage-record: spawn the program with the injection library, wait, read the
+// per-process sink files, store one run per process and device. See warpstage/program_record.h.
+#include "warpstage/program_record.h"
+
+#include "cupti_api.h"
+#include "warpstage/sink_reader.h"
+#include "warpstage/store.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace ws::rec {
+
+namespace {
+
+std::string dirOf(const std::string& p)
+{
+    const auto s = p.find_last_of('/');
+    if (s == std::string::npos) return ".";
+    return s == 0 ? "/" : p.substr(0, s);
+}
+
+bool isFile(const std::string& p)
+{
+    struct stat st{};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string isoNowUtc()
+{
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::string hostName()
+{
+    char buf[256] = {0};
+    if (gethostname(buf, sizeof buf - 1) != 0) return "";
+    return buf;
+}
+
+std::string driverVersionText()
+{
+    std::ifstream f("/proc/driver/nvidia/version");
+    std::string line;
+    if (f && std::getline(f, line)) {
+        std::istringstream ss(line);
+        std::string w;
+        while (ss >> w)
+            if (!w.empty() && std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos) return w;
+    }
+    return "";
+}
+
+// Asks libcuda (dlopen, no CUDA runtime) whether a GPU is usable. "" if yes, else why not.
+std::string gpuProblem()
+{
+    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return "no CUDA driver (libcuda.so.1 not found)";
+    using InitFn = int (*)(unsigned);
+    using CountFn = int (*)(int*);
+    auto init = reinterpret_cast<InitFn>(dlsym(h, "cuInit"));
+    auto count = reinterpret_cast<CountFn>(dlsym(h, "cuDeviceGetCount"));
+    if (!init || !count) return "libcuda.so.1 lacks cuInit/cuDeviceGetCount";
+    if (const int r = init(0); r != 0) return "cuInit failed with CUDA error " + std::to_string(r) + " (no usable GPU)";
+    int n = 0;
+    if (count(&n) != 0 || n == 0) return "no CUDA device found";
+    return "";
+}
+
+std::uint64_t dirBytes(const std::string& dir)
+{
+    std::uint64_t total = 0;
+    if (DIR* d = opendir(dir.c_str())) {
+        while (dirent* e = readdir(d)) {
+            struct stat st{};
+            if (e->d_name[0] != '.' && ::stat((dir + "/" + e->d_name).c_str(), &st) == 0) total += std::uint64_t(st.st_size);
+        }
+        closedir(d);
+    }
+    return total;
+}
+
+void removeDir(const std::string& dir)
+{
+    if (DIR* d = opendir(dir.c_str())) {
+        while (dirent* e = readdir(d))
+            if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) ::unlink((dir + "/" + e->d_name).c_str());
+        closedir(d);
+    }
+    ::rmdir(dir.c_str());
+}
+
+const char* sigName(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGKILL: return "SIGKILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGSEGV: return "SIGSEGV";
+    default: return "a signal";
+    }
+}
+
+}  // namespace
+
+std::string findInjectLibrary()
+{
+    if (const char* e = std::getenv("WARPSTAGE_INJECT_LIB"); e && *e) return isFile(e) ? std::string(e) : std::string();
+    char self[PATH_MAX] = {0};
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return "";
+    const std::string dir = dirOf(std::string(self, std::size_t(n)));
+    for (const std::string& c : {dir + "/libwarpstage-inject.so", dir + "/../lib/libwarpstage-inject.so"})
+        if (isFile(c)) return c;
+    return "";
+}
+
+std::string resolveProgram(const std::string& program, std::string& why)
+{
+    auto check = [&](const std::string& p) -> int {  // 0 ok, 1 missing, 2 not executable
+        struct stat st{};
+        if (::stat(p.c_str(), &st) != 0) return 1;
+        if (!S_ISREG(st.st_mode) || access(p.c_str(), X_OK) != 0) return 2;
+        return 0;
+    };
+    if (program.empty()) {
+        why = "no program given after '--'";
+        return "";
+    }
+    if (program.find('/') != std::string::npos) {
+        const int c = check(program);
+        if (c == 1) why = "program '" + program + "' not found";
+        if (c == 2) why = "program '" + program + "' is not an executable file";
+        return c == 0 ? program : "";
+    }
+    const char* path = std::getenv("PATH");
+    std::stringstream ss(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    std::string d;
+    bool sawNonExec = false;
+    while (std::getline(ss, d, ':')) {
+        const std::string p = (d.empty() ? "." : d) + "/" + program;
+        const int c = check(p);
+        if (c == 0) return p;
+        if (c == 2) sawNonExec = true;
+    }
+    why = sawNonExec ? "program '" + program + "' is not an executable file" : "program '" + program + "' not found in PATH";
+    return "";
+}
+
+Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::atomic<bool>& stop, const std::atomic<int>& stopSignal)
+{
+    Result res;
+    auto msg = [&](const std::string& level, const std::string& text) {
+        if (cb.message) cb.message(level, text);
+    };
+    auto fail = [&](int code, const std::string& text) {
+        res.exitCode = code;
+        res.error = text;
+        msg("error", text);
+        return res;
+    };
+    auto progress = [&](const std::string& pass, const std::string& step, double pct) {
+        if (!cb.progress) return;
+        ProgressEvent e;
+        e.rung = o.program.empty() ? "" : o.program.front();
+        e.rungIndex = 1;
+        e.rungCount = 1;
+        e.pass = pass;
+        e.step = step;
+        e.percent = pct;
+        cb.progress(e);
+    };
+
+    if (o.output.empty()) return fail(kExitUsage, "no output file given");
+    // 1. The output: an existing file must be a Warpstage file of this version; a new one's folder writable.
+    const bool existed = isFile(o.output) || access(o.output.c_str(), F_OK) == 0;
+    try {
+        if (existed) {
+            const FileCheck fc = TraceStore::checkFile(o.output);
+            if (fc.needsMigration)
+                return fail(kExitOutput, o.output + ": schema version " + std::to_string(fc.fileVersion)
+                                             + " is older than this recorder's; migrate it in the viewer first or choose a new file");
+        } else if (access(dirOf(o.output).c_str(), W_OK) != 0) {
+            return fail(kExitOutput, o.output + ": cannot create the file (folder '" + dirOf(o.output) + "' is not writable or missing)");
+        }
+    } catch (const StoreError& e) {
+        return fail(kExitOutput, e.what());
+    }
+    // 2. The program.
+    std::string why;
+    const std::string exe = resolveProgram(o.program.empty() ? "" : o.program.front(), why);
+    if (exe.empty()) return fail(kExitProgramNotRunnable, why + ": nothing run, nothing written");
+    // 3. CUPTI and the injection library (the program would run unrecorded without them).
+    std::string cuptiErr;
+    const cupti::Api* api = cupti::load(&cuptiErr);
+    if (!api) return fail(kExitNoCupti, cuptiErr);
+    const std::string inject = o.injectLibrary.empty() ? findInjectLibrary() : o.injectLibrary;
+    if (inject.empty() || !isFile(inject))
+        return fail(kExitInternal, "libwarpstage-inject.so not found next to warpstage-record (or set WARPSTAGE_INJECT_LIB): installation problem");
+    std::string cuptiVersion;
+    if (api->cuptiGetVersion) {
+        std::uint32_t v = 0;
+        if (api->cuptiGetVersion(&v) == CUPTI_SUCCESS) cuptiVersion = "CUPTI API " + std::to_string(v);
+    }
+
+    // 4. The sink folder, next to the output (same file system; kept if writing fails).
+    const std::string base = o.output.substr(o.output.find_last_of('/') == std::string::npos ? 0 : o.output.find_last_of('/') + 1);
+    std::string tmpl = dirOf(o.output) + "/." + base + ".sinks-XXXXXX";
+    std::vector<char> tbuf(tmpl.begin(), tmpl.end());
+    tbuf.push_back('\0');
+    if (!mkdtemp(tbuf.data())) return fail(kExitOutput, "cannot create the sink folder " + tmpl + ": " + std::strerror(errno));
+    const std::string sinkDir = tbuf.data();
+
+    // 5. Environment and spawn (own process group: --timeout and forwarded signals reach every worker).
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string s = *e;
+        for (const char* k : {"CUDA_INJECTION64_PATH=", "NVTX_INJECTION64_PATH=", "WARPSTAGE_SINK=", "WARPSTAGE_DURATION_S="})
+            if (s.rfind(k, 0) == 0) {
+                if (std::strncmp(k, "WARPSTAGE_", 10) != 0) msg("warning", "replacing " + s.substr(0, s.find('=')) + " of the environment for the program");
+                goto skip;
+            }
+        env.push_back(s);
+    skip:;
+    }
+    env.push_back("CUDA_INJECTION64_PATH=" + inject);
+    env.push_back("NVTX_INJECTION64_PATH=" + inject);
+    env.push_back("WARPSTAGE_SINK=" + sinkDir);
+    if (o.durationSeconds > 0) env.push_back("WARPSTAGE_DURATION_S=" + std::to_string(o.durationSeconds));
+    std::vector<char*> envp, argv;
+    for (auto& s : env) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = o.program;
+    for (auto& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t def, none;
+    sigfillset(&def);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attr, &def);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    pid_t pid = 0;
+    const std::string startedAt = isoNowUtc();
+    const int src = posix_spawn(&pid, exe.c_str(), nullptr, &attr, argv.data(), envp.data());
+    posix_spawnattr_destroy(&attr);
+    if (src != 0) {
+        removeDir(sinkDir);
+        return fail(kExitProgramNotRunnable, "cannot start '" + exe + "': " + std::strerror(src) + ": nothing written");
+    }
+    msg("info", "recording " + exe + " (pid " + std::to_string(pid) + ")");
+    progress("program", "running (pid " + std::to_string(pid) + ")", 0);
+
+    // 6. Wait: forward SIGINT/SIGTERM, enforce --timeout (SIGTERM, then SIGKILL after the grace period).
+    sink::ProgramOutcome outcome;
+    outcome.rootPid = pid;
+    outcome.timeoutSeconds = o.timeoutSeconds;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    double termSentAt = -1, lastProgress = 0;
+    int status = 0;
+    for (;;) {
+        const pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) break;
+        if (w < 0 && errno != EINTR) {
+            status = 0;
+            break;
+        }
+        const double t = elapsed();
+        if (termSentAt < 0 && stop.load()) {
+            outcome.interrupted = true;
+            const int sig = stopSignal.load() ? stopSignal.load() : SIGTERM;
+            kill(-pid, sig);
+            termSentAt = t;
+            msg("warning", std::string("interrupted: ") + sigName(sig) + " forwarded to the program");
+        }
+        if (termSentAt < 0 && o.timeoutSeconds > 0 && t >= o.timeoutSeconds) {
+            outcome.timedOut = true;
+            kill(-pid, SIGTERM);
+            termSentAt = t;
+            msg("warning", "timeout after " + std::to_string(int(o.timeoutSeconds)) + " s: SIGTERM sent to the program");
+        }
+        if (termSentAt >= 0 && t - termSentAt > o.killGraceSeconds) {
+            kill(-pid, SIGKILL);
+            termSentAt = 1e300;  // sent once
+            msg("warning", "the program did not stop: SIGKILL sent");
+        }
+        if (t - lastProgress >= 1.0) {
+            lastProgress = t;
+            char b[128];
+            std::snprintf(b, sizeof b, "running (pid %d, %.0f s, %.1f MiB recorded)", int(pid), t, double(dirBytes(sinkDir)) / (1 << 20));
+            progress("program", b, 0);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (WIFEXITED(status)) outcome.exitCode = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) outcome.exitSignal = WTERMSIG(status);
+    // Workers of the program that outlive it (same process group): give them a moment to flush.
+    for (int i = 0; i < 100 && kill(-pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (outcome.timedOut || outcome.interrupted) kill(-pid, SIGKILL);  // nothing of it may outlive the recording
+
+    // 7. Read the sinks, convert, write.
+    progress("write", "reading the sinks", 90);
+    const auto sinks = sink::readSinkDir(sinkDir);
+    sink::ConvertOptions co;
+    co.outcome = outcome;
+    co.durationSeconds = o.durationSeconds;
+    co.nvtxRange = o.nvtxRange;
+    co.commandLine = o.commandLine;
+    co.host = hostName();
+    co.startedAt = startedAt;
+    co.driverVersion = driverVersionText();
+    co.cuptiVersion = cuptiVersion;
+    sink::ConvertResult conv = sink::toRuns(sinks, co);
+    for (const auto& w : conv.warnings) msg("warning", w);
+    const std::string how = outcome.exitSignal ? std::string("was killed by ") + sigName(outcome.exitSignal)
+                                               : "exited with code " + std::to_string(outcome.exitCode);
+    std::string extras;
+    if (!o.kernelsRegex.empty() || o.launchFirst >= 0)
+        extras = "; stall-pass selection --kernels '" + o.kernelsRegex + "' --launch-range "
+            + (o.launchFirst >= 0 ? std::to_string(o.launchFirst) + ":" + std::to_string(o.launchLast) : std::string("all"))
+            + " (not applied: the stall pass for programs is not implemented yet)";
+    if (conv.runs.empty()) {
+        const bool sawSinks = !sinks.empty();
+        removeDir(sinkDir);
+        if (outcome.interrupted) return fail(stopSignal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted, "interrupted before the program recorded anything");
+        if (!o.nvtxRange.empty() && sawSinks)
+            return fail(kExitNoCudaCall, "nothing recorded inside NVTX ranges named '" + o.nvtxRange + "' (the program " + how + ")");
+        std::string text = "the program made no CUDA call, nothing recorded (it " + how + "); " + o.output + " untouched";
+        if (const std::string g = gpuProblem(); !g.empty()) return fail(kExitNoGpu, text + "; and this machine has no usable GPU: " + g);
+        return fail(kExitNoCudaCall, text);
+    }
+    for (auto& r : conv.runs) r.info.notes += extras;
+
+    progress("write", "writing " + std::to_string(conv.runs.size()) + " run(s)", 95);
+    int incomplete = 0;
+    try {
+        TraceStore store = TraceStore::openForWriting(o.output);
+        for (const auto& r : conv.runs) {
+            const RowId id = store.writeRun(r);
+            ++res.runsWritten;
+            if (r.info.status != RunStatus::Complete) ++incomplete;
+            if (cb.runWritten) cb.runWritten(r.info, id);
+        }
+    } catch (const std::exception& e) {
+        return fail(kExitOutput, o.output + ": writing the runs failed (" + std::to_string(res.runsWritten) + " of "
+                                     + std::to_string(conv.runs.size()) + " written): " + e.what() + "; the raw records are kept in "
+                                     + sinkDir + " (sink files)");
+    }
+    if (o.keepSinks)
+        msg("info", "sink files kept in " + sinkDir);
+    else
+        removeDir(sinkDir);
+    res.runsFailed = incomplete;
+    if (outcome.interrupted) {
+        res.exitCode = stopSignal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted;
+        res.error = "interrupted; what was recorded is stored as INCOMPLETE";
+    } else if (incomplete > 0) {
+        res.exitCode = kExitProgramIncomplete;
+        res.error = std::to_string(incomplete) + " run(s) stored INCOMPLETE: the program " + (outcome.timedOut ? "hit --timeout and " : "") + how;
+        msg("warning", res.error);
+    }
+    return res;
+}
+
+}  // namespace ws::rec

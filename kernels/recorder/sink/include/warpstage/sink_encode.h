@@ -1,0 +1,64 @@
+// Appending sink records to a byte string (warpstage/sink_format.h). Header-only, Qt-free, CUDA-free:
+// used by the injection library (one chunk per CUPTI buffer, then one write(2)) and by the tests that
+// hand-build sinks.
+#pragma once
+
+#include "warpstage/sink_format.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ws::sink {
+
+inline void appendFileHeader(std::string& out)
+{
+    FileHeader h{};
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.version = kFormatVersion;
+    out.append(reinterpret_cast<const char*>(&h), sizeof h);
+}
+
+inline void appendRecord(std::string& out, RecType type, const void* payload, std::uint32_t size)
+{
+    RecHeader h{static_cast<std::uint16_t>(type), 0, size};
+    out.append(reinterpret_cast<const char*>(&h), sizeof h);
+    out.append(static_cast<const char*>(payload), size);
+}
+
+template <class T>
+void appendPod(std::string& out, RecType type, const T& rec)
+{
+    appendRecord(out, type, &rec, sizeof rec);
+}
+
+inline void appendString(std::string& out, std::uint32_t id, std::string_view s)
+{
+    if (s.size() > kMaxRecordSize - 8) s = s.substr(0, kMaxRecordSize - 8);
+    RecHeader h{static_cast<std::uint16_t>(RecType::String), 0, static_cast<std::uint32_t>(4 + s.size())};
+    out.append(reinterpret_cast<const char*>(&h), sizeof h);
+    out.append(reinterpret_cast<const char*>(&id), 4);
+    out.append(s.data(), s.size());
+}
+
+inline void appendProcess(std::string& out, const ProcessRec& p, std::string_view exe, std::string_view cwd,
+                          const std::vector<std::string>& argv)
+{
+    std::string args;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        if (i) args.push_back('\0');
+        args += argv[i];
+    }
+    std::string payload(reinterpret_cast<const char*>(&p), sizeof p);
+    for (std::string_view s : {exe, cwd, std::string_view(args)}) {
+        if (s.size() > (1u << 20)) s = s.substr(0, 1u << 20);
+        const auto n = static_cast<std::uint32_t>(s.size());
+        payload.append(reinterpret_cast<const char*>(&n), 4);
+        payload.append(s.data(), s.size());
+    }
+    appendRecord(out, RecType::Process, payload.data(), static_cast<std::uint32_t>(payload.size()));
+}
+
+}  // namespace ws::sink

@@ -1,0 +1,138 @@
+// The sink format: what libwarpstage-inject.so (the CUPTI + NVTX injection library that
+// `warpstage-record -- PROGRAM` puts into the program) streams to $WARPSTAGE_SINK/<pid>-<ns>.wsink,
+// and what the recorder reads back after (or while) the program runs. Qt-free and CUDA-free: the
+// injection library and the CUDA-free reader (warpstage/sink_reader.h) both include only this.
+//
+// A file is the 16-byte FileHeader, then records: a RecHeader (type, payload size) and the payload.
+// Records are appended with one write(2) per completed CUPTI buffer (plus the NVTX events and the
+// strings they need, written before their first use in the same chunk), so what reached the file
+// survives a crash or SIGKILL of the program; a record cut off by the end of the file marks the sink
+// truncated. All integers little-endian (x86-64 / aarch64 hosts), structs are packed by hand (no
+// padding the compiler could add: static_asserts below).
+#pragma once
+
+#include <cstdint>
+
+namespace ws::sink {
+
+inline constexpr char kMagic[8] = {'W', 'S', 'S', 'I', 'N', 'K', '0', '1'};
+inline constexpr std::uint32_t kFormatVersion = 1;
+
+struct FileHeader {
+    char magic[8];
+    std::uint32_t version;
+    std::uint32_t reserved;
+};
+static_assert(sizeof(FileHeader) == 16);
+
+enum class RecType : std::uint16_t {
+    Process = 1,  // ProcessRec + exe, cwd, argv (NUL-separated) as Str
+    String = 2,   // std::uint32_t id + bytes (the rest of the payload); ids start at 1, 0 = none
+    Device = 3,   // DeviceRec
+    Context = 4,  // ContextRec
+    Kernel = 5,   // KernelRec
+    Mem = 6,      // MemRec (memcpy and memset)
+    Api = 7,      // ApiRec (runtime and driver API calls)
+    Nvtx = 8,     // NvtxRec (one NVTX event; the reader pairs push/pop and start/end)
+    Flush = 9,    // FlushRec: a CUPTI buffer was written (dropped-record count)
+    End = 10,     // EndRec: the process ended cleanly (atexit) or by a caught signal, after a forced flush
+};
+
+struct RecHeader {
+    std::uint16_t type;
+    std::uint16_t reserved;
+    std::uint32_t size;  // payload bytes after this header
+};
+static_assert(sizeof(RecHeader) == 8);
+inline constexpr std::uint32_t kMaxRecordSize = 1u << 24;  // anything larger is corruption
+
+struct ProcessRec {
+    std::int64_t pid;
+    std::int64_t ppid;
+    std::uint64_t realtimeNs;  // CLOCK_REALTIME when the sink was opened
+    std::uint64_t cuptiNs;     // cuptiGetTimestamp() at the same moment (0 if CUPTI was not up)
+    // then three strings, each std::uint32_t length + bytes: exe, cwd, argv (NUL-separated)
+};
+static_assert(sizeof(ProcessRec) == 32);
+
+struct DeviceRec {
+    std::uint32_t id;            // CUPTI device id = CUDA device ordinal in the process
+    std::uint32_t nameId;        // String id
+    std::int32_t ccMajor, ccMinor;
+    std::int32_t smCount;
+    std::int32_t coreClockKHz;
+    std::int64_t globalMemBytes;
+    std::int64_t l2Bytes;
+    std::uint8_t uuid[16];
+};
+static_assert(sizeof(DeviceRec) == 56);
+
+struct ContextRec {
+    std::uint32_t contextId;
+    std::uint32_t deviceId;
+    std::uint32_t nullStreamId;
+    std::uint32_t reserved;
+};
+static_assert(sizeof(ContextRec) == 16);
+
+struct KernelRec {
+    std::uint64_t start, end;    // CUPTI time base (ns)
+    std::uint64_t graphNodeId;
+    std::uint32_t deviceId, contextId, streamId, correlationId, graphId;
+    std::uint32_t nameId;        // mangled name as CUPTI reports it (String id)
+    std::int32_t grid[3], block[3], cluster[3];
+    std::int32_t registers, staticSmem, dynamicSmem;
+};
+static_assert(sizeof(KernelRec) == 96);
+
+struct MemRec {
+    std::uint64_t start, end, bytes, graphNodeId;
+    std::uint32_t deviceId, contextId, streamId, correlationId, graphId;
+    std::uint8_t kind;           // ws::MemOpKind value (1 HtoD, 2 DtoH, 3 DtoD, 4 memset, 5 other)
+    std::uint8_t reserved[3];
+};
+static_assert(sizeof(MemRec) == 56);
+
+struct ApiRec {
+    std::uint64_t start, end;
+    std::uint32_t cbid, correlationId, threadId, nameId;
+    std::int32_t result;
+    std::uint8_t driver;         // 1: driver API (cu*), 0: runtime (cuda*)
+    std::uint8_t reserved[3];
+};
+static_assert(sizeof(ApiRec) == 40);
+
+enum class NvtxOp : std::uint8_t { Push = 1, Pop = 2, Start = 3, End = 4, Mark = 5 };
+
+struct NvtxRec {
+    std::uint64_t timestamp;     // cuptiGetTimestamp()
+    std::uint64_t rangeId;       // Start/End: the nvtxRangeId_t; else 0
+    std::int64_t category;
+    std::uint32_t threadId;      // OS thread id
+    std::uint32_t domainId;      // String id of the domain name, 0 = default domain
+    std::uint32_t nameId;        // String id, 0 = none (Pop/End)
+    std::uint32_t color;         // ARGB, 0 = none
+    std::uint8_t op;             // NvtxOp
+    std::uint8_t reserved[7];
+};
+static_assert(sizeof(NvtxRec) == 48);
+
+struct FlushRec {
+    std::uint64_t realtimeNs;
+    std::uint64_t dropped;       // records CUPTI dropped for this buffer
+    std::uint32_t records;       // records in the buffer
+    std::uint32_t reserved;
+};
+static_assert(sizeof(FlushRec) == 24);
+
+enum class EndReason : std::uint32_t { Exit = 0, Signal = 1 };
+
+struct EndRec {
+    std::uint64_t realtimeNs;
+    std::uint64_t cuptiNs;
+    std::uint32_t reason;        // EndReason
+    std::int32_t signal;         // for EndReason::Signal
+};
+static_assert(sizeof(EndRec) == 24);
+
+}  // namespace ws::sink

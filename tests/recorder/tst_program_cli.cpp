@@ -1,0 +1,230 @@
+// `warpstage-record -- PROGRAM` without a GPU: bad input (missing / non-executable program, no CUDA call,
+// bad output file, usage errors) with its exit codes and the output untouched; and the whole path
+// spawn -> sinks -> runs -> file with tests/recorder/programs/fake_cuda_program, which writes what the
+// injection library would (clean exit, exit code 3, SIGKILL, --timeout on a hang, a child process).
+#include "warpstage/store.h"
+
+#include <dlfcn.h>
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run runRecord(const QStringList& args, int timeoutMs = 60000)
+{
+    QProcess p;
+    p.start(QStringLiteral(WARPSTAGE_RECORD_EXE), args);
+    Run r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+bool haveGpu()
+{
+    static const bool have = [] {
+        void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!lib) return false;
+        using InitFn = int (*)(unsigned);
+        using CountFn = int (*)(int*);
+        auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+        auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+        int n = 0;
+        return init && count && init(0) == 0 && count(&n) == 0 && n > 0;
+    }();
+    return have;
+}
+
+QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+const QString kFake = QStringLiteral(WARPSTAGE_FAKE_PROGRAM);
+}  // namespace
+
+class TstProgramCli : public QObject {
+    Q_OBJECT
+private slots:
+    void missingProgram_data()
+    {
+        QTest::addColumn<QString>("program");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("absolute, missing") << "/nonexistent/prog" << "program '/nonexistent/prog' not found";
+        QTest::newRow("not executable") << "/etc/passwd" << "program '/etc/passwd' is not an executable file";
+        QTest::newRow("a folder") << "/tmp" << "program '/tmp' is not an executable file";
+        QTest::newRow("not in PATH") << "warpstage-no-such-program-xyz" << "program 'warpstage-no-such-program-xyz' not found in PATH";
+    }
+    void missingProgram()
+    {
+        QFETCH(QString, program);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("t.wstrace");
+        const Run r = runRecord({"-o", out, "--", program, "arg"});
+        QCOMPARE(r.code, 9);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(!QFile::exists(out));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot).size(), 0);
+    }
+
+    void noCudaCall_data()
+    {
+        QTest::addColumn<QStringList>("program");
+        QTest::newRow("/bin/true") << QStringList{"/bin/true"};
+        QTest::newRow("sh exit 3") << QStringList{"/bin/sh", "-c", "exit 3"};
+        QTest::newRow("NVTX only") << QStringList{kFake, "nvtxonly"};
+    }
+    void noCudaCall()
+    {
+        QFETCH(QStringList, program);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("t.wstrace");
+        const Run r = runRecord(QStringList{"-o", out, "--"} + program);
+        QCOMPARE(r.code, haveGpu() ? 8 : 3);
+        QVERIFY2(r.err.contains("the program made no CUDA call, nothing recorded"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(out));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot).size(), 0);  // sinks removed
+    }
+
+    void outputNotATrace()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("notes.txt");
+        {
+            QFile f(out);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("my notes, not a trace\n");
+        }
+        const QByteArray before = readAll(out);
+        const Run r = runRecord({"-o", out, "--", kFake, "ok"});
+        QCOMPARE(r.code, 5);
+        QVERIFY2(r.err.contains("not an SQLite database") || r.err.contains("not a Warpstage"), qPrintable(r.err));
+        QCOMPARE(readAll(out), before);
+        // refused before the program ran: no sink folder, no "recording ..." line
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{"notes.txt"});
+        QVERIFY2(!r.err.contains("recording "), qPrintable(r.err));
+    }
+
+    void injectionLibraryMissing()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("t.wstrace");
+        QProcess p;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert("WARPSTAGE_INJECT_LIB", dir.filePath("no-such-libwarpstage-inject.so"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(WARPSTAGE_RECORD_EXE), {"-o", out, "--", kFake, "ok"});
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("libwarpstage-inject.so not found"));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot).size(), 0);
+    }
+
+    void usageErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("nothing after --") << QStringList{"-o", "x.ws", "--"};
+        QTest::newRow("ladder option with a program") << QStringList{"-o", "x.ws", "-r", "sync", "--", "/bin/true"};
+        QTest::newRow("program option without a program") << QStringList{"-o", "x.ws", "--timeout", "5"};
+        QTest::newRow("timeout 0") << QStringList{"-o", "x.ws", "--timeout", "0", "--", "/bin/true"};
+        QTest::newRow("timeout junk") << QStringList{"-o", "x.ws", "--timeout", "5s", "--", "/bin/true"};
+        QTest::newRow("duration negative") << QStringList{"-o", "x.ws", "--duration", "-1", "--", "/bin/true"};
+        QTest::newRow("launch range reversed") << QStringList{"-o", "x.ws", "--launch-range", "5:2", "--", "/bin/true"};
+        QTest::newRow("launch range junk") << QStringList{"-o", "x.ws", "--launch-range", "a:b", "--", "/bin/true"};
+        QTest::newRow("bad regex") << QStringList{"-o", "x.ws", "--kernels", "gemm(", "--", "/bin/true"};
+        QTest::newRow("empty nvtx range") << QStringList{"-o", "x.ws", "--nvtx-range", "", "--", "/bin/true"};
+        QTest::newRow("no output") << QStringList{"--", "/bin/true"};
+    }
+    void usageErrors()
+    {
+        QFETCH(QStringList, args);
+        QTemporaryDir dir;
+        QProcess p;
+        p.setWorkingDirectory(dir.path());
+        p.start(QStringLiteral(WARPSTAGE_RECORD_EXE), args);
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 2);
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot).size(), 0);
+    }
+
+    // The whole path with the fake program: how it ends -> exit code, runs, reasons.
+    void recordFake_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<int>("runs");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("ok") << QStringList{"--", kFake, "ok"} << 0 << 1 << "";
+        QTest::newRow("exit 3") << QStringList{"--", kFake, "exit", "3"} << 7 << 1 << "exit code 3";
+        QTest::newRow("SIGKILL") << QStringList{"--", kFake, "kill"} << 7 << 1 << "killed by SIGKILL (signal 9)";
+        QTest::newRow("timeout") << QStringList{"--timeout", "1", "--", kFake, "hang"} << 7 << 1 << "timeout after 1 s";
+        QTest::newRow("child") << QStringList{"--", kFake, "child"} << 0 << 2 << "";
+    }
+    void recordFake()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, code);
+        QFETCH(int, runs);
+        QFETCH(QString, reason);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("t.wstrace");
+        QElapsedTimer t;
+        t.start();
+        const Run r = runRecord(QStringList{"-o", out} + args, 30000);
+        QVERIFY2(r.code == code, qPrintable(QString("exit %1, stderr: %2").arg(r.code).arg(r.err)));
+        QVERIFY(t.elapsed() < 15000);  // --timeout 1 stops the hang well before this
+        auto store = ws::TraceStore::openReadOnly(out.toStdString());
+        const auto all = store.runs();
+        QCOMPARE(int(all.size()), runs);
+        for (const auto& run : all) {
+            QCOMPARE(store.kernels(run.id).size(), std::size_t(3));
+            QCOMPARE(store.kernels(run.id)[0].name, std::string("fake()"));
+        }
+        QVERIFY2(QString::fromStdString(all[0].failureReason).startsWith(reason), all[0].failureReason.c_str());
+        if (reason.isEmpty()) QCOMPARE(all[0].status, ws::RunStatus::Complete);
+        QVERIFY(all[0].status != ws::RunStatus::Failed);
+        // the sink folder is gone after a successful write
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{"t.wstrace"});
+    }
+
+    void appendsAndKeepsEarlierRuns()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("t.wstrace");
+        QCOMPARE(runRecord({"-o", out, "--", kFake, "ok"}).code, 0);
+        QCOMPARE(runRecord({"-o", out, "--", kFake, "kill"}).code, 7);
+        QCOMPARE(runRecord({"-o", out, "--", "/bin/true"}).code, haveGpu() ? 8 : 3);  // nothing added, nothing lost
+        auto store = ws::TraceStore::openReadOnly(out.toStdString());
+        QCOMPARE(store.runs().size(), std::size_t(2));
+    }
+
+    void progressJson()
+    {
+        QTemporaryDir dir;
+        const Run r = runRecord({"-o", dir.filePath("t.wstrace"), "--progress-json", "--", kFake, "exit", "3"});
+        QCOMPARE(r.code, 7);
+        QVERIFY2(r.out.contains("\"type\":\"run\"") && r.out.contains("\"status\":\"incomplete\""), qPrintable(r.out));
+        QVERIFY(r.out.contains("{\"type\":\"done\",\"exit_code\":7,\"runs_written\":1"));
+        for (const QString& line : r.out.split('\n', Qt::SkipEmptyParts)) QVERIFY2(line.startsWith('{'), qPrintable(line));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstProgramCli)
+#include "tst_program_cli.moc"
