@@ -1,6 +1,8 @@
 // generateSyntheticProgram (synthetic.h): a deterministic PyTorch-like program run at program level.
 #include "warpstage/synthetic.h"
 
+#include "warpstage/store.h"
+
 #include <array>
 #include <algorithm>
 #include <random>
@@ -172,6 +174,25 @@ ProgramTrace generateSyntheticProgram(const SyntheticProgramParams& params)
     p.run.processEnd = p.lastEnd();
     p.run.exitCode = 0;
     return p;
+}
+
+RowId writeSyntheticProgram(TraceStore& store, const SyntheticProgramParams& params)
+{
+    const ProgramTrace p = generateSyntheticProgram(params);
+    RunInfo info = p.run;
+    info.id = 0;
+    info.hasTimeline = false;
+    RunWriter w = store.beginRun(info);
+    w.addLaunches(p.kernels);
+    w.addMemOps(p.memOps);
+    w.addStreams(p.streams);
+    w.addNvtxRanges(p.nvtx);
+    w.addApiSpans(p.apiSpans);
+    w.setProcessEnd(p.run.processStart, p.run.processEnd, 0, 0);
+    w.setNotes(p.run.notes);
+    const RowId id = w.runId();
+    w.commit();
+    return id;
 }
 
 }  // namespace ws

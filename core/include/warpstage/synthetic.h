@@ -59,4 +59,10 @@ struct SyntheticProgramParams {
 };
 ProgramTrace generateSyntheticProgram(const SyntheticProgramParams& params);
 
+class TraceStore;
+// Writes generateSyntheticProgram(params) as one program run (kind Program, synthetic, complete, exit 0) into
+// a store opened for writing: launches through the fast path (no per-warp data: set no tracedName), copies,
+// streams, NVTX ranges and API spans. Returns the run id. Throws StoreError.
+RowId writeSyntheticProgram(TraceStore& store, const SyntheticProgramParams& params);
+
 }  // namespace ws
