@@ -16,6 +16,7 @@
 // steps) of that many launches in a real ProgramPanel (view + kernel summary table): first paint =
 // setProgram() (layout, kernel summary) -> first finished replot; then pan/zoom repaint from the whole
 // program down to ~one kernel.
+#include "programload.h"
 #include "programpanel.h"
 #include "programplottable.h"
 #include "programview.h"
@@ -24,6 +25,7 @@
 #include "timelinewidget.h"
 
 #include <warpstage/lod.h>
+#include <warpstage/store.h>
 #include <warpstage/synthetic.h>
 
 #include <qcustomplot.h>
@@ -32,6 +34,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QScrollBar>
+#include <QTemporaryDir>
 
 #include <algorithm>
 #include <cstdio>
@@ -103,6 +106,27 @@ int programBench(int launches, int frames, QSize size)
     std::printf("\n| measure | value |\n|---|---|\n");
     std::printf("| launches | %zu |\n", program->kernels.size());
     std::printf("| first paint after setProgram (layout + kernel summary + first replot) | **%.1f ms** |\n", firstPaintMs);
+    // from a file: TraceStore::loadProgram + setProgram + first replot (what opening a recording costs)
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("program.warpstage")).toStdString();
+        {
+            ws::TraceStore store = ws::TraceStore::openForWriting(path);
+            ws::writeSyntheticProgram(store, sp);
+        }
+        ProgramPanel fresh;
+        fresh.resize(size);
+        fresh.show();
+        QCoreApplication::processEvents();
+        timer.restart();
+        const ws::TraceStore store = ws::TraceStore::openReadOnly(path);
+        const auto loaded = ws::ui::loadProgramNow(store, 1);
+        const double loadMs = double(timer.nsecsElapsed()) / 1e6;
+        fresh.setProgram(loaded.program);
+        fresh.view()->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const double fileMs = double(timer.nsecsElapsed()) / 1e6;
+        std::printf("| first paint from the file (open + loadProgram %.1f ms + setProgram + replot) | **%.1f ms** |\n", loadMs, fileMs);
+    }
     const auto full = v->visibleRange();
     const double span = double(full.second - full.first);
     const double kernelSpan = 50'000;  // ~one GEMM
