@@ -38,6 +38,9 @@ QString helpText()
         "  warpstage --help | --version\n"
         "\n"
         "Export options:\n"
+        "  --view VIEW       warp (default: one kernel's per-warp timeline) or program (the run's\n"
+        "                    streams, kernels, copies and NVTX ranges; --range is then relative to the\n"
+        "                    run's first record)\n"
         "  --run ID          run id (default: the newest run)\n"
         "  --kernel ID       kernel id (default: the run's first traced kernel)\n"
         "  --range T0:T1     time range relative to the kernel start; units ns (default), us, ms, s\n"
@@ -182,7 +185,16 @@ static int runExport(int argc, char** argv, const QStringList& args)
             return true;
         };
         QString v;
-        if (a == QLatin1String("--run") || a == QLatin1String("--kernel")) {
+        if (a == QLatin1String("--view")) {
+            if (!value(&v))
+                return usage(QStringLiteral("export: --view needs a value (warp or program)"));
+            if (v == QLatin1String("program"))
+                opt.view = FigureOptions::View::Program;
+            else if (v == QLatin1String("warp"))
+                opt.view = FigureOptions::View::Warp;
+            else
+                return usage(QStringLiteral("export: --view expects warp or program, got '%1'").arg(v));
+        } else if (a == QLatin1String("--run") || a == QLatin1String("--kernel")) {
             if (!value(&v))
                 return usage(QStringLiteral("export: %1 needs a value").arg(a));
             qint64 id = 0;
@@ -243,6 +255,8 @@ static int runExport(int argc, char** argv, const QStringList& args)
         return usage(QStringLiteral("export: missing FILE"));
     if (!haveOut)
         return usage(QStringLiteral("export: missing --out IMAGE"));
+    if (opt.view == FigureOptions::View::Program && (opt.kernelId != 0 || !opt.lanes.isEmpty()))
+        return usage(QStringLiteral("export: --kernel and --lanes belong to the warp view, not to --view program"));
 
     // Check the file first, with the store's own message and exit code.
     try {

@@ -73,6 +73,8 @@ bool exportFigure(std::shared_ptr<const ws::KernelTrace> trace, const FigureOpti
 
 bool exportFigure(const FigureOptions &opt, QString *error)
 {
+    if (opt.view == FigureOptions::View::Program)
+        return exportProgramFigure(opt, error);
     if (opt.file.isEmpty())
         return fail(error, QStringLiteral("export: no input file given"));
     if (!QFileInfo::exists(opt.file))

@@ -14,10 +14,12 @@
 #include <optional>
 
 struct FigureOptions {
+    enum class View { Warp, Program };
+    View view = View::Warp;       // Program: the program view of the run (kernel and lanes do not apply)
     QString file;                 // .warpstage (SQLite) file
     qint64 runId = 0;             // 0: the newest run in the file
     qint64 kernelId = 0;          // 0: the first traced kernel of the run
-    std::optional<QPair<ws::TimeNs, ws::TimeNs>> range;  // relative to kernel start
+    std::optional<QPair<ws::TimeNs, ws::TimeNs>> range;  // relative to kernel start (program view: to the run's first record)
     QString lanes;                // filter, e.g. "sm:0-3" or "cta:0-7" or "role:producer"
     QString out;                  // .png, .svg or .pdf
     QSize size{1600, 900};
@@ -29,3 +31,7 @@ struct FigureOptions {
 bool exportFigure(const FigureOptions &opt, QString *error);
 // Same, from a trace already in memory (the file fields of opt are ignored).
 bool exportFigure(std::shared_ptr<const ws::KernelTrace> trace, const FigureOptions &opt, QString *error);
+
+// The program view of a run (FigureOptions::View::Program), from a file or from a program in memory.
+bool exportProgramFigure(const FigureOptions &opt, QString *error);
+bool exportProgramFigure(std::shared_ptr<const ws::ProgramTrace> program, const FigureOptions &opt, QString *error);

@@ -3,6 +3,7 @@
 #include "comparepanel.h"
 #include "exportdialog.h"
 #include "metricspanel.h"
+#include "programpanel.h"
 #include "recorddialog.h"
 #include "rungcatalog.h"
 #include "runsmodel.h"
@@ -115,6 +116,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 
     buildDocks();
     buildActions();
+    setupProgramView();
     // Compare needs the height: the stalls dock steps aside while the Compare tab is shown
     connect(m_centralTabs, &QTabWidget::currentChanged, this, [this](int) {
         const bool comparing = m_centralTabs->currentWidget() == m_compare;
@@ -310,15 +312,20 @@ void MainWindow::buildActions()
     file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    m_actReset = view->addAction(icon("zoom-reset"), tr("&Reset zoom"), this, [this] { m_timeline->resetZoom(); });
-    m_actReset->setShortcut(QKeySequence(Qt::Key_Home));
-    m_actBack = view->addAction(icon("back"), tr("Zoom &back"), this, [this] {
-        m_timeline->historyBack();
-        updateActions();
+    m_actReset = view->addAction(icon("zoom-reset"), tr("&Reset zoom"), this, [this] {
+        if (programTabCurrent())
+            programPanel()->view()->resetZoom();
+        else
+            m_timeline->resetZoom();
     });
+    m_actReset->setShortcut(QKeySequence(Qt::Key_Home));
+    m_actBack = view->addAction(icon("back"), tr("&Back"), this, [this] { goBack(); });
     m_actBack->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Left));
     m_actForward = view->addAction(icon("forward"), tr("Zoom &forward"), this, [this] {
-        m_timeline->historyForward();
+        if (programTabCurrent())
+            programPanel()->view()->historyForward();
+        else
+            m_timeline->historyForward();
         updateActions();
     });
     m_actForward->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Right));
@@ -768,9 +775,9 @@ void MainWindow::updateActions()
     const bool has = m_trace != nullptr;
     m_actExport->setEnabled(has);
     m_actCompare->setEnabled(has);
-    m_actReset->setEnabled(has);
-    m_actBack->setEnabled(has && m_timeline->canGoBack());
-    m_actForward->setEnabled(has && m_timeline->canGoForward());
+    m_actBack->setEnabled(canGoBack());
+    m_actForward->setEnabled(programTabCurrent() ? m_programPanel->view()->canGoForward() : has && m_timeline->canGoForward());
+    m_actReset->setEnabled(has || programTabCurrent());
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e)

@@ -20,6 +20,7 @@ class QTabWidget;
 class QTreeView;
 class QSortFilterProxyModel;
 class TimelineWidget;
+class ProgramPanel;
 
 namespace ws::ui {
 
@@ -47,6 +48,14 @@ public:
     bool exportCurrentView(const QString& path, QSize sizePx, double dpi, const QString& title, QString* error) const;
     // Compare the given kernels (or the current one and the rung below it when 0).
     void compareKernels(qint64 a = 0, qint64 b = 0);
+    // The program view of a run (mainwindow_program.cpp): loads it on a worker, shows the Program tab.
+    void showProgramOfRun(qint64 runId);
+    // Back: the current view's zoom history; from a warp view opened out of the program view, with no
+    // zoom step left, back to the program view where it was.
+    void goBack();
+    bool canGoBack() const;
+    ProgramPanel* programPanel() const { return m_programPanel; }
+    qint64 programRun() const { return m_programRunId; }
     // Asked when a file of an older schema is opened: migrate a copy to `copyPath` and open it?
     // Default (empty): a question box, or "no" when WARPSTAGE_NO_DIALOGS is set. Tests inject the answer.
     using MigrationPrompt = std::function<bool(const QString& message, const QString& copyPath)>;
@@ -71,6 +80,7 @@ signals:
     void fileOpened(const QString& path);
     void fileOpenFailed(const QString& path, const QString& message);
     void kernelShown(qint64 kernelId);
+    void programShown(qint64 runId);
     void selectionMetricsShown();
 
 protected:
@@ -82,6 +92,8 @@ protected:
 private:
     void buildActions();
     void buildDocks();
+    void setupProgramView();
+    bool programTabCurrent() const;
     void showBanner(const QString& html, bool error);
     void hideBanner();
     void onOpened();
@@ -100,6 +112,10 @@ private:
 
     TraceDocument* m_doc = nullptr;
     TimelineWidget* m_timeline = nullptr;
+    ProgramPanel* m_programPanel = nullptr;
+    qint64 m_programRunId = 0;
+    quint64 m_programGen = 0;
+    bool m_returnToProgram = false;  // the warp view was opened from the program view
     QLabel* m_banner = nullptr;
     QLabel* m_kernelHeader = nullptr;
     RunsModel* m_runsModel = nullptr;

@@ -3,6 +3,8 @@
 #include "rungcatalog.h"
 
 #include <QCheckBox>
+#include <QComboBox>
+#include <QRegularExpression>
 #include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -107,8 +109,37 @@ RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDia
     setWindowIcon(QIcon(QStringLiteral(":/icons/record.svg")));
     m_program = findRecorder();
     auto* lay = new QVBoxLayout(this);
+    m_mode = new QComboBox;
+    m_mode->addItem(tr("Record the kernel ladder"));
+    m_mode->addItem(tr("Record a program"));
+    lay->addWidget(m_mode);
 
-    auto* rungBox = new QGroupBox(tr("Rungs"));
+    m_programBox = new QGroupBox(tr("Program"));
+    auto* pf = new QFormLayout(m_programBox);
+    m_commandLine = new QLineEdit;
+    m_commandLine->setPlaceholderText(tr("python3 train.py --steps 30"));
+    m_commandLine->setToolTip(tr("Run as `warpstage-record -o FILE -- PROGRAM ARGS...`; quotes group words as in a shell"));
+    pf->addRow(tr("Command line:"), m_commandLine);
+    auto* wdRow = new QHBoxLayout;
+    m_workDir = new QLineEdit;
+    m_workDir->setPlaceholderText(QDir::currentPath());
+    auto* wdBrowse = new QToolButton;
+    wdBrowse->setText(QStringLiteral("…"));
+    connect(wdBrowse, &QToolButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Working directory"), m_workDir->text());
+        if (!d.isEmpty())
+            m_workDir->setText(d);
+    });
+    wdRow->addWidget(m_workDir, 1);
+    wdRow->addWidget(wdBrowse);
+    pf->addRow(tr("Working directory:"), wdRow);
+    m_kernelRegex = new QLineEdit;
+    m_kernelRegex->setPlaceholderText(tr("all kernels (e.g. gemm|flash)"));
+    m_kernelRegex->setToolTip(tr("--kernels REGEX: the kernels that get the expensive extras (stall pass, per-warp timeline)"));
+    pf->addRow(tr("Kernel regex:"), m_kernelRegex);
+    lay->addWidget(m_programBox);
+
+    auto* rungBox = m_rungBox = new QGroupBox(tr("Rungs"));
     auto* rg = new QGridLayout(rungBox);
     int i = 0;
     for (const RungText& r : rungCatalog()) {
@@ -121,7 +152,7 @@ RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDia
     }
     lay->addWidget(rungBox);
 
-    auto* form = new QFormLayout;
+    auto* form = m_form = new QFormLayout;
     auto* shape = new QHBoxLayout;
     auto mk = [&](QSpinBox*& sb) {
         sb = new QSpinBox;
@@ -176,7 +207,49 @@ RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDia
     connect(m_startButton, &QPushButton::clicked, this, &RecordDialog::start);
     connect(m_buttons, &QDialogButtonBox::rejected, this, &RecordDialog::reject);
     lay->addWidget(m_buttons);
+    connect(m_mode, &QComboBox::currentIndexChanged, this, [this](int i) { setMode(i == 1 ? Mode::Program : Mode::Ladder); });
+    setMode(Mode::Ladder);
     resize(620, 520);
+}
+
+void RecordDialog::setMode(Mode mode)
+{
+    const bool program = mode == Mode::Program;
+    m_mode->setCurrentIndex(program ? 1 : 0);
+    m_programBox->setVisible(program);
+    m_rungBox->setVisible(!program);
+    m_form->setRowVisible(0, !program);  // the shape
+    m_stalls->setText(program ? tr("Stall-sampling pass for the kernels of the regex")
+                              : tr("Stall-sampling pass (CUPTI PC sampling on the untraced build)"));
+    setWindowTitle(program ? tr("Record a program") : tr("Record the ladder"));
+}
+
+RecordDialog::Mode RecordDialog::mode() const { return m_mode->currentIndex() == 1 ? Mode::Program : Mode::Ladder; }
+void RecordDialog::setCommandLine(const QString& commandLine) { m_commandLine->setText(commandLine); }
+void RecordDialog::setWorkingDirectory(const QString& dir) { m_workDir->setText(dir); }
+QString RecordDialog::workingDirectory() const { return m_workDir->text().trimmed(); }
+void RecordDialog::setKernelRegex(const QString& regex) { m_kernelRegex->setText(regex); }
+void RecordDialog::setStallPass(bool on) { m_stalls->setChecked(on); }
+
+QString RecordDialog::validationError() const
+{
+    if (m_out->text().isEmpty())
+        return tr("Choose an output file.");
+    if (mode() == Mode::Ladder) {
+        for (auto* cb : m_rungs)
+            if (cb->isChecked())
+                return {};
+        return tr("Choose at least one rung.");
+    }
+    if (QProcess::splitCommand(m_commandLine->text()).isEmpty())
+        return tr("Enter the command line of the program to record.");
+    const QString wd = workingDirectory();
+    if (!wd.isEmpty() && !QFileInfo(wd).isDir())
+        return tr("The working directory %1 does not exist.").arg(wd);
+    const QString re = m_kernelRegex->text().trimmed();
+    if (!re.isEmpty() && !QRegularExpression(re).isValid())
+        return tr("The kernel regex is not valid: %1").arg(QRegularExpression(re).errorString());
+    return {};
 }
 
 RecordDialog::~RecordDialog()
@@ -210,11 +283,24 @@ QString RecordDialog::outputFile() const
 
 QStringList RecordDialog::arguments() const
 {
+    QStringList a;
+    if (mode() == Mode::Program) {
+        // warpstage-record [options] -o FILE -- PROGRAM [ARGS...] (docs/recording.md, "Record your program").
+        // The recorder starts in the working directory: the output path is made absolute first.
+        a << QStringLiteral("-o") << QFileInfo(m_out->text()).absoluteFilePath();
+        const QString re = m_kernelRegex->text().trimmed();
+        if (!re.isEmpty())
+            a << QStringLiteral("--kernels") << re;
+        if (!m_stalls->isChecked())
+            a << QStringLiteral("--no-stalls");
+        a << QStringLiteral("--progress-json") << QStringLiteral("--");
+        a << QProcess::splitCommand(m_commandLine->text());
+        return a;
+    }
     QStringList rungs;
     for (auto* cb : m_rungs)
         if (cb->isChecked())
             rungs << cb->property("rung").toString();
-    QStringList a;
     // options of warpstage-record (docs/recording.md)
     a << QStringLiteral("--output") << m_out->text();
     a << QStringLiteral("--rungs") << (rungs.size() == m_rungs.size() ? QStringLiteral("all") : rungs.join(QLatin1Char(',')));
@@ -237,6 +323,8 @@ void RecordDialog::setRunning(bool running)
     m_k->setEnabled(!running);
     m_stalls->setEnabled(!running);
     m_out->setEnabled(!running);
+    m_mode->setEnabled(!running);
+    m_programBox->setEnabled(!running);
 }
 
 void RecordDialog::start()
@@ -245,11 +333,8 @@ void RecordDialog::start()
         m_status->setText(tr("Cannot record: %1").arg(recordUnavailableReason()));
         return;
     }
-    bool any = false;
-    for (auto* cb : m_rungs)
-        any = any || cb->isChecked();
-    if (!any || m_out->text().isEmpty()) {
-        m_status->setText(tr("Choose at least one rung and an output file."));
+    if (const QString why = validationError(); !why.isEmpty()) {
+        m_status->setText(why);
         return;
     }
     m_cancelled = false;
@@ -258,6 +343,8 @@ void RecordDialog::start()
     m_progress->setValue(0);
     m_proc = new QProcess(this);
     m_proc->setProcessChannelMode(QProcess::SeparateChannels);
+    if (mode() == Mode::Program && !workingDirectory().isEmpty())
+        m_proc->setWorkingDirectory(workingDirectory());
     connect(m_proc, &QProcess::readyReadStandardOutput, this, &RecordDialog::onReadyRead);
     connect(m_proc, &QProcess::readyReadStandardError, this, [this] {
         m_log->appendPlainText(QString::fromUtf8(m_proc->readAllStandardError()).trimmed());
@@ -307,14 +394,17 @@ void RecordDialog::onFinished(int code, QProcess::ExitStatus status)
         m_status->setText(tr("Cancelled. Runs committed before the cancel are intact in %1.").arg(m_out->text()));
         return;
     }
-    // 6: finished, but at least one run is stored FAILED (still worth opening)
-    if (status != QProcess::NormalExit || (code != 0 && code != 6)) {
+    // 6: finished, but at least one run is stored FAILED; 7: a program's run is stored INCOMPLETE (it
+    // crashed or was stopped): both still worth opening
+    if (status != QProcess::NormalExit || (code != 0 && code != 6 && code != 7)) {
         m_status->setText(tr("warpstage-record failed (exit code %1). See the log above.").arg(code));
         return;
     }
     m_progress->setValue(100);
-    m_status->setText(code == 6 ? tr("Done; at least one run is stored as FAILED (see its notes).") : tr("Done."));
-    emit recorded(m_out->text());
+    m_status->setText(code == 6   ? tr("Done; at least one run is stored as FAILED (see its notes).")
+                      : code == 7 ? tr("Done; the program's run is stored INCOMPLETE (it crashed or was stopped).")
+                                  : tr("Done."));
+    emit recorded(mode() == Mode::Program ? QFileInfo(m_out->text()).absoluteFilePath() : m_out->text());
     accept();
 }
 

@@ -8,6 +8,9 @@
 #include <QStringList>
 
 class QCheckBox;
+class QComboBox;
+class QFormLayout;
+class QGroupBox;
 class QDialogButtonBox;
 class QLabel;
 class QLineEdit;
@@ -39,6 +42,21 @@ public:
     explicit RecordDialog(const QString& defaultOutput, QWidget* parent = nullptr);
     ~RecordDialog() override;
 
+    // What to record: the bundled ladder's rungs, or a program of yours (`warpstage-record -o FILE -- PROGRAM ...`).
+    enum class Mode { Ladder, Program };
+    void setMode(Mode mode);
+    Mode mode() const;
+    // Program mode: the command line (split like a shell: quotes group words), the working directory the
+    // program starts in ("" = the viewer's), the kernel regex for the per-kernel extras (--kernels), and the
+    // stall pass (shared with the ladder mode).
+    void setCommandLine(const QString& commandLine);
+    void setWorkingDirectory(const QString& dir);
+    QString workingDirectory() const;
+    void setKernelRegex(const QString& regex);
+    void setStallPass(bool on);
+    // Empty if the dialog's fields can be recorded, else what is missing or wrong.
+    QString validationError() const;
+
     QStringList arguments() const;  // for the recorder, without the program
     QString outputFile() const;
     void setRecorder(const QString& program) { m_program = program; }
@@ -63,6 +81,13 @@ private:
     void onFinished(int code, QProcess::ExitStatus status);
     void setRunning(bool running);
 
+    QComboBox* m_mode = nullptr;
+    QGroupBox* m_rungBox = nullptr;
+    QGroupBox* m_programBox = nullptr;
+    QFormLayout* m_form = nullptr;
+    QLineEdit* m_commandLine = nullptr;
+    QLineEdit* m_workDir = nullptr;
+    QLineEdit* m_kernelRegex = nullptr;
     QList<QCheckBox*> m_rungs;
     QSpinBox* m_m = nullptr;
     QSpinBox* m_n = nullptr;

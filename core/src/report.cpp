@@ -1,5 +1,7 @@
 #include "warpstage/report.h"
 
+#include "warpstage/program.h"
+
 #include "warpstage/store.h"
 
 #include <cmath>
@@ -67,6 +69,53 @@ std::string human(double v, const std::string& unit)
     return buf;
 }
 
+const char* statusName(RunStatus s)
+{
+    return s == RunStatus::Failed ? "failed" : s == RunStatus::Incomplete ? "incomplete" : "complete";
+}
+
+// A program run (schema 3): the process, how it ended, its launches and its ten most expensive kernels
+// (thousands of launches: never one line each).
+void describeProgramRun(std::ostringstream& o, const TraceStore& store, const RunSummary& rs)
+{
+    const RunInfo& r = rs.info;
+    o << "\nrun " << r.id << ": program " << (r.program.empty() ? "?" : r.program) << "  pid " << r.pid
+      << (r.parentPid ? "  parent " + std::to_string(r.parentPid) : std::string()) << "  device " << r.deviceOrdinal << "  "
+      << (r.synthetic ? "SYNTHETIC" : "recorded") << "  " << statusName(r.status)
+      << (r.status == RunStatus::Failed && !r.failureReason.empty() ? ": " + r.failureReason : std::string()) << "\n";
+    o << "  exit: "
+      << (r.exitSignal ? "signal " + std::to_string(r.exitSignal)
+                       : r.exitCode >= 0 ? "code " + std::to_string(r.exitCode) : std::string("unknown (still running when stopped)"))
+      << "\n";
+    o << "  device: " << (r.device.name.empty() ? "?" : r.device.name) << "  driver " << r.driverVersion << "  CUDA "
+      << r.cudaVersion << "\n";
+    if (!r.startedAt.empty() || !r.host.empty())
+        o << "  recorded: " << r.startedAt << " on " << r.host << "\n";
+    if (!r.commandLine.empty())
+        o << "  command: " << r.commandLine << "\n";
+    if (!r.workingDir.empty())
+        o << "  working directory: " << r.workingDir << "\n";
+    if (!r.notes.empty())
+        o << "  notes: " << r.notes << "\n";
+    ProgramTrace p;
+    p.kernels = store.kernels(r.id);
+    p.memOps = store.memOps(r.id);
+    std::int64_t traced = 0;
+    for (const auto& k : p.kernels)
+        traced += k.traced ? 1 : 0;
+    const auto stats = kernelStats(p);
+    o << "  launches: " << p.kernels.size() << " (" << stats.size() << " kernels, " << traced
+      << " with a per-warp timeline), memory operations: " << p.memOps.size() << ", GPU busy "
+      << human(static_cast<double>(gpuBusyNs(p)), "ns") << "\n";
+    for (std::size_t i = 0; i < stats.size() && i < 10; ++i) {
+        const KernelStats& s = stats[i];
+        o << "    " << s.launches << " x " << s.family << "  total " << human(static_cast<double>(s.totalNs), "ns") << "  ("
+          << static_cast<int>(s.share * 1000 + 0.5) / 10.0 << " %)\n";
+    }
+    if (stats.size() > 10)
+        o << "    ... " << stats.size() - 10 << " more kernels\n";
+}
+
 }  // namespace
 
 std::string describeFile(const std::string& path, bool json)
@@ -81,9 +130,11 @@ std::string describeFile(const std::string& path, bool json)
             const RunInfo& r = rs.info;
             o << (firstRun ? "\n" : ",\n");
             firstRun = false;
-            o << "    {\"id\": " << r.id << ", \"variant\": " << q(r.variant) << ", \"m\": " << r.m << ", \"n\": " << r.n
+            o << "    {\"id\": " << r.id << ", \"kind\": " << q(r.kind == RunKind::Program ? "program" : "ladder")
+              << ", \"pid\": " << r.pid << ", \"program\": " << q(r.program) << ", \"exit_code\": " << r.exitCode
+              << ", \"exit_signal\": " << r.exitSignal << ", \"launches\": " << rs.kernelCount << ", \"variant\": " << q(r.variant) << ", \"m\": " << r.m << ", \"n\": " << r.n
               << ", \"k\": " << r.k << ", \"synthetic\": " << (r.synthetic ? "true" : "false") << ", \"status\": "
-              << q(r.status == RunStatus::Failed ? "failed" : "complete") << ", \"failure_reason\": " << q(r.failureReason)
+              << q(statusName(r.status)) << ", \"failure_reason\": " << q(r.failureReason)
               << ", \"device\": " << q(r.device.name) << ", \"sm_count\": " << r.device.smCount
               << ", \"driver\": " << q(r.driverVersion) << ", \"cuda\": " << q(r.cudaVersion)
               << ", \"cupti\": " << q(r.cuptiVersion) << ", \"host\": " << q(r.host) << ", \"started_at\": "
@@ -123,6 +174,10 @@ std::string describeFile(const std::string& path, bool json)
       << (runs.size() == 1 ? " run\n" : " runs\n");
     for (const RunSummary& rs : runs) {
         const RunInfo& r = rs.info;
+        if (r.kind == RunKind::Program) {
+            describeProgramRun(o, store, rs);
+            continue;
+        }
         o << "\nrun " << r.id << ": " << (r.variant.empty() ? "(no variant)" : r.variant) << "  " << r.m << "x" << r.n
           << "x" << r.k << "  " << (r.synthetic ? "SYNTHETIC" : "recorded")
           << (r.status == RunStatus::Failed ? "  FAILED: " + r.failureReason : std::string()) << "\n";

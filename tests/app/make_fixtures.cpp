@@ -4,7 +4,11 @@
 //   empty.warpstage      zero bytes
 //   truncated.warpstage  the first 1000 bytes of synthetic.warpstage
 //   other.sqlite         an SQLite database that is not a Warpstage trace
+//   program.warpstage    a synthetic program run (ws::writeSyntheticProgram: 3 steps of 200 launches)
 #include "tracedocument.h"
+
+#include <warpstage/store.h>
+#include <warpstage/synthetic.h>
 
 #include <sqlite3.h>
 
@@ -23,12 +27,22 @@ int main(int argc, char** argv)
     }
     QDir dir(QString::fromLocal8Bit(argv[1]));
     dir.mkpath(QStringLiteral("."));
-    for (const char* n : {"synthetic.warpstage", "text.warpstage", "empty.warpstage", "truncated.warpstage", "other.sqlite"})
+    for (const char* n : {"synthetic.warpstage", "text.warpstage", "empty.warpstage", "truncated.warpstage", "other.sqlite", "program.warpstage"})
         dir.remove(QString::fromLatin1(n));
     QString err;
     const QString synth = dir.filePath(QStringLiteral("synthetic.warpstage"));
     if (!ws::ui::writeSyntheticLadder(synth, &err, 8, 8)) {
         std::fprintf(stderr, "make_fixtures: %s\n", qPrintable(err));
+        return 1;
+    }
+    try {
+        ws::TraceStore ps = ws::TraceStore::openForWriting(dir.filePath(QStringLiteral("program.warpstage")).toStdString());
+        ws::SyntheticProgramParams pp;
+        pp.steps = 3;
+        pp.launchesPerStep = 200;
+        ws::writeSyntheticProgram(ps, pp);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "make_fixtures: program.warpstage: %s\n", e.what());
         return 1;
     }
     auto write = [&](const char* name, const QByteArray& bytes) {

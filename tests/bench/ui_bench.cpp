@@ -9,11 +9,23 @@
 //   * pan/zoom repaint at zoom levels from the whole kernel down to ~50 ns: median and p95 of
 //     setVisibleRange() + replot, alternating pans and zooms; expanded lanes and all-collapsed (overview).
 // Prints a Markdown table (pasted into docs/benchmarks.md).
+//
+//   QT_QPA_PLATFORM=offscreen ui_bench --program 10000 [--frames 60] [--size 1600x900]
+//
+// The program view instead (issue #9): a synthetic PyTorch-like program run (ws::generateSyntheticProgram, 10
+// steps) of that many launches in a real ProgramPanel (view + kernel summary table): first paint =
+// setProgram() (layout, kernel summary) -> first finished replot; then pan/zoom repaint from the whole
+// program down to ~one kernel.
+#include "programload.h"
+#include "programpanel.h"
+#include "programplottable.h"
+#include "programview.h"
 #include "timelineplottable.h"
 #include "timelinesynthetic.h"
 #include "timelinewidget.h"
 
 #include <warpstage/lod.h>
+#include <warpstage/store.h>
 #include <warpstage/synthetic.h>
 
 #include <qcustomplot.h>
@@ -22,6 +34,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QScrollBar>
+#include <QTemporaryDir>
 
 #include <algorithm>
 #include <cstdio>
@@ -69,11 +82,99 @@ Stats stats(std::vector<double> v)
     return {at(0.5), at(0.95), v.back()};
 }
 
+int programBench(int launches, int frames, QSize size)
+{
+    ws::SyntheticProgramParams sp;
+    sp.steps = 10;
+    sp.launchesPerStep = std::max(1, launches / sp.steps);
+    QElapsedTimer timer;
+    timer.start();
+    auto program = std::make_shared<const ws::ProgramTrace>(ws::generateSyntheticProgram(sp));
+    std::printf("synthetic program: %zu launches, %zu memory operations, %zu NVTX ranges, %zu API spans (generated in %lld ms)\n",
+                program->kernels.size(), program->memOps.size(), program->nvtx.size(), program->apiSpans.size(),
+                qint64(timer.elapsed()));
+    ProgramPanel panel;
+    panel.resize(size);
+    panel.show();
+    QCoreApplication::processEvents();
+    ProgramView *v = panel.view();
+    timer.restart();
+    panel.setProgram(program);
+    v->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const double firstPaintMs = double(timer.nsecsElapsed()) / 1e6;
+    QCoreApplication::processEvents();
+    std::printf("\n| measure | value |\n|---|---|\n");
+    std::printf("| launches | %zu |\n", program->kernels.size());
+    std::printf("| first paint after setProgram (layout + kernel summary + first replot) | **%.1f ms** |\n", firstPaintMs);
+    // from a file: TraceStore::loadProgram + setProgram + first replot (what opening a recording costs)
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("program.warpstage")).toStdString();
+        {
+            ws::TraceStore store = ws::TraceStore::openForWriting(path);
+            ws::writeSyntheticProgram(store, sp);
+        }
+        ProgramPanel fresh;
+        fresh.resize(size);
+        fresh.show();
+        QCoreApplication::processEvents();
+        timer.restart();
+        const ws::TraceStore store = ws::TraceStore::openReadOnly(path);
+        const auto loaded = ws::ui::loadProgramNow(store, 1);
+        const double loadMs = double(timer.nsecsElapsed()) / 1e6;
+        fresh.setProgram(loaded.program);
+        fresh.view()->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const double fileMs = double(timer.nsecsElapsed()) / 1e6;
+        std::printf("| first paint from the file (open + loadProgram %.1f ms + setProgram + replot) | **%.1f ms** |\n", loadMs, fileMs);
+    }
+    const auto full = v->visibleRange();
+    const double span = double(full.second - full.first);
+    const double kernelSpan = 50'000;  // ~one GEMM
+    std::printf("\n| zoom level | visible span | wall median | wall p95 | records visited (median) | plottable draw (median) |\n|---|---|---|---|---|---|\n");
+    for (double fraction : {1.0, 0.1, 0.01, kernelSpan / span}) {
+        const ws::TimeNs w = std::max<ws::TimeNs>(100, ws::TimeNs(span * fraction));
+        ws::TimeNs c = full.first + ws::TimeNs(span * 0.47);
+        std::vector<double> wall, draw, visited;
+        for (int f = 0; f < frames; ++f) {
+            const ws::TimeNs dx = (f % 2 ? -1 : 1) * w / 10;
+            c += dx;
+            timer.restart();
+            v->setVisibleRange(c - w / 2, c + w / 2);
+            v->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            wall.push_back(double(timer.nsecsElapsed()) / 1e6);
+            draw.push_back(v->plottable()->lastDrawMs());
+            visited.push_back(double(v->plottable()->lastItemsVisited()));
+        }
+        const Stats sw = stats(wall), sd = stats(draw), sv = stats(visited);
+        std::printf("| %s | %.0f µs | %.2f ms | %.2f ms | %.0f | %.2f ms |\n",
+                    fraction >= 1 ? "whole program" : fraction >= 0.1 ? "1/10" : fraction >= 0.01 ? "1/100" : "~one kernel",
+                    double(w) / 1e3, sw.median, sw.p95, sv.median, sd.median);
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
+    {
+        const QStringList a = app.arguments();
+        const int pi = int(a.indexOf(QStringLiteral("--program")));
+        if (pi > 0 && pi + 1 < a.size()) {
+            int frames = 40;
+            QSize size(1600, 900);
+            for (int i = 1; i + 1 < a.size(); ++i) {
+                if (a[i] == QLatin1String("--frames"))
+                    frames = a[i + 1].toInt();
+                else if (a[i] == QLatin1String("--size")) {
+                    const QStringList wh = a[i + 1].split(QLatin1Char('x'));
+                    size = QSize(wh.value(0).toInt(), wh.value(1).toInt());
+                }
+            }
+            return programBench(a[pi + 1].toInt(), frames, size);
+        }
+    }
     std::int64_t target = 10'000'000;
     int ctas = 132, frames = 60;
     QSize size(1600, 900);

@@ -56,6 +56,9 @@ private slots:
         QCOMPARE(runs.size(), 1);
         const QJsonObject r = runs[0].toObject();
         QCOMPARE(r["synthetic"].toBool(), true);
+        QCOMPARE(r["kind"].toString(), QStringLiteral("ladder"));
+        QCOMPARE(r["launches"].toInteger(), 2);
+        QCOMPARE(r["status"].toString(), QStringLiteral("complete"));
         QCOMPARE(r["kernels"].toArray().size(), 2);
         QVERIFY(r["kernels"].toArray()[0].toObject()["intervals"].toInteger() > 0);
         bool overlap = false;

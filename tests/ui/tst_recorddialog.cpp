@@ -4,7 +4,9 @@
 #include "recorddialog.h"
 #include "rungcatalog.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -20,6 +22,9 @@ private slots:
     void failureExitCode();
     void cancel();
     void unavailableReasonWithoutGpu();
+    void programArguments();
+    void programValidation();
+    void programRunsInWorkingDirectory();
 
 private:
     QString script(const QString& name, const QByteArray& body);
@@ -133,3 +138,72 @@ void TestRecordDialog::unavailableReasonWithoutGpu()
 
 QTEST_MAIN(TestRecordDialog)
 #include "tst_recorddialog.moc"
+
+void TestRecordDialog::programArguments()
+{
+    RecordDialog dlg(m_dir.filePath("prog.wstrace"));
+    dlg.setMode(RecordDialog::Mode::Program);
+    QCOMPARE(dlg.mode(), RecordDialog::Mode::Program);
+    dlg.setCommandLine(QStringLiteral("python3 \"my script.py\" --steps 3"));
+    dlg.setKernelRegex(QStringLiteral("gemm|flash"));
+    dlg.setStallPass(false);
+    QCOMPARE(dlg.arguments(), QStringList({"-o", m_dir.filePath("prog.wstrace"), "--kernels", "gemm|flash", "--no-stalls",
+                                           "--progress-json", "--", "python3", "my script.py", "--steps", "3"}));
+    // no regex, stall pass on: neither option; a relative output is made absolute (the program may start elsewhere)
+    RecordDialog rel(QStringLiteral("rel.wstrace"));
+    rel.setMode(RecordDialog::Mode::Program);
+    rel.setCommandLine(QStringLiteral("./app"));
+    QCOMPARE(rel.arguments(), QStringList({"-o", QDir::current().absoluteFilePath("rel.wstrace"), "--progress-json", "--", "./app"}));
+    // back to the ladder: the ladder's options again
+    rel.setMode(RecordDialog::Mode::Ladder);
+    QVERIFY(rel.arguments().contains("--rungs"));
+    QVERIFY(!rel.arguments().contains("--"));
+}
+
+void TestRecordDialog::programValidation()
+{
+    RecordDialog dlg(m_dir.filePath("v.wstrace"));
+    dlg.setMode(RecordDialog::Mode::Program);
+    QVERIFY(dlg.validationError().contains("command line"));
+    dlg.setCommandLine(QStringLiteral("python3 x.py"));
+    QCOMPARE(dlg.validationError(), QString());
+    dlg.setKernelRegex(QStringLiteral("gemm("));
+    QVERIFY(dlg.validationError().contains("regex"));
+    dlg.setKernelRegex(QString());
+    dlg.setWorkingDirectory(m_dir.filePath("no-such-dir"));
+    QVERIFY(dlg.validationError().contains("no-such-dir"));
+    // start() refuses and says why, without starting anything
+    dlg.setRecorder(QStringLiteral("/bin/true"));
+    dlg.startRecording();
+    QVERIFY(!dlg.isRunning());
+    QVERIFY(dlg.statusText().contains("no-such-dir"));
+}
+
+void TestRecordDialog::programRunsInWorkingDirectory()
+{
+    QVERIFY(QDir(m_dir.path()).mkpath("work"));
+    const QString work = m_dir.filePath("work");
+    const QString fake = script("prog.sh",
+        "echo \"$@\" > \"$0.args\"\n"
+        "pwd > \"$0.pwd\"\n"
+        "echo '{\"type\":\"progress\",\"rung\":\"python3\",\"pass\":\"program\",\"step\":\"running\",\"percent\":40}'\n"
+        "echo '{\"type\":\"run\",\"rung\":\"python3\",\"run_id\":1,\"status\":\"incomplete\"}'\n"
+        "echo '{\"type\":\"done\",\"exit_code\":7,\"runs_written\":1,\"runs_failed\":0,\"output\":\"x\",\"error\":\"\"}'\n"
+        "exit 7\n");
+    RecordDialog dlg(m_dir.filePath("p.wstrace"));
+    dlg.setRecorder(fake);
+    dlg.setMode(RecordDialog::Mode::Program);
+    dlg.setCommandLine(QStringLiteral("python3 train.py"));
+    dlg.setWorkingDirectory(work);
+    QSignalSpy recorded(&dlg, &RecordDialog::recorded);
+    dlg.startRecording();
+    QVERIFY(recorded.wait(10000));  // exit 7 (a run stored INCOMPLETE) is still a file to open
+    QCOMPARE(recorded.first().at(0).toString(), m_dir.filePath("p.wstrace"));
+    QVERIFY2(dlg.statusText().contains("INCOMPLETE"), qPrintable(dlg.statusText()));
+    QFile pwd(fake + ".pwd");
+    QVERIFY(pwd.open(QIODevice::ReadOnly));
+    QCOMPARE(QFileInfo(QString::fromUtf8(pwd.readAll().trimmed())).canonicalFilePath(), QFileInfo(work).canonicalFilePath());
+    QFile args(fake + ".args");
+    QVERIFY(args.open(QIODevice::ReadOnly));
+    QVERIFY(args.readAll().trimmed().endsWith("-- python3 train.py"));
+}

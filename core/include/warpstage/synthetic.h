@@ -8,6 +8,7 @@
 #include "warpstage/model.h"
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace ws {
@@ -36,5 +37,32 @@ struct SyntheticParams {
 };
 
 RunRecord generateSynthetic(const SyntheticParams& params);
+
+}  // namespace ws
+
+namespace ws {
+
+// A synthetic program run at program level (no per-warp data), shaped like a PyTorch training loop:
+// `steps` steps, each an NVTX range "step N" (domain "" on the main thread) holding nested
+// "forward" / "backward" / "optimizer" ranges, with about launchesPerStep launches of ~20 kernel names
+// (cuBLAS GEMMs, elementwise, reductions, softmax, NCCL-free) spread over `streams` streams, a host-to-
+// device copy at the start of each step, a device-to-host copy and a memset at its end, and one CUDA API
+// span per launch on the launching thread. RunInfo: kind Program, synthetic, notes "SYNTHETIC ...".
+// Every launch whose name matches `tracedName` (substring, "" none) is marked traced. Deterministic.
+struct SyntheticProgramParams {
+    int steps = 10;
+    int launchesPerStep = 1000;
+    int streams = 2;
+    std::uint64_t seed = 1;
+    TimeNs start = 1'000'000'000;
+    std::string tracedName;
+};
+ProgramTrace generateSyntheticProgram(const SyntheticProgramParams& params);
+
+class TraceStore;
+// Writes generateSyntheticProgram(params) as one program run (kind Program, synthetic, complete, exit 0) into
+// a store opened for writing: launches through the fast path (no per-warp data: set no tracedName), copies,
+// streams, NVTX ranges and API spans. Returns the run id. Throws StoreError.
+RowId writeSyntheticProgram(TraceStore& store, const SyntheticProgramParams& params);
 
 }  // namespace ws

@@ -1,0 +1,115 @@
+// MainWindow's program view (issue #9): the Program tab, loading a run's ProgramTrace, drill-down from a
+// launch into its per-warp timeline and Back to the program view where it was.
+#include "mainwindow.h"
+
+#include "programload.h"
+#include "programpanel.h"
+#include "programview.h"
+#include "runsmodel.h"
+#include "timelinewidget.h"
+
+#include <QAction>
+#include <QFutureWatcher>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTreeView>
+#include <QtConcurrent>
+
+namespace ws::ui {
+
+void MainWindow::setupProgramView()
+{
+    m_programPanel = new ProgramPanel;
+    m_programPanel->setObjectName(QStringLiteral("programPanel"));
+    m_centralTabs->insertTab(1, m_programPanel, QIcon(QStringLiteral(":/icons/runs.svg")), tr("Program"));
+    connect(m_programPanel, &ProgramPanel::openLaunch, this, [this](qint64 kernelId, int) {
+        m_returnToProgram = true;
+        m_centralTabs->setCurrentIndex(0);
+        selectKernel(kernelId);
+        statusBar()->showMessage(tr("Per-warp timeline of launch %1 · Back (Alt+←) returns to the program view").arg(kernelId), 8000);
+        updateActions();
+    });
+    connect(m_programPanel, &ProgramPanel::hint, this, [this](const QString& text) { statusBar()->showMessage(text, 12000); });
+    connect(m_programPanel->view(), &ProgramView::visibleRangeChanged, this, [this] { updateActions(); });
+    connect(m_centralTabs, &QTabWidget::currentChanged, this, [this] { updateActions(); });
+    // a run row: double-click opens its program view; a program run opens it when selected
+    connect(m_runsView, &QTreeView::doubleClicked, this, [this](const QModelIndex& idx) {
+        if (idx.data(RunsModel::KernelIdRole).toLongLong() == 0 && idx.data(RunsModel::RunIdRole).toLongLong() > 0)
+            showProgramOfRun(idx.data(RunsModel::RunIdRole).toLongLong());
+    });
+    connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+        const qint64 run = cur.data(RunsModel::RunIdRole).toLongLong();
+        if (cur.data(RunsModel::KernelIdRole).toLongLong() != 0 || run <= 0)
+            return;
+        for (const auto& r : m_doc->contents().runs)
+            if (qint64(r.summary.info.id) == run && r.summary.info.kind == ws::RunKind::Program)
+                showProgramOfRun(run);
+    });
+    connect(m_doc, &TraceDocument::opened, this, [this] {
+        m_programRunId = 0;
+        m_returnToProgram = false;
+        m_programPanel->setProgram(nullptr);
+        // a file of program runs opens on the program view of the first one
+        for (const auto& r : m_doc->contents().runs)
+            if (r.summary.info.kind == ws::RunKind::Program) {
+                showProgramOfRun(qint64(r.summary.info.id));
+                break;
+            }
+    });
+}
+
+bool MainWindow::programTabCurrent() const { return m_programPanel && m_centralTabs->currentWidget() == m_programPanel; }
+
+void MainWindow::showProgramOfRun(qint64 runId)
+{
+    const auto store = m_doc->contents().store;
+    if (!store)
+        return;
+    const quint64 gen = ++m_programGen;
+    onBusy(true, tr("Loading the program view of run %1…").arg(runId));
+    auto* w = new QFutureWatcher<LoadedProgram>(this);
+    connect(w, &QFutureWatcher<LoadedProgram>::finished, this, [this, w, gen, runId] {
+        const LoadedProgram r = w->result();
+        w->deleteLater();
+        onBusy(false, {});
+        if (gen != m_programGen)
+            return;
+        if (!r.program) {
+            showBanner(tr("<b>Could not load the program view of run %1.</b> %2").arg(runId).arg(r.error.toHtmlEscaped()), true);
+            return;
+        }
+        m_programRunId = runId;
+        m_returnToProgram = false;
+        m_programPanel->setProgram(r.program);
+        m_centralTabs->setCurrentWidget(m_programPanel);
+        statusBar()->showMessage(tr("Program view of run %1: %L2 launches, %L3 memory operations")
+                                     .arg(runId).arg(qint64(r.program->kernels.size())).arg(qint64(r.program->memOps.size())),
+                                 6000);
+        updateActions();
+        emit programShown(runId);
+    });
+    w->setFuture(QtConcurrent::run([store, runId] { return loadProgramNow(*store, runId); }));
+}
+
+bool MainWindow::canGoBack() const
+{
+    if (programTabCurrent())
+        return m_programPanel->view()->canGoBack();
+    return (m_trace && m_timeline->canGoBack()) || (m_returnToProgram && m_programPanel->program());
+}
+
+void MainWindow::goBack()
+{
+    if (programTabCurrent()) {
+        m_programPanel->view()->historyBack();
+    } else if (m_trace && m_timeline->canGoBack()) {
+        m_timeline->historyBack();
+    } else if (m_returnToProgram && m_programPanel->program()) {
+        m_returnToProgram = false;
+        m_centralTabs->setCurrentWidget(m_programPanel);  // the same widget: the same place
+        m_programPanel->view()->setFocus();
+    }
+    updateActions();
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,530 @@
+#include "programview.h"
+
+#include "plotexport.h"
+#include "programplottable.h"
+#include "timelinepalette.h"
+#include "timelineticker.h"
+#include "timemapping.h"
+#include "timenavigator.h"
+
+#include <warpstage/program.h>
+
+#include <qcustomplot.h>
+
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QScrollBar>
+#include <QToolTip>
+
+#include <cmath>
+
+using ws::TimeNs;
+using Range = TimeNavigator::Range;
+
+struct ProgramView::Private {
+    ProgramView *q = nullptr;
+    QCustomPlot *plot = nullptr;
+    QScrollBar *vscroll = nullptr;
+    ProgramPlottable *pl = nullptr;
+    QCPTextElement *title = nullptr;
+    std::shared_ptr<const ws::ProgramTrace> program;
+    ProgramLayout layout;
+    ProgramLayoutOptions options;
+    TimeNavigator nav;
+    TimeNs origin = 0, firstStart = 0, lastEnd = 1;
+    QString highlight;
+    int selKernel = -1;
+
+    enum class Drag { None, Pan, ZoomBand, RangeSelect, Ruler } drag = Drag::None;
+    QPoint pressPos, lastMouse{-1, -1};
+    Range pressView;
+    int pressScroll = 0;
+    bool moved = false;
+
+    double dataLo() const { return double(firstStart - origin); }
+    double dataHi() const { return std::max(double(lastEnd - origin), dataLo() + 1); }
+    Range apply(Range r, bool emitSignal = true)
+    {
+        if (program)
+            r = timemap::clampToData(r.first, r.second, dataLo(), dataHi());
+        plot->xAxis->setRange(r.first, r.second);
+        plot->xAxis2->setRange(r.first, r.second);
+        nav.setViewQuiet(r);
+        if (emitSignal)
+            emit q->visibleRangeChanged(origin + TimeNs(std::llround(r.first)), origin + TimeNs(std::llround(r.second)));
+        return r;
+    }
+    void replot() { plot->replot(QCustomPlot::rpQueuedReplot); }
+    void relayout()
+    {
+        layout.build(program.get(), options);
+        pl->setProgram(program, &layout);
+        pl->setHighlightName(highlight.toStdString());
+        updateScrollRange();
+        if (selKernel >= 0) {
+            const auto [r, i] = layout.rowOfKernel(selKernel);
+            pl->setSelected(r, i);
+        }
+    }
+    void updateScrollRange()
+    {
+        const int visible = std::max(1, plot->axisRect()->height());
+        vscroll->setRange(0, std::max(0, layout.totalHeight() - visible));
+        vscroll->setPageStep(visible);
+        vscroll->setSingleStep(ProgramLayout::kStreamHeight);
+        pl->setScrollY(vscroll->value());
+    }
+    int kernelAt(const ProgramPlottable::Hit &h) const
+    {
+        if (h.row < 0 || h.item < 0)
+            return -1;
+        const ProgramItem &it = layout.rows()[std::size_t(h.row)].items[std::size_t(h.item)];
+        return it.kind == ProgramItem::Kernel ? it.index : -1;
+    }
+    QString tooltip(const ProgramPlottable::Hit &h) const;
+};
+
+QString ProgramView::drillDownHint(const ws::KernelLaunch &k)
+{
+    if (k.traced)
+        return QStringLiteral("Double-click (or Enter) opens the per-warp timeline of this launch");
+    return QStringLiteral("No per-warp timeline: record the program again with warpstage-record --kernels REGEX "
+                          "(a regex that matches this kernel) and build the kernel with the per-warp trace header");
+}
+
+QString ProgramView::Private::tooltip(const ProgramPlottable::Hit &h) const
+{
+    if (!program || h.row < 0 || h.item < 0 || h.inLabels)
+        return {};
+    const ProgramItem &it = layout.rows()[std::size_t(h.row)].items[std::size_t(h.item)];
+    auto rel = [&](TimeNs t) { return timemap::formatDuration(double(t - origin)); };
+    auto esc = [](const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); };
+    switch (it.kind) {
+    case ProgramItem::Kernel: {
+        const ws::KernelLaunch &k = program->kernels[std::size_t(it.index)];
+        QString s = QStringLiteral("<b>%1</b>").arg(esc(ws::kernelFamily(k.name)));
+        if (ws::kernelFamily(k.name) != k.name)
+            s += QStringLiteral("<br><small>%1</small>").arg(esc(k.name.size() > 300 ? k.name.substr(0, 300) + "…" : k.name));
+        s += QStringLiteral("<br>grid (%1, %2, %3) · block (%4, %5, %6)")
+                 .arg(k.grid[0]).arg(k.grid[1]).arg(k.grid[2]).arg(k.block[0]).arg(k.block[1]).arg(k.block[2]);
+        s += QStringLiteral("<br>stream %1 · correlation id %2").arg(k.streamId).arg(k.correlationId);
+        s += QStringLiteral("<br>start %1 · duration %2").arg(rel(k.start), timemap::formatDuration(double(k.end - k.start)));
+        s += QStringLiteral("<br><i>%1</i>").arg(drillDownHint(k).toHtmlEscaped());
+        return s;
+    }
+    case ProgramItem::MemOp: {
+        const ws::MemOp &m = program->memOps[std::size_t(it.index)];
+        return QStringLiteral("<b>%1</b><br>%2 bytes · stream %3 · correlation id %4<br>start %5 · duration %6")
+            .arg(programpalette::memOpLabel(m.kind)).arg(m.bytes).arg(m.streamId).arg(m.correlationId)
+            .arg(rel(m.start), timemap::formatDuration(double(m.end - m.start)));
+    }
+    case ProgramItem::Nvtx: {
+        const ws::NvtxRange &r = program->nvtx[std::size_t(it.index)];
+        QString s = QStringLiteral("<b>%1</b><br>NVTX %2%3 · thread %4 · depth %5")
+                        .arg(esc(r.name), r.domain.empty() ? QString() : esc(r.domain) + QStringLiteral(" · "),
+                             r.kind == ws::NvtxKind::StartEnd ? QStringLiteral("start/end") : r.kind == ws::NvtxKind::Mark ? QStringLiteral("mark") : QStringLiteral("push/pop"))
+                        .arg(r.threadId).arg(r.depth);
+        s += QStringLiteral("<br>start %1 · duration %2%3").arg(rel(r.start), timemap::formatDuration(double(r.end - r.start)),
+                                                              r.closed ? QString() : QStringLiteral(" (still open when recording ended)"));
+        return s;
+    }
+    case ProgramItem::Api: {
+        const ws::ApiSpan &a = program->apiSpans[std::size_t(it.index)];
+        return QStringLiteral("<b>%1</b><br>thread %2 · correlation id %3 · result %4<br>start %5 · duration %6")
+            .arg(esc(a.name)).arg(a.threadId).arg(a.correlationId).arg(a.result)
+            .arg(rel(a.start), timemap::formatDuration(double(a.end - a.start)));
+    }
+    }
+    return {};
+}
+
+ProgramView::ProgramView(QWidget *parent) : QWidget(parent), d(std::make_unique<Private>())
+{
+    d->q = this;
+    auto *lay = new QHBoxLayout(this);
+    lay->setContentsMargins(0, 0, 0, 0);
+    lay->setSpacing(0);
+    d->plot = new QCustomPlot(this);
+    d->vscroll = new QScrollBar(Qt::Vertical, this);
+    lay->addWidget(d->plot, 1);
+    lay->addWidget(d->vscroll);
+    setFocusProxy(d->plot);
+    d->plot->setFocusPolicy(Qt::StrongFocus);
+    d->plot->setMouseTracking(true);
+    d->plot->setAutoAddPlottableToLegend(false);
+    d->plot->setInteractions({});
+    if (QCPLayer *overlay = d->plot->layer(QStringLiteral("overlay")))
+        overlay->setMode(QCPLayer::lmLogical);
+    d->plot->setBackground(tlpalette::background());
+    QCPAxisRect *ar = d->plot->axisRect();
+    ar->setAutoMargins(QCP::msTop | QCP::msBottom | QCP::msRight);
+    ar->setMargins(QMargins(ProgramPlottable::kLabelWidth, 0, 0, 0));
+    ar->setMinimumMargins(QMargins(ProgramPlottable::kLabelWidth, 0, 12, 0));
+    d->plot->yAxis->setVisible(false);
+    d->plot->yAxis->setRange(0, 1);
+    auto ticker = QSharedPointer<TimelineTicker>(new TimelineTicker(d->plot->xAxis));
+    for (QCPAxis *ax : {d->plot->xAxis, d->plot->xAxis2}) {
+        ax->setVisible(true);
+        ax->setTicker(ticker);
+        ax->grid()->setVisible(false);
+        ax->setBasePen(QPen(QColor(0x90, 0x96, 0xA0)));
+        ax->setTickPen(QPen(QColor(0x90, 0x96, 0xA0)));
+        ax->setSubTickPen(QPen(QColor(0xB0, 0xB4, 0xBA)));
+        ax->setTickLabelColor(tlpalette::labelText());
+        QFont f = ax->tickLabelFont();
+        f.setPixelSize(11);
+        ax->setTickLabelFont(f);
+    }
+    d->plot->xAxis2->setTickLabels(true);
+    d->plot->xAxis->setLabel(QStringLiteral("time since the first record of the run"));
+    QFont lf = d->plot->xAxis->labelFont();
+    lf.setPixelSize(11);
+    d->plot->xAxis->setLabelFont(lf);
+    d->plot->xAxis->setLabelColor(QColor(0x60, 0x66, 0x70));
+    d->pl = new ProgramPlottable(d->plot->xAxis, d->plot->yAxis);
+
+    d->nav.apply = [this](Range r) { return d->apply(r); };
+    d->nav.replot = [this]() { d->replot(); };
+    d->nav.fullRange = [this]() {
+        const double lo = d->dataLo(), hi = d->dataHi(), m = (hi - lo) * 0.01;
+        return Range{lo - m, hi + m};
+    };
+    connect(d->vscroll, &QScrollBar::valueChanged, this, [this](int v) {
+        d->pl->setScrollY(v);
+        d->replot();
+    });
+    d->plot->installEventFilter(this);
+    d->apply({0, 1000}, false);
+}
+
+ProgramView::~ProgramView() = default;
+
+void ProgramView::setProgram(std::shared_ptr<const ws::ProgramTrace> program)
+{
+    d->program = std::move(program);
+    d->firstStart = d->program ? d->program->firstStart() : 0;
+    d->lastEnd = d->program ? std::max(d->program->lastEnd(), d->firstStart + 1) : 1;
+    d->origin = d->firstStart;
+    d->pl->setOrigin(d->origin);
+    d->selKernel = -1;
+    d->highlight.clear();
+    d->pl->setSelected(-1, -1);
+    d->pl->setRangeSelection(std::nullopt);
+    d->pl->setRuler(std::nullopt);
+    d->vscroll->setValue(0);
+    d->relayout();
+    d->nav.clearHistory();
+    if (d->program)
+        resetZoom();
+    else
+        d->replot();
+}
+
+std::shared_ptr<const ws::ProgramTrace> ProgramView::program() const { return d->program; }
+void ProgramView::setLayoutOptions(const ProgramLayoutOptions &options)
+{
+    d->options = options;
+    d->relayout();
+    d->replot();
+}
+ProgramLayoutOptions ProgramView::layoutOptions() const { return d->options; }
+const ProgramLayout &ProgramView::programLayout() const { return d->layout; }
+ws::TimeNs ProgramView::timeOrigin() const { return d->origin; }
+
+void ProgramView::setVisibleRange(ws::TimeNs t0, ws::TimeNs t1)
+{
+    if (t1 < t0)
+        std::swap(t0, t1);
+    d->nav.navigate({double(t0 - d->origin), double(t1 - d->origin)});
+}
+QPair<ws::TimeNs, ws::TimeNs> ProgramView::visibleRange() const
+{
+    const Range v = d->nav.view();
+    return {d->origin + TimeNs(std::llround(v.first)), d->origin + TimeNs(std::llround(v.second))};
+}
+void ProgramView::resetZoom()
+{
+    if (d->program)
+        d->nav.reset();
+}
+bool ProgramView::canGoBack() const { return d->nav.canGoBack(); }
+bool ProgramView::canGoForward() const { return d->nav.canGoForward(); }
+void ProgramView::historyBack() { d->nav.back(); }
+void ProgramView::historyForward() { d->nav.forward(); }
+
+void ProgramView::highlightKernel(const QString &name)
+{
+    d->highlight = name;
+    d->pl->setHighlightName(name.toStdString());
+    d->replot();
+}
+QString ProgramView::highlightedKernel() const { return d->highlight; }
+
+bool ProgramView::zoomToKernel(const QString &name)
+{
+    if (!d->program)
+        return false;
+    const std::string n = name.toStdString();
+    TimeNs a = 0, b = 0;
+    bool any = false;
+    for (const auto &k : d->program->kernels)
+        if (k.name == n) {
+            a = any ? std::min(a, k.start) : k.start;
+            b = any ? std::max(b, k.end) : k.end;
+            any = true;
+        }
+    if (!any)
+        return false;
+    const double lo = double(a - d->origin), hi = double(b - d->origin), m = std::max((hi - lo) * 0.02, 50.0);
+    d->nav.navigate({lo - m, hi + m});
+    return true;
+}
+
+void ProgramView::selectLaunch(int k)
+{
+    d->selKernel = d->program && k >= 0 && k < int(d->program->kernels.size()) ? k : -1;
+    const auto [r, i] = d->layout.rowOfKernel(d->selKernel);
+    d->pl->setSelected(r, i);
+    if (r >= 0) {
+        const ProgramRow &row = d->layout.rows()[std::size_t(r)];
+        const int h = d->plot->axisRect()->height();
+        if (row.top < d->vscroll->value() || row.top + row.height > d->vscroll->value() + h)
+            d->vscroll->setValue(std::max(0, row.top - h / 3));
+    }
+    d->replot();
+}
+int ProgramView::selectedLaunch() const { return d->selKernel; }
+
+QString ProgramView::tooltipAt(const QPoint &plotPos) const { return d->tooltip(d->pl->hitTest(plotPos)); }
+
+QCustomPlot *ProgramView::plot() const { return d->plot; }
+ProgramPlottable *ProgramView::plottable() const { return d->pl; }
+
+void ProgramView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    d->plot->replot(QCustomPlot::rpImmediateRefresh);
+    d->updateScrollRange();
+    d->replot();
+}
+
+bool ProgramView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched != d->plot)
+        return QWidget::eventFilter(watched, event);
+    const QRect ar = d->pl->lanesRect();
+    auto timeAt = [&](double x) { return d->plot->xAxis->pixelToCoord(x); };
+    switch (event->type()) {
+    case QEvent::Wheel: {
+        auto *e = static_cast<QWheelEvent *>(event);
+        if (!d->program)
+            return true;
+        if ((e->modifiers() & Qt::ShiftModifier) || e->position().x() < ar.left()) {
+            const int dy = e->angleDelta().y() != 0 ? e->angleDelta().y() : e->angleDelta().x();
+            d->vscroll->setValue(d->vscroll->value() - dy * ProgramLayout::kStreamHeight * 3 / 120);
+            return true;
+        }
+        d->nav.handleWheel(e, timeAt(e->position().x()));
+        return true;
+    }
+    case QEvent::MouseButtonPress: {
+        auto *e = static_cast<QMouseEvent *>(event);
+        d->plot->setFocus();
+        d->pressPos = e->position().toPoint();
+        d->pressView = d->nav.view();
+        d->pressScroll = d->vscroll->value();
+        d->moved = false;
+        d->drag = Private::Drag::None;
+        if (!d->program || e->position().x() < ar.left())
+            return true;
+        if (e->button() == Qt::RightButton)
+            d->drag = Private::Drag::ZoomBand;
+        else if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ControlModifier))
+            d->drag = Private::Drag::Ruler;
+        else if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier))
+            d->drag = Private::Drag::RangeSelect;
+        else if (e->button() == Qt::LeftButton || e->button() == Qt::MiddleButton)
+            d->drag = Private::Drag::Pan;
+        return true;
+    }
+    case QEvent::MouseMove: {
+        auto *e = static_cast<QMouseEvent *>(event);
+        const QPoint pos = e->position().toPoint();
+        d->lastMouse = pos;
+        if (d->drag != Private::Drag::None && (pos - d->pressPos).manhattanLength() >= 3)
+            d->moved = true;
+        const double tPress = timeAt(d->pressPos.x());
+        if (d->drag != Private::Drag::None) {
+            if (!d->moved)
+                return true;
+            if (d->drag == Private::Drag::Pan) {
+                const double nsPerPx = (d->pressView.second - d->pressView.first) / std::max(1, ar.width());
+                d->apply(timemap::pan(d->pressView.first, d->pressView.second, -(pos.x() - d->pressPos.x()) * nsPerPx));
+                d->vscroll->setValue(d->pressScroll - (pos.y() - d->pressPos.y()));
+            } else if (d->drag == Private::Drag::ZoomBand) {
+                d->pl->setZoomBand(Range{tPress, timeAt(pos.x())});
+            } else if (d->drag == Private::Drag::RangeSelect) {
+                d->pl->setRangeSelection(Range{tPress, timeAt(pos.x())});
+            } else {
+                d->pl->setRuler(Range{tPress, timeAt(pos.x())});
+            }
+            d->replot();
+            return true;
+        }
+        const auto hit = d->pl->hitTest(e->position());
+        d->pl->setHover(hit.item >= 0 ? hit.row : -1, hit.item);
+        const QString tip = d->tooltip(hit);
+        if (tip.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(e->globalPosition().toPoint(), tip, d->plot);
+        d->replot();
+        return true;
+    }
+    case QEvent::MouseButtonRelease: {
+        auto *e = static_cast<QMouseEvent *>(event);
+        const auto drag = d->drag;
+        d->drag = Private::Drag::None;
+        if (!d->program)
+            return true;
+        const QPoint pos = e->position().toPoint();
+        const double tPress = timeAt(d->pressPos.x()), tNow = timeAt(pos.x());
+        if (drag == Private::Drag::Pan && d->moved) {
+            d->nav.commitGesture();
+            emit visibleRangeChanged(visibleRange().first, visibleRange().second);
+            return true;
+        }
+        if (drag == Private::Drag::ZoomBand) {
+            d->pl->setZoomBand(std::nullopt);
+            if (d->moved && std::abs(pos.x() - d->pressPos.x()) >= 4)
+                d->nav.navigate({std::min(tPress, tNow), std::max(tPress, tNow)});
+            d->replot();
+            return true;
+        }
+        if (drag == Private::Drag::RangeSelect && d->moved) {
+            const double a = std::min(tPress, tNow), b = std::max(tPress, tNow);
+            d->pl->setRangeSelection(Range{a, b});
+            emit timeRangeSelected(d->origin + TimeNs(std::llround(a)), d->origin + TimeNs(std::llround(b)));
+            d->replot();
+            return true;
+        }
+        if (drag == Private::Drag::Pan && e->button() == Qt::LeftButton) {  // click: select a launch
+            const auto hit = d->pl->hitTest(e->position());
+            d->pl->setRuler(std::nullopt);
+            const int k = d->kernelAt(hit);
+            d->selKernel = k;
+            d->pl->setSelected(hit.item >= 0 ? hit.row : -1, hit.item);
+            if (k >= 0)
+                emit hint(drillDownHint(d->program->kernels[std::size_t(k)]));
+            emit launchSelected(k);
+            d->replot();
+        }
+        return true;
+    }
+    case QEvent::MouseButtonDblClick: {
+        auto *e = static_cast<QMouseEvent *>(event);
+        const int k = d->kernelAt(d->pl->hitTest(e->position()));
+        if (k >= 0)
+            emit launchActivated(k);
+        return true;
+    }
+    case QEvent::Leave:
+        d->pl->setHover(-1, -1);
+        d->lastMouse = QPoint(-1, -1);
+        d->replot();
+        break;
+    case QEvent::KeyPress: {
+        auto *e = static_cast<QKeyEvent *>(event);
+        if (!d->program)
+            break;
+        const Range v = d->nav.view();
+        const bool mouseIn = d->lastMouse.x() >= ar.left() && d->lastMouse.x() <= ar.right();
+        if (d->nav.handleKey(e, mouseIn ? timeAt(d->lastMouse.x()) : (v.first + v.second) / 2))
+            return true;
+        switch (e->key()) {
+        case Qt::Key_Return:
+        case Qt::Key_Enter:
+            if (d->selKernel >= 0)
+                emit launchActivated(d->selKernel);
+            return true;
+        case Qt::Key_F:
+            if (auto r = d->pl->rangeSelection()) {
+                d->nav.navigate({std::min(r->first, r->second), std::max(r->first, r->second)});
+            } else if (d->selKernel >= 0) {
+                const auto &k = d->program->kernels[std::size_t(d->selKernel)];
+                const double a = double(k.start - d->origin), b = double(k.end - d->origin), m = std::max((b - a) * 0.5, 20.0);
+                d->nav.navigate({a - m, b + m});
+            }
+            return true;
+        case Qt::Key_Up:
+        case Qt::Key_Down:
+            d->vscroll->setValue(d->vscroll->value() + (e->key() == Qt::Key_Up ? -1 : 1) * ProgramLayout::kStreamHeight);
+            return true;
+        case Qt::Key_PageUp:
+        case Qt::Key_PageDown:
+            d->vscroll->setValue(d->vscroll->value() + (e->key() == Qt::Key_PageUp ? -1 : 1) * d->vscroll->pageStep());
+            return true;
+        case Qt::Key_Escape:
+            d->pl->setRuler(std::nullopt);
+            d->pl->setRangeSelection(std::nullopt);
+            d->replot();
+            return true;
+        default:
+            break;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+namespace {
+// A fresh, never-shown view in the same state as `src`, laid out at `logical` (export).
+std::unique_ptr<ProgramView> cloneView(const ProgramView &src, QSize logical, const QString &title)
+{
+    auto w = std::make_unique<ProgramView>();
+    w->setAttribute(Qt::WA_DontShowOnScreen);
+    w->setLayoutOptions(src.layoutOptions());
+    w->setProgram(src.program());
+    w->highlightKernel(src.highlightedKernel());
+    w->selectLaunch(src.selectedLaunch());
+    w->plottable()->setRangeSelection(src.plottable()->rangeSelection());
+    w->findChild<QScrollBar *>()->hide();
+    if (!title.isEmpty()) {
+        w->plot()->plotLayout()->insertRow(0);
+        auto *t = new QCPTextElement(w->plot(), title);
+        QFont f = t->font();
+        f.setPixelSize(15);
+        f.setBold(true);
+        t->setFont(f);
+        t->setTextColor(tlpalette::labelText());
+        w->plot()->plotLayout()->addElement(0, 0, t);
+        w->plot()->plotLayout()->setRowStretchFactor(0, 0.001);
+    }
+    w->resize(logical);
+    w->plot()->resize(logical);
+    w->plot()->setViewport(QRect(QPoint(0, 0), logical));
+    const auto r = src.visibleRange();
+    w->setVisibleRange(r.first, r.second);
+    w->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    w->plottable()->setScrollY(src.plottable()->scrollY());
+    return w;
+}
+}  // namespace
+
+QImage ProgramView::renderImage(QSize sizePx, double dpi, const QString &title) const
+{
+    auto w = cloneView(*this, plotexport::logicalSize(sizePx, dpi), title);
+    return plotexport::render(w->plot(), sizePx, dpi);
+}
+
+bool ProgramView::exportImage(const QString &path, QSize sizePx, double dpi, const QString &title, QString *error) const
+{
+    std::unique_ptr<ProgramView> keep;
+    return plotexport::write(path, sizePx, dpi, title, [&](QSize logical) {
+        keep = cloneView(*this, logical, title);
+        return keep->plot();
+    }, error);
+}
