@@ -1,7 +1,9 @@
 // warpstage-record's command line and error paths, run as a child process (no GPU needed):
 // exit codes, messages naming the problem, and nothing written when it stops early.
+#include "warpstage/recorder.h"
 #include "warpstage/store.h"
 
+#include <atomic>
 #include <dlfcn.h>
 #include <sqlite3.h>
 
@@ -65,6 +67,33 @@ class TestRecordCli : public QObject {
     Q_OBJECT
 
 private slots:
+    void libraryRefusesBadOptionsBeforeTheGpu()
+    {
+        // ws::rec::record() is also called by programs other than warpstage-record (gpu_recorder, the GUI's
+        // future in-process path): it checks its options itself, before any GPU or file access, whatever the
+        // command line parser already did.
+        QTemporaryDir dir;
+        const std::atomic<bool> stop{false};
+        auto run = [&](ws::rec::Options o) {
+            o.output = (dir.path() + QStringLiteral("/lib.wstrace")).toStdString();
+            return ws::rec::record(o, {}, stop);
+        };
+        ws::rec::Options o;
+        o.rungs = {"no_such_rung"};
+        auto r = run(o);
+        QCOMPARE(r.exitCode, int(ws::rec::kExitUsage));
+        QVERIFY2(QString::fromStdString(r.error).contains("no_such_rung"), r.error.c_str());
+        o = {};
+        o.rungs = {"pingpong"};
+        o.repetitions = 101;
+        r = run(o);
+        QCOMPARE(r.exitCode, int(ws::rec::kExitUsage));
+        QVERIFY2(QString::fromStdString(r.error).contains("repetitions"), r.error.c_str());
+        o.repetitions = 0;
+        QCOMPARE(run(o).exitCode, int(ws::rec::kExitUsage));
+        QVERIFY(!QFile::exists(dir.path() + QStringLiteral("/lib.wstrace")));
+    }
+
     void helpAndVersion()
     {
         Run r = runRecord({"--help"});
