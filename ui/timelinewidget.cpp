@@ -1,5 +1,7 @@
 #include "timelinewidget.h"
 
+#include "plotexport.h"
+
 #include "timelinelayout.h"
 #include "timelinepalette.h"
 #include "timelineplottable.h"
@@ -19,7 +21,6 @@
 #include <QFile>
 #include <QPdfWriter>
 #include <QScrollBar>
-#include <QSvgGenerator>
 #include <QToolTip>
 #include <QtConcurrent>
 
@@ -861,23 +862,15 @@ bool TimelineWidget::eventFilter(QObject *watched, QEvent *event)
 
 QImage TimelineWidget::renderImage(QSize sizePx, double dpi, const QString &title, QRect *lanesRectPx) const
 {
-    const double scale = std::max(0.25, dpi / 96.0);
-    const QSize logical(std::max(200, int(sizePx.width() / scale + 0.5)), std::max(150, int(sizePx.height() / scale + 0.5)));
+    const QSize logical = plotexport::logicalSize(sizePx, dpi);
     auto w = Private::clone(*this, logical, title);
-    QPixmap pm = w->plot()->toPixmap(logical.width(), logical.height(), scale);
     if (lanesRectPx) {
         const QRect r = w->plottable()->lanesRect();
-        const double sx = double(sizePx.width()) / logical.width() * 1.0, sy = double(sizePx.height()) / logical.height();
+        const double sx = double(sizePx.width()) / logical.width(), sy = double(sizePx.height()) / logical.height();
         *lanesRectPx = QRect(QPoint(int(std::lround(r.left() * sx)), int(std::lround(r.top() * sy))),
                              QSize(int(std::lround(r.width() * sx)), int(std::lround(r.height() * sy))));
     }
-    QImage img = pm.toImage().convertToFormat(QImage::Format_RGB32);
-    if (img.size() != sizePx)
-        img = img.scaled(sizePx, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
-    const int dpm = int(std::lround(dpi / 0.0254));
-    img.setDotsPerMeterX(dpm);
-    img.setDotsPerMeterY(dpm);
-    return img;
+    return plotexport::render(w->plot(), sizePx, dpi);
 }
 
 std::unique_ptr<TimelineWidget> TimelineWidget::Private::clone(const TimelineWidget &src, QSize logical, const QString &title)
@@ -933,61 +926,10 @@ std::unique_ptr<TimelineWidget> TimelineWidget::Private::clone(const TimelineWid
 
 bool TimelineWidget::exportImage(const QString &path, QSize sizePx, double dpi, const QString &title, QString *error) const
 {
-    auto fail = [&](const QString &why) {
-        if (error)
-            *error = QStringLiteral("%1: %2").arg(path, why);
-        return false;
-    };
-    if (sizePx.width() < 16 || sizePx.height() < 16 || sizePx.width() > 20000 || sizePx.height() > 20000)
-        return fail(QStringLiteral("image size %1x%2 is out of range (16..20000)").arg(sizePx.width()).arg(sizePx.height()));
-    if (!(dpi >= 24 && dpi <= 1200))
-        return fail(QStringLiteral("dpi %1 is out of range (24..1200)").arg(dpi));
-    const QString ext = QFileInfo(path).suffix().toLower();
-    if (ext == QLatin1String("png") || ext == QLatin1String("jpg") || ext == QLatin1String("jpeg")) {
-        const QImage img = renderImage(sizePx, dpi, title);
-        if (!img.save(path, nullptr, ext == QLatin1String("png") ? -1 : 92))
-            return fail(QStringLiteral("could not write the image (directory missing or not writable?)"));
-        return true;
-    }
-    if (ext == QLatin1String("svg") || ext == QLatin1String("pdf")) {
-        // vector axis, labels and legend; the lanes are one embedded raster
-        const double scale = std::max(0.25, dpi / 96.0);
-        const QSize logical(std::max(200, int(sizePx.width() / scale + 0.5)), std::max(150, int(sizePx.height() / scale + 0.5)));
-        auto w = Private::clone(*this, logical, title);
-        if (ext == QLatin1String("svg")) {
-            QSvgGenerator gen;
-            gen.setFileName(path);
-            gen.setSize(logical);
-            gen.setViewBox(QRect(QPoint(0, 0), logical));
-            gen.setResolution(96);
-            gen.setTitle(title);
-            gen.setDescription(QStringLiteral("Warpstage timeline"));
-            QCPPainter p;
-            if (!p.begin(&gen))
-                return fail(QStringLiteral("could not write the SVG file"));
-            w->plot()->toPainter(&p, logical.width(), logical.height());
-            p.end();
-        } else {
-            if (!w->plot()->savePdf(path, logical.width(), logical.height(), QCP::epNoCosmetic, QStringLiteral("Warpstage"), title))
-                return fail(QStringLiteral("could not write the PDF file"));
-            // Qt writes the wall clock into the Info dictionary (/CreationDate (D:YYYYMMDDhhmmss...)) and has no
-            // setter for it: put a fixed date of the same length in its place (the xref offsets stay valid), so the
-            // same figure gives the same bytes.
-            QFile f(path);
-            if (!f.open(QIODevice::ReadWrite))
-                return fail(QStringLiteral("could not write the PDF file"));
-            QByteArray pdf = f.readAll();
-            const QByteArray key("/CreationDate (D:");
-            const qsizetype at = pdf.indexOf(key);
-            if (at >= 0 && at + key.size() + 14 <= pdf.size()) {
-                pdf.replace(at + key.size(), 14, QByteArray("19700101000000"));
-                if (!f.seek(0) || f.write(pdf) != pdf.size())
-                    return fail(QStringLiteral("could not write the PDF file"));
-            }
-        }
-        if (!QFileInfo::exists(path) || QFileInfo(path).size() == 0)
-            return fail(QStringLiteral("could not write the file"));
-        return true;
-    }
-    return fail(QStringLiteral("unknown image type '.%1' (use .png, .svg or .pdf)").arg(ext));
+    // Vector formats: axis, labels and legend as vectors; the lanes are one embedded raster.
+    std::unique_ptr<TimelineWidget> w;
+    return plotexport::write(path, sizePx, dpi, title, [&](QSize logical) {
+        w = Private::clone(*this, logical, title);
+        return w->plot();
+    }, error);
 }

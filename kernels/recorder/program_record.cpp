@@ -2,6 +2,8 @@
 // per-process sink files, store one run per process and device. See warpstage/program_record.h.
 #include "warpstage/program_record.h"
 
+#include "host_info.h"
+
 #include "cupti_api.h"
 #include "warpstage/sink_reader.h"
 #include "warpstage/store.h"
@@ -42,36 +44,6 @@ bool isFile(const std::string& p)
 {
     struct stat st{};
     return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string isoNowUtc()
-{
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-std::string hostName()
-{
-    char buf[256] = {0};
-    if (gethostname(buf, sizeof buf - 1) != 0) return "";
-    return buf;
-}
-
-std::string driverVersionText()
-{
-    std::ifstream f("/proc/driver/nvidia/version");
-    std::string line;
-    if (f && std::getline(f, line)) {
-        std::istringstream ss(line);
-        std::string w;
-        while (ss >> w)
-            if (!w.empty() && std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos) return w;
-    }
-    return "";
 }
 
 // Asks libcuda (dlopen, no CUDA runtime) whether a GPU is usable. "" if yes, else why not.
@@ -336,7 +308,7 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
     co.commandLine = o.commandLine;
     co.host = hostName();
     co.startedAt = startedAt;
-    co.driverVersion = driverVersionText();
+    co.driverVersion = driverModuleVersion();
     co.cuptiVersion = cuptiVersion;
     sink::ConvertResult conv = sink::toRuns(sinks, co);
     for (const auto& w : conv.warnings) msg("warning", w);

@@ -3,6 +3,7 @@
 #include "warpstage/recorder.h"
 
 #include "activity.h"
+#include "host_info.h"
 #include "cupti_api.h"
 #include "gemm_data.h"
 #include "warpstage/analysis.h"
@@ -57,23 +58,6 @@ std::string demangle(const std::string& n)
     return s;
 }
 
-std::string isoNowUtc()
-{
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-std::string hostName()
-{
-    char buf[256] = {0};
-    if (gethostname(buf, sizeof buf - 1) != 0) return "";
-    return buf;
-}
-
 bool fileExists(const std::string& p)
 {
     struct stat st{};
@@ -83,14 +67,7 @@ bool fileExists(const std::string& p)
 std::string driverVersionText()
 {
     // The kernel module's version ("580.159.04") where the driver exposes it; else the API number.
-    std::ifstream f("/proc/driver/nvidia/version");
-    std::string line;
-    if (f && std::getline(f, line)) {
-        std::istringstream ss(line);
-        std::string w;
-        while (ss >> w)
-            if (!w.empty() && std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos) return w;
-    }
+    if (std::string v = driverModuleVersion(); !v.empty()) return v;
     int v = 0;
     cudaDriverGetVersion(&v);
     return "CUDA driver API " + std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
