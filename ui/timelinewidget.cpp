@@ -864,13 +864,14 @@ QImage TimelineWidget::renderImage(QSize sizePx, double dpi, const QString &titl
 {
     const QSize logical = plotexport::logicalSize(sizePx, dpi);
     auto w = Private::clone(*this, logical, title);
-    if (lanesRectPx) {
+    QImage img = plotexport::render(w->plot(), sizePx, dpi);
+    if (lanesRectPx) {  // known only once the plot has been drawn
         const QRect r = w->plottable()->lanesRect();
         const double sx = double(sizePx.width()) / logical.width(), sy = double(sizePx.height()) / logical.height();
         *lanesRectPx = QRect(QPoint(int(std::lround(r.left() * sx)), int(std::lround(r.top() * sy))),
                              QSize(int(std::lround(r.width() * sx)), int(std::lround(r.height() * sy))));
     }
-    return plotexport::render(w->plot(), sizePx, dpi);
+    return img;
 }
 
 std::unique_ptr<TimelineWidget> TimelineWidget::Private::clone(const TimelineWidget &src, QSize logical, const QString &title)
