@@ -296,7 +296,7 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
     if (o.rungs.empty())
         for (const auto& r : ladder::rungs()) o.rungs.push_back(r.name);
     for (const auto& r : o.rungs) {
-        if (!ladder::findRung(r)) return fail(kExitUsage, "unknown rung '" + r + "'");
+        // checkShape() also refuses an unknown rung ("unknown rung 'x'").
         if (auto why = ladder::checkShape(r, o.shape); !why.empty()) return fail(kExitUsage, why);
     }
     if (o.repetitions < 1 || o.repetitions > 100) return fail(kExitUsage, "repetitions must be 1..100");
