@@ -48,6 +48,19 @@ std::string_view intervalKindName(IntervalKind k);
 std::string_view intervalKindLabel(IntervalKind k);
 std::optional<IntervalKind> intervalKindFromName(std::string_view name);
 
+// User-named phases (issue 10): a kernel instrumented with the public header <warpstage/trace.cuh> may
+// enter phases it names itself. Their kinds are kUserPhaseBase + i (i < kMaxUserPhases); the name of
+// kind kUserPhaseBase + i is KernelRecord/KernelTrace::phaseNames[i]. Kinds in [Count_, kUserPhaseBase)
+// are reserved for future standard kinds. None of the analysis's standard categories includes them:
+// they are neither compute nor wait (an engineer names what they are in the phase name).
+inline constexpr std::uint8_t kUserPhaseBase = 64;
+inline constexpr int kMaxUserPhases = 176;   // kinds 64..239 (0xF0.. are device-side markers)
+inline bool isUserPhase(IntervalKind k)
+{
+    return static_cast<std::uint8_t>(k) >= kUserPhaseBase
+        && static_cast<std::uint8_t>(k) < kUserPhaseBase + kMaxUserPhases;
+}
+
 // True for kinds that count as compute for overlap analysis (MmaIssue, MmaWait, Compute).
 bool isComputeKind(IntervalKind k);
 // True for kinds where a warp is stalled waiting on the pipeline (WaitSlot, WaitData, WaitOrder, Sync).
@@ -291,6 +304,15 @@ struct KernelRecord {
     std::vector<TileSpan> tiles;          // local indices, like intervals (warpId < 0: CTA-wide)
     std::vector<LoadTransfer> loads;      // LoadTransfer::ctaId = local CTA index
     std::vector<StallSample> stalls;
+    std::vector<std::string> phaseNames;  // names of user phases: [i] names kind kUserPhaseBase + i
+};
+
+// Source text kept in the trace (issue 10: self-contained traces): every instrumented kernel's source
+// file and every file its stall samples point into, as it was when recorded.
+struct SourceFile {
+    std::string path;            // as the line info / recorder names it
+    std::string sha256;          // hex digest of text
+    std::string text;
 };
 
 // Everything of one run, as written by the recorder in one transaction.
@@ -303,6 +325,7 @@ struct RunRecord {
     std::vector<StreamInfo> streams;
     std::vector<NvtxRange> nvtx;
     std::vector<ApiSpan> apiSpans;
+    std::vector<SourceFile> sources;      // schema 4
 };
 
 // The program-level view of one run (TraceStore::loadProgram): every launch, copy, NVTX range and API
@@ -348,6 +371,7 @@ struct KernelTrace {
     std::vector<TileSpan> tiles;          // ctaId = index into ctas; warpId = Lane::warpId (0: CTA-wide)
     std::vector<LoadTransfer> loads;      // sorted by issue; ctaId = index into ctas
     std::vector<StallSample> stalls;      // of the run's untraced launch of the same rung, if any
+    std::vector<std::string> phaseNames;  // user phase names, as KernelRecord::phaseNames
 
     std::size_t intervalCount() const;
     TimeNs firstStart() const;            // min over lanes (launch.start if empty)
