@@ -211,7 +211,8 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
     std::vector<std::string> env;
     for (char** e = environ; e && *e; ++e) {
         const std::string s = *e;
-        for (const char* k : {"CUDA_INJECTION64_PATH=", "NVTX_INJECTION64_PATH=", "WARPSTAGE_SINK=", "WARPSTAGE_DURATION_S="})
+        for (const char* k : {"CUDA_INJECTION64_PATH=", "NVTX_INJECTION64_PATH=", "WARPSTAGE_SINK=", "WARPSTAGE_DURATION_S=",
+                              "WARPSTAGE_TRACE_KERNELS=", "WARPSTAGE_TRACE_LAUNCHES=", "WARPSTAGE_TRACE_EVENTS="})
             if (s.rfind(k, 0) == 0) {
                 if (std::strncmp(k, "WARPSTAGE_", 10) != 0) msg("warning", "replacing " + s.substr(0, s.find('=')) + " of the environment for the program");
                 goto skip;
@@ -223,6 +224,10 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
     env.push_back("NVTX_INJECTION64_PATH=" + inject);
     env.push_back("WARPSTAGE_SINK=" + sinkDir);
     if (o.durationSeconds > 0) env.push_back("WARPSTAGE_DURATION_S=" + std::to_string(o.durationSeconds));
+    // Instrumented kernels (<warpstage/trace.cuh>): which launches get trace buffers (inject/trace_buffers.cpp).
+    if (!o.kernelsRegex.empty()) env.push_back("WARPSTAGE_TRACE_KERNELS=" + o.kernelsRegex);
+    if (o.launchFirst >= 0) env.push_back("WARPSTAGE_TRACE_LAUNCHES=" + std::to_string(o.launchFirst) + ":" + std::to_string(o.launchLast));
+    env.push_back("WARPSTAGE_TRACE_EVENTS=" + std::to_string(o.traceEvents));
     std::vector<char*> envp, argv;
     for (auto& s : env) envp.push_back(s.data());
     envp.push_back(nullptr);
@@ -318,7 +323,7 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
     if (!o.kernelsRegex.empty() || o.launchFirst >= 0)
         extras = "; stall-pass selection --kernels '" + o.kernelsRegex + "' --launch-range "
             + (o.launchFirst >= 0 ? std::to_string(o.launchFirst) + ":" + std::to_string(o.launchLast) : std::string("all"))
-            + " (not applied: the stall pass for programs is not implemented yet)";
+            + " (applied to the per-warp tracing of instrumented kernels; the stall pass for programs is not implemented yet)";
     if (conv.runs.empty()) {
         const bool sawSinks = !sinks.empty();
         removeDir(sinkDir);

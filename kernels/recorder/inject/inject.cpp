@@ -17,6 +17,7 @@
 //   * atexit: cuptiActivityFlushAll(FORCED) + an End record; SIGTERM/SIGINT/SIGABRT/SIGSEGV/SIGBUS/SIGFPE
 //     (only where the program left the default disposition): the same, then the default action.
 // libcupti is linked by soname, so the copy already in the process (torch's) is the one used.
+#include "trace_buffers.h"
 #include "warpstage/sink_encode.h"
 
 #include <cupti.h>
@@ -556,6 +557,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void)
                                  CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET})
         cuptiActivityEnable(k);
     enableApiRecords();
+    // Per-warp trace buffers of instrumented kernels (issue 10): trace_buffers.cpp.
+    ws::inject::tracebuf::init([](const std::string& records) {
+        Lock lk;
+        writeAll(records);
+    });
     g_cuptiUp = true;
     atexit(atexitFlush);
     installSignalHandlers();

@@ -24,8 +24,9 @@ struct ProgramOptions {
     std::string output;
     std::vector<std::string> program;   // PROGRAM ARGS...
     std::string commandLine;            // warpstage-record's own, quoted
-    std::string kernelsRegex;           // --kernels (selection for the stall pass; recorded in the notes)
-    long long launchFirst = -1, launchLast = -1;  // --launch-range A:B
+    std::string kernelsRegex;           // --kernels: which instrumented kernels (<warpstage/trace.cuh>) are traced
+    long long launchFirst = -1, launchLast = -1;  // --launch-range A:B: which of their launches (per-name index)
+    long long traceEvents = 2048;       // --trace-events N: capacity of each warp's trace region
     double durationSeconds = 0;         // --duration
     std::string nvtxRange;              // --nvtx-range
     double timeoutSeconds = 0;          // --timeout: SIGTERM to the program's process group, SIGKILL 5 s later

@@ -36,6 +36,12 @@ enum class RecType : std::uint16_t {
     Nvtx = 8,     // NvtxRec (one NVTX event; the reader pairs push/pop and start/end)
     Flush = 9,    // FlushRec: a CUPTI buffer was written (dropped-record count)
     End = 10,     // EndRec: the process ended cleanly (atexit) or by a caught signal, after a forced flush
+    // 40-49: per-warp trace buffers of users' instrumented kernels (<warpstage/trace.cuh>, issue 10)
+    TraceLaunch = 40,  // TraceLaunchRec + kernel name, phase names, role names, source path (each Str;
+                       //   names NUL-separated): a traced launch whose buffer follows in TraceChunks
+    TraceChunk = 41,   // TraceChunkRec + raw buffer bytes at `offset` (<= kTraceChunkBytes per record)
+    TraceNote = 42,    // TraceNoteRec + message text: why a launch was not traced, or not completely
+    // 50-59: reserved for the PC-sampling stall pass
 };
 
 struct RecHeader {
@@ -134,5 +140,35 @@ struct EndRec {
     std::int32_t signal;         // for EndReason::Signal
 };
 static_assert(sizeof(EndRec) == 24);
+
+// A traced launch (RecType::TraceLaunch). Its buffer (trace_format.h) follows in TraceChunk records.
+struct TraceLaunchRec {
+    std::uint32_t correlationId;   // CUPTI's: the KernelRec of the same launch carries it
+    std::uint32_t deviceId;
+    std::uint32_t contextId;
+    std::uint32_t streamId;
+    std::uint64_t bufferBytes;     // size of the whole buffer
+    std::uint32_t numCtas, warpsPerCta, eventsPerWarp;
+    std::uint32_t formatVersion;   // the kernel's trace header version (warpstage_trace_control)
+    // then four strings, each std::uint32_t length + bytes: kernel name (mangled), phase names
+    // (NUL-separated), role names (NUL-separated), source path (the kernel's warpstage_trace_source)
+};
+static_assert(sizeof(TraceLaunchRec) == 40);
+
+struct TraceChunkRec {
+    std::uint32_t correlationId;
+    std::uint32_t deviceId;
+    std::uint64_t offset;          // byte offset of this chunk in the buffer
+    // then the bytes (the rest of the payload)
+};
+static_assert(sizeof(TraceChunkRec) == 16);
+inline constexpr std::uint32_t kTraceChunkBytes = 8u << 20;
+
+struct TraceNoteRec {
+    std::uint32_t correlationId;   // 0: not about one launch
+    std::uint32_t deviceId;
+    // then the message text (the rest of the payload)
+};
+static_assert(sizeof(TraceNoteRec) == 8);
 
 }  // namespace ws::sink

@@ -13,6 +13,23 @@
 
 namespace ws::sink {
 
+// A traced launch of a user's instrumented kernel (RecType::TraceLaunch + its TraceChunks).
+struct SinkTrace {
+    TraceLaunchRec rec{};
+    std::string kernel;                   // mangled name
+    std::vector<std::string> phaseNames, roleNames;
+    std::string sourcePath;               // the kernel's .cu file as compiled (may be relative to cwd)
+    std::string data;                     // the buffer (rec.bufferBytes; zero where no chunk arrived)
+    std::uint64_t received = 0;           // bytes that arrived in chunks
+    bool complete() const { return received == rec.bufferBytes; }
+};
+
+struct SinkTraceNote {
+    std::uint32_t correlationId = 0;      // 0: not about one launch
+    std::uint32_t deviceId = 0;
+    std::string text;
+};
+
 // Everything one sink file holds, decoded but not yet interpreted.
 struct SinkProcess {
     std::string path;
@@ -28,6 +45,8 @@ struct SinkProcess {
     std::vector<MemRec> mem;
     std::vector<ApiRec> api;
     std::vector<NvtxRec> nvtx;
+    std::vector<SinkTrace> traces;        // traced launches (issue 10), in launch order
+    std::vector<SinkTraceNote> traceNotes;
     std::uint64_t dropped = 0;       // CUPTI's dropped-record count, summed over buffers
     std::uint64_t flushes = 0;
     bool ended = false;              // an EndRec was written (atexit, or a caught fatal signal)
@@ -82,5 +101,13 @@ ConvertResult toRuns(const std::vector<SinkProcess>& sinks, const ConvertOptions
 std::string incompleteReason(const SinkProcess& s, const ProgramOutcome& o, bool isRoot);
 
 std::string demangle(const std::string& mangled);
+
+// Decodes the sink's traced launches of device `deviceId` into the matching KernelRecords of `run`
+// (by correlation id; sink_traces.cpp): warps, intervals, loads, tiles, phase names; adds the
+// kernels' source files to run.sources (read relative to the process's cwd; files that cannot be
+// read are named in the notes) and every problem (overflow per warp, no role, version mismatch,
+// buffers cut short, trace notes of the injection library) to run.info.notes; a launch whose decode
+// failed makes the run Failed with the reason. Returns the number of launches decoded.
+int attachTraces(const SinkProcess& sink, std::uint32_t deviceId, RunRecord& run);
 
 }  // namespace ws::sink

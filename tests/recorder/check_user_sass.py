@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""SASS check of a user kernel instrumented with <warpstage/trace.cuh> (issue 10; no GPU needed).
+
+The same source (tests/recorder/programs/ws_rowsum.cu) built twice:
+  * --traced    default build: the kernel reads the control word (a load of
+                warpstage_trace_control) and holds the trace code (SR_CLOCK and
+                SR_GLOBALTIMER reads, %smid);
+  * --untraced  -DWARPSTAGE_TRACE=0: NONE of those -- no control-word load, no clock,
+                globaltimer or SM-id read: every trace instruction removed.
+Also prints the instruction counts of both kernels (the size of the instrumentation).
+
+Needs cuobjdump (CUDA >= 12); without it prints "SKIP: ..." and exits 77
+(WARPSTAGE_REQUIRE_SASS_CHECK=1 makes that a failure).
+Usage: check_user_sass.py --traced BIN --untraced BIN [--kernel SUBSTRING]
+Exit: 0 passed, 1 a check failed, 2 bad input, 77 skipped.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+CLOCK = re.compile(r"\bSR_CLOCK(LO|HI)?\b")
+GTIMER = re.compile(r"\bSR_GLOBALTIMER(LO|HI)?\b")
+SMID = re.compile(r"\bSR_(VIRTUAL)?SMID\b")
+# The control word: by name in relocatable code; in a linked executable a __device__ global's address
+# comes from constant bank 4 (the row-sum kernel uses no other __device__ global).
+CONTROL = re.compile(r"warpstage_trace_control|c\[0x4\]")
+INSN = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
+
+
+def find_cuobjdump():
+    for c in [shutil.which("cuobjdump"), os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "cuobjdump"),
+              "/usr/local/cuda/bin/cuobjdump"]:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def kernel_sass(tool, binary, kernel):
+    out = subprocess.run([tool, "-sass", binary], capture_output=True, text=True)
+    if out.returncode != 0:
+        print(f"check_user_sass: cuobjdump failed on {binary}: {out.stderr.strip()}", file=sys.stderr)
+        sys.exit(2)
+    funcs, cur = {}, None
+    for line in out.stdout.splitlines():
+        m = re.match(r"\s*Function : (\S+)", line)
+        if m:
+            cur = m.group(1)
+            funcs[cur] = []
+        elif cur is not None:
+            funcs[cur].append(line)
+    hits = {name: lines for name, lines in funcs.items() if kernel in name}
+    if len(hits) != 1:
+        print(f"check_user_sass: {binary}: {len(hits)} functions match '{kernel}' (of {sorted(funcs)})", file=sys.stderr)
+        sys.exit(2)
+    return next(iter(hits.values()))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--traced", required=True)
+    ap.add_argument("--untraced", required=True)
+    ap.add_argument("--kernel", default="wsRowSum")
+    a = ap.parse_args()
+    tool = find_cuobjdump()
+    if not tool:
+        msg = "no cuobjdump (CUDA >= 12) found"
+        if os.environ.get("WARPSTAGE_REQUIRE_SASS_CHECK", "0") not in ("", "0"):
+            print(f"FAIL: check_user_sass: WARPSTAGE_REQUIRE_SASS_CHECK is set: {msg}")
+            return 1
+        print(f"SKIP: check_user_sass: {msg}")
+        return 77
+    failures = 0
+
+    def check(ok, what):
+        nonlocal failures
+        print(("PASS " if ok else "FAIL ") + what)
+        failures += 0 if ok else 1
+
+    traced = kernel_sass(tool, a.traced, a.kernel)
+    untraced = kernel_sass(tool, a.untraced, a.kernel)
+    for name, lines, want in (("traced", traced, True), ("untraced (WARPSTAGE_TRACE=0)", untraced, False)):
+        text = "\n".join(lines)
+        for label, pat in (("reads SR_CLOCK", CLOCK), ("reads SR_GLOBALTIMER", GTIMER), ("reads the SM id", SMID),
+                           ("loads the control word (warpstage_trace_control)", CONTROL)):
+            found = bool(pat.search(text))
+            check(found == want, f"{name}: {'' if want else 'no longer '}{label}" + ("" if found == want else f" (found={found})"))
+    n_t = sum(1 for l in traced if INSN.match(l))
+    n_u = sum(1 for l in untraced if INSN.match(l))
+    print(f"instructions: traced {n_t}, untraced {n_u} (+{n_t - n_u} for the instrumentation)")
+    check(n_u < n_t, "the untraced kernel is smaller than the traced one")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
