@@ -337,13 +337,14 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
     for (auto& r : conv.runs) r.info.notes += extras;
 
     progress("write", "writing " + std::to_string(conv.runs.size()) + " run(s)", 95);
-    int incomplete = 0;
+    int incomplete = 0, failed = 0;
     try {
         TraceStore store = TraceStore::openForWriting(o.output);
         for (const auto& r : conv.runs) {
             const RowId id = store.writeRun(r);
             ++res.runsWritten;
-            if (r.info.status != RunStatus::Complete) ++incomplete;
+            if (r.info.status == RunStatus::Incomplete) ++incomplete;
+            if (r.info.status == RunStatus::Failed) ++failed;  // a traced launch's buffer overflowed, ...
             if (cb.runWritten) cb.runWritten(r.info, id);
         }
     } catch (const std::exception& e) {
@@ -355,13 +356,20 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
         msg("info", "sink files kept in " + sinkDir);
     else
         removeDir(sinkDir);
-    res.runsFailed = incomplete;
+    res.runsFailed = incomplete + failed;
     if (outcome.interrupted) {
         res.exitCode = stopSignal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted;
         res.error = "interrupted; what was recorded is stored as INCOMPLETE";
     } else if (incomplete > 0) {
         res.exitCode = kExitProgramIncomplete;
         res.error = std::to_string(incomplete) + " run(s) stored INCOMPLETE: the program " + (outcome.timedOut ? "hit --timeout and " : "") + how;
+        msg("warning", res.error);
+    } else if (failed > 0) {
+        res.exitCode = kExitRunFailed;
+        std::string why;
+        for (const auto& r : conv.runs)
+            if (r.info.status == RunStatus::Failed && why.empty()) why = r.info.failureReason;
+        res.error = std::to_string(failed) + " run(s) stored FAILED: " + why;
         msg("warning", res.error);
     }
     return res;

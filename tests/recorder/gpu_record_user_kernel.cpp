@@ -6,7 +6,7 @@
 //      correct; every launch is traced and decodes with no overflow; roles and user phase names appear;
 //      every CTA span lies inside CUPTI's kernel time; loads pair up; the kernel's source is in the run;
 //   3. recorded with --launch-range 1:1: only launch #1 is traced;
-//   4. recorded with --trace-events 16: the overflow is reported per warp and the run is Failed;
+//   4. recorded with --trace-events 16: the overflow is reported per warp, the run is Failed, exit 6;
 //   5. recorded with --kernels that matches nothing: nothing traced, the program still correct.
 // Plain executable; exits 77 with "SKIP: ..." without a GPU (FAIL with WARPSTAGE_REQUIRE_GPU=1).
 #include "common/gpu_skip.h"
@@ -175,8 +175,8 @@ int main()
         for (const auto& k : runs[0].kernels)
             if (isRowSum(k)) CHECK(k.launch.traced == (k.launch.launchIndex == 1), "one: launch #%d traced=%d", k.launch.launchIndex, int(k.launch.traced));
 
-    // 4. Too small a buffer: reported per warp, run Failed (the program itself is fine: exit 0).
-    runs = record(dir, "overflow", "--kernels wsRowSum --trace-events 16", 0, out);
+    // 4. Too small a buffer: reported per warp, run Failed, warpstage-record exits 6 (the program itself is fine).
+    runs = record(dir, "overflow", "--kernels wsRowSum --trace-events 16", 6 /*kExitRunFailed*/, out);
     if (!runs.empty()) {
         const ws::RunRecord& r = runs[0];
         CHECK(r.info.status == ws::RunStatus::Failed, "overflow: run status %d", int(r.info.status));
