@@ -374,9 +374,12 @@ struct CtaRecordWriter {
         auto* h = static_cast<TraceBufferHeader*>(buffer);
         return reinterpret_cast<CtaRecord*>(h + 1) + linearCta();
     }
-    __device__ __forceinline__ void begin(void* buffer)
+    // `first`: the thread that writes the record (the ladder's 1-D blocks: threadIdx.x == 0).
+    __device__ __forceinline__ void begin(void* buffer) { begin(buffer, threadIdx.x == 0); }
+    __device__ __forceinline__ void end(void* buffer) { end(buffer, threadIdx.x == 0); }
+    __device__ __forceinline__ void begin(void* buffer, bool first)
     {
-        if (buffer == nullptr || (threadIdx.x | threadIdx.y | threadIdx.z) != 0) return;
+        if (buffer == nullptr || !first) return;
         if (!headerMatches(static_cast<const TraceBufferHeader*>(buffer))) return;
         const std::uint64_t g = readGlobalTimer();
         const std::uint64_t c = readClock64();
@@ -387,11 +390,11 @@ struct CtaRecordWriter {
         r->flags = 1u;
     }
     // Every thread of the CTA must call this (it contains __syncthreads() when buffer != null).
-    __device__ __forceinline__ void end(void* buffer)
+    __device__ __forceinline__ void end(void* buffer, bool first)
     {
         if (buffer == nullptr) return;
         __syncthreads();
-        if ((threadIdx.x | threadIdx.y | threadIdx.z) != 0) return;
+        if (!first) return;
         if (!headerMatches(static_cast<const TraceBufferHeader*>(buffer))) return;
         const std::uint64_t g = readGlobalTimer();
         const std::uint64_t c = readClock64();
@@ -404,8 +407,9 @@ struct CtaRecordWriter {
 
 // ---------------------------------------------------------------- the public API
 inline constexpr bool kEnabled = WARPSTAGE_TRACE != 0;
-struct Direct {};  // engine tags for Warp<>
-struct Staged {};
+struct Direct {};  // engine tags for Warp<>: lane 0 stores to global memory (default)
+struct Staged {};  //   staging in the warp's shared memory + TMA bulk copies (the ladder's)
+struct Off {};     //   no tracing at all (the ladder's untraced build)
 
 // The CTA's trace: which buffer this launch records into (null: not recording) and the CTA record.
 // Construct it in every thread at kernel start: Cta() reads warpstage_trace_control (the recorder's
@@ -417,7 +421,7 @@ public:
     {
 #if WARPSTAGE_TRACE
         m_buffer = *static_cast<void* volatile*>(&warpstage_trace_control.buffer);
-        m_rec.begin(m_buffer);
+        m_rec.begin(m_buffer, firstThread());
 #endif
     }
 #endif
@@ -425,7 +429,7 @@ public:
     {
 #if WARPSTAGE_TRACE
         m_buffer = buffer;
-        m_rec.begin(m_buffer);
+        m_rec.begin(m_buffer, firstThread());
 #endif
     }
     // True while this launch records (warp-uniform; use it to skip work done only for the trace).
@@ -435,11 +439,12 @@ public:
     __device__ __forceinline__ void end()
     {
 #if WARPSTAGE_TRACE
-        m_rec.end(m_buffer);
+        m_rec.end(m_buffer, firstThread());
 #endif
     }
 
 private:
+    __device__ __forceinline__ static bool firstThread() { return (threadIdx.x | threadIdx.y | threadIdx.z) == 0; }
     void* m_buffer = nullptr;
 #if WARPSTAGE_TRACE
     CtaRecordWriter m_rec;
@@ -447,9 +452,9 @@ private:
 };
 
 template <class Engine>
-using EngineFor = typename std::conditional<!kEnabled, NullWarp,
-                                            typename std::conditional<std::is_same<Engine, Staged>::value, StagedWarp,
-                                                                      DirectWarp>::type>::type;
+using EngineFor = typename std::conditional<
+    !kEnabled || std::is_same<Engine, Off>::value, NullWarp,
+    typename std::conditional<std::is_same<Engine, Staged>::value, StagedWarp, DirectWarp>::type>::type;
 
 // One warp's trace. Construct it in all 32 lanes of the warp with warp-uniform arguments. `role`:
 // role::Producer / Consumer / Epilogue / Worker / Idle; `warpgroup` and `roleIndex` name the lane

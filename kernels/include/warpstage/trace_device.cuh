@@ -2,11 +2,13 @@
 // engine of its own. Every rung is a template on `bool Traced` and holds one WarpTrace<Traced> per
 // warp and one CtaTrace<Traced> per CTA, with the buffer passed explicitly as a kernel argument:
 //
-//   WarpTrace<true>  = ws::trace::Warp<Staged>'s engine (StagedWarp: shared-memory staging + TMA bulk
-//                      copies, kTraceSmemPerWarp bytes of shared memory per warp from the kernel);
-//   WarpTrace<false> = NullWarp: every member an empty inline function, so the untraced build contains
-//                      no trace code at all (checked on the SASS by a test);
-//   CtaTrace<true>   = CtaRecordWriter, CtaTrace<false> = NullCtaRecord.
+//   WarpTrace<true>  = ws::trace::Warp<Staged>: the public Warp class with the staged engine
+//                      (shared-memory staging + TMA bulk copies, kTraceSmemPerWarp bytes of shared memory
+//                      per warp from the kernel); the rungs call its begin(buffer, ...), event(), now(),
+//                      eventAt() and end();
+//   WarpTrace<false> = ws::trace::Warp<Off>: every member an empty inline function, so the untraced build
+//                      contains no trace code at all (checked on the SASS by a test);
+//   CtaTrace<true>   = CtaRecordWriter (the engine of ws::trace::Cta), CtaTrace<false> = NullCtaRecord.
 //
 // The ladder does not use the control symbol (its host code passes the buffer), so this layer asks
 // trace.cuh for no module symbols. Cost model and rules: trace.cuh and docs/your-kernels.md.
@@ -26,9 +28,7 @@
 namespace ws::trace {
 
 template <bool Traced>
-struct WarpTrace : NullWarp {};
-template <>
-struct WarpTrace<true> : StagedWarp {};
+using WarpTrace = Warp<typename std::conditional<Traced, Staged, Off>::type>;
 
 template <bool Traced>
 struct CtaTrace : NullCtaRecord {};
