@@ -66,7 +66,10 @@ inline constexpr std::uint8_t kNoUserRole = 0xFF;
 // Kind of the i-th name of WARPSTAGE_PHASE_NAMES (i < kMaxUserPhaseNames).
 inline constexpr std::uint8_t kUserPhaseBase = 64;
 inline constexpr int kMaxUserPhaseNames = 176;
-__host__ __device__ constexpr std::uint8_t userPhase(int i) { return std::uint8_t(kUserPhaseBase + i); }
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+constexpr std::uint8_t userPhase(int i) { return std::uint8_t(kUserPhaseBase + i); }
 // Shared memory a warp in staged mode gives the engine (2 x 32 events).
 inline constexpr std::uint32_t kTraceSmemPerWarp = 1024;
 
