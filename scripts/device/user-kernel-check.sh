@@ -8,7 +8,9 @@
 # What it does:
 #   1. gpu_record_user_kernel (WARPSTAGE_REQUIRE_GPU=1): the row-sum program alone and under warpstage-record
 #      (all launches traced, --launch-range, overflow, no match); "PASS: 0 failure(s)" is success;
-#   2. the SASS check of the two builds (check_user_sass.py): "PASS" lines only, exit 0;
+#      1b. the same with WARPSTAGE_TRACE=0 (the injection library traces nothing) must FAIL (rc=1);
+#   2. the SASS check of the two builds (check_user_sass.py): "PASS" lines only, exit 0; 2b: a planted fault
+#      (the traced binary given as the untraced one) must FAIL (rc=1);
 #   3. cost of the instrumentation when NOT recording: ws_rowsum (instrumented, control word null) vs
 #      ws_rowsum_notrace (-DWARPSTAGE_TRACE=0), 11 alternating rounds of 50 timed launches each, at two sizes;
 #      prints the median over rounds of each round's median launch time, side by side, and the ratio;
@@ -32,8 +34,14 @@ echo "== 1. gpu_record_user_kernel"
 timeout 240 $B/gpu_record_user_kernel > $OUT/gpu_record_user_kernel.log 2>&1; echo "gpu_record_user_kernel rc=$?"
 grep -E "FAIL|PASS|SKIP" $OUT/gpu_record_user_kernel.log | tail -20
 
+echo "== 1b. the same test must go red when the injection library traces nothing (WARPSTAGE_TRACE=0): rc=1 expected"
+WARPSTAGE_TRACE=0 timeout 240 $B/gpu_record_user_kernel > $OUT/gpu_record_user_kernel_off.log 2>&1; echo "gpu_record_user_kernel (tracing off) rc=$?"
+grep -cE "^FAIL" $OUT/gpu_record_user_kernel_off.log | sed 's/^/FAIL lines: /'
+
 echo "== 2. SASS: instrumented vs -DWARPSTAGE_TRACE=0"
 python3 tests/recorder/check_user_sass.py --traced $B/ws_rowsum --untraced $B/ws_rowsum_notrace --kernel wsRowSum; echo "sass rc=$?"
+echo "== 2b. the SASS check must go red on a traced binary posing as the untraced one: rc=1 expected"
+python3 tests/recorder/check_user_sass.py --traced $B/ws_rowsum --untraced $B/ws_rowsum --kernel wsRowSum | grep FAIL; echo "sass (planted) rc=${PIPESTATUS[0]}"
 
 echo "== 3. cost when not recording (median of 11 rounds x 50 launches; us per launch)"
 for size in "264 65536" "1056 262144"; do
