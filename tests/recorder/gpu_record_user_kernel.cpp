@@ -129,6 +129,8 @@ void checkTraced(const ws::KernelRecord& k, const std::string& what)
     CHECK(combine == 2 * k.ctas.size(), "%s: %zu combine intervals", what.c_str(), combine);
     CHECK(waitData == reduce, "%s: %zu wait_data intervals", what.c_str(), waitData);
     CHECK(k.loads.size() == steps * k.ctas.size(), "%s: %zu loads (want %zu)", what.c_str(), k.loads.size(), steps * k.ctas.size());
+    CHECK(k.loads.empty() || k.loads[0].bytes == 8192, "%s: a load brings %lld bytes (cta.pipeline said 8192)", what.c_str(),
+          k.loads.empty() ? 0LL : (long long)k.loads[0].bytes);
     int outside = 0;
     for (const auto& c : k.ctas) outside += c.start < k.launch.start || c.end > k.launch.end || c.end < c.start;
     CHECK(outside == 0, "%s: %d CTA spans outside CUPTI's [%lld, %lld]", what.c_str(), outside, (long long)k.launch.start,

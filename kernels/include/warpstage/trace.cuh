@@ -10,6 +10,7 @@
 //
 //   __global__ void kernel(...) {
 //       ws::trace::Cta cta;                                  // one load of the control word
+//       cta.pipeline(2, 8192);                                // optional: ring slots, bytes per load
 //       ws::trace::Warp w(cta, ws::trace::role::Producer);   // this warp's role (all 32 lanes)
 //       w.phase(ws::trace::phase::WaitSlot, k, slot);        // the warp enters a phase
 //       w.loadIssue(k, slot);  ...  w.loadReady(k, slot);
@@ -433,6 +434,18 @@ public:
 #if WARPSTAGE_TRACE
         m_buffer = buffer;
         m_rec.begin(m_buffer, firstThread());
+#endif
+    }
+    // Describes the kernel's pipeline for the recorder: `slots` (stages of the ring) and the bytes one
+    // load (one k-step) brings; the loads lane and the throughput metrics use them. Call it from every
+    // thread or any; only thread 0 of CTA 0 writes (two stores, once), and only while recording.
+    __device__ __forceinline__ void pipeline(std::uint32_t slots, std::uint32_t bytesPerLoad)
+    {
+#if WARPSTAGE_TRACE
+        if (m_buffer == nullptr || !firstThread() || linearCta() != 0) return;
+        auto* h = static_cast<TraceBufferHeader*>(m_buffer);
+        h->stages = slots;
+        h->bytesPerKStep = bytesPerLoad;
 #endif
     }
     // True while this launch records (warp-uniform; use it to skip work done only for the trace).

@@ -70,6 +70,7 @@ __global__ void __launch_bounds__(96) wsRowSum(const float* __restrict__ in, flo
     __shared__ std::uint64_t full[kSlots], empty[kSlots];
     namespace wt = ws::trace;
     wt::Cta cta;  // one load of warpstage_trace_control
+    cta.pipeline(kSlots, kChunk * sizeof(float));
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (threadIdx.x == 0) {
         for (int s = 0; s < kSlots; ++s) {
