@@ -5,6 +5,7 @@
 //   2. recorded with `warpstage-record --kernels wsRowSum -- ws_rowsum`: the program's result is still
 //      correct; every launch is traced and decodes with no overflow; roles and user phase names appear;
 //      every CTA span lies inside CUPTI's kernel time; loads pair up; the kernel's source is in the run;
+//      the same with the Staged engine (ws_rowsum --staged);
 //   3. recorded with --launch-range 1:1: only launch #1 is traced;
 //   4. recorded with --trace-events 16: the overflow is reported per warp, the run is Failed, exit 6;
 //   5. recorded with --kernels that matches nothing: nothing traced, the program still correct.
@@ -77,11 +78,11 @@ std::string sinkDirOf(const std::string& dir, const std::string& base)
 
 // Records ws_rowsum with `opts`; returns the runs converted from the kept sinks.
 std::vector<ws::RunRecord> record(const std::string& dir, const std::string& name, const std::string& opts, int wantRc,
-                                  std::string& output)
+                                  std::string& output, const std::string& programArgs = "")
 {
     const std::string file = dir + "/" + name + ".wstrace";
     const int rc = run(std::string(WARPSTAGE_RECORD_EXE) + " --keep-sinks " + opts + " -o " + file + " -- " + WARPSTAGE_ROWSUM
-                           + " --iters 3",
+                           + " --iters 3 " + programArgs,
                        output);
     CHECK(rc == wantRc, "%s: warpstage-record exited %d (want %d):\n%s", name.c_str(), rc, wantRc, output.c_str());
     CHECK(output.find("OK rows=") != std::string::npos, "%s: the program's result is wrong under the recorder:\n%s", name.c_str(),
@@ -169,6 +170,19 @@ int main()
         CHECK(source, "all: the kernel's source is not in the run; notes: %s", r.info.notes.c_str());
         // Our own copies stay out of the program's timeline: the program made 1 H2D, 3 memsets, 3 D2H (+ symbol read).
         CHECK(r.memOps.size() <= 8, "all: %zu memory ops (the recorder's own copies leaked into the timeline?)", r.memOps.size());
+    }
+
+    // 2b. The Staged engine (shared-memory staging + TMA bulk copies), found through the control word too.
+    runs = record(dir, "staged", "--kernels wsRowSum --trace-events 4096", 0, out, "--staged");
+    if (!runs.empty()) {
+        int traced = 0;
+        for (const auto& k : runs[0].kernels)
+            if (isRowSum(k)) {
+                CHECK(k.launch.name.find("Staged") != std::string::npos, "staged: launched %s", k.launch.name.c_str());
+                checkTraced(k, "staged #" + std::to_string(k.launch.launchIndex));
+                traced += k.launch.traced;
+            }
+        CHECK(traced == 3, "staged: %d of 3 launches traced; notes: %s", traced, runs[0].info.notes.c_str());
     }
 
     // 3. Only launch #1.

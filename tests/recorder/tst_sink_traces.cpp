@@ -191,6 +191,27 @@ private slots:
         QVERIFY(!res.runs[0].kernels[0].launch.traced);
     }
 
+    void claimedSizeAllocatesNothingUntilChunksArrive()
+    {
+        QTemporaryDir dir;
+        Sink s(dir.path().toStdString());
+        TraceLaunchRec r{};
+        r.correlationId = kCorr;
+        r.bufferBytes = std::uint64_t(60) << 30;  // 60 GiB claimed, nothing sent
+        r.numCtas = 1, r.warpsPerCta = 3, r.eventsPerWarp = 16;
+        appendTraceLaunch(s.out, r, "_Z8wsRowSumPKfPfi", {}, {}, "", nullptr, 0);
+        s.end();
+        const std::string path = s.write(dir);
+        const auto sp = readSink(path);
+        QVERIFY2(sp.error.empty(), sp.error.c_str());
+        QCOMPARE(int(sp.traces.size()), 1);
+        QVERIFY(sp.traces[0].data.empty());
+        QVERIFY(!sp.traces[0].complete());
+        const auto res = convert(path);
+        QCOMPARE(res.runs[0].info.status, RunStatus::Failed);
+        QVERIFY(res.runs[0].info.failureReason.find("cut short (0 of 64424509440 bytes") != std::string::npos);
+    }
+
     void overflowAndNotesReachTheRun()
     {
         QTemporaryDir dir;

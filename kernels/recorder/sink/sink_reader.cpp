@@ -267,8 +267,7 @@ SinkProcess readSink(const std::string& path)
             if (ok) {
                 t.phaseNames = splitNul(phases);
                 t.roleNames = splitNul(roles);
-                t.data.assign(std::size_t(t.rec.bufferBytes), '\0');
-                s.traces.push_back(std::move(t));
+                s.traces.push_back(std::move(t));  // data grows as chunks arrive (a corrupt size allocates nothing)
             }
             break;
         }
@@ -282,6 +281,7 @@ SinkProcess readSink(const std::string& path)
             const std::uint64_t n = payload.size() - sizeof c;
             ok = t && c.offset <= t->rec.bufferBytes && n <= t->rec.bufferBytes - c.offset;
             if (ok) {
+                if (t->data.size() < c.offset + n) t->data.resize(std::size_t(c.offset + n), '\0');
                 std::memcpy(t->data.data() + c.offset, payload.data() + sizeof c, std::size_t(n));
                 t->received += n;
             }

@@ -8,11 +8,12 @@
 // phase "combine"). The input holds small integers, so every float sum is exact and the host checks
 // the result exactly.
 //
-//   ws_rowsum [--rows R] [--len L] [--iters N] [--time]
+//   ws_rowsum [--rows R] [--len L] [--iters N] [--time] [--staged]
 //     runs the kernel N times (default 3), checks out[] after each run, prints "OK rows=R len=L" or
 //     "WRONG ..." (exit 1); "control: null" when the control word is null after the runs (no recorder,
 //     or a recorder that cleared it); --time: prints "TIME median_us=X min_us=Y runs=N" over N launches
-//     (cudaEvent pairs around each launch).
+//     (cudaEvent pairs around each launch); --staged: the kernel with the Staged trace engine
+//     (wsRowSum<ws::trace::Staged>) instead of the default Direct one.
 // Built twice by the tests: ws_rowsum (instrumented) and ws_rowsum_notrace (-DWARPSTAGE_TRACE=0).
 #include <warpstage/trace.cuh>
 
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 WARPSTAGE_PHASE_NAMES("reduce", "combine");
@@ -64,10 +66,14 @@ __device__ __forceinline__ void bulkLoad(void* dst, const void* src, std::uint32
                  ::"r"(smemAddr(dst)), "l"(src), "r"(bytes), "r"(smemAddr(bar)) : "memory");
 }
 
+// Engine: ws::trace::Direct (default: lane 0 stores events to global memory) or ws::trace::Staged (events
+// staged in kTraceSmemPerWarp bytes of shared memory per warp, copied out by TMA bulk copies).
+template <class Engine>
 __global__ void __launch_bounds__(96) wsRowSum(const float* __restrict__ in, float* __restrict__ out, int len)
 {
     __shared__ alignas(128) float ring[kSlots][kChunk];
     __shared__ std::uint64_t full[kSlots], empty[kSlots];
+    __shared__ alignas(16) unsigned char staging[std::is_same<Engine, ws::trace::Staged>::value ? 3 : 1][ws::trace::kTraceSmemPerWarp];
     namespace wt = ws::trace;
     wt::Cta cta;  // one load of warpstage_trace_control
     cta.pipeline(kSlots, kChunk * sizeof(float));
@@ -83,7 +89,7 @@ __global__ void __launch_bounds__(96) wsRowSum(const float* __restrict__ in, flo
     const float* row = in + std::size_t(blockIdx.x) * len;
     const int steps = len / kChunk;
     if (warp == 0) {
-        wt::Warp<> w(cta, wt::role::Producer, 0, 0, kRoleLoader);
+        wt::Warp<Engine> w(cta, wt::role::Producer, 0, 0, kRoleLoader, staging[0]);
         for (int k = 0; k < steps; ++k) {
             const int s = k % kSlots;
             if (k >= kSlots) {
@@ -101,7 +107,8 @@ __global__ void __launch_bounds__(96) wsRowSum(const float* __restrict__ in, flo
         w.end();
     } else {
         const int c = warp - 1;  // consumer 0 / 1
-        wt::Warp<> w(cta, wt::role::Consumer, 0, std::uint8_t(c), kRoleReducer);
+        wt::Warp<Engine> w(cta, wt::role::Consumer, 0, std::uint8_t(c), kRoleReducer,
+                           staging[std::is_same<Engine, wt::Staged>::value ? warp : 0]);
         float acc = 0.f;
         for (int k = 0; k < steps; ++k) {
             const int s = k % kSlots;
@@ -128,14 +135,15 @@ __global__ void __launch_bounds__(96) wsRowSum(const float* __restrict__ in, flo
 int main(int argc, char** argv)
 {
     int rows = 264, len = 1 << 16, iters = 3;
-    bool timing = false;
+    bool timing = false, staged = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--rows") && i + 1 < argc) rows = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--len") && i + 1 < argc) len = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--time")) timing = true;
+        else if (!std::strcmp(argv[i], "--staged")) staged = true;
         else {
-            std::fprintf(stderr, "usage: ws_rowsum [--rows R] [--len L (multiple of %d)] [--iters N] [--time]\n", kChunk);
+            std::fprintf(stderr, "usage: ws_rowsum [--rows R] [--len L (multiple of %d)] [--iters N] [--time] [--staged]\n", kChunk);
             return 64;
         }
     }
@@ -163,7 +171,10 @@ int main(int argc, char** argv)
     for (int it = 0; it < iters; ++it) {
         CK(cudaMemset(dout, 0, rows * sizeof(float)));
         CK(cudaEventRecord(e0));
-        wsRowSum<<<rows, 96>>>(din, dout, len);
+        if (staged)
+            wsRowSum<ws::trace::Staged><<<rows, 96>>>(din, dout, len);
+        else
+            wsRowSum<ws::trace::Direct><<<rows, 96>>>(din, dout, len);
         CK(cudaEventRecord(e1));
         CK(cudaGetLastError());
         CK(cudaEventSynchronize(e1));

@@ -19,7 +19,7 @@ struct SinkTrace {
     std::string kernel;                   // mangled name
     std::vector<std::string> phaseNames, roleNames;
     std::string sourcePath;               // the kernel's .cu file as compiled (may be relative to cwd)
-    std::string data;                     // the buffer (rec.bufferBytes; zero where no chunk arrived)
+    std::string data;                     // the buffer as far as chunks arrived (rec.bufferBytes when complete)
     std::uint64_t received = 0;           // bytes that arrived in chunks
     bool complete() const { return received == rec.bufferBytes; }
 };
