@@ -12,8 +12,9 @@
 #   2. the SASS check of the two builds (check_user_sass.py): "PASS" lines only, exit 0; 2b: a planted fault
 #      (the traced binary given as the untraced one) must FAIL (rc=1);
 #   3. cost of the instrumentation when NOT recording: ws_rowsum (instrumented, control word null) vs
-#      ws_rowsum_notrace (-DWARPSTAGE_TRACE=0), 11 alternating rounds of 50 timed launches each, at two sizes;
-#      prints the median over rounds of each round's median launch time, side by side, and the ratio;
+#      ws_rowsum_notrace (-DWARPSTAGE_TRACE=0), for the Direct and the Staged engine (--staged), 11 alternating
+#      rounds of 50 timed launches each, at two sizes; prints the median over rounds of each round's median launch
+#      time, side by side, and the ratio; 3b: CUPTI durations of traced vs untraced launches while recording;
 #   4. one recording kept in $OUT/rowsum.wstrace (with sinks) for a look in the viewer.
 # The test binaries name warpstage-record, ws_rowsum and the kernel's source by their build paths: linked here.
 set -u
@@ -49,18 +50,37 @@ for size in "264 65536" "1056 262144"; do
   python3 - "$B" "$1" "$2" <<'PY'
 import re, statistics, subprocess, sys
 b, rows, n = sys.argv[1], sys.argv[2], sys.argv[3]
-res = {"instrumented": [], "WARPSTAGE_TRACE=0": []}
+variants = [("Direct, not recording", "ws_rowsum", []), ("Direct, WARPSTAGE_TRACE=0", "ws_rowsum_notrace", []),
+            ("Staged, not recording", "ws_rowsum", ["--staged"]), ("Staged, WARPSTAGE_TRACE=0", "ws_rowsum_notrace", ["--staged"])]
+res = {v[0]: [] for v in variants}
 for r in range(11):
-    for name, exe in (("instrumented", "ws_rowsum"), ("WARPSTAGE_TRACE=0", "ws_rowsum_notrace")):
-        out = subprocess.run([f"{b}/{exe}", "--rows", rows, "--len", n, "--iters", "50", "--time"], capture_output=True, text=True).stdout
+    for name, exe, extra in variants:
+        out = subprocess.run([f"{b}/{exe}", "--rows", rows, "--len", n, "--iters", "50", "--time"] + extra, capture_output=True, text=True).stdout
         m = re.search(r"TIME median_us=([0-9.]+)", out)
         if not m or "OK rows" not in out:
-            print("FAILED RUN", exe, out); sys.exit(1)
+            print("FAILED RUN", exe, extra, out); sys.exit(1)
         res[name].append(float(m.group(1)))
-a, z = statistics.median(res["instrumented"]), statistics.median(res["WARPSTAGE_TRACE=0"])
-print(f"rows={rows} len={n}: instrumented-not-recording {a:.2f} us | WARPSTAGE_TRACE=0 {z:.2f} us | ratio {a / z:.4f}")
-print("   rounds instrumented:", " ".join(f"{x:.1f}" for x in res["instrumented"]))
-print("   rounds TRACE=0:     ", " ".join(f"{x:.1f}" for x in res["WARPSTAGE_TRACE=0"]))
+med = {k: statistics.median(v) for k, v in res.items()}
+print(f"rows={rows} len={n}:")
+for eng in ("Direct", "Staged"):
+    a, z = med[f"{eng}, not recording"], med[f"{eng}, WARPSTAGE_TRACE=0"]
+    print(f"  {eng}: instrumented-not-recording {a:.2f} us | WARPSTAGE_TRACE=0 {z:.2f} us | ratio {a / z:.4f}")
+for k, v in res.items():
+    print(f"   rounds {k:28s}", " ".join(f"{x:.1f}" for x in v))
+PY
+done
+
+echo "== 3b. cost while recording: CUPTI duration of traced vs untraced launches of the same run (--launch-range 2:3 of 6)"
+for eng in "" "--staged"; do
+  rm -f $OUT/cost$eng.wstrace
+  $B/warpstage-record --kernels wsRowSum --launch-range 2:3 -o $OUT/cost$eng.wstrace -- $B/ws_rowsum --iters 6 $eng > /dev/null 2>&1
+  python3 - "$OUT/cost$eng.wstrace" "${eng:-direct}" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+rows = c.execute("select launch_index, traced, end_ns - start_ns from kernels where name like '%wsRowSum%' order by launch_index").fetchall()
+t = [d for i, tr, d in rows if tr]; u = [d for i, tr, d in rows if not tr and i > 0]
+print(f"  {sys.argv[2]}: launches {[(i, tr, d) for i, tr, d in rows]}")
+if t and u: print(f"  {sys.argv[2]}: traced mean {sum(t)/len(t)/1000:.2f} us vs untraced (launches 1,4,5) mean {sum(u)/len(u)/1000:.2f} us: ratio {sum(t)/len(t)/(sum(u)/len(u)):.3f}")
 PY
 done
 

@@ -84,7 +84,8 @@ struct Pending {
 SinkWriter g_write = nullptr;
 std::mutex& g_mu = *new std::mutex;          // function cache, counters, notes
 std::mutex& g_launchMu = *new std::mutex;    // held from ENTER to EXIT of a traced launch
-std::map<CUfunction, FuncInfo>& g_funcs = *new std::map<CUfunction, FuncInfo>;
+// Per context and function: a runtime CUkernel handle is the same on every device, its globals are not.
+std::map<std::pair<CUcontext, CUfunction>, FuncInfo>& g_funcs = *new std::map<std::pair<CUcontext, CUfunction>, FuncInfo>;
 std::map<std::pair<CUcontext, std::string>, long long>& g_launchIdx = *new std::map<std::pair<CUcontext, std::string>, long long>;
 std::map<CUcontext, CtxBuffer>& g_buffers = *new std::map<CUcontext, CtxBuffer>;
 std::map<std::string, bool>& g_noted = *new std::map<std::string, bool>;
@@ -167,11 +168,11 @@ std::string readGlobalText(CUfunction f, const char* name)
     return s;
 }
 
-const FuncInfo& lookup(CUfunction f, const char* symbolName)
+const FuncInfo& lookup(CUcontext ctx, CUfunction f, const char* symbolName)
 {
     {
         std::lock_guard<std::mutex> lk(g_mu);
-        auto it = g_funcs.find(f);
+        auto it = g_funcs.find({ctx, f});
         if (it != g_funcs.end()) return it->second;
     }
     FuncInfo fi;
@@ -206,7 +207,7 @@ const FuncInfo& lookup(CUfunction f, const char* symbolName)
         }
     }
     std::lock_guard<std::mutex> lk(g_mu);
-    return g_funcs.emplace(f, std::move(fi)).first->second;
+    return g_funcs.emplace(std::make_pair(ctx, f), std::move(fi)).first->second;
 }
 
 std::uint32_t deviceOf(CUcontext ctx)
@@ -218,7 +219,7 @@ std::uint32_t deviceOf(CUcontext ctx)
 
 void onLaunchEnter(const CUpti_CallbackData* cb, CUfunction f, const unsigned grid[3], const unsigned block[3], CUstream stream)
 {
-    const FuncInfo& fn = lookup(f, cb->symbolName);
+    const FuncInfo& fn = lookup(cb->context, f, cb->symbolName);
     if (fn.name.empty()) return;
     long long idx = 0;
     {
