@@ -225,7 +225,7 @@ private slots:
         QTest::addColumn<QString>("stderrHas");
         QTest::addColumn<QString>("notesHave");
         QTest::newRow("all launches") << QStringList{"--kernels", "fak", "--", kFake, "ok"} << "100 101 102"
-                                      << "stall pass: running the program a second time" << "300 samples on 3 launch(es)";
+                                      << "stall pass: running the program a second time" << "303 samples on 3 launch(es)";
         QTest::newRow("launch range") << QStringList{"--kernels", "fak", "--launch-range", "1:1", "--", kFake, "ok"} << "0 101 0"
                                       << "(launches 1:1)" << "--launch-range 1:1";
         QTest::newRow("no stalls") << QStringList{"--kernels", "fak", "--no-stalls", "--", kFake, "ok"} << "0 0 0" << ""
