@@ -7,13 +7,17 @@
 // sampling at the call's entry, stops and drains at its exit (the launch is serialized), and streams
 // StallSample records (pc, function, reason, count), a StallLaunch record and, the first time a sample points
 // into a module, that module's cubin (captured at module load), for the recorder's SASS -> source lookup.
-// Sampled launches of different threads take turns (one mutex from entry to exit).
+// Sampled launches of different threads take turns (one mutex from entry to exit). Around a sampled launch the
+// context is synchronised (cuCtxSynchronize, from libcuda already in the process) before sampling starts and
+// before it stops, so that the samples are this kernel's, all of them (WARPSTAGE_STALL_SYNC=0: no sync, relying
+// on the serialized mode alone).
 #include "inject_sink.h"
 
 #include "cupti_api.h"
 #include "pc_sampling_session.h"
 #include "warpstage/sink_encode.h"
 
+#include <cuda.h>
 #include <cupti.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
@@ -58,10 +62,12 @@ std::set<std::uint64_t>& g_cubinsWritten = *new std::set<std::uint64_t>;
 std::regex* g_re = nullptr;
 long long g_first = -1, g_last = -1;
 int g_period = 10;
-bool g_sync = false;
+bool g_sync = true;
 thread_local Active t_active;
 using CtxSyncFn = int (*)();
 CtxSyncFn g_ctxSync = nullptr;
+using IsCapturingFn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+IsCapturingFn g_isCapturing = nullptr;
 
 const rec::cupti::Api& linkedApi()
 {
@@ -91,6 +97,35 @@ bool isLaunch(CUpti_CallbackId cbid)
     }
 }
 
+// A launch into a stream under capture becomes a graph node, not a launch: the timeline run records its kernels
+// as graph launches (not counted), so this run neither counts nor samples it (and must not synchronise then).
+bool capturing(CUpti_CallbackId cbid, const void* params)
+{
+    if (!g_isCapturing || !params) return false;
+    CUstream s = nullptr;
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: s = static_cast<const cuLaunchKernel_params*>(params)->hStream; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: s = static_cast<const cuLaunchKernel_ptsz_params*>(params)->hStream; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel: s = static_cast<const cuLaunchCooperativeKernel_params*>(params)->hStream; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+        s = static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params)->hStream;
+        break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+        const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_params*>(params)->config;
+        s = c ? c->hStream : nullptr;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+        const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config;
+        s = c ? c->hStream : nullptr;
+        break;
+    }
+    default: return false;
+    }
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    return g_isCapturing(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 std::string demangled(const char* n)
 {
     if (std::strncmp(n, "_Z", 2) != 0) return n;
@@ -118,9 +153,10 @@ void onModule(const CUpti_ResourceData* rd)
     if (!g_cubins.count(crc)) g_cubins.emplace(crc, std::string(md->pCubin, md->cubinSize));
 }
 
-void onEnter(const CUpti_CallbackData* cb)
+void onEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb)
 {
     if (!cb->symbolName || !cb->context) return;
+    if (capturing(cbid, cb->functionParams)) return;
     std::uint32_t device = 0;
     cuptiGetDeviceId(cb->context, &device);
     pcs::Session* session = nullptr;
@@ -151,6 +187,7 @@ void onEnter(const CUpti_CallbackData* cb)
         ++ns.sampled[device];
     }
     g_launchMu.lock();
+    if (g_sync && g_ctxSync) g_ctxSync();  // nothing launched before this one is still running when sampling starts
     const CUptiResult r = session->start();
     if (r != CUPTI_SUCCESS) {
         g_launchMu.unlock();
@@ -165,7 +202,7 @@ void onExit()
 {
     Active a = t_active;
     t_active = Active{};
-    if (g_sync && g_ctxSync) g_ctxSync();  // WARPSTAGE_STALL_SYNC=1: wait for the kernel before stopping
+    if (g_sync && g_ctxSync) g_ctxSync();  // the kernel has ended before sampling stops
     const CUptiResult stopped = a.session->stop();
     std::map<std::tuple<std::string, std::uint64_t, std::uint64_t, std::string>, std::uint64_t> agg;
     const pcs::Totals t = a.session->drain([&](const char* fn, std::uint64_t pc, std::uint64_t crc, const std::string& reason,
@@ -228,7 +265,7 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !isLaunch(cbid)) return;
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
     if (cb->callbackSite == CUPTI_API_ENTER)
-        onEnter(cb);
+        onEnter(cbid, cb);
     else if (t_active.on)
         onExit();
 }
@@ -254,9 +291,10 @@ void startStallPass()
         g_last = std::atoll(std::strchr(r, ':') + 1);
     }
     if (const char* p = std::getenv("WARPSTAGE_STALL_PERIOD"); p && std::atoi(p) >= 5 && std::atoi(p) <= 31) g_period = std::atoi(p);
-    if (const char* s = std::getenv("WARPSTAGE_STALL_SYNC"); s && !std::strcmp(s, "1")) {
-        g_sync = true;
-        if (void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) g_ctxSync = reinterpret_cast<CtxSyncFn>(dlsym(h, "cuCtxSynchronize"));
+    if (const char* s = std::getenv("WARPSTAGE_STALL_SYNC"); s && !std::strcmp(s, "0")) g_sync = false;
+    if (void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+        if (g_sync) g_ctxSync = reinterpret_cast<CtxSyncFn>(dlsym(h, "cuCtxSynchronize"));
+        g_isCapturing = reinterpret_cast<IsCapturingFn>(dlsym(h, "cuStreamIsCapturing"));
     }
     CUpti_SubscriberHandle sub{};
     const CUptiResult r = cuptiSubscribe(&sub, onCallback, nullptr);
