@@ -49,7 +49,7 @@ rm -rf /tmp/wsstall; mkdir -p /tmp/wsstall
 timeout 120 $B/warpstage-record --keep-sinks -o /tmp/wsstall/app.ws --kernels '^wsScale' --launch-range 1:2 -- $B/ws_testapp basic \
   > $OUT/app.out 2> $OUT/app.err; echo "record rc=$?"; grep -E "stall|warning|error" $OUT/app.err | head -20
 [ -f /tmp/wsstall/app.ws ] && summary /tmp/wsstall/app.ws
-ls -la /tmp/wsstall/.app.ws.stalls-* 2>/dev/null | head
+for d in /tmp/wsstall/.app.ws.stalls-*; do [ -d "$d" ] && $B/warpstage-sink-dump "$d" | grep '"type":"stall"'; done
 
 echo "== 2. the same with WARPSTAGE_STALL_SYNC=0 (no cuCtxSynchronize around the sampled launch: serialized mode alone)"
 WARPSTAGE_STALL_SYNC=0 timeout 120 $B/warpstage-record -o /tmp/wsstall/sync.ws --kernels '^wsScale' -- $B/ws_testapp basic \
