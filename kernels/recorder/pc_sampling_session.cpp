@@ -164,9 +164,11 @@ void Session::close()
     m_open = false;
 }
 
-std::pair<std::string, int> sourceOf(const cupti::Api& api, const std::string& cubin, const std::string& function, std::uint64_t pc)
+std::pair<std::string, int> sourceOf(const cupti::Api& api, const std::string& cubin, const std::string& function, std::uint64_t pc,
+                                     CUptiResult* result)
 {
     std::pair<std::string, int> res{"", 0};
+    if (result) *result = CUPTI_ERROR_INVALID_MODULE;
     if (cubin.size() < 4 || cubin.compare(0, 4, "\x7f" "ELF") != 0) return res;  // not a cubin: CUPTI is not asked
     CUpti_GetSassToSourceCorrelationParams sc{};
     sc.size = CUpti_GetSassToSourceCorrelationParamsSize;
@@ -174,7 +176,9 @@ std::pair<std::string, int> sourceOf(const cupti::Api& api, const std::string& c
     sc.cubinSize = cubin.size();
     sc.functionName = function.c_str();
     sc.pcOffset = pc;
-    if (api.cuptiGetSassToSourceCorrelation(&sc) == CUPTI_SUCCESS) {
+    const CUptiResult r = api.cuptiGetSassToSourceCorrelation(&sc);
+    if (result) *result = r;
+    if (r == CUPTI_SUCCESS) {
         std::string file = sc.fileName ? sc.fileName : "";
         if (sc.dirName && *sc.dirName && !file.empty() && file[0] != '/') file = std::string(sc.dirName) + "/" + file;
         res = {file, int(sc.lineNumber)};

@@ -62,8 +62,10 @@ private:
 };
 
 // SASS -> source line of one pc with cuptiGetSassToSourceCorrelation on a cubin: {file (dir/ joined), line},
-// {"", 0} if the cubin has no line info for it.
-std::pair<std::string, int> sourceOf(const cupti::Api& api, const std::string& cubin, const std::string& function, std::uint64_t pc);
+// {"", 0} if the cubin has no line info for it; `result` (if given): CUPTI's answer (CUPTI_ERROR_INVALID_MODULE
+// for bytes that are not a cubin).
+std::pair<std::string, int> sourceOf(const cupti::Api& api, const std::string& cubin, const std::string& function, std::uint64_t pc,
+                                     CUptiResult* result = nullptr);
 
 // cuptiGetCubinCrc of a cubin (0 if CUPTI cannot).
 std::uint64_t cubinCrc(const cupti::Api& api, const void* cubin, std::size_t size);

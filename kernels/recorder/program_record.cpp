@@ -312,7 +312,12 @@ void stallPass(const ProgramOptions& o, const std::string& exe, const std::strin
     mo.kernelsRegex = o.kernelsRegex;
     mo.launchFirst = o.launchFirst;
     mo.launchLast = o.launchLast;
+    // SASS -> source on the host. CUPTI is asked after cuInit (the recorder itself initialises no CUDA otherwise;
+    // whether the lookup needs it is not documented); failures other than "no line info" are counted and said.
+    if (void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))
+        if (auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(h, "cuInit"))) init(0);
     std::map<std::tuple<const sink::SinkProcess*, std::uint64_t, std::string, std::uint64_t>, std::pair<std::string, int>> lines;
+    std::map<int, int> lookupErrors;  // CUptiResult -> lookups
     const sink::StallMatchResult m = sink::attachStalls(
         runs, timelineSinks, stallSinks, mo, [&](StallSample& smp, std::uint64_t crc, const sink::SinkProcess& from) {
             if (!decode::keepStallReason(smp.reason)) return false;
@@ -321,14 +326,22 @@ void stallPass(const ProgramOptions& o, const std::string& exe, const std::strin
             auto it = lines.find(key);
             if (it == lines.end()) {
                 auto c = from.cubins.find(crc);
-                it = lines.emplace(key, c == from.cubins.end() ? std::pair<std::string, int>{"", 0}
-                                                               : pcs::sourceOf(api, c->second, smp.functionName, smp.pcOffset)).first;
+                std::pair<std::string, int> src{"", 0};
+                if (c != from.cubins.end()) {
+                    CUptiResult r = CUPTI_SUCCESS;
+                    src = pcs::sourceOf(api, c->second, smp.functionName, smp.pcOffset, &r);
+                    if (r != CUPTI_SUCCESS) ++lookupErrors[int(r)];
+                }
+                it = lines.emplace(key, src).first;
             }
             smp.sourceFile = it->second.first;
             smp.line = it->second.second;
             return true;
         });
     for (const auto& w : m.warnings) msg("warning", w);
+    for (const auto& [code, n] : lookupErrors)
+        noteAll("stall pass: the SASS -> source lookup failed for " + std::to_string(n) + " pc(s): "
+                + cupti::resultText(api, CUptiResult(code)));
     const auto& so = second.outcome;
     if (so.interrupted || so.timedOut || so.exitSignal || so.exitCode != 0)
         noteAll("stall run: the program " + std::string(so.timedOut ? "hit --timeout and " : "")
