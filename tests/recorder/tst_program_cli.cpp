@@ -283,6 +283,8 @@ private slots:
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.contains("\"pass\":\"program\"") && r.out.contains("\"pass\":\"stalls\""), qPrintable(r.out));
         QVERIFY2(r.out.contains("\"has_stalls\":true"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("{\"type\":\"message\",\"level\":\"info\",\"text\":\"stall pass: running the program a second time"),
+                 qPrintable(r.out));
         for (const QString& line : r.out.split('\n', Qt::SkipEmptyParts)) QVERIFY2(line.startsWith('{'), qPrintable(line));
     }
 
