@@ -207,6 +207,21 @@ private slots:
         QVERIFY(!runs[0].info.hasStalls);
     }
 
+    void whatTheStallRunCouldNotDoIsNoted()
+    {
+        QTemporaryDir dir;
+        std::vector<SinkProcess> tl = {load(dir, timeline(10), "a.wsink")};
+        auto runs = runsOf(tl);
+        Builder st(20);
+        appendStallNote(st.out, 35, "device 0: PC sampling not permitted: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35)");
+        st.stallCount("_Z4spinv", 4, 1);
+        st.end();
+        const StallMatchResult m = attachStalls(runs, tl, {load(dir, st, "b.wsink")}, {"spin"}, labelOnly());
+        QVERIFY(anyContains(m.warnings, "stall run pid 20 (./app): device 0: PC sampling not permitted"));
+        QVERIFY2(runs[0].info.notes.find("PC sampling not permitted") != std::string::npos, runs[0].info.notes.c_str());
+        QVERIFY(!runs[0].info.hasStalls);
+    }
+
     void processesPairByCommandLine()
     {
         QTemporaryDir dir;

@@ -300,7 +300,9 @@ void startStallPass()
     const CUptiResult r = cuptiSubscribe(&sub, onCallback, nullptr);
     if (r != CUPTI_SUCCESS) {
         note(int(r), "cuptiSubscribe: " + rec::cupti::resultText(linkedApi(), r)
-                         + " (another CUPTI client in the program? the stall pass needs CUPTI's only subscriber slot)");
+                         + (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                                ? " (another CUPTI client in the program: the stall pass needs CUPTI's only subscriber slot)"
+                                : std::string()));
         return;
     }
     cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);

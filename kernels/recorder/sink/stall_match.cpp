@@ -80,11 +80,15 @@ StallMatchResult attachStalls(std::vector<RunRecord>& runs, const std::vector<Si
     std::set<std::pair<std::int64_t, int>> sampledRuns;
     bool anyMatchingName = false;
 
-    for (const auto& s : stallSinks)
-        for (const auto& [code, text] : s.stallNotes) res.warnings.push_back("stall run " + processText(s) + ": " + text);
-
     std::vector<const SinkProcess*> unpaired;
     for (const auto& [tl, st] : pairProcesses(timelineSinks, stallSinks, &unpaired)) {
+        // What the injection library could not do (PC sampling not permitted, ...): every run of the process says it.
+        for (const auto& [code, text] : st->stallNotes) {
+            const std::string w = "stall run " + processText(*st) + ": " + text;
+            res.warnings.push_back(w);
+            for (const auto& r : runs)
+                if (r.info.pid == tl->pid) notes[{r.info.pid, r.info.deviceOrdinal}].push_back(w);
+        }
         // The timeline's launches: (device, demangled name) -> correlation ids in call order (graph launches left out).
         std::map<std::pair<std::uint32_t, std::string>, std::vector<std::uint32_t>> tlLaunches;
         for (const auto& k : tl->kernels)
@@ -160,12 +164,14 @@ StallMatchResult attachStalls(std::vector<RunRecord>& runs, const std::vector<Si
         }
         res.kernelsSampled += int(kernels.size());
     }
-    for (const SinkProcess* s : unpaired)
+    for (const SinkProcess* s : unpaired) {
+        for (const auto& [code, text] : s->stallNotes) res.warnings.push_back("stall run " + processText(*s) + ": " + text);
         if (!s->stallLaunches.empty() || !s->stallSamples.empty()) {
             res.mismatch = true;
             res.warnings.push_back("stall pass: stall-run process " + processText(*s)
                                    + " has no counterpart with the same command line in the timeline run; its samples are dropped");
         }
+    }
     if (res.samplesUnmatched > 0)
         res.warnings.push_back("stall pass: " + std::to_string(res.samplesUnmatched)
                                + " sample record(s) of launches the timeline run does not have (or kept outside its window) dropped");
