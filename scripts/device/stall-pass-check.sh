@@ -46,25 +46,25 @@ PY
 
 echo "== 1. warpstage-record --kernels '^wsScale' --launch-range 1:2 -- ws_testapp basic"
 rm -rf /tmp/wsstall; mkdir -p /tmp/wsstall
-timeout 120 $B/warpstage-record --keep-sinks -o /tmp/wsstall/app.ws --kernels '^wsScale' --launch-range 1:2 -- $B/ws_testapp basic \
+timeout 60 $B/warpstage-record --keep-sinks -o /tmp/wsstall/app.ws --kernels '^wsScale' --launch-range 1:2 -- $B/ws_testapp basic \
   > $OUT/app.out 2> $OUT/app.err; echo "record rc=$?"; grep -E "stall|warning|error" $OUT/app.err | head -20
 [ -f /tmp/wsstall/app.ws ] && summary /tmp/wsstall/app.ws
 for d in /tmp/wsstall/.app.ws.stalls-*; do [ -d "$d" ] && $B/warpstage-sink-dump "$d" | grep '"type":"stall"'; done
 
 echo "== 2. the same with WARPSTAGE_STALL_SYNC=0 (no cuCtxSynchronize around the sampled launch: serialized mode alone)"
-WARPSTAGE_STALL_SYNC=0 timeout 120 $B/warpstage-record -o /tmp/wsstall/sync.ws --kernels '^wsScale' -- $B/ws_testapp basic \
+WARPSTAGE_STALL_SYNC=0 timeout 60 $B/warpstage-record -o /tmp/wsstall/sync.ws --kernels '^wsScale' -- $B/ws_testapp basic \
   > $OUT/sync.out 2> $OUT/sync.err; echo "record rc=$?"; grep -E "stall pass: [0-9]|warning|error" $OUT/sync.err | head -8
 
 echo "== 3. gpu_record_program (the ctest GPU test: program recording + the stall pass)"
-timeout 240 $B/gpu_record_program > $OUT/gpu_record_program.log 2>&1; echo "gpu_record_program rc=$?"
+timeout 200 $B/gpu_record_program > $OUT/gpu_record_program.log 2>&1; echo "gpu_record_program rc=$?"
 grep -E "FAIL|stalls:|passed|failed" $OUT/gpu_record_program.log | tail -16
 
 echo "== 4. gpu_recorder (the ladder's pass 2 on the shared PC sampling session)"
-timeout 200 $B/gpu_recorder > $OUT/gpu_recorder.log 2>&1; echo "gpu_recorder rc=$?"; tail -6 $OUT/gpu_recorder.log
+timeout 170 $B/gpu_recorder > $OUT/gpu_recorder.log 2>&1; echo "gpu_recorder rc=$?"; tail -6 $OUT/gpu_recorder.log
 
 echo "== 5. PyTorch: the MLP workload with --kernels on its GEMMs, launches 0:4"
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-  timeout 200 $B/warpstage-record -o /tmp/wsstall/torch.ws --kernels 'gemm|Kernel' --launch-range 0:4 -- python3 $B/torch_compare.py workload \
+  timeout 150 $B/warpstage-record -o /tmp/wsstall/torch.ws --kernels 'gemm|Kernel' --launch-range 0:4 -- python3 $B/torch_compare.py workload \
     > $OUT/torch.out 2> $OUT/torch.err; echo "record rc=$?"; grep -E "stall|warning|error" $OUT/torch.err | head -12
   [ -f /tmp/wsstall/torch.ws ] && summary /tmp/wsstall/torch.ws | head -30
 else
