@@ -292,6 +292,31 @@ SinkProcess readSink(const std::string& path)
             if ((ok = takePod(payload, n))) s.traceNotes.push_back({n.correlationId, n.deviceId, payload.substr(sizeof n)});
             break;
         }
+        case RecType::StallLaunch: {
+            StallLaunchRec l{};
+            if ((ok = takePod(payload, l))) s.stallLaunches.push_back(l);
+            break;
+        }
+        case RecType::StallSample: {
+            StallSampleRec x{};
+            if ((ok = takePod(payload, x))) s.stallSamples.push_back(x);
+            break;
+        }
+        case RecType::StallCount: {
+            StallCountRec c{};
+            if ((ok = takePod(payload, c))) s.stallCounts.push_back(c);
+            break;
+        }
+        case RecType::StallCubin: {
+            std::uint64_t crc = 0;
+            if ((ok = takePod(payload, crc))) s.cubins[crc] = payload.substr(sizeof crc);
+            break;
+        }
+        case RecType::StallNote: {
+            std::int32_t code = 0;
+            if ((ok = takePod(payload, code))) s.stallNotes.emplace_back(code, payload.substr(sizeof code));
+            break;
+        }
         default:
             break;  // unknown record types of a newer writer are skipped
         }
@@ -667,7 +692,6 @@ ConvertResult toRuns(const std::vector<SinkProcess>& sinks, const ConvertOptions
             if (opt.durationSeconds > 0) notes += "; window: first " + fmtSeconds(opt.durationSeconds) + " s of the process";
             if (!opt.nvtxRange.empty())
                 notes += "; window: NVTX ranges named '" + opt.nvtxRange + "' (" + std::to_string(windows.size()) + ")";
-            notes += "; stalls: not recorded (the stall pass for programs is not implemented yet)";
             info.notes = notes;
             if (attachTraces(s, devId, run) > 0) info.hasTimeline = true;
             res.runs.push_back(std::move(run));

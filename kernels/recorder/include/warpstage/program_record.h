@@ -24,7 +24,7 @@ struct ProgramOptions {
     std::string output;
     std::vector<std::string> program;   // PROGRAM ARGS...
     std::string commandLine;            // warpstage-record's own, quoted
-    std::string kernelsRegex;           // --kernels: which instrumented kernels (<warpstage/trace.cuh>) are traced
+    std::string kernelsRegex;           // --kernels: instrumented kernels traced per warp; the stall pass's kernels
     long long launchFirst = -1, launchLast = -1;  // --launch-range A:B: which of their launches (per-name index)
     long long traceEvents = 2048;       // --trace-events N: capacity of each warp's trace region
     double durationSeconds = 0;         // --duration

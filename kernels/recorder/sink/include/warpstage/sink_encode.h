@@ -104,4 +104,19 @@ inline void appendTraceNote(std::string& out, std::uint32_t correlationId, std::
     appendRecord(out, RecType::TraceNote, payload.data(), static_cast<std::uint32_t>(payload.size()));
 }
 
+inline void appendStallCubin(std::string& out, std::uint64_t crc, std::string_view cubin)
+{
+    std::string payload(reinterpret_cast<const char*>(&crc), sizeof crc);
+    payload.append(cubin.data(), cubin.size());
+    appendRecord(out, RecType::StallCubin, payload.data(), static_cast<std::uint32_t>(payload.size()));
+}
+
+inline void appendStallNote(std::string& out, std::int32_t code, std::string_view text)
+{
+    if (text.size() > 4096) text = text.substr(0, 4096);
+    std::string payload(reinterpret_cast<const char*>(&code), sizeof code);
+    payload.append(text.data(), text.size());
+    appendRecord(out, RecType::StallNote, payload.data(), static_cast<std::uint32_t>(payload.size()));
+}
+
 }  // namespace ws::sink

@@ -47,6 +47,12 @@ struct SinkProcess {
     std::vector<NvtxRec> nvtx;
     std::vector<SinkTrace> traces;        // traced launches (issue 10), in launch order
     std::vector<SinkTraceNote> traceNotes;
+    // the stall pass (RecType 50-59)
+    std::vector<StallLaunchRec> stallLaunches;
+    std::vector<StallSampleRec> stallSamples;
+    std::vector<StallCountRec> stallCounts;
+    std::map<std::uint64_t, std::string> cubins;       // CRC -> cubin bytes
+    std::vector<std::pair<std::int32_t, std::string>> stallNotes;
     std::uint64_t dropped = 0;       // CUPTI's dropped-record count, summed over buffers
     std::uint64_t flushes = 0;
     bool ended = false;              // an EndRec was written (atexit, or a caught fatal signal)
