@@ -73,7 +73,7 @@ done
 echo "== 3b. cost while recording: CUPTI duration of traced vs untraced launches of the same run (--launch-range 2:3 of 6)"
 for eng in "" "--staged"; do
   rm -f $OUT/cost$eng.wstrace
-  $B/warpstage-record --kernels wsRowSum --launch-range 2:3 -o $OUT/cost$eng.wstrace -- $B/ws_rowsum --iters 6 $eng > /dev/null 2>&1
+  $B/warpstage-record --no-stalls --kernels wsRowSum --launch-range 2:3 -o $OUT/cost$eng.wstrace -- $B/ws_rowsum --iters 6 $eng > /dev/null 2>&1
   python3 - "$OUT/cost$eng.wstrace" "${eng:-direct}" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])

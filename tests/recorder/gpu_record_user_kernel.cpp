@@ -81,7 +81,8 @@ std::vector<ws::RunRecord> record(const std::string& dir, const std::string& nam
                                   std::string& output, const std::string& programArgs = "")
 {
     const std::string file = dir + "/" + name + ".wstrace";
-    const int rc = run(std::string(WARPSTAGE_RECORD_EXE) + " --keep-sinks " + opts + " -o " + file + " -- " + WARPSTAGE_ROWSUM
+    // --no-stalls: one (traced) run of the program; the stall pass has its own tests.
+    const int rc = run(std::string(WARPSTAGE_RECORD_EXE) + " --keep-sinks --no-stalls " + opts + " -o " + file + " -- " + WARPSTAGE_ROWSUM
                            + " --iters 3 " + programArgs,
                        output);
     CHECK(rc == wantRc, "%s: warpstage-record exited %d (want %d):\n%s", name.c_str(), rc, wantRc, output.c_str());
