@@ -438,6 +438,8 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
     sink::ConvertOptions co;
     co.outcome = outcome;
     co.durationSeconds = o.durationSeconds;
+    co.sourceDirs = o.sourceDirs;
+    if (const char* d = std::getenv("WARPSTAGE_SOURCE_DIR"); d && *d) co.sourceDirs.push_back(d);
     co.nvtxRange = o.nvtxRange;
     co.commandLine = o.commandLine;
     co.host = hostName();

@@ -241,6 +241,35 @@ private slots:
         const auto sp = readSink(s.write(dir));
         QVERIFY(sp.error.find("corrupt record (type 41") != std::string::npos);
     }
+
+    // A build tree compiled through ccache (CCACHE_BASEDIR) or by hand records __BASE_FILE__ relative to the folder
+    // the compiler ran in; the recorder finds it from the binary's folders, and --source-dir remaps the rest.
+    void sourceFoundFromTheBinarysFoldersAndSourceDirs()
+    {
+        QTemporaryDir tmp;
+        const std::string root = tmp.path().toStdString();
+        QVERIFY(QDir().mkpath(tmp.filePath("src/kern")) && QDir().mkpath(tmp.filePath("build/tests/bin"))
+                && QDir().mkpath(tmp.filePath("run")) && QDir().mkpath(tmp.filePath("moved/kern")));
+        std::ofstream(root + "/src/kern/k.cu") << "__global__ void k() {}\n";
+        std::ofstream(root + "/moved/kern/m.cu") << "// moved\n";
+        ws::sink::SinkProcess p;
+        p.cwd = root + "/run";
+        p.exe = root + "/build/tests/bin/prog";
+        p.argv = {"../build/tests/bin/prog"};
+        int tried = 0;
+        // relative to the build folder (two levels above the binary), not to the process's cwd
+        QCOMPARE(ws::sink::findSource("../../src/kern/k.cu", p, {}, &tried), root + "/build/tests/../../src/kern/k.cu");
+        // absolute paths are taken as they are, and a missing one is not searched for elsewhere without --source-dir
+        QCOMPARE(ws::sink::findSource(root + "/src/kern/k.cu", p, {}), root + "/src/kern/k.cu");
+        QCOMPARE(ws::sink::findSource("/nonexistent/kern/m.cu", p, {}, &tried), std::string());
+        QCOMPARE(tried, 1);
+        // --source-dir: path with its leading ../ dropped, then the file name alone
+        QCOMPARE(ws::sink::findSource("../../kern/m.cu", p, {root + "/moved"}), root + "/moved/kern/m.cu");
+        QCOMPARE(ws::sink::findSource("/old/checkout/m.cu", p, {root + "/nowhere", root + "/moved/kern"}),
+                 root + "/moved/kern/m.cu");
+        QCOMPARE(ws::sink::findSource("nope.cu", p, {root}, &tried), std::string());
+        QVERIFY(tried > 5);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSinkTraces)

@@ -693,7 +693,7 @@ ConvertResult toRuns(const std::vector<SinkProcess>& sinks, const ConvertOptions
             if (!opt.nvtxRange.empty())
                 notes += "; window: NVTX ranges named '" + opt.nvtxRange + "' (" + std::to_string(windows.size()) + ")";
             info.notes = notes;
-            if (attachTraces(s, devId, run) > 0) info.hasTimeline = true;
+            if (attachTraces(s, devId, run, opt.sourceDirs) > 0) info.hasTimeline = true;
             res.runs.push_back(std::move(run));
         }
     }

@@ -60,15 +60,31 @@ std::string sha256Hex(const std::string& msg)
 
 constexpr std::uint64_t kMaxSourceBytes = 2u << 20;  // larger files are named, not stored
 
-// Reads a kernel's source file (relative paths: from the process's working directory).
-bool readSource(const std::string& path, const std::string& cwd, std::string& text, std::string& why)
+bool isFile(const std::string& p)
 {
-    const std::string full = !path.empty() && path[0] != '/' && !cwd.empty() ? cwd + "/" + path : path;
     struct stat st{};
-    if (::stat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-        why = "source " + path + " not found";
+    return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string dirOf(const std::string& p)
+{
+    const auto slash = p.rfind('/');
+    return slash == std::string::npos ? std::string() : slash == 0 ? std::string("/") : p.substr(0, slash);
+}
+
+// Reads a kernel's source file found by findSource().
+bool readSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& dirs, std::string& text,
+                std::string& why)
+{
+    int tried = 0;
+    const std::string full = findSource(path, s, dirs, &tried);
+    if (full.empty()) {
+        why = "source " + path + " not found (looked in " + std::to_string(tried)
+            + " places: the process's folder, its executable's folders, --source-dir)";
         return false;
     }
+    struct stat st{};
+    ::stat(full.c_str(), &st);
     if (std::uint64_t(st.st_size) > kMaxSourceBytes) {
         why = "source " + path + " not stored (" + std::to_string(st.st_size) + " bytes, more than " + std::to_string(kMaxSourceBytes) + ")";
         return false;
@@ -84,7 +100,43 @@ bool readSource(const std::string& path, const std::string& cwd, std::string& te
 
 }  // namespace
 
-int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run)
+std::string findSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& sourceDirs, int* tried)
+{
+    int n = 0;
+    auto hit = [&](const std::string& p) { ++n; return isFile(p); };
+    std::string found;
+    if (path.empty()) {
+    } else if (path[0] == '/') {
+        if (hit(path)) found = path;
+    } else {
+        std::vector<std::string> bases;
+        if (!s.cwd.empty()) bases.push_back(s.cwd);
+        for (std::string d : {dirOf(s.exe), s.argv.empty() ? std::string() : dirOf(s.argv[0])}) {
+            if (!d.empty() && d[0] != '/' && !s.cwd.empty()) d = s.cwd + "/" + d;
+            for (int up = 0; up <= 4 && !d.empty(); ++up) {
+                bases.push_back(d);
+                d = d == "/" ? std::string() : dirOf(d);
+            }
+        }
+        for (const auto& b : bases)
+            if (hit(b + "/" + path)) { found = b + "/" + path; break; }
+    }
+    if (found.empty() && !path.empty()) {
+        std::string rel = path;
+        while (rel.rfind("../", 0) == 0 || rel.rfind("./", 0) == 0) rel = rel.substr(rel[1] == '.' ? 3 : 2);
+        while (!rel.empty() && rel[0] == '/') rel = rel.substr(1);
+        const auto slash = path.rfind('/');
+        const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+        for (const auto& d : sourceDirs) {
+            if (hit(d + "/" + rel)) { found = d + "/" + rel; break; }
+            if (hit(d + "/" + name)) { found = d + "/" + name; break; }
+        }
+    }
+    if (tried) *tried = n;
+    return found;
+}
+
+int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run, const std::vector<std::string>& sourceDirs)
 {
     std::vector<std::string> notes;
     std::vector<std::string> failures;
@@ -142,7 +194,7 @@ int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run)
         // The kernel's source file, once per run.
         if (!t.sourcePath.empty() && sourcesSeen.insert(t.sourcePath).second) {
             std::string text, why;
-            if (readSource(t.sourcePath, s.cwd, text, why)) {
+            if (readSource(t.sourcePath, s, sourceDirs, text, why)) {
                 SourceFile f;
                 f.path = t.sourcePath;
                 f.sha256 = sha256Hex(text);

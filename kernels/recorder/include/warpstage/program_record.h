@@ -27,10 +27,11 @@ struct ProgramOptions {
     std::string kernelsRegex;           // --kernels: instrumented kernels traced per warp; the stall pass's kernels
     long long launchFirst = -1, launchLast = -1;  // --launch-range A:B: which of their launches (per-name index)
     long long traceEvents = 2048;       // --trace-events N: capacity of each warp's trace region
+    std::vector<std::string> sourceDirs; // --source-dir DIR (repeatable): where else kernels' sources are looked for
     double durationSeconds = 0;         // --duration
     std::string nvtxRange;              // --nvtx-range
     double timeoutSeconds = 0;          // --timeout: SIGTERM to the program's process group, SIGKILL 5 s later
-    bool stalls = true;                 // --no-stalls (the program stall pass is not implemented yet)
+    bool stalls = true;                 // --no-stalls: no second run with PC sampling for --kernels
     bool keepSinks = false;             // --keep-sinks: leave the raw sink files next to the output
     std::string injectLibrary;          // default: findInjectLibrary()
     double killGraceSeconds = 5;

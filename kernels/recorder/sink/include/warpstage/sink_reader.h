@@ -82,6 +82,7 @@ struct ProgramOutcome {
 struct ConvertOptions {
     ProgramOutcome outcome;
     double durationSeconds = 0;      // > 0: keep only records starting in the first S seconds of the process
+    std::vector<std::string> sourceDirs;  // --source-dir: where else to look for kernels' source files
     std::string nvtxRange;           // non-empty: keep only records inside NVTX ranges of this name
     std::string commandLine;         // of warpstage-record, for RunInfo::commandLine
     std::string host;
@@ -110,10 +111,19 @@ std::string demangle(const std::string& mangled);
 
 // Decodes the sink's traced launches of device `deviceId` into the matching KernelRecords of `run`
 // (by correlation id; sink_traces.cpp): warps, intervals, loads, tiles, phase names; adds the
-// kernels' source files to run.sources (read relative to the process's cwd; files that cannot be
-// read are named in the notes) and every problem (overflow per warp, no role, version mismatch,
+// kernels' source files to run.sources (findSource(); files that cannot be read are named in the notes) and every problem (overflow per warp, no role, version mismatch,
 // buffers cut short, trace notes of the injection library) to run.info.notes; a launch whose decode
 // failed makes the run Failed with the reason. Returns the number of launches decoded.
-int attachTraces(const SinkProcess& sink, std::uint32_t deviceId, RunRecord& run);
+int attachTraces(const SinkProcess& sink, std::uint32_t deviceId, RunRecord& run,
+                 const std::vector<std::string>& sourceDirs = {});
+
+// Where a kernel's source file is: `path` as the compiler saw it (__BASE_FILE__: absolute, or relative to the
+// directory the compiler ran in, which is not recorded). Tried in order: an absolute path as it is; relative to
+// the process's cwd; relative to the directories of its executable and of argv[0] and up to 4 of their parents (a
+// build tree: the compiler ran in an ancestor of the binary's folder); then each of `sourceDirs` + path, with the
+// leading "../" parts dropped, and + the file name alone. Returns the first regular file, or "" (then `tried`
+// says how many places were looked at).
+std::string findSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& sourceDirs,
+                       int* tried = nullptr);
 
 }  // namespace ws::sink
