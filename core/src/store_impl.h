@@ -224,6 +224,7 @@ struct TraceStore::Impl {
     RowId insertKernel(RowId runId, const KernelRecord& k);
     void insertMemOps(RowId runId, const std::vector<MemOp>& ops);
     void insertMetrics(RowId runId, const std::vector<Metric>& ms, const std::vector<RowId>* kernelIds);
+    void insertSources(RowId runId, const std::vector<SourceFile>& sources);
 };
 
 }  // namespace ws

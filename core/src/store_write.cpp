@@ -1,6 +1,7 @@
 // SQLite store: writing runs (writeRun, the streaming RunWriter), metrics and stall stages.
 // Every write is one transaction.
 #include "store_impl.h"
+#include "store_packed.h"
 
 #include <climits>
 #include <map>
@@ -184,12 +185,35 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
         }
     }
     if (!k.loads.empty()) {
-        Stmt s(db, "INSERT INTO loads(kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) VALUES(?, ?, ?, ?, ?, ?, ?)");
+        // Schema 4: the loads of each CTA in one zstd chunk (docs/schema.md, "Load chunks").
+        std::vector<std::vector<LoadTransfer>> perCta(k.ctas.size());
         for (const LoadTransfer& x : k.loads) {
+            ctaRow(x.ctaId, "a load");
             if (x.ready < x.issue)
                 fail(path, where + ": a load is ready before it was issued");
-            s.bind(1, kernelId).bind(2, ctaRow(x.ctaId, "a load")).bind(3, static_cast<int>(x.slot)).bind(4, x.kstep)
-                .bind(5, x.issue).bind(6, x.ready).bind(7, x.bytes);
+            perCta[static_cast<std::size_t>(x.ctaId)].push_back(x);
+        }
+        Stmt s(db, "INSERT INTO load_chunks(kernel_id, cta_id, count, first_issue_ns, last_ready_ns, codec, data) "
+                   "VALUES(?, ?, ?, ?, ?, ?, ?)");
+        Zstd z;
+        for (std::size_t c = 0; c < perCta.size(); ++c) {
+            if (perCta[c].empty())
+                continue;
+            const PackedLoads p = packLoads(path, z, std::move(perCta[c]));
+            s.bind(1, kernelId).bind(2, ctaIds[c]).bind(3, p.count).bind(4, p.firstIssue).bind(5, p.lastReady)
+                .bind(6, kPackedCodecZstd).bindBlobStatic(7, p.data.data(), p.data.size());
+            s.run();
+        }
+    }
+    if (!k.phaseNames.empty()) {
+        if (k.phaseNames.size() > static_cast<std::size_t>(kMaxUserPhases))
+            fail(path, where + ": " + str(static_cast<std::int64_t>(k.phaseNames.size())) + " user phase names, at most "
+                           + str(kMaxUserPhases));
+        Stmt s(db, "INSERT INTO phase_names(kernel_id, code, name) VALUES(?, ?, ?)");
+        for (std::size_t i = 0; i < k.phaseNames.size(); ++i) {
+            if (k.phaseNames[i].empty())
+                continue;  // an unused code
+            s.bind(1, kernelId).bind(2, static_cast<std::int64_t>(kUserPhaseBase + i)).bind(3, k.phaseNames[i]);
             s.run();
         }
     }
@@ -292,12 +316,18 @@ void TraceStore::Impl::insertMetrics(RowId runId, const std::vector<Metric>& ms,
         return;
     Stmt s(db, "INSERT INTO metrics(run_id, kernel_id, scope, name, value, unit) VALUES(?, ?, ?, ?, ?, ?) "
                "ON CONFLICT(run_id, kernel_id, scope, name) DO UPDATE SET value = excluded.value, unit = excluded.unit");
+    // Per-CTA / per-warpgroup metrics (scope cta:N, wg:N) go into one packed chunk per (kernel, prefix).
+    std::map<std::pair<RowId, std::string>, MetricGroup> packed;
     for (const Metric& m : ms) {
         RowId kid = m.kernelId;
         if (kernelIds && kid != 0) {
             if (kid < 1 || static_cast<std::size_t>(kid) > kernelIds->size())
                 fail(db.path(), "cannot write metric '" + m.name + "': it points at missing kernel " + str(kid));
             kid = (*kernelIds)[static_cast<std::size_t>(kid - 1)];
+        }
+        if (auto ps = packedScope(m.scope)) {
+            packed[{kid, ps->first}][MetricKey{ps->second, m.name}] = MetricValue{m.value, m.unit};
+            continue;
         }
         s.bind(1, runId).bind(2, kid).bind(3, m.scope).bind(4, m.name);
         if (m.value != m.value)
@@ -306,6 +336,51 @@ void TraceStore::Impl::insertMetrics(RowId runId, const std::vector<Metric>& ms,
             s.bind(5, m.value);
         s.bind(6, m.unit);
         s.run();
+    }
+    if (packed.empty())
+        return;
+    Stmt sel(db, "SELECT id, count, codec, data FROM metric_chunks WHERE run_id = ? AND kernel_id = ? AND scope_prefix = ?");
+    Stmt ins(db, "INSERT INTO metric_chunks(run_id, kernel_id, scope_prefix, count, codec, data) VALUES(?, ?, ?, ?, ?, ?) "
+                 "ON CONFLICT(run_id, kernel_id, scope_prefix) DO UPDATE SET count = excluded.count, "
+                 "codec = excluded.codec, data = excluded.data");
+    Zstd z;
+    for (auto& [key, group] : packed) {
+        sel.bind(1, runId).bind(2, key.first).bind(3, key.second);
+        if (sel.step()) {  // writing again replaces metrics one by one, as for rows
+            MetricGroup old;
+            unpackMetrics(db.path(), z, sel.i64(0), sel.i64(1), sel.i64(2), sel.blob(3), old);
+            group.insert(old.begin(), old.end());  // keeps the new value where both have one
+        }
+        sel.reset();
+        const std::string data = packMetrics(db.path(), z, group);
+        ins.bind(1, runId).bind(2, key.first).bind(3, key.second).bind(4, static_cast<std::int64_t>(group.size()))
+            .bind(5, kPackedCodecZstd).bindBlobStatic(6, data.data(), data.size());
+        ins.run();
+    }
+}
+
+void TraceStore::Impl::insertSources(RowId runId, const std::vector<SourceFile>& sources)
+{
+    if (sources.empty())
+        return;
+    Stmt text(db, "INSERT INTO source_texts(sha256, size, codec, data) VALUES(?, ?, ?, ?) ON CONFLICT(sha256) DO NOTHING");
+    Stmt file(db, "INSERT INTO sources(run_id, path, sha256) VALUES(?, ?, ?) "
+                  "ON CONFLICT(run_id, path) DO UPDATE SET sha256 = excluded.sha256");
+    Zstd z;
+    std::string data;
+    for (const SourceFile& f : sources) {
+        if (f.path.empty())
+            fail(db.path(), "cannot write a source file without a path");
+        const std::string digest = sha256Hex(f.text);
+        if (!f.sha256.empty() && f.sha256 != digest)
+            fail(db.path(), "cannot write source file '" + f.path + "': its sha256 " + f.sha256
+                                + " does not match its text (" + digest + ")");
+        z.compress(db.path(), f.text, data);
+        text.bind(1, digest).bind(2, static_cast<std::int64_t>(f.text.size())).bind(3, kPackedCodecZstd)
+            .bindBlobStatic(4, data.data(), data.size());
+        text.run();
+        file.bind(1, runId).bind(2, f.path).bind(3, digest);
+        file.run();
     }
 }
 
@@ -328,6 +403,7 @@ RowId TraceStore::writeRun(const RunRecord& rec)
         m_impl->insertStreams(runId, rec.streams);
         m_impl->insertNvtx(runId, rec.nvtx);
         m_impl->insertApiSpans(runId, rec.apiSpans);
+        m_impl->insertSources(runId, rec.sources);
         db.exec("COMMIT");
         m_impl->useWal();
         return runId;
@@ -351,6 +427,28 @@ void TraceStore::writeMetrics(RowId runId, const std::vector<Metric>& ms)
         if (!chk.step())
             fail(m_path, "cannot write metrics: no run " + str(runId));
         m_impl->insertMetrics(runId, ms, nullptr);
+        db.exec("COMMIT");
+        m_impl->useWal();
+    } catch (...) {
+        sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+void TraceStore::writeSources(RowId runId, const std::vector<SourceFile>& sources)
+{
+    if (m_readOnly || !m_impl->writable)
+        fail(m_path, "opened read-only; cannot write source files");
+    if (m_impl->inRun)
+        fail(m_path, "a streaming run is still open; commit it before writing source files");
+    const Db& db = m_impl->db;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+        Stmt chk(db, "SELECT 1 FROM runs WHERE id = ?");
+        chk.bind(1, runId);
+        if (!chk.step())
+            fail(m_path, "cannot write source files: no run " + str(runId));
+        m_impl->insertSources(runId, sources);
         db.exec("COMMIT");
         m_impl->useWal();
     } catch (...) {
@@ -490,6 +588,12 @@ void RunWriter::addApiSpans(const std::vector<ApiSpan>& spans)
 {
     requireOpen(m_open, m_store);
     m_store->m_impl->insertApiSpans(m_runId, spans);
+}
+
+void RunWriter::addSources(const std::vector<SourceFile>& sources)
+{
+    requireOpen(m_open, m_store);
+    m_store->m_impl->insertSources(m_runId, sources);
 }
 
 void RunWriter::setProcessEnd(TimeNs processStart, TimeNs processEnd, int exitCode, int exitSignal)
