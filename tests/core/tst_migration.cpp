@@ -39,16 +39,35 @@ void makeVersion1(const std::string& path, const RunRecord& rec)
     }
     // Decode the chunks through the store to get the rows to insert.
     std::vector<std::tuple<RowId, int, int, int, TimeNs, TimeNs>> rows;
+    // Schema 4 packs loads and per-CTA / per-warpgroup metrics: version 1 had them as rows.
+    std::string unpack = "CREATE TABLE loads(id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL, cta_id INTEGER NOT NULL, "
+                         "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, issue_ns INTEGER NOT NULL, "
+                         "ready_ns INTEGER NOT NULL, bytes INTEGER NOT NULL DEFAULT 0); "
+                         "CREATE INDEX loads_kernel ON loads(kernel_id); ";
     {
         auto st = TraceStore::openReadOnly(path);
-        for (const KernelLaunch& k : st.kernels(st.runs()[0].id)) {
+        const RowId run = st.runs()[0].id;
+        for (const KernelLaunch& k : st.kernels(run)) {
             const KernelTrace t = st.loadKernel(k.id);
             for (const Lane& l : t.lanes)
                 for (std::size_t i = 0; i < l.size(); ++i)
                     rows.emplace_back(l.warpId, int(l.kind[i]), l.slot[i], l.kstep[i], l.start[i], l.duration[i]);
+            for (const LoadTransfer& x : t.loads)
+                unpack += "INSERT INTO loads(kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) VALUES("
+                    + std::to_string(k.id) + "," + std::to_string(t.ctas[std::size_t(x.ctaId)].id) + ","
+                    + std::to_string(x.slot) + "," + std::to_string(x.kstep) + "," + std::to_string(x.issue) + ","
+                    + std::to_string(x.ready) + "," + std::to_string(x.bytes) + "); ";
         }
+        for (const Metric& m : st.metrics(run))
+            if (m.scope.rfind("cta:", 0) == 0 || m.scope.rfind("wg:", 0) == 0)
+                unpack += "INSERT INTO metrics(run_id, kernel_id, scope, name, value, unit) VALUES(" + std::to_string(run)
+                    + "," + std::to_string(m.kernelId) + ",'" + m.scope + "','" + m.name + "',"
+                    + (std::isnan(m.value) ? std::string("NULL") : QString::number(m.value, 'g', 17).toStdString())
+                    + ",'" + m.unit + "'); ";
     }
-    std::string sql = "BEGIN; CREATE TABLE intervals(id INTEGER PRIMARY KEY, warp_id INTEGER NOT NULL, kind INTEGER NOT NULL, "
+    unpack += "DROP TABLE load_chunks; DROP TABLE metric_chunks; DROP TABLE phase_names; DROP TABLE sources; "
+              "DROP TABLE source_texts; ";
+    std::string sql = "BEGIN; " + unpack + "CREATE TABLE intervals(id INTEGER PRIMARY KEY, warp_id INTEGER NOT NULL, kind INTEGER NOT NULL, "
                       "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, start_ns INTEGER NOT NULL, "
                       "duration_ns INTEGER NOT NULL); ";
     // Warps in reverse order (migration has to group and sort); within a warp the writer's order
@@ -445,7 +464,8 @@ private slots:
         const auto dst = file("fixture-v3-metrics.migrated.wstrace");
         TraceStore::migrateCopy(v3, dst);
         QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM metrics WHERE scope LIKE 'cta:%' OR scope LIKE 'wg:%'"), 1LL);
-        QCOMPARE(wstest::rawQueryInt(dst, "SELECT SUM(count) FROM metric_chunks"), 5LL);
+        // the five canonical rows above and the fixture's own cta:1 metric of run 2
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT SUM(count) FROM metric_chunks"), 6LL);
         auto st = TraceStore::openReadOnly(dst);
         std::map<std::string, Metric> got;
         for (const Metric& m : st.metrics(1))

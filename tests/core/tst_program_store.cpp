@@ -225,7 +225,7 @@ private slots:
             id = st.writeRun(rec);
         }
         auto st = TraceStore::openReadOnly(p);
-        QCOMPARE(st.schemaVersion(), 3);
+        QCOMPARE(st.schemaVersion(), 4);
         const RunInfo r = st.run(id);
         CHECK_RUN_EQ(r, rec.info);
         QCOMPARE(int(r.status), int(RunStatus::Complete));
