@@ -160,7 +160,6 @@ void unpackLoads(const std::string& path, Zstd& z, RowId chunkId, std::int64_t c
     Reader r[5] = {Reader(cols[0]), Reader(cols[1]), Reader(cols[2]), Reader(cols[3]), Reader(cols[4])};
     TimeNs issue = firstIssue;
     std::int64_t kstep = -1, bytes = 0;
-    out.reserve(out.size() + n);
     for (std::size_t i = 0; i < n; ++i) {
         std::uint64_t v[5];
         for (int c = 0; c < 5; ++c)
