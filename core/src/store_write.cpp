@@ -41,23 +41,43 @@ RowId TraceStore::Impl::insertRun(const RunInfo& r)
 
 namespace detail {
 
+#define WS_INSERT_KERNEL_HEAD \
+    "INSERT INTO kernels(run_id, name, variant, traced, grid_x, grid_y, grid_z, block_x, block_y, " \
+    "block_z, cluster_x, cluster_y, cluster_z, dynamic_smem_bytes, static_smem_bytes, " \
+    "registers_per_thread, start_ns, end_ns, correlation_id, stream_id, align_residual_ns, " \
+    "dropped_events, context_id, graph_id, graph_node_id, launch_index)"
+const char* const kInsertKernelHead = WS_INSERT_KERNEL_HEAD;
 const char* const kInsertKernelSql =
-    "INSERT INTO kernels(run_id, name, variant, traced, grid_x, grid_y, grid_z, block_x, block_y, "
-    "block_z, cluster_x, cluster_y, cluster_z, dynamic_smem_bytes, static_smem_bytes, "
-    "registers_per_thread, start_ns, end_ns, correlation_id, stream_id, align_residual_ns, "
-    "dropped_events, context_id, graph_id, graph_node_id, launch_index) "
-    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    WS_INSERT_KERNEL_HEAD " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+#undef WS_INSERT_KERNEL_HEAD
 
-void bindLaunch(Stmt& s, RowId runId, const KernelLaunch& L)
+void bindLaunch(Stmt& s, RowId runId, const KernelLaunch& L, int base)
 {
-    s.bind(1, runId).bindStatic(2, L.name).bindStatic(3, L.variant).bind(4, L.traced ? 1 : 0);
+    s.bind(base + 1, runId).bindStatic(base + 2, L.name).bindStatic(base + 3, L.variant).bind(base + 4, L.traced ? 1 : 0);
     for (int i = 0; i < 3; ++i)
-        s.bind(5 + i, L.grid[i]).bind(8 + i, L.block[i]).bind(11 + i, L.cluster[i]);
-    s.bind(14, L.dynamicSmemBytes).bind(15, L.staticSmemBytes).bind(16, L.registersPerThread)
-        .bind(17, L.start).bind(18, L.end).bind(19, static_cast<std::int64_t>(L.correlationId))
-        .bind(20, static_cast<std::int64_t>(L.streamId)).bind(21, L.alignResidualNs).bind(22, L.droppedEvents)
-        .bind(23, static_cast<std::int64_t>(L.contextId)).bind(24, static_cast<std::int64_t>(L.graphId))
-        .bind(25, static_cast<std::int64_t>(L.graphNodeId)).bind(26, L.launchIndex);
+        s.bind(base + 5 + i, L.grid[i]).bind(base + 8 + i, L.block[i]).bind(base + 11 + i, L.cluster[i]);
+    s.bind(base + 14, L.dynamicSmemBytes).bind(base + 15, L.staticSmemBytes).bind(base + 16, L.registersPerThread)
+        .bind(base + 17, L.start).bind(base + 18, L.end).bind(base + 19, static_cast<std::int64_t>(L.correlationId))
+        .bind(base + 20, static_cast<std::int64_t>(L.streamId)).bind(base + 21, L.alignResidualNs)
+        .bind(base + 22, L.droppedEvents).bind(base + 23, static_cast<std::int64_t>(L.contextId))
+        .bind(base + 24, static_cast<std::int64_t>(L.graphId)).bind(base + 25, static_cast<std::int64_t>(L.graphNodeId))
+        .bind(base + 26, L.launchIndex);
+}
+
+// "INSERT INTO t(cols) VALUES(?, ...), (?, ...), ..." with `rows` rows of `cols` parameters.
+std::string multiRowInsert(const char* head, int cols, int rows)
+{
+    std::string row = "(";
+    for (int c = 0; c < cols; ++c)
+        row += c ? ", ?" : "?";
+    row += ")";
+    std::string sql = head;
+    sql += " VALUES";
+    for (int r = 0; r < rows; ++r) {
+        sql += r ? ", " : " ";
+        sql += row;
+    }
+    return sql;
 }
 
 }  // namespace detail
@@ -234,33 +254,30 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
 
 void TraceStore::Impl::insertMemOps(RowId runId, const std::vector<MemOp>& ops)
 {
-    if (ops.empty())
-        return;
-    Stmt& s = cached(memopStmt, "INSERT INTO memops(run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id, "
-                                "context_id, graph_id, graph_node_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const MemOp& m : ops) {
-        if (m.end < m.start)
-            fail(db.path(), "cannot write a memory operation that ends before it starts");
-        s.bind(1, runId).bindStatic(2, memOpKindName(m.kind)).bind(3, m.bytes).bind(4, m.start).bind(5, m.end)
-            .bind(6, static_cast<std::int64_t>(m.correlationId)).bind(7, static_cast<std::int64_t>(m.streamId))
-            .bind(8, static_cast<std::int64_t>(m.contextId)).bind(9, static_cast<std::int64_t>(m.graphId))
-            .bind(10, static_cast<std::int64_t>(m.graphNodeId));
-        s.run();
-    }
+    insertRows(memopStmt, memopBatch,
+               "INSERT INTO memops(run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id, context_id, "
+               "graph_id, graph_node_id)", 10, ops,
+               [&](const MemOp& m) {
+                   if (m.end < m.start)
+                       fail(db.path(), "cannot write a memory operation that ends before it starts");
+               },
+               [&](Stmt& s, int b, const MemOp& m) {
+                   s.bind(b + 1, runId).bindStatic(b + 2, memOpKindName(m.kind)).bind(b + 3, m.bytes).bind(b + 4, m.start)
+                       .bind(b + 5, m.end).bind(b + 6, static_cast<std::int64_t>(m.correlationId))
+                       .bind(b + 7, static_cast<std::int64_t>(m.streamId)).bind(b + 8, static_cast<std::int64_t>(m.contextId))
+                       .bind(b + 9, static_cast<std::int64_t>(m.graphId)).bind(b + 10, static_cast<std::int64_t>(m.graphNodeId));
+               });
 }
 
-// The fast path for program recordings: launches without per-warp data, one reused statement.
+// The fast path for program recordings: launches without per-warp data, multi-row inserts.
 void TraceStore::Impl::insertLaunches(RowId runId, const std::vector<KernelLaunch>& launches)
 {
-    if (launches.empty())
-        return;
-    Stmt& s = cached(launchStmt, kInsertKernelSql);
-    for (const KernelLaunch& L : launches) {
-        if (L.end < L.start)
-            fail(db.path(), "cannot write kernel '" + L.name + "': it ends before it starts");
-        bindLaunch(s, runId, L);
-        s.run();
-    }
+    insertRows(launchStmt, launchBatch, kInsertKernelHead, 26, launches,
+               [&](const KernelLaunch& L) {
+                   if (L.end < L.start)
+                       fail(db.path(), "cannot write kernel '" + L.name + "': it ends before it starts");
+               },
+               [&](Stmt& s, int b, const KernelLaunch& L) { bindLaunch(s, runId, L, b); });
 }
 
 void TraceStore::Impl::insertStreams(RowId runId, const std::vector<StreamInfo>& streams)
@@ -280,34 +297,36 @@ void TraceStore::Impl::insertStreams(RowId runId, const std::vector<StreamInfo>&
 
 void TraceStore::Impl::insertNvtx(RowId runId, const std::vector<NvtxRange>& ranges)
 {
-    if (ranges.empty())
-        return;
-    Stmt& s = cached(nvtxStmt, "INSERT INTO nvtx_ranges(run_id, kind, domain, name, start_ns, end_ns, thread_id, "
-                               "depth, color, category, closed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const NvtxRange& r : ranges) {
-        if (r.end < r.start)
-            fail(db.path(), "cannot write NVTX range '" + r.name + "': it ends before it starts");
-        s.bind(1, runId).bindStatic(2, nvtxKindName(r.kind)).bindStatic(3, r.domain).bindStatic(4, r.name).bind(5, r.start)
-            .bind(6, r.end).bind(7, static_cast<std::int64_t>(r.threadId)).bind(8, r.depth)
-            .bind(9, static_cast<std::int64_t>(r.color)).bind(10, r.category).bind(11, r.closed ? 1 : 0);
-        s.run();
-    }
+    insertRows(nvtxStmt, nvtxBatch,
+               "INSERT INTO nvtx_ranges(run_id, kind, domain, name, start_ns, end_ns, thread_id, depth, color, "
+               "category, closed)", 11, ranges,
+               [&](const NvtxRange& r) {
+                   if (r.end < r.start)
+                       fail(db.path(), "cannot write NVTX range '" + r.name + "': it ends before it starts");
+               },
+               [&](Stmt& s, int b, const NvtxRange& r) {
+                   s.bind(b + 1, runId).bindStatic(b + 2, nvtxKindName(r.kind)).bindStatic(b + 3, r.domain)
+                       .bindStatic(b + 4, r.name).bind(b + 5, r.start).bind(b + 6, r.end)
+                       .bind(b + 7, static_cast<std::int64_t>(r.threadId)).bind(b + 8, r.depth)
+                       .bind(b + 9, static_cast<std::int64_t>(r.color)).bind(b + 10, r.category).bind(b + 11, r.closed ? 1 : 0);
+               });
 }
 
 void TraceStore::Impl::insertApiSpans(RowId runId, const std::vector<ApiSpan>& spans)
 {
-    if (spans.empty())
-        return;
-    Stmt& s = cached(apiStmt, "INSERT INTO api_spans(run_id, name, cbid, driver, start_ns, end_ns, thread_id, "
-                              "correlation_id, result) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const ApiSpan& a : spans) {
-        if (a.end < a.start)
-            fail(db.path(), "cannot write API call '" + a.name + "': it ends before it starts");
-        s.bind(1, runId).bindStatic(2, a.name).bind(3, static_cast<std::int64_t>(a.cbid)).bind(4, a.driver ? 1 : 0)
-            .bind(5, a.start).bind(6, a.end).bind(7, static_cast<std::int64_t>(a.threadId))
-            .bind(8, static_cast<std::int64_t>(a.correlationId)).bind(9, a.result);
-        s.run();
-    }
+    insertRows(apiStmt, apiBatch,
+               "INSERT INTO api_spans(run_id, name, cbid, driver, start_ns, end_ns, thread_id, correlation_id, result)",
+               9, spans,
+               [&](const ApiSpan& a) {
+                   if (a.end < a.start)
+                       fail(db.path(), "cannot write API call '" + a.name + "': it ends before it starts");
+               },
+               [&](Stmt& s, int b, const ApiSpan& a) {
+                   s.bind(b + 1, runId).bindStatic(b + 2, a.name).bind(b + 3, static_cast<std::int64_t>(a.cbid))
+                       .bind(b + 4, a.driver ? 1 : 0).bind(b + 5, a.start).bind(b + 6, a.end)
+                       .bind(b + 7, static_cast<std::int64_t>(a.threadId))
+                       .bind(b + 8, static_cast<std::int64_t>(a.correlationId)).bind(b + 9, a.result);
+               });
 }
 
 void TraceStore::Impl::insertMetrics(RowId runId, const std::vector<Metric>& ms, const std::vector<RowId>* kernelIds)
