@@ -163,21 +163,21 @@ void migrate3to4(const Db& db)
                  "VALUES(?, ?, ?, ?, ?, ?, ?)");
     Zstd z;
     std::vector<LoadTransfer> cur;
-    RowId curKernel = 0, curCta = 0;
+    RowId chunkKernel = 0, chunkCta = 0;
     auto flush = [&] {
         if (cur.empty())
             return;
         const PackedLoads p = packLoads(db.path(), z, std::move(cur));
-        ins.bind(1, curKernel).bind(2, curCta).bind(3, p.count).bind(4, p.firstIssue).bind(5, p.lastReady)
+        ins.bind(1, chunkKernel).bind(2, chunkCta).bind(3, p.count).bind(4, p.firstIssue).bind(5, p.lastReady)
             .bind(6, kPackedCodecZstd).bindBlobStatic(7, p.data.data(), p.data.size());
         ins.run();
         cur.clear();
     };
     while (sel.step()) {
-        if (sel.i64(0) != curKernel || sel.i64(1) != curCta) {
+        if (sel.i64(0) != chunkKernel || sel.i64(1) != chunkCta) {
             flush();
-            curKernel = sel.i64(0);
-            curCta = sel.i64(1);
+            chunkKernel = sel.i64(0);
+            chunkCta = sel.i64(1);
         }
         LoadTransfer x;
         x.slot = static_cast<std::int16_t>(std::clamp<std::int64_t>(sel.i64(2), INT16_MIN, INT16_MAX));
