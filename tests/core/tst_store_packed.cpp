@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <tuple>
 
@@ -287,6 +288,36 @@ private slots:
         // a code outside the user range is a clear error
         wstest::rawExec(p, "UPDATE phase_names SET code = 13 WHERE name = 'exp+sum'");
         expectError(p, {"phase name of kernel 1 has code 13"});
+    }
+
+    // Intervals of user phases keep their code through the store; codes reserved for future standard kinds
+    // (14..63) and device markers (240..) read as other.
+    void userPhaseKindsKept()
+    {
+        RunRecord r = wstest::smallRun(1, 3);
+        KernelRecord& k = r.kernels[0];
+        k.phaseNames = {"a", "b", "c"};
+        const std::uint8_t codes[] = {std::uint8_t(kUserPhaseBase + 2), 20, 245, std::uint8_t(kUserPhaseBase + kMaxUserPhases - 1)};
+        for (std::size_t i = 0; i < 4; ++i)
+            k.intervals[i].kind = static_cast<IntervalKind>(codes[i]);
+        const auto p = file("userkinds.wstrace");
+        TraceStore::openForWriting(p).writeRun(r);
+        const KernelTrace t = TraceStore::openReadOnly(p).loadKernel(1);
+        std::map<int, int> count;  // kind code -> intervals
+        for (const Lane& l : t.lanes)
+            for (IntervalKind kind : l.kind)
+                ++count[int(kind)];
+        std::map<int, int> expected;
+        for (const Interval& iv : k.intervals) {
+            const int c = int(iv.kind);
+            ++expected[c < kIntervalKindCount || isUserPhase(iv.kind) ? c : int(IntervalKind::Other)];
+        }
+        QCOMPARE(count, expected);
+        QCOMPARE(count[kUserPhaseBase + 2], 1);
+        QCOMPARE(count[kUserPhaseBase + kMaxUserPhases - 1], 1);
+        QCOMPARE(count.count(20), std::size_t(0));
+        QCOMPARE(count.count(245), std::size_t(0));
+        QCOMPARE(t.phaseNames, k.phaseNames);
     }
 
     void tooManyPhaseNamesRefused()
