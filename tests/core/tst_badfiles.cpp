@@ -387,6 +387,18 @@ private slots:
             }
         }
         qInfo("replayed %d corpus/regression files", files);
+        // schema 4's packed tables: the valid file reads, each damaged one is refused with its reason
+        const std::string corpus = src.toStdString() + "/tests/fuzz/corpus/";
+        readEverything(corpus + "valid_v4_packed.wstrace");
+        QCOMPARE(TraceStore::openReadOnly(corpus + "valid_v4_packed.wstrace").loadSources(1).size(), std::size_t(1));
+        for (const auto& [name, needle] : std::vector<std::pair<const char*, const char*>>{
+                 {"v4_damaged_load_chunk.wstrace", "load chunk"},
+                 {"v4_damaged_metric_chunk.wstrace", "metric chunk"},
+                 {"v4_damaged_source.wstrace", "source file"}}) {
+            const auto copy = fresh("v4");
+            std::filesystem::copy_file(corpus + name, copy);
+            expectError(copy, needle);
+        }
     }
 };
 
