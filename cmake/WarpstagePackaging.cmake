@@ -1,0 +1,49 @@
+# CPack: `cpack -G DEB` in the build folder makes one .deb per install component (cmake/WarpstageInstall.cmake):
+#
+#   warpstage           the viewer: Qt 6, QCustomPlot, SQLite, zstd; no CUDA, so it installs on any Debian 12
+#   warpstage-recorder  warpstage-record + libwarpstage-inject.so: needs the NVIDIA driver and the CUDA 13
+#                       runtime with CUPTI, which NVIDIA's installers provide (not Debian packages of one name,
+#                       so they are documented, not declared)
+#   warpstage-dev       the device headers and the CMake package (header-only: Architecture all)
+#
+# The viewer's library Depends come from dpkg-shlibdeps (exact sonames and versions of the build machine), plus
+# what it loads as plugins; scripts/check-package.sh checks the result.
+set(CPACK_PACKAGE_NAME warpstage)
+set(CPACK_PACKAGE_VENDOR "Warpstage")
+set(CPACK_PACKAGE_CONTACT "Warpstage maintainers <warpstage@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_HOMEPAGE_URL "https://github.com/warpstage/warpstage")
+set(CPACK_RESOURCE_FILE_README ${PROJECT_SOURCE_DIR}/README.md)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_GROUPING IGNORE)  # one package per component
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+
+set(CPACK_COMPONENT_VIEWER_DISPLAY_NAME "Warpstage viewer")
+set(CPACK_COMPONENT_VIEWER_DESCRIPTION
+    "Per-warp pipeline timelines of GPU kernels: the viewer (GUI, info and export) with bundled H200 traces.")
+set(CPACK_DEBIAN_VIEWER_PACKAGE_NAME warpstage)
+set(CPACK_DEBIAN_VIEWER_PACKAGE_SHLIBDEPS ON)
+# Loaded at run time as plugins, so dpkg-shlibdeps cannot see them: the SVG icon engine and image format.
+set(CPACK_DEBIAN_VIEWER_PACKAGE_DEPENDS "libqt6svg6")
+set(CPACK_DEBIAN_VIEWER_PACKAGE_SUGGESTS "warpstage-recorder")
+
+set(CPACK_COMPONENT_RECORDER_DISPLAY_NAME "Warpstage recorder")
+set(CPACK_COMPONENT_RECORDER_DESCRIPTION
+    "warpstage-record: records the kernel ladder or an unmodified CUDA program (CUPTI) into a .wstrace file. Needs an NVIDIA driver and the CUDA 13 runtime with CUPTI.")
+set(CPACK_DEBIAN_RECORDER_PACKAGE_NAME warpstage-recorder)
+set(CPACK_DEBIAN_RECORDER_PACKAGE_SUGGESTS "warpstage, warpstage-dev")
+
+set(CPACK_COMPONENT_DEV_DISPLAY_NAME "Warpstage device headers and CMake package")
+set(CPACK_COMPONENT_DEV_DESCRIPTION
+    "#include <warpstage/...> for your own kernels and find_package(Warpstage) with the Warpstage::trace target.")
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME warpstage-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_ARCHITECTURE all)
+set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "warpstage-recorder")
+
+include(CPack)
