@@ -3,7 +3,7 @@
 #
 #   viewer    bin/warpstage, the bundled samples (share/warpstage/samples), the .desktop entry, the icon
 #             (hicolor theme) and the MIME type application/x-warpstage-trace (*.wstrace)      -> warpstage
-#   recorder  bin/warpstage-record and its CUDA/NVTX injection library, kept private in
+#   recorder  bin/warpstage-record (and bin/warpstage-sink-dump) and its CUDA/NVTX injection library, kept private in
 #             <libdir>/warpstage/ (found relative to the recorder's own executable)             -> warpstage-recorder
 #   dev       the public device headers (include/warpstage/) and the CMake package
 #             (find_package(Warpstage CONFIG) gives Warpstage::trace)                           -> warpstage-dev
@@ -12,6 +12,9 @@
 # installed tree can be moved (cmake --install --prefix ANY, dpkg -x into a scratch root).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+# `cpack` (and the install target) use what is built and do not build the whole tree first: package_check
+# (scripts/check-package.sh) runs inside ctest and inside scripts/mutate.py's partial builds.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 # The private folder of the injection library, and the way there from bin/ (compiled into the recorder).
 set(WARPSTAGE_INSTALL_PRIVLIBDIR ${CMAKE_INSTALL_LIBDIR}/warpstage)
@@ -78,6 +81,8 @@ endif()
 # --- recorder --------------------------------------------------------------------------------------------------
 if(TARGET warpstage-record)
     install(TARGETS warpstage-record RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT recorder)
+    # what kept sink files hold (warpstage-record --keep-sinks; docs/recording.md)
+    install(TARGETS warpstage-sink-dump RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT recorder)
 endif()
 if(TARGET warpstage-inject)
     install(TARGETS warpstage-inject LIBRARY DESTINATION ${WARPSTAGE_INSTALL_PRIVLIBDIR} COMPONENT recorder

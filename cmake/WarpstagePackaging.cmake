@@ -6,8 +6,8 @@
 #                       so they are documented, not declared)
 #   warpstage-dev       the device headers and the CMake package (header-only: Architecture all)
 #
-# The viewer's library Depends come from dpkg-shlibdeps (exact sonames and versions of the build machine), plus
-# what it loads as plugins; scripts/check-package.sh checks the result.
+# Library Depends come from dpkg-shlibdeps (package dpkg-dev: the sonames and versions of the build machine);
+# scripts/check-package.sh checks the result.
 set(CPACK_PACKAGE_NAME warpstage)
 set(CPACK_PACKAGE_VENDOR "Warpstage")
 set(CPACK_PACKAGE_CONTACT "Warpstage maintainers <warpstage@localhost>")
@@ -29,14 +29,20 @@ set(CPACK_COMPONENT_VIEWER_DESCRIPTION
     "Per-warp pipeline timelines of GPU kernels: the viewer (GUI, info and export) with bundled H200 traces.")
 set(CPACK_DEBIAN_VIEWER_PACKAGE_NAME warpstage)
 set(CPACK_DEBIAN_VIEWER_PACKAGE_SHLIBDEPS ON)
-# Loaded at run time as plugins, so dpkg-shlibdeps cannot see them: the SVG icon engine and image format.
-set(CPACK_DEBIAN_VIEWER_PACKAGE_DEPENDS "libqt6svg6")
+# The SVG icon engine (a Qt plugin) comes with libqt6svg6, which dpkg-shlibdeps finds because ui/ links Qt6::Svg;
+# scripts/check-package.sh fails if it ever goes missing from Depends.
 set(CPACK_DEBIAN_VIEWER_PACKAGE_SUGGESTS "warpstage-recorder")
 
 set(CPACK_COMPONENT_RECORDER_DISPLAY_NAME "Warpstage recorder")
 set(CPACK_COMPONENT_RECORDER_DESCRIPTION
     "warpstage-record: records the kernel ladder or an unmodified CUDA program (CUPTI) into a .wstrace file. Needs an NVIDIA driver and the CUDA 13 runtime with CUPTI.")
 set(CPACK_DEBIAN_RECORDER_PACKAGE_NAME warpstage-recorder)
+# dpkg-shlibdeps finds libc, libstdc++, SQLite and zstd; the CUDA runtime and CUPTI it finds in the toolkit (no
+# Debian package owns them: CPack runs it with --ignore-missing-info) and leaves out of Depends.
+set(CPACK_DEBIAN_RECORDER_PACKAGE_SHLIBDEPS ON)
+if(CUDAToolkit_LIBRARY_DIR)
+    set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/lib64)
+endif()
 set(CPACK_DEBIAN_RECORDER_PACKAGE_SUGGESTS "warpstage, warpstage-dev")
 
 set(CPACK_COMPONENT_DEV_DISPLAY_NAME "Warpstage device headers and CMake package")
