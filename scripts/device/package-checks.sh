@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
 # Device call for the install (issue 10): the INSTALLED recorder, moved to another folder and run from a folder that
 # is not the source tree, records a CUDA program: it finds its injection library relative to itself (bin/../lib/
-# warpstage), with no WARPSTAGE_INJECT_LIB and no build tree. Made here (no GPU needed), carried as pkg-dev/:
+# warpstage), with no WARPSTAGE_INJECT_LIB and no build tree. Made here (no GPU needed), carried as build-pkg/:
 #
-#   rm -rf pkg-dev && cmake --install build/default --component recorder --prefix pkg-dev --strip \
-#     && cmake --install build/default --component dev --prefix pkg-dev \
-#     && mkdir -p pkg-dev/test && cp build/default/tests/recorder/ws_testapp pkg-dev/test/ && strip pkg-dev/test/ws_testapp
-#   run: bash scripts/device/package-checks.sh        (carry ["pkg-dev"])
+#   rm -rf build-pkg && cmake --install build/default --component recorder --prefix build-pkg --strip \
+#     && cmake --install build/default --component dev --prefix build-pkg \
+#     && mkdir -p build-pkg/test && cp build/default/tests/recorder/ws_testapp build-pkg/test/ && strip build-pkg/test/ws_testapp
+#   run: bash scripts/device/package-checks.sh        (carry ["build-pkg"])
 #
 # Success: the last line is "package-checks: PASS" (the run recorded kernels, NVTX ranges and API calls of
 # ws_testapp basic from the moved install; the consumer project compiled against the moved prefix on the device).
 set -u
 OUT=${OUT:-/tmp/ws-out}; mkdir -p "$OUT"
 SRC=$PWD
-[ -x pkg-dev/bin/warpstage-record ] || { echo "package-checks: pkg-dev/bin/warpstage-record missing (see the header of this script)"; exit 2; }
+[ -x build-pkg/bin/warpstage-record ] || { echo "package-checks: build-pkg/bin/warpstage-record missing (see the header of this script)"; exit 2; }
 # CUDA runtime and CUPTI of the toolkit (the recorder dlopens CUPTI; libcudart is linked)
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
 unset WARPSTAGE_INJECT_LIB WARPSTAGE_SOURCE_DIR
 P=$(mktemp -d /tmp/ws-installed.XXXXXX)/moved
-cp -a pkg-dev "$P"          # relocated: nothing of the build machine's paths
+cp -a build-pkg "$P"          # relocated: nothing of the build machine's paths
 fails=0
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1)"
 echo "== installed tree: $(cd "$P" && find . -type f | sort | tr '\n' ' ')"
