@@ -35,6 +35,11 @@
 
 extern char** environ;
 
+// Where `cmake --install` puts the injection library, relative to bin/ (cmake/WarpstageInstall.cmake sets it).
+#ifndef WARPSTAGE_INJECT_RELDIR
+#define WARPSTAGE_INJECT_RELDIR "../lib/warpstage"
+#endif
+
 namespace ws::rec {
 
 namespace {
@@ -241,8 +246,13 @@ std::string findInjectLibrary()
     char self[PATH_MAX] = {0};
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return "";
-    const std::string dir = dirOf(std::string(self, std::size_t(n)));
-    for (const std::string& c : {dir + "/libwarpstage-inject.so", dir + "/../lib/libwarpstage-inject.so"})
+    return findInjectLibraryFrom(dirOf(std::string(self, std::size_t(n))));
+}
+
+std::string findInjectLibraryFrom(const std::string& exeDir)
+{
+    for (const std::string& c : {exeDir + "/libwarpstage-inject.so",                               // build tree
+                                 exeDir + "/" WARPSTAGE_INJECT_RELDIR "/libwarpstage-inject.so"})  // installed
         if (isFile(c)) return c;
     return "";
 }
@@ -407,7 +417,8 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
     if (!api) return fail(kExitNoCupti, cuptiErr);
     const std::string inject = o.injectLibrary.empty() ? findInjectLibrary() : o.injectLibrary;
     if (inject.empty() || !isFile(inject))
-        return fail(kExitInternal, "libwarpstage-inject.so not found next to warpstage-record (or set WARPSTAGE_INJECT_LIB): installation problem");
+        return fail(kExitInternal, "libwarpstage-inject.so not found next to warpstage-record or in its " WARPSTAGE_INJECT_RELDIR
+                                   "/ (or set WARPSTAGE_INJECT_LIB): installation problem");
     std::string cuptiVersion;
     if (api->cuptiGetVersion) {
         std::uint32_t v = 0;

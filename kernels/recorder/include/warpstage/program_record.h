@@ -37,8 +37,11 @@ struct ProgramOptions {
     double killGraceSeconds = 5;
 };
 
-// The injection library: $WARPSTAGE_INJECT_LIB, else next to this executable, else ../lib/. "" if none.
+// The injection library: $WARPSTAGE_INJECT_LIB, else findInjectLibraryFrom(this executable's folder). "" if none.
 std::string findInjectLibrary();
+// Next to the executable (the build tree), else where `cmake --install` puts it relative to bin/
+// (<libdir>/warpstage/, e.g. ../lib/warpstage). "" if neither exists.
+std::string findInjectLibraryFrom(const std::string& exeDir);
 
 // Resolves PROGRAM like execvp (PATH search when it has no '/'). Returns the path, or "" and `why`.
 std::string resolveProgram(const std::string& program, std::string& why);
