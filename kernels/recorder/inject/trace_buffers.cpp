@@ -389,7 +389,11 @@ void init(SinkWriter write)
 {
     g_write = write;
     if (const char* off = std::getenv("WARPSTAGE_TRACE"); off && !std::strcmp(off, "0")) return;
-    if (const char* re = std::getenv("WARPSTAGE_TRACE_KERNELS"); re && *re) {
+    // Only with --kernels: a plain recording then subscribes to no CUPTI callback (no cost per launch, and the
+    // process's one callback subscriber slot stays free for a profiler inside the program, e.g. torch.profiler).
+    const char* re = std::getenv("WARPSTAGE_TRACE_KERNELS");
+    if (!re || !*re) return;
+    {
         try {
             g_regex = new std::regex(re);
         } catch (const std::regex_error& e) {
