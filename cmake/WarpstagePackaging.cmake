@@ -42,6 +42,18 @@ set(CPACK_DEBIAN_RECORDER_PACKAGE_NAME warpstage-recorder)
 set(CPACK_DEBIAN_RECORDER_PACKAGE_SHLIBDEPS ON)
 if(CUDAToolkit_LIBRARY_DIR)
     set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/lib64)
+    # libwarpstage-inject.so calls the driver (libcuda.so.1), which the NVIDIA driver installs, not a Debian
+    # package, and which a build machine without a GPU does not have: point dpkg-shlibdeps at the toolkit's stub
+    # under the driver's soname, so that it is treated like the other private CUDA libraries (left out of Depends).
+    foreach(_stub ${CUDAToolkit_LIBRARY_DIR}/stubs/libcuda.so ${CUDAToolkit_LIBRARY_ROOT}/lib64/stubs/libcuda.so)
+        if(EXISTS ${_stub})
+            set(_ws_stub_dir ${CMAKE_BINARY_DIR}/cpack-driver-stub)
+            file(MAKE_DIRECTORY ${_ws_stub_dir})
+            file(CREATE_LINK ${_stub} ${_ws_stub_dir}/libcuda.so.1 SYMBOLIC)
+            list(APPEND CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${_ws_stub_dir})
+            break()
+        endif()
+    endforeach()
 endif()
 set(CPACK_DEBIAN_RECORDER_PACKAGE_SUGGESTS "warpstage, warpstage-dev")
 
