@@ -198,6 +198,6 @@ QColor idleGapColor() { return QColor(0xE8, 0x6A, 0x3A, 38); }
 QColor idleGapHatch() { return QColor(0xD0, 0x50, 0x20, 90); }
 QColor idleGapText() { return QColor(0xA0, 0x3A, 0x10); }
 QColor arrowColor() { return QColor(0xD0, 0x4A, 0x02); }
-QColor arrowColorFaint() { return QColor(0x50, 0x58, 0x66, 150); }
+QColor arrowColorFaint() { return QColor(0x50, 0x58, 0x66, 110); }
 
 }  // namespace programpalette

@@ -64,8 +64,8 @@ ProgramPanel::ProgramPanel(QWidget *parent) : QWidget(parent)
     m_table->horizontalHeader()->setSectionResizeMode(KernelSummaryModel::Name, QHeaderView::Stretch);
     m_table->setWordWrap(false);
     m_gaps = new QTreeWidget(bottom);
-    m_gaps->setColumnCount(3);
-    m_gaps->setHeaderLabels({tr("GPU idle"), tr("at"), tr("between")});
+    m_gaps->setColumnCount(4);
+    m_gaps->setHeaderLabels({tr("GPU idle"), tr("at"), tr("last before"), tr("first after")});
     m_gaps->setRootIsDecorated(false);
     m_gaps->setUniformRowHeights(true);
     m_gaps->setToolTip(tr("The longest GPU idle gaps; click one to zoom there"));
@@ -189,8 +189,10 @@ void ProgramPanel::fillGaps()
         auto *item = new QTreeWidgetItem(m_gaps);
         item->setText(0, ws::ui::formatDuration(double(g.length())));
         item->setText(1, ws::ui::formatDuration(double(g.gap.start - origin)));
-        item->setText(2, tr("%1 → %2").arg(programtext::launchName(*p, g.before), programtext::launchName(*p, g.after)));
+        item->setText(2, programtext::launchName(*p, g.before));  // what ran last before the gap
+        item->setText(3, programtext::launchName(*p, g.after));   // what ended it
         item->setToolTip(2, item->text(2));
+        item->setToolTip(3, item->text(3));
         item->setData(0, Qt::UserRole, order[i]);
         item->setTextAlignment(0, Qt::AlignRight | Qt::AlignVCenter);
     }

@@ -393,10 +393,16 @@ void ProgramPlottable::drawArrows(QCPPainter *p, double t0, double t1, const QRe
             continue;
         for (std::size_t i = row.firstVisible(a0); i < row.items.size() && row.items[i].start < a1; ++i) {
             const ProgramItem &it = row.items[i];
+            if (it.start < a0)
+                continue;
             const LaunchRef l{it.kind, it.index};
             const int api = m_links->apiOf(l);
+            // both ends in view: an arrow from off-screen (a CPU far ahead of the GPU) only adds clutter
             Arrow a;
-            if (api < 0 || !arrowFor(api, l, false, a))
+            if (api < 0)
+                continue;
+            const TimeNs callStart = m_program->apiSpans[std::size_t(api)].start;
+            if (callStart < a0 || callStart > a1 || !arrowFor(api, l, false, a))
                 continue;
             if (int(all.size()) >= cap) {
                 tooMany = true;

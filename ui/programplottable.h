@@ -5,8 +5,8 @@
 // a frame costs O(visible rows x pixels x log n), not O(records). Also paints the label column, the
 // selection, the highlighted kernel (others faded), hover, the range selection and the ruler; the GPU idle
 // gaps (a hatched band over the device's rows) and the launch arrows from an API call span to the kernel or
-// copy it launched: for the selected and the hovered record always, for every visible one when few enough
-// are in view to stay readable (kMaxAllArrows).
+// copy it launched: for the selected and the hovered record always, for every launch whose start and whose
+// call's start are both in view when few enough are there to stay readable (kMaxAllArrows).
 #pragma once
 
 #include "programlayout.h"

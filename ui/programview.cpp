@@ -126,7 +126,7 @@ QString ProgramView::Private::gapTooltip(int g) const
     const GapInfo &gi = gaps[std::size_t(g)];
     auto rel = [&](TimeNs t) { return timemap::formatDuration(double(t - origin)); };
     return QStringLiteral("<b>GPU idle %1</b><br>device %2 ran no kernel and no copy from %3 to %4"
-                          "<br>before: %5<br>after: %6")
+                          "<br>last before it: %5<br>first after it: %6")
         .arg(timemap::formatDuration(double(gi.length())))
         .arg(gi.gap.deviceOrdinal)
         .arg(rel(gi.gap.start), rel(gi.gap.end), programtext::launchName(*program, gi.before).toHtmlEscaped(),

@@ -17,6 +17,8 @@
 #include <QTreeWidget>
 #include <QtTest>
 
+#include <set>
+
 using ws::TimeNs;
 
 namespace {
@@ -248,17 +250,30 @@ private slots:
         QCOMPARE(pl->lastArrows().front().launch, K(100));
         // the synthetic program's API span of launch 100 has its correlation id
         QCOMPARE(big->apiSpans[std::size_t(pl->lastArrows().front().api)].correlationId, big->kernels[100].correlationId);
-        // zoomed on that launch: it and its neighbours, each with its own API span
-        const auto &k = big->kernels[100];
-        v.setVisibleRange(k.start - 20'000, k.end + 20'000);
+        // zoomed on the first launches (the CPU is not ahead of the GPU yet): every launch whose start and whose
+        // call's start are both in view gets its arrow, the same set a brute-force scan over correlation ids finds
+        v.selectLaunch(-1);
+        const TimeNs a0 = big->kernels[1].start - 30'000, a1 = big->kernels[4].end + 1;
+        v.setVisibleRange(a0, a1);
         v.plot()->replot(QCustomPlot::rpImmediateRefresh);
-        QVERIFY(pl->lastArrows().size() > 1);
-        QVERIFY(int(pl->lastArrows().size()) <= ProgramPlottable::kMaxAllArrows + 1);
-        for (const auto &a : pl->lastArrows()) {
-            const std::uint32_t corr = a.launch.kind == ProgramItem::Kernel ? big->kernels[std::size_t(a.launch.index)].correlationId
-                                                                            : big->memOps[std::size_t(a.launch.index)].correlationId;
-            QCOMPARE(big->apiSpans[std::size_t(a.api)].correlationId, corr);
+        std::set<std::pair<int, int>> expect;  // (api, kernel)
+        for (int k = 0; k < int(big->kernels.size()); ++k) {
+            const auto &L = big->kernels[std::size_t(k)];
+            if (L.start < a0 || L.start >= a1)
+                continue;
+            for (int a = 0; a < int(big->apiSpans.size()); ++a)
+                if (big->apiSpans[std::size_t(a)].correlationId == L.correlationId && big->apiSpans[std::size_t(a)].start >= a0 &&
+                    big->apiSpans[std::size_t(a)].start <= a1)
+                    expect.insert({a, k});
         }
+        std::set<std::pair<int, int>> got;
+        for (const auto &a : pl->lastArrows()) {
+            QVERIFY(!a.focus);
+            if (a.launch.kind == ProgramItem::Kernel)
+                got.insert({a.api, a.launch.index});
+        }
+        QVERIFY2(expect.size() >= 3, qPrintable(QString::number(expect.size())));
+        QCOMPARE(got, expect);
     }
     void idleGapsMatchCore()
     {
@@ -312,7 +327,7 @@ private slots:
         QCOMPARE(pl->gapAt(QPointF(xOf(kT0 + 42'000), y)), -1);
         // hovering the gap tells its length and its neighbours
         const QString tip = v.tooltipAt(QPoint(xOf(kT0 + 150'000), y));
-        QVERIFY2(tip.contains(QStringLiteral("GPU idle 190")) && tip.contains(QStringLiteral("before: at::native::vectorized_elementwise_kernel")),
+        QVERIFY2(tip.contains(QStringLiteral("GPU idle 190")) && tip.contains(QStringLiteral("last before it: at::native::vectorized_elementwise_kernel")),
                  qPrintable(tip));
         QCOMPARE(pl->gapAt(QPointF(xOf(kT0 + 150'000), y)), 0);
         QCOMPARE(pl->gapAt(QPointF(xOf(kT0 + 30'000), y)), -1);
