@@ -299,7 +299,7 @@ void ProgramPlottable::drawGaps(QCPPainter *p, const ProgramRow &row, const QRec
         const double x1 = mKeyAxis->coordToPixel(double(it->gap.end - m_origin));
         const QRectF r(x0, rr.top(), std::max(1.0, x1 - x0), rr.height());
         p->fillRect(r, programpalette::idleGapColor());
-        p->fillRect(r, QBrush(programpalette::idleGapHatch(), Qt::BDiagPattern));
+        p->fillRect(r, QBrush(programpalette::idleGapHatch(), Qt::FDiagPattern));  // the other way round from copies
         if (header && r.width() > 60) {
             const QString text = fm.elidedText(QStringLiteral("idle %1").arg(timemap::formatDuration(double(it->length()))),
                                                Qt::ElideRight, int(r.width()) - 6);
