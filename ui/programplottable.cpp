@@ -383,32 +383,31 @@ void ProgramPlottable::drawArrows(QCPPainter *p, double t0, double t1, const QRe
     addArrowsOf(m_selRow, m_selItem, true, m_arrows);
     if (!(m_hoverRow == m_selRow && m_hoverItem == m_selItem))
         addArrowsOf(m_hoverRow, m_hoverItem, true, m_arrows);
-    // every launch in view, when few enough are there to stay readable
+    // every launch that starts in view, when few enough do to stay readable (at most cap + 1 records are
+    // looked at, whatever the zoom); only those whose call starts in view too get an arrow: arrows from
+    // off-screen calls (a CPU far ahead of the GPU) only add clutter
     const int cap = std::min(kMaxAllArrows, ar.width() / 16);
     const TimeNs a0 = m_origin + TimeNs(std::floor(t0)), a1 = m_origin + TimeNs(std::ceil(t1));
     std::vector<Arrow> all;
+    int inView = 0;
     bool tooMany = false;
     for (const ProgramRow &row : m_layout->rows()) {
         if (row.type != ProgramRow::Stream)
             continue;
-        for (std::size_t i = row.firstVisible(a0); i < row.items.size() && row.items[i].start < a1; ++i) {
-            const ProgramItem &it = row.items[i];
-            if (it.start < a0)
-                continue;
-            const LaunchRef l{it.kind, it.index};
-            const int api = m_links->apiOf(l);
-            // both ends in view: an arrow from off-screen (a CPU far ahead of the GPU) only adds clutter
-            Arrow a;
-            if (api < 0)
-                continue;
-            const TimeNs callStart = m_program->apiSpans[std::size_t(api)].start;
-            if (callStart < a0 || callStart > a1 || !arrowFor(api, l, false, a))
-                continue;
-            if (int(all.size()) >= cap) {
+        auto first = std::lower_bound(row.items.begin(), row.items.end(), a0, [](const ProgramItem &x, TimeNs t) { return x.start < t; });
+        for (auto it = first; it != row.items.end() && it->start < a1; ++it) {
+            if (++inView > cap) {
                 tooMany = true;
                 break;
             }
-            all.push_back(a);
+            const LaunchRef l{it->kind, it->index};
+            const int api = m_links->apiOf(l);
+            if (api < 0)
+                continue;
+            const TimeNs callStart = m_program->apiSpans[std::size_t(api)].start;
+            Arrow arrow;
+            if (callStart >= a0 && callStart <= a1 && arrowFor(api, l, false, arrow))
+                all.push_back(arrow);
         }
         if (tooMany)
             break;
