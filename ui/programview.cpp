@@ -497,8 +497,16 @@ bool ProgramView::eventFilter(QObject *watched, QEvent *event)
             const int k = d->kernelAt(hit);
             d->selKernel = k;
             d->pl->setSelected(hit.item >= 0 ? hit.row : -1, hit.item);
-            if (k >= 0)
-                emit hint(drillDownHint(d->program->kernels[std::size_t(k)]));
+            if (k >= 0) {
+                // the status bar: the launch latency first (Nsight's "latency" of a launch), then how to open it
+                const LaunchTiming t = d->links.timing({ProgramItem::Kernel, k});
+                QString text = drillDownHint(d->program->kernels[std::size_t(k)]);
+                if (t.hasApi)
+                    text = tr("Launch latency %1%2 · %3")
+                               .arg(timemap::formatDuration(double(t.latencyNs)),
+                                    t.queuedNs > 0 ? tr(" (queued %1)").arg(timemap::formatDuration(double(t.queuedNs))) : QString(), text);
+                emit hint(text);
+            }
             emit launchSelected(k);
             d->replot();
         }

@@ -199,10 +199,14 @@ private slots:
         QVERIFY2(tip1.contains(QStringLiteral("launch latency 44")) && tip1.contains(QStringLiteral("queued 31")), qPrintable(tip1));
         // click the graph launch's API span: both kernels get an arrow, the first is the selected launch
         QSignalSpy sel(&v, &ProgramView::launchSelected);
+        QSignalSpy hints(&v, &ProgramView::hint);
         const auto [rg, ig] = l.rowOf(ProgramItem::Api, 4);
         QTest::mouseClick(v.plot(), Qt::LeftButton, {}, pl->itemRect(rg, ig).center().toPoint());
         QCOMPARE(v.selectedLaunch(), 3);
         QCOMPARE(sel.last().at(0).toInt(), 3);
+        // the status bar gets the launch latency of kernel 3 (graph call at 310 µs, kernel at 400 µs)
+        QVERIFY(!hints.isEmpty());
+        QVERIFY2(hints.last().at(0).toString().startsWith(QStringLiteral("Launch latency 90")), qPrintable(hints.last().at(0).toString()));
         v.plot()->replot(QCustomPlot::rpImmediateRefresh);
         QVERIFY(hasArrow(pl, 4, K(3), true));
         QVERIFY(hasArrow(pl, 4, K(4), true));
