@@ -351,8 +351,10 @@ private slots:
         panel.gapThresholdBox()->setCurrentIndex(panel.gapThresholdBox()->findData(qint64(10'000)));
         QCOMPARE(panel.view()->idleGapThreshold(), TimeNs(10'000));
         panel.setProgram(linkedProgram());
-        // gaps in time order: 190 µs, 140 µs, 10 µs; listed longest first
         QTreeWidget *list = panel.gapsList();
+        QVERIFY(!list->currentItem());          // filling the list zooms nowhere
+        QVERIFY(!panel.view()->canGoBack());
+        // gaps in time order: 190 µs, 140 µs, 10 µs; listed longest first
         QCOMPARE(list->topLevelItemCount(), 3);
         QCOMPARE(list->topLevelItem(0)->data(0, Qt::UserRole).toInt(), 0);
         QCOMPARE(list->topLevelItem(1)->data(0, Qt::UserRole).toInt(), 1);
