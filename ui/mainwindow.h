@@ -30,8 +30,8 @@ class RunsModel;
 class StallsPanel;
 class TeachingPanel;
 
-// Bundled sample trace (WARPSTAGE_SAMPLES_DIR, then next to the executable and
-// ../share/warpstage/samples); empty if none.
+// Bundled sample trace: ../share/warpstage/samples of the executable (installed), then samples/ and
+// ../../samples (build tree), then WARPSTAGE_SAMPLES_DIR; $WARPSTAGE_SAMPLES alone when set. Empty if none.
 QString findSampleTrace();
 
 class MainWindow : public QMainWindow {

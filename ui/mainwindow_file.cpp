@@ -51,13 +51,14 @@ static const int kMaxRecent = 8;
 
 QString findSampleTrace()
 {
-    QStringList dirs;
+    // Relative to the executable first (installed: bin/../share/warpstage/samples; build tree:
+    // app/warpstage/../../samples), so an installed copy never opens the build tree it was made from.
+    const QString app = QCoreApplication::applicationDirPath();
+    QStringList dirs{app + QStringLiteral("/../share/warpstage/samples"), app + QStringLiteral("/samples"),
+                     app + QStringLiteral("/../../samples")};
 #ifdef WARPSTAGE_SAMPLES_DIR
     dirs << QStringLiteral(WARPSTAGE_SAMPLES_DIR);
 #endif
-    const QString app = QCoreApplication::applicationDirPath();
-    dirs << app + QStringLiteral("/samples") << app + QStringLiteral("/../share/warpstage/samples")
-         << app + QStringLiteral("/../../samples");
     const QString env = qEnvironmentVariable("WARPSTAGE_SAMPLES");
     if (!env.isEmpty())
         dirs = QStringList{env};  // explicit override: only there
