@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build/default}"
 app="$build/app/warpstage/warpstage"
-sample=$(ls "$build"/samples/*.wstrace | head -n1)
+# the migrated copy when the build made one (a sample older than the code's schema), else the committed file
+sample=$(ls "$build"/samples/*.wstrace resources/samples/*.wstrace 2>/dev/null | head -n1)
 out=docs/images
 mkdir -p "$out"
 export QT_QPA_PLATFORM=offscreen

@@ -43,8 +43,13 @@ const char* kHelp =
     "the recorder injected through CUPTI (CUDA_INJECTION64_PATH); the program is not changed. Every\n"
     "kernel launch, memcpy/memset, NVTX range and the API call that launched each kernel is stored,\n"
     "one run per process and device; child processes are followed.\n"
-    "  --kernels REGEX        kernels that get the expensive extras (stall pass: not implemented yet)\n"
-    "  --launch-range A:B     which launches of those (0-based, inclusive)\n"
+    "  --kernels REGEX        kernels that get the expensive extras: a second run of the program\n"
+    "                         samples their stall reasons (PC sampling, serialized), and\n"
+    "                         instrumented ones (<warpstage/trace.cuh>) get per-warp timelines (without\n"
+    "                         --kernels: every instrumented kernel; traced launches are serialized)\n"
+    "  --launch-range A:B     which launches of those (0-based per kernel name, inclusive)\n"
+    "  --trace-events N       trace capacity per warp and traced launch, in events (default 2048)\n"
+    "  --source-dir DIR       where else to look for instrumented kernels' sources (repeatable)\n"
     "  --duration S           keep only the first S seconds of each process\n"
     "  --nvtx-range NAME      keep only what happens inside NVTX ranges named NAME\n"
     "  --timeout S            stop the program after S seconds (SIGTERM, SIGKILL 5 s later)\n"
@@ -296,6 +301,12 @@ int main(int argc, char** argv)
                     return usage("bad --launch-range '" + r + "' (A:B, launch indices 0..1000000000 with A <= B)");
                 po.launchFirst = x;
                 po.launchLast = y;
+            } else if (a == "--source-dir") {
+                if (!(v = need(i, "--source-dir"))) return usage("--source-dir needs a folder");
+                po.sourceDirs.push_back(v);
+            } else if (a == "--trace-events") {
+                if (!(v = need(i, "--trace-events")) || !parseNumber(v, 16, 1 << 24, &po.traceEvents))
+                    return usage(std::string("bad --trace-events '") + (v ? v : "") + "' (16..16777216 events per warp)");
             } else if (a == "--duration") {
                 if (!(v = need(i, "--duration")) || !parseSeconds(v, &po.durationSeconds))
                     return usage(std::string("bad --duration '") + (v ? v : "") + "' (seconds > 0)");
@@ -316,8 +327,8 @@ int main(int argc, char** argv)
     }
     if (o.output.empty()) return usage("no output file (-o FILE)");
     if (dashdash < 0 && (!po.kernelsRegex.empty() || po.launchFirst >= 0 || po.durationSeconds > 0 || po.timeoutSeconds > 0
-                         || !po.nvtxRange.empty() || po.keepSinks))
-        return usage("--kernels, --launch-range, --duration, --timeout, --nvtx-range and --keep-sinks need a program: -- PROGRAM [ARGS...]");
+                         || !po.nvtxRange.empty() || po.keepSinks || po.traceEvents != 2048 || !po.sourceDirs.empty()))
+        return usage("--kernels, --launch-range, --trace-events, --duration, --timeout, --nvtx-range and --keep-sinks need a program: -- PROGRAM [ARGS...]");
     if (dashdash >= 0 && ladderOption)
         return usage("ladder options (--rungs, --shape, --repetitions, --ctas, --sms, --stall-samples, --no-check, --device) "
                      "cannot be combined with a program");

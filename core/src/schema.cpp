@@ -4,7 +4,8 @@ namespace ws::detail {
 
 // THE schema. Versions: 1 = intervals as rows ('intervals'); 2 = intervals packed
 // per warp ('interval_chunks'); 3 = programs (run kind/process/exit, streams, nvtx_ranges,
-// api_spans, launch context/graph ids) and compressed chunks (interval_chunks.codec).
+// api_spans, launch context/graph ids) and compressed chunks (interval_chunks.codec); 4 = loads and
+// per-CTA / per-warpgroup metrics packed (load_chunks, metric_chunks), phase_names, sources.
 // See docs/schema.md for what every column means.
 const std::vector<TableDef>& schemaTables()
 {
@@ -187,7 +188,17 @@ const std::vector<TableDef>& schemaTables()
           {"issue_ns", "INTEGER NOT NULL"},
           {"ready_ns", "INTEGER NOT NULL"},
           {"bytes", "INTEGER NOT NULL DEFAULT 0"}},
-         {}, {"CREATE INDEX loads_kernel ON loads(kernel_id)"}},
+         {}, {"CREATE INDEX loads_kernel ON loads(kernel_id)"}, 1, 3},
+        {"load_chunks",  // version 4: the loads of one CTA packed (docs/schema.md, "Load chunks")
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"cta_id", "INTEGER NOT NULL REFERENCES ctas(id)"},
+          {"count", "INTEGER NOT NULL"},
+          {"first_issue_ns", "INTEGER NOT NULL"},
+          {"last_ready_ns", "INTEGER NOT NULL"},
+          {"codec", "INTEGER NOT NULL DEFAULT 1"},
+          {"data", "BLOB NOT NULL"}},
+         {}, {"CREATE INDEX load_chunks_kernel ON load_chunks(kernel_id, cta_id)"}, 4},
         {"stall_samples",
          {{"id", "INTEGER PRIMARY KEY"},
           {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
@@ -210,6 +221,33 @@ const std::vector<TableDef>& schemaTables()
           {"value", "REAL"},
           {"unit", "TEXT NOT NULL DEFAULT ''"}},
          "UNIQUE(run_id, kernel_id, scope, name)", {"CREATE INDEX metrics_run ON metrics(run_id)"}},
+        {"metric_chunks",  // version 4: the per-CTA / per-warpgroup metrics of one launch, packed
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"kernel_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"scope_prefix", "TEXT NOT NULL"},
+          {"count", "INTEGER NOT NULL"},
+          {"codec", "INTEGER NOT NULL DEFAULT 1"},
+          {"data", "BLOB NOT NULL"}},
+         "UNIQUE(run_id, kernel_id, scope_prefix)", {}, 4},
+        {"phase_names",  // version 4: names of the user phases of a traced launch (issue 10)
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"code", "INTEGER NOT NULL"},
+          {"name", "TEXT NOT NULL"}},
+         "UNIQUE(kernel_id, code)", {}, 4},
+        {"source_texts",  // version 4: recorded source text, stored once per content (sha256)
+         {{"sha256", "TEXT PRIMARY KEY"},
+          {"size", "INTEGER NOT NULL"},
+          {"codec", "INTEGER NOT NULL DEFAULT 1"},
+          {"data", "BLOB NOT NULL"}},
+         "", {}, 4, 1 << 30, true},
+        {"sources",  // version 4: the source files of a run (issue 10: self-contained traces)
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"path", "TEXT NOT NULL"},
+          {"sha256", "TEXT NOT NULL REFERENCES source_texts(sha256)"}},
+         "UNIQUE(run_id, path)", {}, 4},
     };
     return tables;
 }
@@ -235,6 +273,8 @@ std::string createTableSql(const TableDef& t, int version)
         sql += t.constraints;
     }
     sql += ")";
+    if (t.withoutRowid)
+        sql += " WITHOUT ROWID";
     return sql;
 }
 

@@ -22,6 +22,7 @@ struct TableDef {
     std::vector<std::string_view> indexes;  // "CREATE INDEX ..." statements
     int sinceVersion = 1;                // first schema version that has the table
     int untilVersion = 1 << 30;          // last schema version that has the table
+    bool withoutRowid = false;           // CREATE TABLE ... WITHOUT ROWID
 };
 
 // All tables of all versions.

@@ -289,6 +289,9 @@ TraceStore TraceStore::openForWriting(const std::string& path)
         fail(path, "cannot write to the file: it is read-only (no write permission)");
     st.m_impl->writable = true;
     st.m_version = kSchemaVersion;
+    // A run is one transaction: with SQLite's default 2 MiB page cache a large run spills dirty pages
+    // to the journal mid-transaction and re-reads index pages; 64 MiB keeps a program run in memory.
+    db.exec("PRAGMA cache_size = -65536");
     if (created)
         st.m_impl->useWal();  // an existing file switches after its first commit (Impl::useWal)
     return st;

@@ -78,7 +78,10 @@ void decodeColumns(const std::string& path, const std::string& where, TimeNs fir
         const std::size_t j = old + i;
         lane.start[j] = s;
         lane.duration[j] = static_cast<std::int32_t>(std::min<std::int64_t>(du, INT32_MAX));
-        lane.kind[j] = k < static_cast<unsigned>(kIntervalKindCount) ? static_cast<IntervalKind>(k) : IntervalKind::Other;
+        // standard kinds and user phases (named in phase_names, issue 10) as stored; reserved codes read as other
+        lane.kind[j] = k < static_cast<unsigned>(kIntervalKindCount) || isUserPhase(static_cast<IntervalKind>(k))
+            ? static_cast<IntervalKind>(k)
+            : IntervalKind::Other;
         lane.slot[j] = static_cast<std::int16_t>(slot);
         lane.kstep[j] = static_cast<std::int32_t>(kstep);
     }

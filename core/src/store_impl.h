@@ -158,7 +158,14 @@ extern const char* const kRunColumns;
 RunInfo readRun(const Stmt& s);
 extern const char* const kKernelColumns;
 extern const char* const kInsertKernelSql;  // 26 parameters: run_id, then the launch (bindLaunch)
-void bindLaunch(Stmt& s, RowId runId, const KernelLaunch& L);
+extern const char* const kInsertKernelHead;  // kInsertKernelSql without its VALUES
+// Binds run_id and the launch to parameters base+1 .. base+26.
+void bindLaunch(Stmt& s, RowId runId, const KernelLaunch& L, int base = 0);
+// "HEAD VALUES(?, ...), ..." with `rows` rows of `cols` parameters each.
+std::string multiRowInsert(const char* head, int cols, int rows);
+// Rows per multi-row INSERT of the bulk writers (RunWriter::addLaunches, addApiSpans, ...): one VM run per
+// batch instead of per row. 26 columns x 32 rows stays under SQLite's 32766 parameters.
+inline constexpr int kInsertBatchRows = 32;
 KernelLaunch readKernel(const Stmt& s, const std::string& path);
 extern const char* const kStallColumns;
 StallSample readStall(const Stmt& s, const std::string& path);
@@ -209,11 +216,39 @@ struct TraceStore::Impl {
 
     // The bulk writers' statements, prepared once and reused for every record of every call.
     std::unique_ptr<Stmt> launchStmt, memopStmt, nvtxStmt, apiStmt;
+    std::unique_ptr<Stmt> launchBatch, memopBatch, nvtxBatch, apiBatch;
     Stmt& cached(std::unique_ptr<Stmt>& s, const char* sql)
     {
         if (!s)
             s = std::make_unique<Stmt>(db, sql);
         return *s;
+    }
+    // Inserts `rows` through `batch` (kInsertBatchRows rows per statement) and `one` (the rest);
+    // bind(stmt, base, row) binds one row's parameters base+1 .. base+cols; check(row) runs first.
+    template <class Row, class Check, class Bind>
+    void insertRows(std::unique_ptr<Stmt>& one, std::unique_ptr<Stmt>& batch, const char* head, int cols,
+                    const std::vector<Row>& rows, Check check, Bind bind)
+    {
+        for (const Row& r : rows)
+            check(r);
+        std::size_t i = 0;
+        if (rows.size() >= static_cast<std::size_t>(detail::kInsertBatchRows)) {
+            if (!batch)
+                batch = std::make_unique<Stmt>(db, detail::multiRowInsert(head, cols, detail::kInsertBatchRows).c_str());
+            for (; i + detail::kInsertBatchRows <= rows.size(); i += detail::kInsertBatchRows) {
+                for (int k = 0; k < detail::kInsertBatchRows; ++k)
+                    bind(*batch, k * cols, rows[i + static_cast<std::size_t>(k)]);
+                batch->run();
+            }
+        }
+        if (i < rows.size()) {
+            if (!one)
+                one = std::make_unique<Stmt>(db, detail::multiRowInsert(head, cols, 1).c_str());
+            for (; i < rows.size(); ++i) {
+                bind(*one, 0, rows[i]);
+                one->run();
+            }
+        }
     }
 
     RowId insertRun(const RunInfo& r);
@@ -224,6 +259,7 @@ struct TraceStore::Impl {
     RowId insertKernel(RowId runId, const KernelRecord& k);
     void insertMemOps(RowId runId, const std::vector<MemOp>& ops);
     void insertMetrics(RowId runId, const std::vector<Metric>& ms, const std::vector<RowId>* kernelIds);
+    void insertSources(RowId runId, const std::vector<SourceFile>& sources);
 };
 
 }  // namespace ws

@@ -1,7 +1,10 @@
 // SQLite store: migrating files of older schema versions (on a copy or in place), in one transaction.
 #include "store_impl.h"
+#include "store_packed.h"
 
 #include <climits>
+#include <map>
+#include <tuple>
 
 namespace ws {
 
@@ -134,6 +137,87 @@ std::int64_t migrate2to3(const Db& db)
     return recompressChunks(db);
 }
 
+// Version 4: loads packed per CTA, per-CTA / per-warpgroup metrics packed per launch, tables phase_names,
+// sources, source_texts. Every row moved is checked on the way (a bad row fails the migration).
+void migrate3to4(const Db& db)
+{
+    for (const TableDef& t : schemaTables()) {
+        if (!tableActive(t, 4) || tableActive(t, 3))
+            continue;
+        db.exec(createTableSql(t, 4).c_str());
+        for (auto idx : t.indexes)
+            db.exec(std::string(idx).c_str());
+    }
+    {
+        Stmt orphan(db, "SELECT l.id, l.cta_id FROM loads l LEFT JOIN ctas c ON c.id = l.cta_id AND c.kernel_id = l.kernel_id "
+                        "WHERE c.id IS NULL LIMIT 1");
+        if (orphan.step())
+            fail(db.path(), "load " + str(orphan.i64(0)) + " points at missing CTA " + str(orphan.i64(1)));
+        Stmt neg(db, "SELECT id FROM loads WHERE ready_ns < issue_ns LIMIT 1");
+        if (neg.step())
+            fail(db.path(), "load " + str(neg.i64(0)) + " is ready before it was issued (negative duration)");
+    }
+    Stmt sel(db, "SELECT kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes FROM loads "
+                 "ORDER BY kernel_id, cta_id, issue_ns, id");
+    Stmt ins(db, "INSERT INTO load_chunks(kernel_id, cta_id, count, first_issue_ns, last_ready_ns, codec, data) "
+                 "VALUES(?, ?, ?, ?, ?, ?, ?)");
+    Zstd z;
+    std::vector<LoadTransfer> cur;
+    RowId chunkKernel = 0, chunkCta = 0;
+    auto flush = [&] {
+        if (cur.empty())
+            return;
+        const PackedLoads p = packLoads(db.path(), z, std::move(cur));
+        ins.bind(1, chunkKernel).bind(2, chunkCta).bind(3, p.count).bind(4, p.firstIssue).bind(5, p.lastReady)
+            .bind(6, kPackedCodecZstd).bindBlobStatic(7, p.data.data(), p.data.size());
+        ins.run();
+        cur.clear();
+    };
+    while (sel.step()) {
+        if (sel.i64(0) != chunkKernel || sel.i64(1) != chunkCta) {
+            flush();
+            chunkKernel = sel.i64(0);
+            chunkCta = sel.i64(1);
+        }
+        LoadTransfer x;
+        x.slot = static_cast<std::int16_t>(std::clamp<std::int64_t>(sel.i64(2), INT16_MIN, INT16_MAX));
+        x.kstep = static_cast<std::int32_t>(std::clamp<std::int64_t>(sel.i64(3), INT32_MIN, INT32_MAX));
+        x.issue = sel.i64(4);
+        x.ready = sel.i64(5);
+        x.bytes = sel.i64(6);
+        cur.push_back(x);
+    }
+    flush();
+    db.exec("DROP TABLE loads");
+
+    // Metrics of scopes cta:N / wg:N into metric_chunks; the rows are deleted.
+    std::map<std::tuple<RowId, RowId, std::string>, MetricGroup> packed;
+    std::vector<RowId> moved;
+    {
+        Stmt m(db, "SELECT id, run_id, kernel_id, scope, name, value, unit FROM metrics "
+                   "WHERE scope LIKE 'cta:%' OR scope LIKE 'wg:%'");
+        while (m.step()) {
+            const auto ps = packedScope(m.text(3));
+            if (!ps)
+                continue;  // not canonical: stays a row
+            packed[{m.i64(1), m.i64(2), ps->first}][MetricKey{ps->second, m.text(4)}] =
+                MetricValue{m.isNull(5) ? std::numeric_limits<double>::quiet_NaN() : m.f64(5), m.text(6)};
+            moved.push_back(m.i64(0));
+        }
+    }
+    Stmt mi(db, "INSERT INTO metric_chunks(run_id, kernel_id, scope_prefix, count, codec, data) VALUES(?, ?, ?, ?, ?, ?)");
+    for (const auto& [key, group] : packed) {
+        const std::string data = packMetrics(db.path(), z, group);
+        mi.bind(1, std::get<0>(key)).bind(2, std::get<1>(key)).bind(3, std::get<2>(key))
+            .bind(4, static_cast<std::int64_t>(group.size())).bind(5, kPackedCodecZstd)
+            .bindBlobStatic(6, data.data(), data.size());
+        mi.run();
+    }
+    Stmt del(db, "DELETE FROM metrics WHERE id = ?");
+    for (RowId id : moved)
+        del.bind(1, id).run();
+}
+
 MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::string& dst)
 {
     MigrationResult r;
@@ -150,6 +234,8 @@ MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::s
             if (v == 2)
                 r.intervalsMigrated += n;
         }
+        if (v < 4)
+            migrate3to4(db);
         db.exec(("PRAGMA application_id = " + str(kApplicationId)).c_str());
         db.exec(("PRAGMA user_version = " + str(kSchemaVersion)).c_str());
         db.exec("COMMIT");

@@ -1,6 +1,7 @@
 // SQLite store: reading runs, kernels, memory operations, metrics, stall samples, and loading one
 // launch columnar (loadKernel).
 #include "store_impl.h"
+#include "store_packed.h"
 
 #include <climits>
 #include <tuple>
@@ -190,7 +191,7 @@ std::vector<KernelSummary> TraceStore::kernelSummaries(RowId runId) const
     Stmt q(m_impl->db,
            "SELECT (SELECT COUNT(*) FROM ctas WHERE kernel_id = ?1), (SELECT COUNT(*) FROM warps WHERE kernel_id = ?1), "
            "(SELECT COALESCE(SUM(count), 0) FROM interval_chunks WHERE kernel_id = ?1), "
-           "(SELECT COUNT(*) FROM loads WHERE kernel_id = ?1), "
+           "(SELECT COALESCE(SUM(count), 0) FROM load_chunks WHERE kernel_id = ?1), "
            "(SELECT COALESCE(SUM(count), 0) FROM stall_samples WHERE kernel_id = ?1)");
     for (KernelLaunch& k : kernels(runId)) {
         KernelSummary s;
@@ -361,6 +362,20 @@ std::vector<Metric> TraceStore::metrics(RowId runId) const
         m.unit = s.text(5);
         out.push_back(std::move(m));
     }
+    // Packed per-CTA / per-warpgroup metrics (schema 4), after the launch's plain rows.
+    Stmt p(m_impl->db, "SELECT id, kernel_id, scope_prefix, count, codec, data FROM metric_chunks WHERE run_id = ? "
+                       "ORDER BY kernel_id, scope_prefix, id");
+    p.bind(1, runId);
+    Zstd z;
+    while (p.step()) {
+        MetricGroup g;
+        unpackMetrics(m_path, z, p.i64(0), p.i64(3), p.i64(4), p.blob(5), g);
+        const RowId kid = p.i64(1);
+        const std::string prefix = p.text(2) + ":";
+        for (auto& [k, v] : g)
+            out.push_back({runId, kid, prefix + std::to_string(k.index), k.name, v.value, std::move(v.unit)});
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Metric& a, const Metric& b) { return a.kernelId < b.kernelId; });
     return out;
 }
 
@@ -496,24 +511,16 @@ KernelTrace TraceStore::loadKernel(RowId kernelId, const LoadOptions& options) c
     }
 
     if (options.loads) {
-        Stmt s(db, "SELECT id, cta_id, slot, kstep, issue_ns, ready_ns, bytes FROM loads WHERE kernel_id = ? "
-                   "ORDER BY id");
+        Stmt s(db, "SELECT id, cta_id, count, first_issue_ns, codec, data FROM load_chunks WHERE kernel_id = ? "
+                   "ORDER BY cta_id, id");
         s.bind(1, kernelId);
+        Zstd z;
         while (s.step()) {
-            LoadTransfer x;
             const RowId id = s.i64(0);
             auto it = ctaIndex.find(s.i64(1));
             if (it == ctaIndex.end())
-                fail(m_path, "load " + str(id) + " points at missing CTA " + str(s.i64(1)));
-            x.ctaId = it->second;
-            x.slot = static_cast<std::int16_t>(std::clamp<std::int64_t>(s.i64(2), INT16_MIN, INT16_MAX));
-            x.kstep = s.i32(3);
-            x.issue = s.i64(4);
-            x.ready = s.i64(5);
-            x.bytes = s.i64(6);
-            if (x.ready < x.issue)
-                fail(m_path, "load " + str(id) + " is ready before it was issued (negative duration)");
-            t.loads.push_back(x);
+                fail(m_path, "load chunk " + str(id) + " points at missing CTA " + str(s.i64(1)));
+            unpackLoads(m_path, z, id, s.i64(2), s.i64(3), s.i64(4), s.blob(5), it->second, t.loads);
         }
         std::stable_sort(t.loads.begin(), t.loads.end(),
                          [](const LoadTransfer& a, const LoadTransfer& b) { return a.issue < b.issue; });
@@ -547,7 +554,60 @@ KernelTrace TraceStore::loadKernel(RowId kernelId, const LoadOptions& options) c
 
     if (options.stalls)
         t.stalls = stallSamplesForRung(kernelId);
+
+    {
+        Stmt s(db, "SELECT code, name FROM phase_names WHERE kernel_id = ? ORDER BY code");
+        s.bind(1, kernelId);
+        while (s.step()) {
+            const std::int64_t code = s.i64(0);
+            if (code < kUserPhaseBase || code >= kUserPhaseBase + kMaxUserPhases)
+                fail(m_path, "phase name of kernel " + str(kernelId) + " has code " + str(code) + ", outside the user range "
+                                 + str(kUserPhaseBase) + ".." + str(kUserPhaseBase + kMaxUserPhases - 1));
+            const auto i = static_cast<std::size_t>(code - kUserPhaseBase);
+            if (t.phaseNames.size() <= i)
+                t.phaseNames.resize(i + 1);
+            t.phaseNames[i] = s.text(1);
+        }
+    }
     return t;
+}
+
+std::vector<SourceFile> TraceStore::loadSources(RowId runId) const
+{
+    std::vector<SourceFile> out;
+    Stmt s(m_impl->db, "SELECT f.path, f.sha256, t.size, t.codec, t.data FROM sources f "
+                       "LEFT JOIN source_texts t ON t.sha256 = f.sha256 WHERE f.run_id = ? ORDER BY f.path");
+    s.bind(1, runId);
+    Zstd z;
+    while (s.step()) {
+        SourceFile f;
+        f.path = s.text(0);
+        f.sha256 = s.text(1);
+        const std::string where = "source file '" + f.path + "' of run " + str(runId);
+        if (s.isNull(2))
+            fail(m_path, where + ": its text (sha256 " + f.sha256 + ") is missing");
+        const std::int64_t size = s.i64(2);
+        if (s.i64(3) != kPackedCodecZstd)
+            fail(m_path, where + ": unknown codec " + str(s.i64(3)) + " (this build reads 1)");
+        if (size < 0 || size > (std::int64_t(1) << 31))
+            fail(m_path, where + ": bad size " + str(size));
+        const std::string_view text = z.decompress(m_path, where, s.blob(4), static_cast<std::size_t>(size));
+        if (text.size() != static_cast<std::size_t>(size))
+            fail(m_path, where + ": text has " + str(static_cast<std::int64_t>(text.size())) + " bytes, expected " + str(size));
+        f.text.assign(text);
+        if (sha256Hex(f.text) != f.sha256)
+            fail(m_path, where + ": text does not match its sha256 (damaged)");
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+std::optional<SourceFile> TraceStore::loadSource(RowId runId, const std::string& path) const
+{
+    for (SourceFile& f : loadSources(runId))
+        if (f.path == path)
+            return std::move(f);
+    return std::nullopt;
 }
 
 

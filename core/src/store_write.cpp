@@ -1,6 +1,7 @@
 // SQLite store: writing runs (writeRun, the streaming RunWriter), metrics and stall stages.
 // Every write is one transaction.
 #include "store_impl.h"
+#include "store_packed.h"
 
 #include <climits>
 #include <map>
@@ -40,23 +41,43 @@ RowId TraceStore::Impl::insertRun(const RunInfo& r)
 
 namespace detail {
 
+#define WS_INSERT_KERNEL_HEAD \
+    "INSERT INTO kernels(run_id, name, variant, traced, grid_x, grid_y, grid_z, block_x, block_y, " \
+    "block_z, cluster_x, cluster_y, cluster_z, dynamic_smem_bytes, static_smem_bytes, " \
+    "registers_per_thread, start_ns, end_ns, correlation_id, stream_id, align_residual_ns, " \
+    "dropped_events, context_id, graph_id, graph_node_id, launch_index)"
+const char* const kInsertKernelHead = WS_INSERT_KERNEL_HEAD;
 const char* const kInsertKernelSql =
-    "INSERT INTO kernels(run_id, name, variant, traced, grid_x, grid_y, grid_z, block_x, block_y, "
-    "block_z, cluster_x, cluster_y, cluster_z, dynamic_smem_bytes, static_smem_bytes, "
-    "registers_per_thread, start_ns, end_ns, correlation_id, stream_id, align_residual_ns, "
-    "dropped_events, context_id, graph_id, graph_node_id, launch_index) "
-    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    WS_INSERT_KERNEL_HEAD " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+#undef WS_INSERT_KERNEL_HEAD
 
-void bindLaunch(Stmt& s, RowId runId, const KernelLaunch& L)
+void bindLaunch(Stmt& s, RowId runId, const KernelLaunch& L, int base)
 {
-    s.bind(1, runId).bindStatic(2, L.name).bindStatic(3, L.variant).bind(4, L.traced ? 1 : 0);
+    s.bind(base + 1, runId).bindStatic(base + 2, L.name).bindStatic(base + 3, L.variant).bind(base + 4, L.traced ? 1 : 0);
     for (int i = 0; i < 3; ++i)
-        s.bind(5 + i, L.grid[i]).bind(8 + i, L.block[i]).bind(11 + i, L.cluster[i]);
-    s.bind(14, L.dynamicSmemBytes).bind(15, L.staticSmemBytes).bind(16, L.registersPerThread)
-        .bind(17, L.start).bind(18, L.end).bind(19, static_cast<std::int64_t>(L.correlationId))
-        .bind(20, static_cast<std::int64_t>(L.streamId)).bind(21, L.alignResidualNs).bind(22, L.droppedEvents)
-        .bind(23, static_cast<std::int64_t>(L.contextId)).bind(24, static_cast<std::int64_t>(L.graphId))
-        .bind(25, static_cast<std::int64_t>(L.graphNodeId)).bind(26, L.launchIndex);
+        s.bind(base + 5 + i, L.grid[i]).bind(base + 8 + i, L.block[i]).bind(base + 11 + i, L.cluster[i]);
+    s.bind(base + 14, L.dynamicSmemBytes).bind(base + 15, L.staticSmemBytes).bind(base + 16, L.registersPerThread)
+        .bind(base + 17, L.start).bind(base + 18, L.end).bind(base + 19, static_cast<std::int64_t>(L.correlationId))
+        .bind(base + 20, static_cast<std::int64_t>(L.streamId)).bind(base + 21, L.alignResidualNs)
+        .bind(base + 22, L.droppedEvents).bind(base + 23, static_cast<std::int64_t>(L.contextId))
+        .bind(base + 24, static_cast<std::int64_t>(L.graphId)).bind(base + 25, static_cast<std::int64_t>(L.graphNodeId))
+        .bind(base + 26, L.launchIndex);
+}
+
+// "INSERT INTO t(cols) VALUES(?, ...), (?, ...), ..." with `rows` rows of `cols` parameters.
+std::string multiRowInsert(const char* head, int cols, int rows)
+{
+    std::string row = "(";
+    for (int c = 0; c < cols; ++c)
+        row += c ? ", ?" : "?";
+    row += ")";
+    std::string sql = head;
+    sql += " VALUES";
+    for (int r = 0; r < rows; ++r) {
+        sql += r ? ", " : " ";
+        sql += row;
+    }
+    return sql;
 }
 
 }  // namespace detail
@@ -184,12 +205,35 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
         }
     }
     if (!k.loads.empty()) {
-        Stmt s(db, "INSERT INTO loads(kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) VALUES(?, ?, ?, ?, ?, ?, ?)");
+        // Schema 4: the loads of each CTA in one zstd chunk (docs/schema.md, "Load chunks").
+        std::vector<std::vector<LoadTransfer>> perCta(k.ctas.size());
         for (const LoadTransfer& x : k.loads) {
+            ctaRow(x.ctaId, "a load");
             if (x.ready < x.issue)
                 fail(path, where + ": a load is ready before it was issued");
-            s.bind(1, kernelId).bind(2, ctaRow(x.ctaId, "a load")).bind(3, static_cast<int>(x.slot)).bind(4, x.kstep)
-                .bind(5, x.issue).bind(6, x.ready).bind(7, x.bytes);
+            perCta[static_cast<std::size_t>(x.ctaId)].push_back(x);
+        }
+        Stmt s(db, "INSERT INTO load_chunks(kernel_id, cta_id, count, first_issue_ns, last_ready_ns, codec, data) "
+                   "VALUES(?, ?, ?, ?, ?, ?, ?)");
+        Zstd z;
+        for (std::size_t c = 0; c < perCta.size(); ++c) {
+            if (perCta[c].empty())
+                continue;
+            const PackedLoads p = packLoads(path, z, std::move(perCta[c]));
+            s.bind(1, kernelId).bind(2, ctaIds[c]).bind(3, p.count).bind(4, p.firstIssue).bind(5, p.lastReady)
+                .bind(6, kPackedCodecZstd).bindBlobStatic(7, p.data.data(), p.data.size());
+            s.run();
+        }
+    }
+    if (!k.phaseNames.empty()) {
+        if (k.phaseNames.size() > static_cast<std::size_t>(kMaxUserPhases))
+            fail(path, where + ": " + str(static_cast<std::int64_t>(k.phaseNames.size())) + " user phase names, at most "
+                           + str(kMaxUserPhases));
+        Stmt s(db, "INSERT INTO phase_names(kernel_id, code, name) VALUES(?, ?, ?)");
+        for (std::size_t i = 0; i < k.phaseNames.size(); ++i) {
+            if (k.phaseNames[i].empty())
+                continue;  // an unused code
+            s.bind(1, kernelId).bind(2, static_cast<std::int64_t>(kUserPhaseBase + i)).bind(3, k.phaseNames[i]);
             s.run();
         }
     }
@@ -210,33 +254,30 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
 
 void TraceStore::Impl::insertMemOps(RowId runId, const std::vector<MemOp>& ops)
 {
-    if (ops.empty())
-        return;
-    Stmt& s = cached(memopStmt, "INSERT INTO memops(run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id, "
-                                "context_id, graph_id, graph_node_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const MemOp& m : ops) {
-        if (m.end < m.start)
-            fail(db.path(), "cannot write a memory operation that ends before it starts");
-        s.bind(1, runId).bindStatic(2, memOpKindName(m.kind)).bind(3, m.bytes).bind(4, m.start).bind(5, m.end)
-            .bind(6, static_cast<std::int64_t>(m.correlationId)).bind(7, static_cast<std::int64_t>(m.streamId))
-            .bind(8, static_cast<std::int64_t>(m.contextId)).bind(9, static_cast<std::int64_t>(m.graphId))
-            .bind(10, static_cast<std::int64_t>(m.graphNodeId));
-        s.run();
-    }
+    insertRows(memopStmt, memopBatch,
+               "INSERT INTO memops(run_id, kind, bytes, start_ns, end_ns, correlation_id, stream_id, context_id, "
+               "graph_id, graph_node_id)", 10, ops,
+               [&](const MemOp& m) {
+                   if (m.end < m.start)
+                       fail(db.path(), "cannot write a memory operation that ends before it starts");
+               },
+               [&](Stmt& s, int b, const MemOp& m) {
+                   s.bind(b + 1, runId).bindStatic(b + 2, memOpKindName(m.kind)).bind(b + 3, m.bytes).bind(b + 4, m.start)
+                       .bind(b + 5, m.end).bind(b + 6, static_cast<std::int64_t>(m.correlationId))
+                       .bind(b + 7, static_cast<std::int64_t>(m.streamId)).bind(b + 8, static_cast<std::int64_t>(m.contextId))
+                       .bind(b + 9, static_cast<std::int64_t>(m.graphId)).bind(b + 10, static_cast<std::int64_t>(m.graphNodeId));
+               });
 }
 
-// The fast path for program recordings: launches without per-warp data, one reused statement.
+// The fast path for program recordings: launches without per-warp data, multi-row inserts.
 void TraceStore::Impl::insertLaunches(RowId runId, const std::vector<KernelLaunch>& launches)
 {
-    if (launches.empty())
-        return;
-    Stmt& s = cached(launchStmt, kInsertKernelSql);
-    for (const KernelLaunch& L : launches) {
-        if (L.end < L.start)
-            fail(db.path(), "cannot write kernel '" + L.name + "': it ends before it starts");
-        bindLaunch(s, runId, L);
-        s.run();
-    }
+    insertRows(launchStmt, launchBatch, kInsertKernelHead, 26, launches,
+               [&](const KernelLaunch& L) {
+                   if (L.end < L.start)
+                       fail(db.path(), "cannot write kernel '" + L.name + "': it ends before it starts");
+               },
+               [&](Stmt& s, int b, const KernelLaunch& L) { bindLaunch(s, runId, L, b); });
 }
 
 void TraceStore::Impl::insertStreams(RowId runId, const std::vector<StreamInfo>& streams)
@@ -256,34 +297,36 @@ void TraceStore::Impl::insertStreams(RowId runId, const std::vector<StreamInfo>&
 
 void TraceStore::Impl::insertNvtx(RowId runId, const std::vector<NvtxRange>& ranges)
 {
-    if (ranges.empty())
-        return;
-    Stmt& s = cached(nvtxStmt, "INSERT INTO nvtx_ranges(run_id, kind, domain, name, start_ns, end_ns, thread_id, "
-                               "depth, color, category, closed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const NvtxRange& r : ranges) {
-        if (r.end < r.start)
-            fail(db.path(), "cannot write NVTX range '" + r.name + "': it ends before it starts");
-        s.bind(1, runId).bindStatic(2, nvtxKindName(r.kind)).bindStatic(3, r.domain).bindStatic(4, r.name).bind(5, r.start)
-            .bind(6, r.end).bind(7, static_cast<std::int64_t>(r.threadId)).bind(8, r.depth)
-            .bind(9, static_cast<std::int64_t>(r.color)).bind(10, r.category).bind(11, r.closed ? 1 : 0);
-        s.run();
-    }
+    insertRows(nvtxStmt, nvtxBatch,
+               "INSERT INTO nvtx_ranges(run_id, kind, domain, name, start_ns, end_ns, thread_id, depth, color, "
+               "category, closed)", 11, ranges,
+               [&](const NvtxRange& r) {
+                   if (r.end < r.start)
+                       fail(db.path(), "cannot write NVTX range '" + r.name + "': it ends before it starts");
+               },
+               [&](Stmt& s, int b, const NvtxRange& r) {
+                   s.bind(b + 1, runId).bindStatic(b + 2, nvtxKindName(r.kind)).bindStatic(b + 3, r.domain)
+                       .bindStatic(b + 4, r.name).bind(b + 5, r.start).bind(b + 6, r.end)
+                       .bind(b + 7, static_cast<std::int64_t>(r.threadId)).bind(b + 8, r.depth)
+                       .bind(b + 9, static_cast<std::int64_t>(r.color)).bind(b + 10, r.category).bind(b + 11, r.closed ? 1 : 0);
+               });
 }
 
 void TraceStore::Impl::insertApiSpans(RowId runId, const std::vector<ApiSpan>& spans)
 {
-    if (spans.empty())
-        return;
-    Stmt& s = cached(apiStmt, "INSERT INTO api_spans(run_id, name, cbid, driver, start_ns, end_ns, thread_id, "
-                              "correlation_id, result) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const ApiSpan& a : spans) {
-        if (a.end < a.start)
-            fail(db.path(), "cannot write API call '" + a.name + "': it ends before it starts");
-        s.bind(1, runId).bindStatic(2, a.name).bind(3, static_cast<std::int64_t>(a.cbid)).bind(4, a.driver ? 1 : 0)
-            .bind(5, a.start).bind(6, a.end).bind(7, static_cast<std::int64_t>(a.threadId))
-            .bind(8, static_cast<std::int64_t>(a.correlationId)).bind(9, a.result);
-        s.run();
-    }
+    insertRows(apiStmt, apiBatch,
+               "INSERT INTO api_spans(run_id, name, cbid, driver, start_ns, end_ns, thread_id, correlation_id, result)",
+               9, spans,
+               [&](const ApiSpan& a) {
+                   if (a.end < a.start)
+                       fail(db.path(), "cannot write API call '" + a.name + "': it ends before it starts");
+               },
+               [&](Stmt& s, int b, const ApiSpan& a) {
+                   s.bind(b + 1, runId).bindStatic(b + 2, a.name).bind(b + 3, static_cast<std::int64_t>(a.cbid))
+                       .bind(b + 4, a.driver ? 1 : 0).bind(b + 5, a.start).bind(b + 6, a.end)
+                       .bind(b + 7, static_cast<std::int64_t>(a.threadId))
+                       .bind(b + 8, static_cast<std::int64_t>(a.correlationId)).bind(b + 9, a.result);
+               });
 }
 
 void TraceStore::Impl::insertMetrics(RowId runId, const std::vector<Metric>& ms, const std::vector<RowId>* kernelIds)
@@ -292,12 +335,18 @@ void TraceStore::Impl::insertMetrics(RowId runId, const std::vector<Metric>& ms,
         return;
     Stmt s(db, "INSERT INTO metrics(run_id, kernel_id, scope, name, value, unit) VALUES(?, ?, ?, ?, ?, ?) "
                "ON CONFLICT(run_id, kernel_id, scope, name) DO UPDATE SET value = excluded.value, unit = excluded.unit");
+    // Per-CTA / per-warpgroup metrics (scope cta:N, wg:N) go into one packed chunk per (kernel, prefix).
+    std::map<std::pair<RowId, std::string>, MetricGroup> packed;
     for (const Metric& m : ms) {
         RowId kid = m.kernelId;
         if (kernelIds && kid != 0) {
             if (kid < 1 || static_cast<std::size_t>(kid) > kernelIds->size())
                 fail(db.path(), "cannot write metric '" + m.name + "': it points at missing kernel " + str(kid));
             kid = (*kernelIds)[static_cast<std::size_t>(kid - 1)];
+        }
+        if (auto ps = packedScope(m.scope)) {
+            packed[{kid, ps->first}][MetricKey{ps->second, m.name}] = MetricValue{m.value, m.unit};
+            continue;
         }
         s.bind(1, runId).bind(2, kid).bind(3, m.scope).bind(4, m.name);
         if (m.value != m.value)
@@ -306,6 +355,51 @@ void TraceStore::Impl::insertMetrics(RowId runId, const std::vector<Metric>& ms,
             s.bind(5, m.value);
         s.bind(6, m.unit);
         s.run();
+    }
+    if (packed.empty())
+        return;
+    Stmt sel(db, "SELECT id, count, codec, data FROM metric_chunks WHERE run_id = ? AND kernel_id = ? AND scope_prefix = ?");
+    Stmt ins(db, "INSERT INTO metric_chunks(run_id, kernel_id, scope_prefix, count, codec, data) VALUES(?, ?, ?, ?, ?, ?) "
+                 "ON CONFLICT(run_id, kernel_id, scope_prefix) DO UPDATE SET count = excluded.count, "
+                 "codec = excluded.codec, data = excluded.data");
+    Zstd z;
+    for (auto& [key, group] : packed) {
+        sel.bind(1, runId).bind(2, key.first).bind(3, key.second);
+        if (sel.step()) {  // writing again replaces metrics one by one, as for rows
+            MetricGroup old;
+            unpackMetrics(db.path(), z, sel.i64(0), sel.i64(1), sel.i64(2), sel.blob(3), old);
+            group.insert(old.begin(), old.end());  // keeps the new value where both have one
+        }
+        sel.reset();
+        const std::string data = packMetrics(db.path(), z, group);
+        ins.bind(1, runId).bind(2, key.first).bind(3, key.second).bind(4, static_cast<std::int64_t>(group.size()))
+            .bind(5, kPackedCodecZstd).bindBlobStatic(6, data.data(), data.size());
+        ins.run();
+    }
+}
+
+void TraceStore::Impl::insertSources(RowId runId, const std::vector<SourceFile>& sources)
+{
+    if (sources.empty())
+        return;
+    Stmt text(db, "INSERT INTO source_texts(sha256, size, codec, data) VALUES(?, ?, ?, ?) ON CONFLICT(sha256) DO NOTHING");
+    Stmt file(db, "INSERT INTO sources(run_id, path, sha256) VALUES(?, ?, ?) "
+                  "ON CONFLICT(run_id, path) DO UPDATE SET sha256 = excluded.sha256");
+    Zstd z;
+    std::string data;
+    for (const SourceFile& f : sources) {
+        if (f.path.empty())
+            fail(db.path(), "cannot write a source file without a path");
+        const std::string digest = sha256Hex(f.text);
+        if (!f.sha256.empty() && f.sha256 != digest)
+            fail(db.path(), "cannot write source file '" + f.path + "': its sha256 " + f.sha256
+                                + " does not match its text (" + digest + ")");
+        z.compress(db.path(), f.text, data);
+        text.bind(1, digest).bind(2, static_cast<std::int64_t>(f.text.size())).bind(3, kPackedCodecZstd)
+            .bindBlobStatic(4, data.data(), data.size());
+        text.run();
+        file.bind(1, runId).bind(2, f.path).bind(3, digest);
+        file.run();
     }
 }
 
@@ -328,6 +422,7 @@ RowId TraceStore::writeRun(const RunRecord& rec)
         m_impl->insertStreams(runId, rec.streams);
         m_impl->insertNvtx(runId, rec.nvtx);
         m_impl->insertApiSpans(runId, rec.apiSpans);
+        m_impl->insertSources(runId, rec.sources);
         db.exec("COMMIT");
         m_impl->useWal();
         return runId;
@@ -351,6 +446,28 @@ void TraceStore::writeMetrics(RowId runId, const std::vector<Metric>& ms)
         if (!chk.step())
             fail(m_path, "cannot write metrics: no run " + str(runId));
         m_impl->insertMetrics(runId, ms, nullptr);
+        db.exec("COMMIT");
+        m_impl->useWal();
+    } catch (...) {
+        sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+void TraceStore::writeSources(RowId runId, const std::vector<SourceFile>& sources)
+{
+    if (m_readOnly || !m_impl->writable)
+        fail(m_path, "opened read-only; cannot write source files");
+    if (m_impl->inRun)
+        fail(m_path, "a streaming run is still open; commit it before writing source files");
+    const Db& db = m_impl->db;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+        Stmt chk(db, "SELECT 1 FROM runs WHERE id = ?");
+        chk.bind(1, runId);
+        if (!chk.step())
+            fail(m_path, "cannot write source files: no run " + str(runId));
+        m_impl->insertSources(runId, sources);
         db.exec("COMMIT");
         m_impl->useWal();
     } catch (...) {
@@ -490,6 +607,12 @@ void RunWriter::addApiSpans(const std::vector<ApiSpan>& spans)
 {
     requireOpen(m_open, m_store);
     m_store->m_impl->insertApiSpans(m_runId, spans);
+}
+
+void RunWriter::addSources(const std::vector<SourceFile>& sources)
+{
+    requireOpen(m_open, m_store);
+    m_store->m_impl->insertSources(m_runId, sources);
 }
 
 void RunWriter::setProcessEnd(TimeNs processStart, TimeNs processEnd, int exitCode, int exitSignal)

@@ -257,12 +257,16 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
     const std::uint64_t regionBytes = sizeof(WarpRegionHeader) + std::uint64_t(cap) * sizeof(TraceEvent);
     std::int64_t overflowEvents = 0;
     std::vector<TraceEvent> events;
+    int maxUserPhase = -1;                                    // highest user phase index seen
+    std::vector<std::pair<std::size_t, int>> userRoleWarps;   // (index into rec.warps, roleIndex)
+    int declaredWarps = 0, tracedCtas = 0;
 
     for (std::uint32_t c = 0; c < nCta; ++c) {
         const auto& r = ctaRecs[c];
         // Overflow and unfinished warps count for every CTA, kept or not: the run is failed either way.
         const bool complete = (r.flags & 3u) == 3u;
         const bool kept = complete && keepSorted(c);
+        if (complete) ++tracedCtas;
 
         const RowId ctaLocal = RowId(rec.ctas.size());
         const CtaClock& clk = clocks[c];
@@ -292,11 +296,13 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
                 ++report.undeclaredWarps;
                 continue;
             }
+            ++declaredWarps;
             std::uint32_t n = std::min(wh.count, cap);
             bool unfinished = false;
             if (wh.count > cap) {
                 ++report.overflowWarps;
                 overflowEvents += std::int64_t(wh.count) - std::int64_t(cap);
+                report.overflows.push_back(WarpOverflow{int(c), int(w), wh.count, cap});
             }
             if (wh.count == 0) {
                 // The warp never wrote its final count: find what it did write (the host zeroed the buffer).
@@ -321,6 +327,15 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             warp.warpgroup = int(wh.warpgroup);
             warp.role = wh.role <= std::uint8_t(WarpRole::Idle) ? WarpRole(wh.role) : WarpRole::Unknown;
             warp.roleName = roleDisplayName(warp.role, warp.warpgroup, int(wh.roleIndex));
+            if (wh.flags & 2u) {
+                if (wh.userRole < options.roleNames.size()) {
+                    warp.roleName = options.roleNames[wh.userRole];
+                } else {
+                    warp.roleName = "role " + std::to_string(wh.userRole);
+                    ++report.unnamedUserRoles;
+                }
+                userRoleWarps.push_back({rec.warps.size(), int(wh.roleIndex)});
+            }
             rec.warps.push_back(warp);
 
             OpenPhase ph;
@@ -411,7 +426,14 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
                 }
                 closePhase(t);
                 ph.open = true;
-                ph.kind = e.kind < kIntervalKindCount ? IntervalKind(e.kind) : IntervalKind::Other;
+                if (e.kind < kIntervalKindCount) {
+                    ph.kind = IntervalKind(e.kind);
+                } else if (isUserPhase(IntervalKind(e.kind))) {
+                    ph.kind = IntervalKind(e.kind);
+                    maxUserPhase = std::max(maxUserPhase, int(e.kind) - int(kUserPhaseBase));
+                } else {
+                    ph.kind = IntervalKind::Other;  // reserved for future standard kinds
+                }
                 ph.kstep = e.kstep;
                 ph.slot = e.slot == kNoSlot ? std::int16_t(-1) : std::int16_t(e.slot);
                 ph.start = t;
@@ -456,11 +478,48 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
     std::stable_sort(rec.loads.begin(), rec.loads.end(),
                      [](const LoadTransfer& a, const LoadTransfer& b) { return a.issue < b.issue; });
 
+    // User phase names: the kernel's, extended for kinds it used without naming them.
+    rec.phaseNames = options.phaseNames;
+    if (rec.phaseNames.size() > std::size_t(kMaxUserPhases)) rec.phaseNames.resize(kMaxUserPhases);
+    for (int i = int(rec.phaseNames.size()); i <= maxUserPhase; ++i) {
+        rec.phaseNames.push_back("phase " + std::to_string(i));
+        ++report.unnamedUserPhases;
+    }
+    if (report.unnamedUserPhases > 0)
+        report.warnings.push_back(std::to_string(report.unnamedUserPhases)
+                                  + " user phase kinds have no name (WARPSTAGE_PHASE_NAMES lists fewer): shown as 'phase <i>'");
+    if (report.unnamedUserRoles > 0)
+        report.warnings.push_back(std::to_string(report.unnamedUserRoles)
+                                  + " warps declared a user role with no name (WARPSTAGE_ROLE_NAMES lists fewer): shown as 'role <i>'");
+    // User role names: numbered by roleIndex where warps of one name differ in it.
+    std::map<std::string, std::pair<int, int>> roleIdxRange;  // name -> (min, max roleIndex)
+    for (const auto& [wi, ri] : userRoleWarps) {
+        auto [it, fresh] = roleIdxRange.emplace(rec.warps[wi].roleName, std::make_pair(ri, ri));
+        if (!fresh) it->second = {std::min(it->second.first, ri), std::max(it->second.second, ri)};
+    }
+    for (const auto& [wi, ri] : userRoleWarps) {
+        const auto& range = roleIdxRange[rec.warps[wi].roleName];
+        if (range.first != range.second) rec.warps[wi].roleName += " " + std::to_string(ri);
+    }
+
     report.droppedEvents = overflowEvents;
-    if (report.overflowWarps > 0)
+    if (report.overflowWarps > 0) {
+        std::string which;
+        for (std::size_t i = 0; i < report.overflows.size() && i < 4; ++i) {
+            const auto& o = report.overflows[i];
+            which += (i ? ", " : "") + std::string("CTA ") + std::to_string(o.cta) + " warp " + std::to_string(o.warp) + " ("
+                + std::to_string(o.attempted) + " events)";
+        }
+        if (report.overflows.size() > 4) which += ", and " + std::to_string(report.overflows.size() - 4) + " more";
         failures.insert(failures.begin(), "trace buffer overflow: " + std::to_string(overflowEvents) + " events lost in "
                                               + std::to_string(report.overflowWarps) + " warps (capacity "
-                                              + std::to_string(cap) + " events per warp)");
+                                              + std::to_string(cap) + " events per warp): " + which);
+    }
+    if (tracedCtas > 0 && declaredWarps == 0) {
+        report.noRoleDeclared = true;
+        failures.push_back("the kernel declares no role: its CTAs ran traced but no warp declared one (construct a "
+                           "ws::trace::Warp, or call begin(), in every warp that should appear)");
+    }
     if (report.unfinishedWarps > 0)
         failures.push_back(std::to_string(report.unfinishedWarps)
                            + " warps declared a role but never wrote their end event (kernel fault or early exit)");

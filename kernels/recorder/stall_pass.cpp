@@ -4,6 +4,7 @@
 // parseStallFile in recorder.cpp) and exits 0, or kStallNoPermission /
 // kStallNotSupported / kStallError with the reason in FILE.
 #include "cupti_api.h"
+#include "pc_sampling_session.h"
 #include "gemm_data.h"
 #include "warpstage/recorder.h"
 
@@ -25,7 +26,7 @@ namespace ws::rec {
 namespace {
 
 struct Module {
-    std::vector<char> cubin;
+    std::string cubin;
     std::uint64_t crc = 0;
 };
 std::mutex g_modMutex;
@@ -40,11 +41,7 @@ void CUPTIAPI onResource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (!md || !md->pCubin || md->cubinSize == 0) return;
     Module m;
     m.cubin.assign(md->pCubin, md->pCubin + md->cubinSize);
-    CUpti_GetCubinCrcParams p{};
-    p.size = CUpti_GetCubinCrcParamsSize;
-    p.cubin = m.cubin.data();
-    p.cubinSize = m.cubin.size();
-    if (g_api->cuptiGetCubinCrc(&p) == CUPTI_SUCCESS) m.crc = p.cubinCrc;
+    m.crc = pcs::cubinCrc(*g_api, m.cubin.data(), m.cubin.size());
     std::lock_guard<std::mutex> lk(g_modMutex);
     g_modules.push_back(std::move(m));
 }
@@ -108,97 +105,15 @@ int run(const Args& a)
     if ((ce = cudaDeviceSynchronize()) != cudaSuccess)
         return finish(a, kStallError, std::string("warm-up kernel: ") + cudaGetErrorString(ce));
 
-    CUpti_PCSamplingEnableParams en{};
-    en.size = CUpti_PCSamplingEnableParamsSize;
-    en.ctx = ctx;
-    r = api.cuptiPCSamplingEnable(&en);
-    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-        return finish(a, kStallNoPermission, "PC sampling not permitted: " + cupti::resultText(api, r)
-                                                 + " (needs root or NVreg_RestrictProfilingToAdminUsers=0)");
-    if (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_COMPATIBLE || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED)
-        return finish(a, kStallNotSupported, "PC sampling not supported here: " + cupti::resultText(api, r));
-    if (r != CUPTI_SUCCESS) return finish(a, kStallError, "cuptiPCSamplingEnable: " + cupti::resultText(api, r));
-
-    size_t nReasons = 0;
-    CUpti_PCSamplingGetNumStallReasonsParams nr{};
-    nr.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
-    nr.ctx = ctx;
-    nr.numStallReasons = &nReasons;
-    if ((r = api.cuptiPCSamplingGetNumStallReasons(&nr)) != CUPTI_SUCCESS)
-        return finish(a, kStallError, "stall reasons: " + cupti::resultText(api, r));
-    std::vector<uint32_t> idx(nReasons);
-    std::vector<std::vector<char>> names(nReasons, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE, 0));
-    std::vector<char*> namePtrs(nReasons);
-    for (size_t i = 0; i < nReasons; ++i) namePtrs[i] = names[i].data();
-    CUpti_PCSamplingGetStallReasonsParams gr{};
-    gr.size = CUpti_PCSamplingGetStallReasonsParamsSize;
-    gr.ctx = ctx;
-    gr.numStallReasons = nReasons;
-    gr.stallReasonIndex = idx.data();
-    gr.stallReasons = namePtrs.data();
-    if ((r = api.cuptiPCSamplingGetStallReasons(&gr)) != CUPTI_SUCCESS)
-        return finish(a, kStallError, "stall reason names: " + cupti::resultText(api, r));
-    std::map<uint32_t, std::string> reasonName;
-    for (size_t i = 0; i < nReasons; ++i) reasonName[idx[i]] = namePtrs[i];
-
-    // Two separate buffers: the one in the configuration (CUPTI fills it at a range end)
-    // and the one GetData fills. On the H200, one buffer used for both came back empty.
-    const size_t collect = 20000;
-    struct Buf {
-        std::vector<CUpti_PCSamplingPCData> pcs;
-        std::vector<CUpti_PCSamplingStallReason> reasons;
-        CUpti_PCSamplingData data{};
-        void init(size_t n, size_t nr)
-        {
-            pcs.assign(n, CUpti_PCSamplingPCData{});
-            reasons.assign(n * nr, CUpti_PCSamplingStallReason{});
-            for (size_t i = 0; i < n; ++i) {
-                pcs[i].size = sizeof(CUpti_PCSamplingPCData);
-                pcs[i].stallReason = reasons.data() + i * nr;
-            }
-            data = {};
-            data.size = sizeof(CUpti_PCSamplingData);
-            data.collectNumPcs = n;
-            data.pPcData = pcs.data();
-        }
-    };
-    Buf cfgBuf, getBuf;
-    cfgBuf.init(collect, nReasons);
-    getBuf.init(collect, nReasons);
-
-    std::vector<CUpti_PCSamplingConfigurationInfo> cfg(7);
-    for (auto& c : cfg) c = {};
-    cfg[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
-    cfg[0].attributeData.stallReasonData.stallReasonCount = nReasons;
-    cfg[0].attributeData.stallReasonData.pStallReasonIndex = idx.data();
-    cfg[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
-    cfg[1].attributeData.samplingPeriodData.samplingPeriod = uint32_t(a.period);  // 2^period cycles
-    cfg[2].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
-    cfg[2].attributeData.collectionModeData.collectionMode = CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED;
-    cfg[3].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
-    cfg[3].attributeData.enableStartStopControlData.enableStartStopControl = 1;
-    cfg[4].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
-    cfg[4].attributeData.outputDataFormatData.outputDataFormat = CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
-    cfg[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
-    cfg[5].attributeData.samplingDataBufferData.samplingDataBuffer = &cfgBuf.data;
-    cfg[6].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
-    cfg[6].attributeData.scratchBufferSizeData.scratchBufferSize = size_t(64) << 20;
-    CUpti_PCSamplingConfigurationInfoParams cp{};
-    cp.size = CUpti_PCSamplingConfigurationInfoParamsSize;
-    cp.ctx = ctx;
-    cp.numAttributes = cfg.size();
-    cp.pPCSamplingConfigurationInfo = cfg.data();
-    if ((r = api.cuptiPCSamplingSetConfigurationAttribute(&cp)) != CUPTI_SUCCESS) {
-        std::string which;
-        for (const auto& c : cfg)
-            if (c.attributeStatus != CUPTI_SUCCESS) which += " attr" + std::to_string(int(c.attributeType));
-        return finish(a, kStallError, "PC sampling configuration:" + which + " " + cupti::resultText(api, r));
+    pcs::Session session;
+    std::string openErr;
+    switch (session.open(api, ctx, a.period, &openErr)) {
+    case pcs::OpenError::None: break;
+    case pcs::OpenError::NoPermission: return finish(a, kStallNoPermission, openErr);
+    case pcs::OpenError::NotSupported: return finish(a, kStallNotSupported, openErr);
+    case pcs::OpenError::Error: return finish(a, kStallError, openErr);
     }
-
-    CUpti_PCSamplingStartParams sp{};
-    sp.size = CUpti_PCSamplingStartParamsSize;
-    sp.ctx = ctx;
-    if ((r = api.cuptiPCSamplingStart(&sp)) != CUPTI_SUCCESS) {
+    if ((r = session.start()) != CUPTI_SUCCESS) {
         const int code = r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? kStallNoPermission : kStallError;
         return finish(a, code, "cuptiPCSamplingStart: " + cupti::resultText(api, r));
     }
@@ -207,58 +122,17 @@ int run(const Args& a)
         if (!le.empty()) return finish(a, kStallError, "launch under sampling: " + le);
     }
     ce = cudaDeviceSynchronize();
-    CUpti_PCSamplingStopParams stp{};
-    stp.size = CUpti_PCSamplingStopParamsSize;
-    stp.ctx = ctx;
-    r = api.cuptiPCSamplingStop(&stp);
+    r = session.stop();
     if (ce != cudaSuccess) return finish(a, kStallError, std::string("kernel under sampling: ") + cudaGetErrorString(ce));
     if (r != CUPTI_SUCCESS) return finish(a, kStallError, "cuptiPCSamplingStop: " + cupti::resultText(api, r));
 
     // Aggregate over launches: (function, pc, crc, reason) -> samples.
     std::map<std::tuple<std::string, std::uint64_t, std::uint64_t, std::string>, std::uint64_t> agg;
-    std::uint64_t total = 0, dropped = 0, nonUsr = 0;
-    int hwFull = 0, rounds = 0;
-    auto consume = [&](const CUpti_PCSamplingData& d) {
-        total += d.totalSamples;
-        dropped += d.droppedSamples;
-        nonUsr += d.nonUsrKernelsTotalSamples;
-        hwFull |= d.hardwareBufferFull ? 1 : 0;
-        for (size_t i = 0; i < d.totalNumPcs && i < d.collectNumPcs; ++i) {
-            const auto& pc = d.pPcData[i];
-            const std::string fnName = pc.functionName ? pc.functionName : "";
-            for (size_t j = 0; j < pc.stallReasonCount; ++j) {
-                if (pc.stallReason[j].samples == 0) continue;
-                auto it = reasonName.find(pc.stallReason[j].pcSamplingStallReasonIndex);
-                const std::string rn = it != reasonName.end() ? it->second : "reason_" + std::to_string(pc.stallReason[j].pcSamplingStallReasonIndex);
-                agg[{fnName, pc.pcOffset, pc.cubinCrc, rn}] += pc.stallReason[j].samples;
-            }
-        }
-    };
-    std::uint64_t getRange = UINT64_MAX;
-    size_t getPcs = 0;
-    for (;;) {
-        CUpti_PCSamplingGetDataParams gd{};
-        gd.size = CUpti_PCSamplingGetDataParamsSize;
-        gd.ctx = ctx;
-        gd.pcSamplingData = &getBuf.data;
-        getBuf.data.totalNumPcs = 0;
-        r = api.cuptiPCSamplingGetData(&gd);
-        if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY) break;
-        ++rounds;
-        if (getBuf.data.totalNumPcs == 0 && getBuf.data.remainingNumPcs == 0) break;
-        getRange = getBuf.data.rangeId;
-        getPcs += getBuf.data.totalNumPcs;
-        consume(getBuf.data);
-        if (getBuf.data.remainingNumPcs == 0 || rounds > 1000) break;
-    }
-    // The range's data was also seen in the configuration buffer after Stop; use it only
-    // when GetData returned nothing (never both: that would count samples twice).
-    const char* source = "getdata";
-    if (getPcs == 0 && cfgBuf.data.totalNumPcs > 0) {
-        consume(cfgBuf.data);
-        source = "config-buffer";
-    }
-    (void)getRange;
+    const pcs::Totals tot = session.drain([&](const char* fnName, std::uint64_t pc, std::uint64_t crc, const std::string& reason,
+                                              std::uint64_t samples) { agg[{fnName, pc, crc, reason}] += samples; });
+    const std::uint64_t total = tot.total, dropped = tot.dropped, nonUsr = tot.nonUser;
+    const int hwFull = tot.hardwareBufferFull ? 1 : 0;
+    const char* source = tot.source;
 
     // SASS -> source, once per (crc, function, pc).
     std::map<std::tuple<std::uint64_t, std::string, std::uint64_t>, std::pair<std::string, int>> srcCache;
@@ -273,21 +147,7 @@ int run(const Args& a)
             for (const auto& m : g_modules)
                 if (m.crc == crc) mod = &m;
         }
-        if (mod) {
-            CUpti_GetSassToSourceCorrelationParams sc{};
-            sc.size = CUpti_GetSassToSourceCorrelationParamsSize;
-            sc.cubin = mod->cubin.data();
-            sc.cubinSize = mod->cubin.size();
-            sc.functionName = fnName.c_str();
-            sc.pcOffset = pc;
-            if (api.cuptiGetSassToSourceCorrelation(&sc) == CUPTI_SUCCESS) {
-                std::string file = sc.fileName ? sc.fileName : "";
-                if (sc.dirName && *sc.dirName && !file.empty() && file[0] != '/') file = std::string(sc.dirName) + "/" + file;
-                res = {file, int(sc.lineNumber)};
-                std::free(sc.fileName);
-                std::free(sc.dirName);
-            }
-        }
+        if (mod) res = pcs::sourceOf(api, mod->cubin, fnName, pc);
         (res.second > 0 ? srcOk : srcFail)++;
         srcCache[key] = res;
         return res;
@@ -308,10 +168,7 @@ int run(const Args& a)
     std::snprintf(line, sizeof line, "source\t%d\t%d\n", srcOk, srcFail);
     body += line;
 
-    CUpti_PCSamplingDisableParams dp{};
-    dp.size = CUpti_PCSamplingDisableParamsSize;
-    dp.ctx = ctx;
-    api.cuptiPCSamplingDisable(&dp);
+    session.close();
     api.cuptiUnsubscribe(sub);
     return finish(a, 0, "ok", body);
 }

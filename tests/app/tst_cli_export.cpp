@@ -226,7 +226,9 @@ void TestCliExport::initTestCase()
     QVERIFY2(rawExec(m_v1,
                      "BEGIN; CREATE TABLE intervals(id INTEGER PRIMARY KEY, warp_id INTEGER NOT NULL, kind INTEGER NOT NULL, "
                      "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, start_ns INTEGER NOT NULL, "
-                     "duration_ns INTEGER NOT NULL); DROP TABLE interval_chunks; PRAGMA user_version = 1; COMMIT;",
+                     "duration_ns INTEGER NOT NULL); DROP TABLE interval_chunks; "
+                     // schema 4 packs loads: version 1 had them as rows
+                     "CREATE TABLE loads(id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL, cta_id INTEGER NOT NULL, slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, issue_ns INTEGER NOT NULL, ready_ns INTEGER NOT NULL, bytes INTEGER NOT NULL DEFAULT 0); DROP TABLE load_chunks; DROP TABLE metric_chunks; DROP TABLE phase_names; DROP TABLE sources; DROP TABLE source_texts; PRAGMA user_version = 1; COMMIT;",
                      &err),
              qPrintable(err));
     QCOMPARE(ws::TraceStore::checkFile(m_v1.toStdString()).fileVersion, 1);

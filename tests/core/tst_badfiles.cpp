@@ -22,6 +22,7 @@ void readEverything(const std::string& path)
     for (const RunSummary& r : st.runSummaries()) {
         st.memOps(r.info.id);
         st.metrics(r.info.id);
+        st.loadSources(r.info.id);
         for (const KernelSummary& k : st.kernelSummaries(r.info.id))
             st.loadKernel(k.launch.id);
     }
@@ -163,7 +164,8 @@ private slots:
     void missingTable_data()
     {
         QTest::addColumn<QString>("table");
-        for (const char* t : {"kernels", "ctas", "warps", "interval_chunks", "loads", "tiles", "stall_samples", "metrics", "memops"})
+        for (const char* t : {"kernels", "ctas", "warps", "interval_chunks", "load_chunks", "tiles", "stall_samples", "metrics", "memops",
+                              "metric_chunks", "phase_names", "sources", "source_texts"})
             QTest::newRow(t) << QString(t);
     }
     void missingTable()
@@ -213,9 +215,10 @@ private slots:
     }
     void negativeLoad()
     {
+        // schema 4: a load's latency is stored unsigned; a damaged chunk is what can go wrong
         const auto p = copyOfGood("negload");
-        wstest::rawExec(p, "UPDATE loads SET ready_ns = issue_ns - 1 WHERE id = 3");
-        expectError(p, "ready before it was issued");
+        wstest::rawExec(p, "UPDATE load_chunks SET data = X'28b52ffd0000' WHERE id = 1");
+        expectError(p, "load chunk 1: ");
     }
     void negativeMemOp()
     {
@@ -238,7 +241,7 @@ private slots:
     void loadPointsAtMissingCta()
     {
         const auto p = copyOfGood("orphanload");
-        wstest::rawExec(p, "UPDATE loads SET cta_id = 555 WHERE id = 1");
+        wstest::rawExec(p, "UPDATE load_chunks SET cta_id = 555 WHERE id = 1");
         expectError(p, "points at missing CTA 555");
     }
     void tilePointsAtMissingWarp()
@@ -384,6 +387,18 @@ private slots:
             }
         }
         qInfo("replayed %d corpus/regression files", files);
+        // schema 4's packed tables: the valid file reads, each damaged one is refused with its reason
+        const std::string corpus = src.toStdString() + "/tests/fuzz/corpus/";
+        readEverything(corpus + "valid_v4_packed.wstrace");
+        QCOMPARE(TraceStore::openReadOnly(corpus + "valid_v4_packed.wstrace").loadSources(1).size(), std::size_t(1));
+        for (const auto& [name, needle] : std::vector<std::pair<const char*, const char*>>{
+                 {"v4_damaged_load_chunk.wstrace", "load chunk"},
+                 {"v4_damaged_metric_chunk.wstrace", "metric chunk"},
+                 {"v4_damaged_source.wstrace", "source file"}}) {
+            const auto copy = fresh("v4");
+            std::filesystem::copy_file(corpus + name, copy);
+            expectError(copy, needle);
+        }
     }
 };
 

@@ -7,6 +7,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
+#include <map>
+
 #include <filesystem>
 
 using namespace ws;
@@ -36,16 +39,35 @@ void makeVersion1(const std::string& path, const RunRecord& rec)
     }
     // Decode the chunks through the store to get the rows to insert.
     std::vector<std::tuple<RowId, int, int, int, TimeNs, TimeNs>> rows;
+    // Schema 4 packs loads and per-CTA / per-warpgroup metrics: version 1 had them as rows.
+    std::string unpack = "CREATE TABLE loads(id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL, cta_id INTEGER NOT NULL, "
+                         "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, issue_ns INTEGER NOT NULL, "
+                         "ready_ns INTEGER NOT NULL, bytes INTEGER NOT NULL DEFAULT 0); "
+                         "CREATE INDEX loads_kernel ON loads(kernel_id); ";
     {
         auto st = TraceStore::openReadOnly(path);
-        for (const KernelLaunch& k : st.kernels(st.runs()[0].id)) {
+        const RowId run = st.runs()[0].id;
+        for (const KernelLaunch& k : st.kernels(run)) {
             const KernelTrace t = st.loadKernel(k.id);
             for (const Lane& l : t.lanes)
                 for (std::size_t i = 0; i < l.size(); ++i)
                     rows.emplace_back(l.warpId, int(l.kind[i]), l.slot[i], l.kstep[i], l.start[i], l.duration[i]);
+            for (const LoadTransfer& x : t.loads)
+                unpack += "INSERT INTO loads(kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) VALUES("
+                    + std::to_string(k.id) + "," + std::to_string(t.ctas[std::size_t(x.ctaId)].id) + ","
+                    + std::to_string(x.slot) + "," + std::to_string(x.kstep) + "," + std::to_string(x.issue) + ","
+                    + std::to_string(x.ready) + "," + std::to_string(x.bytes) + "); ";
         }
+        for (const Metric& m : st.metrics(run))
+            if (m.scope.rfind("cta:", 0) == 0 || m.scope.rfind("wg:", 0) == 0)
+                unpack += "INSERT INTO metrics(run_id, kernel_id, scope, name, value, unit) VALUES(" + std::to_string(run)
+                    + "," + std::to_string(m.kernelId) + ",'" + m.scope + "','" + m.name + "',"
+                    + (std::isnan(m.value) ? std::string("NULL") : QString::number(m.value, 'g', 17).toStdString())
+                    + ",'" + m.unit + "'); ";
     }
-    std::string sql = "BEGIN; CREATE TABLE intervals(id INTEGER PRIMARY KEY, warp_id INTEGER NOT NULL, kind INTEGER NOT NULL, "
+    unpack += "DROP TABLE load_chunks; DROP TABLE metric_chunks; DROP TABLE phase_names; DROP TABLE sources; "
+              "DROP TABLE source_texts; ";
+    std::string sql = "BEGIN; " + unpack + "CREATE TABLE intervals(id INTEGER PRIMARY KEY, warp_id INTEGER NOT NULL, kind INTEGER NOT NULL, "
                       "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, start_ns INTEGER NOT NULL, "
                       "duration_ns INTEGER NOT NULL); ";
     // Warps in reverse order (migration has to group and sort); within a warp the writer's order
@@ -378,6 +400,136 @@ private slots:
             const RowId id = w.writeRun(prog);
             QCOMPARE(TraceStore::openReadOnly(current).loadProgram(id).nvtx.size(), std::size_t(1));
         }
+    }
+
+    // The version-3 fixture (tests/core/fixtures/schema-v3.wstrace, made by the writer of schema 3):
+    // migrated to 4 on a copy, loads packed per CTA, the `loads` table gone, the source untouched.
+    void version3Fixture()
+    {
+        const auto src = fixture("schema-v3.wstrace");
+        QVERIFY2(std::filesystem::exists(src), src.c_str());
+        QCOMPARE(wstest::fileHash(src).toHex(),
+                 QByteArray("76ae8d30a728b5501effa522a811f7c459a3ea38e72986f6edd7b0cc881bf880"));
+        const auto v3 = file("fixture-v3.wstrace");
+        std::filesystem::copy_file(src, v3);
+        const QByteArray before = wstest::fileHash(v3);
+        const FileCheck c = TraceStore::checkFile(v3);
+        QCOMPARE(c.fileVersion, 3);
+        QVERIFY(c.needsMigration);
+        QVERIFY_THROWS_EXCEPTION(NeedsMigrationError, TraceStore::openReadOnly(v3));
+        const auto dst = file("fixture-v3.migrated.wstrace");
+        const MigrationResult r = TraceStore::migrateCopy(v3, dst);
+        QCOMPARE(r.fromVersion, 3);
+        QCOMPARE(r.toVersion, 4);
+        QCOMPARE(wstest::fileHash(v3), before);
+        compareWithFixtureRecord(contentsOf(TraceStore::openReadOnly(dst)));
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'loads'"), 0LL);
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT SUM(count) FROM load_chunks"), 32LL);
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM load_chunks"),
+                 wstest::rawQueryInt(v3, "SELECT COUNT(DISTINCT cta_id) FROM loads"));
+        // every load as it was, row for row
+        auto st = TraceStore::openReadOnly(dst);
+        for (const RunInfo& run : st.runs())
+            for (const KernelLaunch& k : st.kernels(run.id)) {
+                const KernelTrace t = st.loadKernel(k.id);
+                for (const LoadTransfer& x : t.loads) {
+                    const std::string q = "SELECT COUNT(*) FROM loads WHERE kernel_id = " + std::to_string(k.id)
+                        + " AND cta_id = " + std::to_string(t.ctas[std::size_t(x.ctaId)].id) + " AND slot = "
+                        + std::to_string(x.slot) + " AND kstep = " + std::to_string(x.kstep) + " AND issue_ns = "
+                        + std::to_string(x.issue) + " AND ready_ns = " + std::to_string(x.ready) + " AND bytes = "
+                        + std::to_string(x.bytes);
+                    QVERIFY2(wstest::rawQueryInt(v3, q) >= 1, q.c_str());
+                }
+            }
+        // the new tables are there and empty; the file takes phase names and sources
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM phase_names"), 0LL);
+        {
+            auto w = TraceStore::openForWriting(dst);
+            w.writeSources(1, {{"a.cu", "", "text"}});
+        }
+        QCOMPARE(TraceStore::openReadOnly(dst).loadSources(1).size(), std::size_t(1));
+    }
+
+    // The version-4 fixture (made by the writer of schema 4, kept for the migrations to come): opened directly
+    // while 4 is current, holding what the generator wrote.
+    void version4Fixture()
+    {
+        const auto src = fixture("schema-v4.wstrace");
+        QVERIFY2(std::filesystem::exists(src), src.c_str());
+        QCOMPARE(wstest::fileHash(src).toHex(),
+                 QByteArray("244b9e1814b43caac18b3e767772272ca1350176411fc14472cbe5937930339f"));
+        const auto v4 = file("fixture-v4.wstrace");
+        std::filesystem::copy_file(src, v4);
+        const FileCheck c = TraceStore::checkFile(v4);
+        QCOMPARE(c.fileVersion, 4);
+        std::string current = v4;
+        if (kSchemaVersion == 4) {
+            QVERIFY(!c.needsMigration);
+        } else {
+            QVERIFY(c.needsMigration);
+            current = file("fixture-v4.migrated.wstrace");
+            QCOMPARE(TraceStore::migrateCopy(v4, current).fromVersion, 4);
+        }
+        compareWithFixtureRecord(contentsOf(TraceStore::openReadOnly(current)));
+        QCOMPARE(wstest::rawQueryInt(v4, "SELECT SUM(count) FROM load_chunks"), 32LL);
+    }
+
+    // Per-CTA / per-warpgroup metric rows of a version-3 file move into metric_chunks and read back the same.
+    void version3MetricsPacked()
+    {
+        const auto v3 = file("fixture-v3-metrics.wstrace");
+        std::filesystem::copy_file(fixture("schema-v3.wstrace"), v3);
+        wstest::rawExec(v3, "INSERT INTO metrics(run_id, kernel_id, scope, name, value, unit) VALUES "
+                            "(1, 1, 'cta:0', 'compute_ns', 10.5, 'ns'), (1, 1, 'cta:1', 'compute_ns', 11, 'ns'), "
+                            "(1, 1, 'cta:1', 'bubble_share', NULL, 'ratio'), (1, 1, 'wg:1', 'compute_ns', 7, 'ns'), "
+                            "(1, 1, 'cta:01', 'odd', 1, ''), (1, 0, 'cta:3', 'run_wide', 2, 'count')");
+        const auto before = TraceStore::checkFile(v3);
+        QCOMPARE(before.fileVersion, 3);
+        const auto dst = file("fixture-v3-metrics.migrated.wstrace");
+        TraceStore::migrateCopy(v3, dst);
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM metrics WHERE scope LIKE 'cta:%' OR scope LIKE 'wg:%'"), 1LL);
+        // the five canonical rows above and the fixture's own cta:1 metric of run 2
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT SUM(count) FROM metric_chunks"), 6LL);
+        auto st = TraceStore::openReadOnly(dst);
+        std::map<std::string, Metric> got;
+        for (const Metric& m : st.metrics(1))
+            got[std::to_string(m.kernelId) + " " + m.scope + " " + m.name] = m;
+        QCOMPARE(got.at("1 cta:0 compute_ns").value, 10.5);
+        QCOMPARE(got.at("1 cta:1 compute_ns").value, 11.0);
+        QVERIFY(std::isnan(got.at("1 cta:1 bubble_share").value));
+        QCOMPARE(got.at("1 cta:1 bubble_share").unit, std::string("ratio"));
+        QCOMPARE(got.at("1 wg:1 compute_ns").value, 7.0);
+        QCOMPARE(got.at("1 cta:01 odd").value, 1.0);
+        QCOMPARE(got.at("0 cta:3 run_wide").value, 2.0);
+        QCOMPARE(got.size(), std::size_t(wstest::rawQueryInt(v3, "SELECT COUNT(*) FROM metrics WHERE run_id = 1")));
+    }
+
+    void brokenVersion3Loads_data()
+    {
+        QTest::addColumn<QString>("sql");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("ready before issue") << "UPDATE loads SET ready_ns = issue_ns - 1 WHERE id = 3"
+                                            << "load 3 is ready before it was issued";
+        QTest::newRow("missing CTA") << "UPDATE loads SET cta_id = 4242 WHERE id = 5" << "load 5 points at missing CTA 4242";
+    }
+    void brokenVersion3Loads()
+    {
+        QFETCH(QString, sql);
+        QFETCH(QString, message);
+        const auto v3 = file("fixture-v3-broken.wstrace");
+        std::filesystem::remove(v3);
+        std::filesystem::copy_file(fixture("schema-v3.wstrace"), v3);
+        wstest::rawExec(v3, sql.toStdString());
+        const auto dst = file("fixture-v3-broken.migrated.wstrace");
+        try {
+            TraceStore::migrateCopy(v3, dst);
+            QFAIL("migrated a broken file");
+        } catch (const StoreError& e) {
+            QVERIFY2(e.problem().find(message.toStdString()) != std::string::npos, e.what());
+        }
+        QVERIFY(!std::filesystem::exists(dst));
+        QVERIFY_THROWS_EXCEPTION(StoreError, TraceStore::migrateInPlace(v3));
+        QCOMPARE(TraceStore::checkFile(v3).fileVersion, 3);  // rolled back
     }
 
     // WARPSTAGE_CHUNK_CODEC=raw (docs/schema.md): the migration keeps raw chunks, flagged as raw, and they read the same.

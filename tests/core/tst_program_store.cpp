@@ -225,7 +225,7 @@ private slots:
             id = st.writeRun(rec);
         }
         auto st = TraceStore::openReadOnly(p);
-        QCOMPARE(st.schemaVersion(), 3);
+        QCOMPARE(st.schemaVersion(), 4);
         const RunInfo r = st.run(id);
         CHECK_RUN_EQ(r, rec.info);
         QCOMPARE(int(r.status), int(RunStatus::Complete));
@@ -331,6 +331,93 @@ private slots:
         QCOMPARE(t.lastEnd(), t.kernels.back().end);
         const auto sums = st.runSummaries();
         QCOMPARE(sums.at(0).kernelCount, 5000);
+    }
+
+    // The bulk writers insert 32 rows per statement and the rest one by one: every field of every row
+    // survives both paths (counts that are not multiples of 32, in several calls).
+    void multiRowInsertsKeepEveryField()
+    {
+        const auto p = file("batched.wstrace");
+        constexpr int kApi = 71, kNvtx = 40, kMem = 33;
+        RowId id;
+        {
+            auto st = TraceStore::openForWriting(p);
+            RunWriter w = st.beginRun(programInfo());
+            std::vector<ApiSpan> as;
+            for (int i = 0; i < kApi; ++i)
+                as.push_back(api(i));
+            w.addApiSpans(std::vector<ApiSpan>(as.begin(), as.begin() + 65));
+            w.addApiSpans(std::vector<ApiSpan>(as.begin() + 65, as.end()));
+            std::vector<NvtxRange> ns;
+            for (int i = 0; i < kNvtx; ++i)
+                ns.push_back(nvtx(i));
+            w.addNvtxRanges(ns);
+            std::vector<MemOp> ms;
+            for (int i = 0; i < kMem; ++i)
+                ms.push_back(memop(i));
+            w.addMemOps(ms);
+            id = w.runId();
+            w.commit();
+        }
+        auto st = TraceStore::openReadOnly(p);
+        const auto as = st.apiSpans(id);
+        QCOMPARE(as.size(), std::size_t(kApi));
+        for (int i = 0; i < kApi; ++i) {
+            const ApiSpan& a = as[std::size_t(i)];
+            const ApiSpan e = api(i);
+            QCOMPARE(a.name, e.name);
+            QCOMPARE(a.cbid, e.cbid);
+            QCOMPARE(a.driver, e.driver);
+            QCOMPARE(a.start, e.start);
+            QCOMPARE(a.end, e.end);
+            QCOMPARE(a.threadId, e.threadId);
+            QCOMPARE(a.correlationId, e.correlationId);
+            QCOMPARE(a.result, e.result);
+            QCOMPARE(a.runId, id);
+        }
+        const auto ns = st.nvtxRanges(id);
+        QCOMPARE(ns.size(), std::size_t(kNvtx));
+        for (int i = 0; i < kNvtx; ++i) {
+            const NvtxRange& r = ns[std::size_t(i)];
+            const NvtxRange e = nvtx(i);
+            QCOMPARE(int(r.kind), int(e.kind));
+            QCOMPARE(r.domain, e.domain);
+            QCOMPARE(r.name, e.name);
+            QCOMPARE(r.start, e.start);
+            QCOMPARE(r.end, e.end);
+            QCOMPARE(r.threadId, e.threadId);
+            QCOMPARE(r.depth, e.depth);
+            QCOMPARE(r.color, e.color);
+            QCOMPARE(r.category, e.category);
+            QCOMPARE(r.closed, e.closed);
+        }
+        const auto ms = st.memOps(id);
+        QCOMPARE(ms.size(), std::size_t(kMem));
+        for (int i = 0; i < kMem; ++i) {
+            const MemOp& m = ms[std::size_t(i)];
+            const MemOp e = memop(i);
+            QCOMPARE(int(m.kind), int(e.kind));
+            QCOMPARE(m.bytes, e.bytes);
+            QCOMPARE(m.start, e.start);
+            QCOMPARE(m.end, e.end);
+            QCOMPARE(m.correlationId, e.correlationId);
+            QCOMPARE(m.streamId, e.streamId);
+            QCOMPARE(m.contextId, e.contextId);
+            QCOMPARE(m.graphId, e.graphId);
+            QCOMPARE(m.graphNodeId, e.graphNodeId);
+        }
+        // a bad row anywhere in a batch refuses the whole call before anything is written
+        {
+            auto w = TraceStore::openForWriting(p);
+            RunWriter rw = w.beginRun(programInfo());
+            std::vector<ApiSpan> bad;
+            for (int i = 0; i < 40; ++i)
+                bad.push_back(api(i));
+            bad[37].end = bad[37].start - 1;
+            QVERIFY_THROWS_EXCEPTION(StoreError, rw.addApiSpans(bad));
+            rw.commit();
+            QCOMPARE(w.apiSpans(rw.runId()).size(), std::size_t(0));
+        }
     }
 
     void incompleteRunKept()

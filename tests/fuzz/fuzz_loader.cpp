@@ -36,6 +36,7 @@ void readEverything(const std::string& path)
     for (const ws::RunSummary& r : st.runSummaries()) {
         st.memOps(r.info.id);
         st.metrics(r.info.id);
+        st.loadSources(r.info.id);
         for (const ws::KernelSummary& k : st.kernelSummaries(r.info.id)) {
             const ws::KernelTrace t = st.loadKernel(k.launch.id);
             const ws::KernelMetrics m = ws::analyze(t);

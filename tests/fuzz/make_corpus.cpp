@@ -96,6 +96,11 @@ int main(int argc, char** argv)
                         + "," + std::to_string(int(l.kind[i])) + "," + std::to_string(l.slot[i]) + "," + std::to_string(l.kstep[i])
                         + "," + std::to_string(l.start[i]) + "," + std::to_string(l.duration[i]) + ");";
         }
+        // schema 4 packs loads; version 1 had them as rows (an empty table is enough here)
+        s += "CREATE TABLE loads(id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL, cta_id INTEGER NOT NULL, "
+             "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, issue_ns INTEGER NOT NULL, "
+             "ready_ns INTEGER NOT NULL, bytes INTEGER NOT NULL DEFAULT 0); DROP TABLE load_chunks; "
+             "DROP TABLE metric_chunks; DROP TABLE phase_names; DROP TABLE sources; DROP TABLE source_texts; ";
         s += "DROP TABLE interval_chunks; PRAGMA user_version = 1; COMMIT";
         derived(dir, good, "valid_v1.wstrace", s);
         derived(dir, (dir / "valid_v1.wstrace").string(), "v1_orphan_interval.wstrace", "UPDATE intervals SET warp_id = 999 WHERE id = 2");
@@ -103,13 +108,34 @@ int main(int argc, char** argv)
     }
 
     derived(dir, good, "newer_version.wstrace", "PRAGMA user_version = 7");
-    derived(dir, good, "missing_loads.wstrace", "DROP TABLE loads");
+    derived(dir, good, "missing_loads.wstrace", "DROP TABLE load_chunks");
     derived(dir, good, "missing_runs.wstrace", "DROP TABLE runs");
     derived(dir, good, "missing_column.wstrace", "ALTER TABLE warps DROP COLUMN role_name");
     derived(dir, good, "negative_duration.wstrace",
-            "UPDATE interval_chunks SET durations = X'01' || substr(durations, 2) WHERE id = (SELECT MIN(id) FROM interval_chunks)");
+            "UPDATE interval_chunks SET durations = X'01' || COALESCE(substr(durations, 2), X'') WHERE id = (SELECT MIN(id) FROM interval_chunks)");
     derived(dir, good, "negative_cta.wstrace", "UPDATE ctas SET end_ns = start_ns - 1");
-    derived(dir, good, "negative_load.wstrace", "UPDATE loads SET ready_ns = issue_ns - 1");
+    derived(dir, good, "negative_load.wstrace", "UPDATE load_chunks SET first_issue_ns = -9223372036854775000");
+    // Schema 4's packed tables: a valid file using all of them, and damaged chunks
+    {
+        const std::string packed = (dir / "valid_v4_packed.wstrace").string();
+        fs::remove(packed);
+        ws::RunRecord r = tinyRun();
+        r.kernels[0].phaseNames = {"softmax max", "", "exp sum"};
+        for (auto& iv : r.kernels[0].intervals)
+            if (iv.kind == ws::IntervalKind::Setup)
+                iv.kind = static_cast<ws::IntervalKind>(ws::kUserPhaseBase + 2);
+        r.metrics.push_back({0, 1, "cta:0", "compute_ns", 12.5, "ns"});
+        r.metrics.push_back({0, 1, "wg:1", "bubble_share", 0.5, "ratio"});
+        r.sources = {{"kernels/src/tiny.cu", "", "__global__ void tiny() {}\n"}};
+        {
+            auto st = ws::TraceStore::openForWriting(packed);
+            st.writeRun(r);
+        }
+        sql(packed, "PRAGMA journal_mode = DELETE; PRAGMA page_size = 512; VACUUM;");
+        derived(dir, packed, "v4_damaged_load_chunk.wstrace", "UPDATE load_chunks SET data = substr(data, 1, 9) || X'00ff00ff' || substr(data, 14)");
+        derived(dir, packed, "v4_damaged_metric_chunk.wstrace", "UPDATE metric_chunks SET count = count + 3");
+        derived(dir, packed, "v4_damaged_source.wstrace", "UPDATE source_texts SET size = 1000000000");
+    }
     derived(dir, good, "orphan_chunk.wstrace", "UPDATE interval_chunks SET warp_id = 12345 WHERE id = 1");
     derived(dir, good, "orphan_warp.wstrace", "UPDATE warps SET cta_id = 12345 WHERE id = 1");
     derived(dir, good, "truncated_blob.wstrace", "UPDATE interval_chunks SET starts = substr(starts, 1, length(starts) - 1)");

@@ -64,10 +64,10 @@ public:
         std::int16_t aux = 0;
     };
 
-    // Writes a warp region. `count` < 0: the number of events (as a finished warp writes it);
+    // Writes a warp region (`userRole` >= 0: a role named by the kernel's WARPSTAGE_ROLE_NAMES[userRole]). `count` < 0: the number of events (as a finished warp writes it);
     // otherwise the given attempted count (e.g. > cap for overflow, 0 for a warp that never ended).
     void warp(std::uint32_t c, std::uint32_t w, std::uint8_t role, std::uint8_t wg, std::uint8_t roleIndex,
-              const std::vector<Ev>& events, long count = -1)
+              const std::vector<Ev>& events, long count = -1, int userRole = -1)
     {
         const std::uint64_t off = warpRegionOffset(m_ctas, m_warps, m_cap, c, w);
         WarpRegionHeader h{};
@@ -75,7 +75,8 @@ public:
         h.role = role;
         h.warpgroup = wg;
         h.roleIndex = roleIndex;
-        h.flags = 1;
+        h.flags = userRole >= 0 ? 3 : 1;
+        h.userRole = userRole >= 0 ? std::uint32_t(userRole) : 0u;
         std::memcpy(m_bytes.data() + off, &h, sizeof h);
         for (std::size_t i = 0; i < events.size() && i < m_cap; ++i) {
             TraceEvent e{};

@@ -2,7 +2,8 @@
 // memcpys, a memset, NVTX push/pop, start/end, a mark, a domain range, two threads, a CUDA graph launched twice;
 // its crash (SIGSEGV), exit(3), hang (--timeout) and children variants. Checks the exit codes, the file
 // (one run per process), and what the runs hold (through the kept sinks and the CUDA-free reader, so NVTX and
-// API spans are checked whatever the store's state). Plain executable; exits 77 with "SKIP: ..." without a GPU.
+// API spans are checked whatever the store's state); and the stall pass (--kernels, --launch-range) on it.
+// Plain executable; exits 77 with "SKIP: ..." without a GPU.
 #include "common/gpu_skip.h"
 #include "warpstage/sink_reader.h"
 #include "warpstage/store.h"
@@ -16,6 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -146,6 +149,73 @@ void checkBasic(const ws::RunRecord& r, const char* what, bool crashed)
                         CHECK(a.start >= nv["ws-inner"]->start && a.end <= nv["ws-inner"]->end, "%s: launch outside its range", what);
     if (crashed) CHECK(nv.count("ws-open-at-crash") && !nv["ws-open-at-crash"]->closed, "%s: open range at the crash", what);
 }
+
+// Line of the first line holding `text` in ws_testapp.cu (0 if not found).
+int sourceLine(const std::string& text)
+{
+    const char* root = std::getenv("WARPSTAGE_SOURCE_DIR");
+    std::ifstream f(std::string(root && *root ? root : WARPSTAGE_SOURCE_ROOT) + "/tests/recorder/programs/ws_testapp.cu");
+    std::string l;
+    for (int n = 1; std::getline(f, l); ++n)
+        if (l.find(text) != std::string::npos) return n;
+    return 0;
+}
+
+// The stall pass: --kernels '^wsScale' --launch-range 1:2 on "basic" (wsScale 3 times on one stream, among
+// wsAddOne on another stream and graph kernels). Samples on wsScale's 2nd and 3rd launch (call order), with
+// stall reasons and lines of wsScale's body in ws_testapp.cu (built with -lineinfo); none anywhere else.
+void stallPass(const std::string& dir, const std::string& app)
+{
+    const std::string out = dir + "/stalls.wstrace";
+    const int rc = record({"-o", out, "--kernels", "^wsScale", "--launch-range", "1:2", "--", app, "basic"});
+    CHECK(rc == 0, "stalls: exit %d", rc);
+    const int first = sourceLine("__global__ void wsScale"), next = sourceLine("__global__ void wsAddOne");
+    CHECK(first > 0 && next > first, "stalls: ws_testapp.cu not found (lines %d %d)", first, next);
+    try {
+        auto store = ws::TraceStore::openReadOnly(out);
+        const auto runs = store.runs();
+        CHECK(runs.size() == 1, "stalls: %zu runs", runs.size());
+        if (runs.size() != 1) return;
+        CHECK(runs[0].hasStalls, "stalls: run without stalls: %s", runs[0].notes.c_str());
+        CHECK(runs[0].notes.find("stall pass (--kernels '^wsScale' --launch-range 1:2)") != std::string::npos, "stalls: notes %s",
+              runs[0].notes.c_str());
+        CHECK(runs[0].notes.find("not deterministic") == std::string::npos, "stalls: runs did not match: %s", runs[0].notes.c_str());
+        // wsScale launches in call order (correlation ids): the 2nd and 3rd have samples
+        std::vector<ws::KernelLaunch> scale;
+        for (const auto& k : store.kernels(runs[0].id)) {
+            const auto samples = store.stallSamples(k.id);
+            const bool isScale = k.name.rfind("wsScale", 0) == 0;
+            if (isScale) scale.push_back(k);
+            if (!isScale) CHECK(samples.empty(), "stalls: %zu samples on %s", samples.size(), k.name.c_str());
+        }
+        std::sort(scale.begin(), scale.end(), [](const auto& a, const auto& b) { return a.correlationId < b.correlationId; });
+        CHECK(scale.size() == 3, "stalls: %zu wsScale launches", scale.size());
+        for (std::size_t i = 0; i < scale.size(); ++i) {
+            const auto samples = store.stallSamples(scale[i].id);
+            std::int64_t n = 0, withLine = 0;
+            std::set<std::string> reasons;
+            for (const auto& smp : samples) {
+                n += smp.count;
+                reasons.insert(smp.reason);
+                if (smp.line > 0) {
+                    withLine += smp.count;
+                    CHECK(smp.sourceFile.find("ws_testapp.cu") != std::string::npos, "stalls: source file %s", smp.sourceFile.c_str());
+                    CHECK(smp.line >= first && smp.line < next, "stalls: line %d outside wsScale (%d..%d)", smp.line, first, next - 1);
+                }
+                CHECK(smp.reason.rfind("smsp__pcsamp_", 0) == 0 && !smp.reasonLabel.empty(), "stalls: reason '%s'", smp.reason.c_str());
+            }
+            std::printf("stalls: wsScale call %zu: %lld samples (%lld with a line), %zu reasons\n", i, (long long)n, (long long)withLine,
+                        reasons.size());
+            if (i == 0) CHECK(n == 0, "stalls: %lld samples on wsScale's first launch (not in --launch-range 1:2)", (long long)n);
+            if (i > 0) {
+                CHECK(n > 0, "stalls: no samples on wsScale call %zu", i);
+                CHECK(withLine * 10 >= n * 9, "stalls: only %lld of %lld samples with a source line", (long long)withLine, (long long)n);
+            }
+        }
+    } catch (const std::exception& e) {
+        CHECK(false, "stalls: %s", e.what());
+    }
+}
 }  // namespace
 
 int main()
@@ -155,6 +225,7 @@ int main()
     const std::string dir = mkdtemp(tmpl);
     const std::string app = WARPSTAGE_TESTAPP;
 
+    stallPass(dir, app);
     auto basic = variant(dir, "basic", {"--", app, "basic"}, 0, 1);
     if (!basic.empty()) checkBasic(basic[0], "basic", false);
     auto crash = variant(dir, "crash", {"--", app, "crash"}, 7, 1);

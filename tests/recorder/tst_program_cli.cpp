@@ -215,6 +215,79 @@ private slots:
         QCOMPARE(store.runs().size(), std::size_t(2));
     }
 
+    // The stall pass with the fake program: its second run writes what the injection library's stall pass
+    // would (samples of each selected fake() launch: a long_scoreboard and a _not_issued duplicate, count
+    // 100 + launch index, pc 0x10 * (index + 1); a "cubin" that is none: no source lines).
+    void stallPass_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");  // launch index -> samples, for the 3 launches
+        QTest::addColumn<QString>("stderrHas");
+        QTest::addColumn<QString>("notesHave");
+        QTest::newRow("all launches") << QStringList{"--kernels", "fak", "--", kFake, "ok"} << "100 101 102"
+                                      << "stall pass: running the program a second time" << "303 samples on 3 launch(es)";
+        QTest::newRow("launch range") << QStringList{"--kernels", "fak", "--launch-range", "1:1", "--", kFake, "ok"} << "0 101 0"
+                                      << "(launches 1:1)" << "--launch-range 1:1";
+        QTest::newRow("no stalls") << QStringList{"--kernels", "fak", "--no-stalls", "--", kFake, "ok"} << "0 0 0" << ""
+                                   << "stalls: not recorded (--no-stalls)";
+        QTest::newRow("no --kernels") << QStringList{"--", kFake, "ok"} << "0 0 0" << "" << "stalls: not recorded (no --kernels";
+        QTest::newRow("no match") << QStringList{"--kernels", "^gemm", "--", kFake, "ok"} << "0 0 0"
+                                  << "--kernels '^gemm' matched no kernel launch" << "--kernels matched no kernel launch";
+        QTest::newRow("not deterministic") << QStringList{"--kernels", "fak", "--", kFake, "nondet"} << "100 101 102"
+                                           << "'fake()' launched 3 time(s) in the timeline run and 4 in the stall run"
+                                           << "the program is not deterministic?";
+    }
+    void stallPass()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        QFETCH(QString, stderrHas);
+        QFETCH(QString, notesHave);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("t.wstrace");
+        const Run r = runRecord(QStringList{"-o", out} + args, 30000);
+        QVERIFY2(r.code == 0, qPrintable(QString("exit %1, stderr: %2").arg(r.code).arg(r.err)));
+        QVERIFY2(r.err.contains(stderrHas), qPrintable(r.err));
+        if (stderrHas.isEmpty()) QVERIFY2(!r.err.contains("stall pass"), qPrintable(r.err));
+        auto store = ws::TraceStore::openReadOnly(out.toStdString());
+        const auto runs = store.runs();
+        QCOMPARE(int(runs.size()), 1);
+        QVERIFY2(runs[0].notes.find(notesHave.toStdString()) != std::string::npos, runs[0].notes.c_str());
+        const auto kernels = store.kernels(runs[0].id);
+        QCOMPARE(int(kernels.size()), 3);
+        QStringList got;
+        for (const auto& k : kernels) {
+            std::int64_t n = 0;
+            for (const auto& s : store.stallSamples(k.id)) {
+                // only the plain reason: the _not_issued duplicate is dropped; pc and missing source kept
+                QCOMPARE(s.reason, std::string("smsp__pcsamp_warps_issue_stalled_long_scoreboard"));
+                QVERIFY(!s.reasonLabel.empty());
+                QCOMPARE(s.pcOffset, std::uint64_t(0x10 * (k.launchIndex + 1)));
+                QCOMPARE(s.functionName, std::string("_Z4fakev"));
+                QCOMPARE(s.line, 0);
+                n += s.count;
+            }
+            got << QString::number(n);
+        }
+        QCOMPARE(got.join(' '), expected);
+        QCOMPARE(runs[0].hasStalls, expected != "0 0 0");
+        if (runs[0].hasStalls) QVERIFY2(runs[0].notes.find("without a source line") != std::string::npos, runs[0].notes.c_str());
+        // both sink folders are gone
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{"t.wstrace"});
+    }
+
+    void stallPassProgressJson()
+    {
+        QTemporaryDir dir;
+        const Run r = runRecord({"-o", dir.filePath("t.wstrace"), "--progress-json", "--kernels", "fake", "--", kFake, "ok"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("\"pass\":\"program\"") && r.out.contains("\"pass\":\"stalls\""), qPrintable(r.out));
+        QVERIFY2(r.out.contains("\"has_stalls\":true"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("{\"type\":\"message\",\"level\":\"info\",\"text\":\"stall pass: running the program a second time"),
+                 qPrintable(r.out));
+        for (const QString& line : r.out.split('\n', Qt::SkipEmptyParts)) QVERIFY2(line.startsWith('{'), qPrintable(line));
+    }
+
     void progressJson()
     {
         QTemporaryDir dir;

@@ -1,5 +1,5 @@
-// The bundled real recording (resources/samples/ladder-h200-4096.tar.xz, unpacked into
-// WARPSTAGE_SAMPLES_DIR at configure time): what must hold for a real H200 recording of
+// The bundled real recording (resources/samples/ladder-h200-4096.wstrace, opened in place, or its
+// migrated copy in WARPSTAGE_SAMPLES_DIR once the schema moves on): what must hold for a real H200 recording of
 // the whole ladder. Built only when the sample is in the tree (tests/recorder/CMakeLists.txt);
 // a missing file is a failure, not a skip.
 #include "warpstage/analysis.h"

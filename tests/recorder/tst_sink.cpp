@@ -1,6 +1,7 @@
 // The injection library's sink format and its CUDA-free reader (warpstage/sink_reader.h): hand-built sinks
 // (round trip of every record type into RunRecords), cut-off files, several processes and devices, NVTX
 // pairing, how a process ended -> Complete/Incomplete, API span selection, --duration / --nvtx-range windows.
+#include "sink_builder.h"
 #include "warpstage/sink_encode.h"
 #include "warpstage/sink_reader.h"
 
@@ -13,119 +14,6 @@ using namespace ws;
 using namespace ws::sink;
 
 namespace {
-
-constexpr std::uint64_t kT0 = 1796000000000000000ull;  // a real CUPTI epoch (ns)
-
-struct Builder {
-    std::string out;
-    std::uint32_t nextId = 1;
-    std::map<std::string, std::uint32_t> ids;
-    explicit Builder(std::int64_t pid, std::int64_t ppid = 1, std::vector<std::string> argv = {"./app", "--x"})
-    {
-        appendFileHeader(out);
-        ProcessRec p{};
-        p.pid = pid;
-        p.ppid = ppid;
-        p.realtimeNs = kT0;
-        p.cuptiNs = kT0;
-        appendProcess(out, p, "/usr/bin/app", "/work", argv);
-    }
-    std::uint32_t str(const std::string& s)
-    {
-        auto it = ids.find(s);
-        if (it != ids.end()) return it->second;
-        ids[s] = nextId;
-        appendString(out, nextId, s);
-        return nextId++;
-    }
-    void device(std::uint32_t id, const std::string& name)
-    {
-        DeviceRec d{};
-        d.id = id;
-        d.nameId = str(name);
-        d.ccMajor = 9;
-        d.smCount = 132;
-        d.uuid[0] = 0xab;
-        d.uuid[15] = 0x01;
-        appendPod(out, RecType::Device, d);
-        ContextRec c{id + 1, id, 7, 0};
-        appendPod(out, RecType::Context, c);
-    }
-    void kernel(const std::string& name, std::uint64_t start, std::uint64_t dur, std::uint32_t corr, std::uint32_t dev = 0,
-                std::uint32_t stream = 7, std::uint32_t graph = 0)
-    {
-        KernelRec k{};
-        k.start = kT0 + start;
-        k.end = kT0 + start + dur;
-        k.deviceId = dev;
-        k.contextId = dev + 1;
-        k.streamId = stream;
-        k.correlationId = corr;
-        k.graphId = graph;
-        k.graphNodeId = graph ? 99 : 0;
-        k.nameId = str(name);
-        k.grid[0] = 132, k.grid[1] = 1, k.grid[2] = 1;
-        k.block[0] = 384, k.block[1] = 1, k.block[2] = 1;
-        k.cluster[0] = 2, k.cluster[1] = 1, k.cluster[2] = 1;
-        k.registers = 168;
-        k.dynamicSmem = 200000;
-        appendPod(out, RecType::Kernel, k);
-    }
-    void mem(std::uint8_t kind, std::uint64_t start, std::uint32_t corr, std::uint32_t dev = 0)
-    {
-        MemRec m{};
-        m.start = kT0 + start;
-        m.end = kT0 + start + 100;
-        m.bytes = 4096;
-        m.deviceId = dev;
-        m.contextId = dev + 1;
-        m.streamId = 7;
-        m.correlationId = corr;
-        m.kind = kind;
-        appendPod(out, RecType::Mem, m);
-    }
-    void api(const std::string& name, std::uint64_t start, std::uint32_t corr, bool driver = false, std::uint32_t tid = 11)
-    {
-        ApiRec a{};
-        a.start = kT0 + start;
-        a.end = kT0 + start + 5;
-        a.cbid = driver ? 307 : 211;
-        a.correlationId = corr;
-        a.threadId = tid;
-        a.nameId = str(name);
-        a.driver = driver;
-        appendPod(out, RecType::Api, a);
-    }
-    void nvtx(NvtxOp op, std::uint64_t ts, const std::string& name = "", std::uint32_t tid = 11, const std::string& domain = "",
-              std::uint64_t rangeId = 0)
-    {
-        NvtxRec n{};
-        n.timestamp = kT0 + ts;
-        n.op = std::uint8_t(op);
-        n.threadId = tid;
-        n.nameId = name.empty() ? 0 : str(name);
-        n.domainId = domain.empty() ? 0 : str(domain);
-        n.rangeId = rangeId;
-        n.color = op == NvtxOp::Push ? 0xff00ff00u : 0;
-        appendPod(out, RecType::Nvtx, n);
-    }
-    void flush(std::uint64_t dropped = 0)
-    {
-        FlushRec f{kT0, dropped, 10, 0};
-        appendPod(out, RecType::Flush, f);
-    }
-    void end(EndReason r = EndReason::Exit, int sig = 0)
-    {
-        EndRec e{kT0, kT0, std::uint32_t(r), sig};
-        appendPod(out, RecType::End, e);
-    }
-    std::string save(const QString& dir, const std::string& name) const
-    {
-        const std::string path = dir.toStdString() + "/" + name;
-        std::ofstream(path, std::ios::binary) << out;
-        return path;
-    }
-};
 
 // A typical process: 2 kernels + a memcpy + a graph launch, NVTX ranges, clean end.
 Builder typical(std::int64_t pid)
@@ -510,6 +398,53 @@ private slots:
         QCOMPARE(res.processesWithoutCuda, 1);
     }
 
+    void stallRecordsRoundTrip()
+    {
+        QTemporaryDir dir;
+        Builder b(42);
+        b.stallSample("_Z4spinPfi", 2, 0x1a0, "smsp__pcsamp_warps_issue_stalled_long_scoreboard", 123, 1, 0xfeedull, "_Z6helperv");
+        b.stallLaunch("_Z4spinPfi", 2, 1, 500);
+        std::string cubin("\x7f" "ELF", 4);
+        cubin += std::string(1000, '\0');
+        cubin += "tail";
+        appendStallCubin(b.out, 0xfeedull, cubin);
+        appendStallNote(b.out, 35, "PC sampling not permitted");
+        b.stallCount("_Z4spinPfi", 5, 1, 1);
+        b.end();
+        const SinkProcess s = readSink(b.save(dir.path(), "s.wsink"));
+        QVERIFY2(s.error.empty(), s.error.c_str());
+        QVERIFY(!s.truncated);
+        QCOMPARE(int(s.stallSamples.size()), 1);
+        const auto& x = s.stallSamples[0];
+        QCOMPARE(x.pcOffset, std::uint64_t(0x1a0));
+        QCOMPARE(x.cubinCrc, std::uint64_t(0xfeed));
+        QCOMPARE(x.count, std::uint64_t(123));
+        QCOMPARE(x.launchIndex, 2u);
+        QCOMPARE(x.deviceId, 1u);
+        QCOMPARE(s.str(x.nameId), std::string("_Z4spinPfi"));
+        QCOMPARE(s.str(x.functionId), std::string("_Z6helperv"));
+        QCOMPARE(s.str(x.reasonId), std::string("smsp__pcsamp_warps_issue_stalled_long_scoreboard"));
+        QCOMPARE(int(s.stallLaunches.size()), 1);
+        QCOMPARE(s.stallLaunches[0].totalSamples, std::uint64_t(500));
+        QCOMPARE(s.stallLaunches[0].launchIndex, 2u);
+        QCOMPARE(int(s.cubins.size()), 1);
+        QCOMPARE(s.cubins.at(0xfeed), cubin);  // bytes intact, NULs included
+        QCOMPARE(int(s.stallNotes.size()), 1);
+        QCOMPARE(s.stallNotes[0].first, 35);
+        QCOMPARE(s.stallNotes[0].second, std::string("PC sampling not permitted"));
+        QCOMPARE(int(s.stallCounts.size()), 1);
+        QCOMPARE(s.stallCounts[0].launches, 5u);
+        QCOMPARE(s.stallCounts[0].sampled, 1u);
+        QCOMPARE(s.stallCounts[0].deviceId, 1u);
+        QVERIFY(s.ended);
+        // A stall record cut in half: what came before is kept, the sink is truncated.
+        std::string cut = b.out.substr(0, b.out.size() - sizeof(EndRec) - sizeof(RecHeader) - 3);
+        std::ofstream(dir.filePath("c.wsink").toStdString(), std::ios::binary) << cut;
+        const SinkProcess c = readSink(dir.filePath("c.wsink").toStdString());
+        QVERIFY(c.truncated);
+        QCOMPARE(int(c.stallSamples.size()), 1);
+        QVERIFY(c.stallCounts.empty());
+    }
     void demangling()
     {
         QCOMPARE(demangle("_Z6kernelPfi"), std::string("kernel(float*, int)"));

@@ -51,10 +51,17 @@ bool makeVersion1(const QString& path, const ws::RunRecord& rec, QString* err)
     std::string sql = "BEGIN; CREATE TABLE intervals(id INTEGER PRIMARY KEY, warp_id INTEGER NOT NULL, kind INTEGER NOT NULL, "
                       "slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, start_ns INTEGER NOT NULL, "
                       "duration_ns INTEGER NOT NULL); ";
+    // schema 4 packs loads (and per-CTA metrics): version 1 had loads as rows
+    sql += "CREATE TABLE loads(id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL, cta_id INTEGER NOT NULL, slot INTEGER NOT NULL DEFAULT -1, kstep INTEGER NOT NULL DEFAULT -1, issue_ns INTEGER NOT NULL, ready_ns INTEGER NOT NULL, bytes INTEGER NOT NULL DEFAULT 0); DROP TABLE load_chunks; DROP TABLE metric_chunks; DROP TABLE phase_names; DROP TABLE sources; DROP TABLE source_texts; ";
     {
         auto st = ws::TraceStore::openReadOnly(path.toStdString());
         for (const ws::KernelLaunch& k : st.kernels(st.runs()[0].id)) {
             const ws::KernelTrace t = st.loadKernel(k.id);
+            for (const ws::LoadTransfer& x : t.loads)
+                sql += "INSERT INTO loads(kernel_id, cta_id, slot, kstep, issue_ns, ready_ns, bytes) VALUES(" +
+                       std::to_string(k.id) + "," + std::to_string(t.ctas[std::size_t(x.ctaId)].id) + "," +
+                       std::to_string(x.slot) + "," + std::to_string(x.kstep) + "," + std::to_string(x.issue) + "," +
+                       std::to_string(x.ready) + "," + std::to_string(x.bytes) + "); ";
             for (const ws::Lane& l : t.lanes)
                 for (std::size_t i = 0; i < l.size(); ++i)
                     sql += "INSERT INTO intervals(warp_id, kind, slot, kstep, start_ns, duration_ns) VALUES(" +

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,8 +39,11 @@ namespace ws {
 //   1: intervals as one row each (table 'intervals'); never shipped in a release
 //   2: intervals packed per warp in 'interval_chunks'
 //   3: programs: run kind/process/exit columns, streams, nvtx_ranges, api_spans, launch context/graph
-//      columns; interval chunks compressed (zstd over the delta-encoded columns) (current)
-inline constexpr int kSchemaVersion = 3;
+//      columns; interval chunks compressed (zstd over the delta-encoded columns)
+//   4: loads packed per CTA ('load_chunks'), per-CTA / per-warpgroup metrics packed per launch
+//      ('metric_chunks'), user phase names ('phase_names'), recorded source text ('sources',
+//      'source_texts') (current)
+inline constexpr int kSchemaVersion = 4;
 inline constexpr int kOldestMigratableVersion = 1;
 // PRAGMA application_id of a Warpstage file ("WSTG").
 inline constexpr std::int32_t kApplicationId = 0x57535447;
@@ -122,6 +126,8 @@ public:
     void addStreams(const std::vector<StreamInfo>& streams);
     void addNvtxRanges(const std::vector<NvtxRange>& ranges);
     void addApiSpans(const std::vector<ApiSpan>& spans);
+    // Source files of the run (schema 4); a path given again replaces the earlier text.
+    void addSources(const std::vector<SourceFile>& sources);
     // How the recorded process ended and the span of its records; written at commit().
     void setProcessEnd(TimeNs processStart, TimeNs processEnd, int exitCode, int exitSignal);
     // Marks the run incomplete (committed with status Incomplete: what was recorded is kept).
@@ -196,12 +202,18 @@ public:
     // Columnar, validated form of one launch (see KernelTrace in model.h):
     // lanes ordered (SM, CTA start, CTA, warp index), each sorted by start.
     KernelTrace loadKernel(RowId kernelId, const LoadOptions& options = {}) const;
+    // Schema 4: the source files recorded with a run (sorted by path), each checked against its sha256.
+    std::vector<SourceFile> loadSources(RowId runId) const;
+    // One of them by its path as recorded; nullopt if the run has no such file.
+    std::optional<SourceFile> loadSource(RowId runId, const std::string& path) const;
 
     // Writing (store opened with openForWriting)
     RowId writeRun(const RunRecord& run);
     RunWriter beginRun(const RunInfo& info);
     // Replaces metrics with the same (run, kernel, scope, name); one transaction.
     void writeMetrics(RowId runId, const std::vector<Metric>& metrics);
+    // Adds source files to an existing run (same rules as RunWriter::addSources); one transaction.
+    void writeSources(RowId runId, const std::vector<SourceFile>& sources);
     // Replaces the derived role/stage of stall samples: `byKernel` maps kernels of the run to their
     // samples as stallSamples() returns them (same order, count, PCs and lines; only role and stage are
     // written), and `note` is appended to the run's notes. One transaction; a mismatch changes nothing.

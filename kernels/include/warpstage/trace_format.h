@@ -27,7 +27,8 @@ namespace ws::trace {
 inline constexpr std::uint32_t kMagic = 0x57535452u;   // "WSTR"
 inline constexpr std::uint32_t kFormatVersion = 1;
 
-// Event kinds 0..63 are ws::IntervalKind values (a phase begins).
+// Event kinds 0..63 are ws::IntervalKind values (a phase begins); 64..239 are user-named phases
+// (ws::kUserPhaseBase + i: the i-th name of the kernel's WARPSTAGE_PHASE_NAMES, trace.cuh).
 inline constexpr std::uint8_t kMarkerBase = 0xF0;
 inline constexpr std::uint8_t kEventEnd = 0xF0;        // warp finished; closes the last phase
 inline constexpr std::uint8_t kEventTileBegin = 0xF1;  // marker: warp starts an output tile;
@@ -65,8 +66,9 @@ struct WarpRegionHeader {
     std::uint8_t role;            // ws::WarpRole value
     std::uint8_t warpgroup;       // warp index / 4 (or the kernel's own grouping)
     std::uint8_t roleIndex;       // e.g. consumer warpgroup 0/1 for display names
-    std::uint8_t flags;           // bit 0: role declared
-    std::uint32_t reserved[2];
+    std::uint8_t flags;           // bit 0: role declared, bit 1: userRole names the role
+    std::uint32_t userRole;       // index into the kernel's WARPSTAGE_ROLE_NAMES (if flags bit 1)
+    std::uint32_t reserved;
 };
 static_assert(sizeof(WarpRegionHeader) == 16);
 

@@ -17,6 +17,8 @@
 //   * atexit: cuptiActivityFlushAll(FORCED) + an End record; SIGTERM/SIGINT/SIGABRT/SIGSEGV/SIGBUS/SIGFPE
 //     (only where the program left the default disposition): the same, then the default action.
 // libcupti is linked by soname, so the copy already in the process (torch's) is the one used.
+#include "inject_sink.h"
+#include "trace_buffers.h"
 #include "warpstage/sink_encode.h"
 
 #include <cupti.h>
@@ -373,6 +375,7 @@ void finish(EndReason why, int sig)
     if (getpid() != g_pid || g_fd < 0) return;
     if (g_ended.exchange(true)) return;
     if (g_cuptiUp.load()) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (ws::inject::stallPassRequested() && !t_holdsLock) ws::inject::endStallPass();
     std::string out;
     EndRec e{realNs(), cuptiNow(), std::uint32_t(why), sig};
     appendPod(out, RecType::End, e);
@@ -518,9 +521,26 @@ void setEntry(NvtxFunctionTable t, unsigned size, unsigned idx, F f)
 
 }  // namespace
 
+namespace ws::inject {
+SinkWriter::SinkWriter()
+{
+    g_mu.lock();
+    t_holdsLock = true;
+    m_out.swap(g_pending);  // NVTX events (and their strings) first
+}
+SinkWriter::~SinkWriter()
+{
+    writeAll(m_out);
+    t_holdsLock = false;
+    g_mu.unlock();
+}
+std::uint32_t SinkWriter::string(std::string_view s) { return intern(m_out, s); }
+}  // namespace ws::inject
+
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
 {
     if (!openSink()) return 0;  // not under warpstage-record: NVTX stays a no-op
+    if (ws::inject::stallPassRequested()) return 0;  // the stall pass records no NVTX
     auto* cb = reinterpret_cast<const NvtxExportTableCallbacks*>(getExportTable(NVTX_ETID_CALLBACKS));
     if (!cb || !cb->GetModuleFunctionTable) return 0;
     NvtxFunctionTable t = nullptr;
@@ -551,11 +571,22 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(N
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void)
 {
     if (!openSink()) return 1;  // not under warpstage-record: do nothing, let the program run
+    if (ws::inject::stallPassRequested()) {  // the second run: PC sampling only, no Activity API
+        ws::inject::startStallPass();
+        atexit(atexitFlush);
+        installSignalHandlers();
+        return 1;
+    }
     cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
     for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                  CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET})
         cuptiActivityEnable(k);
     enableApiRecords();
+    // Per-warp trace buffers of instrumented kernels (issue 10): trace_buffers.cpp.
+    ws::inject::tracebuf::init([](const std::string& records) {
+        Lock lk;
+        writeAll(records);
+    });
     g_cuptiUp = true;
     atexit(atexitFlush);
     installSignalHandlers();

@@ -1,6 +1,7 @@
 // warpstage-sink-dump: prints what the sink files of a folder (warpstage-record --keep-sinks) turn into,
 // one JSON object per line: a "run" summary per (process, device), with --kernels one "kernel" line per
-// launch. CUDA-free, no store: used by the device scripts and to look into sinks kept after a failed write.
+// launch; a "stall" line per sink of the stall pass (launches sampled, samples, cubins, launch counts, notes).
+// CUDA-free, no store: used by the device scripts and to look into sinks kept after a failed write.
 //   warpstage-sink-dump [--kernels] [--root-pid N] [--nvtx-range NAME] [--duration S] DIR
 #include "warpstage/sink_reader.h"
 
@@ -53,6 +54,19 @@ int main(int argc, char** argv)
                     esc(s.path).c_str(), (long long)s.pid, (long long)s.ppid, (unsigned long long)s.bytes, (unsigned long long)s.flushes,
                     s.ended ? "true" : "false", s.ended ? s.end.signal : 0, s.truncated ? "true" : "false", esc(s.error).c_str(),
                     s.kernels.size(), s.api.size(), s.nvtx.size(), (unsigned long long)s.dropped);
+    for (const auto& s : sinks) {  // the stall pass's records (a .FILE.stalls-XXXXXX folder)
+        if (s.stallSamples.empty() && s.stallLaunches.empty() && s.stallCounts.empty() && s.stallNotes.empty()) continue;
+        unsigned long long samples = 0;
+        for (const auto& x : s.stallSamples) samples += x.count;
+        std::string counts, notes;
+        for (const auto& c : s.stallCounts)
+            counts += std::string(counts.empty() ? "" : ", ") + "\"" + esc(ws::sink::demangle(s.str(c.nameId))) + "@" + std::to_string(c.deviceId)
+                + "\":[" + std::to_string(c.launches) + "," + std::to_string(c.sampled) + "]";
+        for (const auto& [code, text] : s.stallNotes) notes += std::string(notes.empty() ? "" : ", ") + "\"" + esc(text) + "\"";
+        std::printf("{\"type\":\"stall\",\"pid\":%lld,\"launches_sampled\":%zu,\"sample_records\":%zu,\"samples\":%llu,\"cubins\":%zu,"
+                    "\"counts\":{%s},\"notes\":[%s]}\n",
+                    (long long)s.pid, s.stallLaunches.size(), s.stallSamples.size(), samples, s.cubins.size(), counts.c_str(), notes.c_str());
+    }
     const auto conv = ws::sink::toRuns(sinks, co);
     for (const auto& w : conv.warnings) std::printf("{\"type\":\"warning\",\"text\":\"%s\"}\n", esc(w).c_str());
     for (const auto& r : conv.runs) {

@@ -45,6 +45,20 @@ bool takeStr(const std::string& p, std::size_t& off, std::string& out)
     return true;
 }
 
+std::vector<std::string> splitNul(const std::string& s)
+{
+    std::vector<std::string> out;
+    if (s.empty()) return out;
+    std::size_t a = 0;
+    for (;;) {
+        const auto z = s.find('\0', a);
+        out.push_back(s.substr(a, z == std::string::npos ? std::string::npos : z - a));
+        if (z == std::string::npos) break;
+        a = z + 1;
+    }
+    return out;
+}
+
 const char* signalName(int sig)
 {
     switch (sig) {
@@ -241,6 +255,66 @@ SinkProcess readSink(const std::string& path)
         }
         case RecType::End: {
             if ((ok = takePod(payload, s.end))) s.ended = true;
+            break;
+        }
+        case RecType::TraceLaunch: {
+            SinkTrace t;
+            std::size_t o = sizeof t.rec;
+            std::string phases, roles;
+            ok = takePod(payload, t.rec) && takeStr(payload, o, t.kernel) && takeStr(payload, o, phases)
+                && takeStr(payload, o, roles) && takeStr(payload, o, t.sourcePath)
+                && t.rec.bufferBytes <= (std::uint64_t(64) << 30);
+            if (ok) {
+                t.phaseNames = splitNul(phases);
+                t.roleNames = splitNul(roles);
+                s.traces.push_back(std::move(t));  // data grows as chunks arrive (a corrupt size allocates nothing)
+            }
+            break;
+        }
+        case RecType::TraceChunk: {
+            TraceChunkRec c{};
+            ok = takePod(payload, c);
+            if (!ok) break;
+            SinkTrace* t = nullptr;  // the latest launch of that correlation id
+            for (auto it = s.traces.rbegin(); it != s.traces.rend() && !t; ++it)
+                if (it->rec.correlationId == c.correlationId && it->rec.deviceId == c.deviceId) t = &*it;
+            const std::uint64_t n = payload.size() - sizeof c;
+            ok = t && c.offset <= t->rec.bufferBytes && n <= t->rec.bufferBytes - c.offset;
+            if (ok) {
+                if (t->data.size() < c.offset + n) t->data.resize(std::size_t(c.offset + n), '\0');
+                std::memcpy(t->data.data() + c.offset, payload.data() + sizeof c, std::size_t(n));
+                t->received += n;
+            }
+            break;
+        }
+        case RecType::TraceNote: {
+            TraceNoteRec n{};
+            if ((ok = takePod(payload, n))) s.traceNotes.push_back({n.correlationId, n.deviceId, payload.substr(sizeof n)});
+            break;
+        }
+        case RecType::StallLaunch: {
+            StallLaunchRec l{};
+            if ((ok = takePod(payload, l))) s.stallLaunches.push_back(l);
+            break;
+        }
+        case RecType::StallSample: {
+            StallSampleRec x{};
+            if ((ok = takePod(payload, x))) s.stallSamples.push_back(x);
+            break;
+        }
+        case RecType::StallCount: {
+            StallCountRec c{};
+            if ((ok = takePod(payload, c))) s.stallCounts.push_back(c);
+            break;
+        }
+        case RecType::StallCubin: {
+            std::uint64_t crc = 0;
+            if ((ok = takePod(payload, crc))) s.cubins[crc] = payload.substr(sizeof crc);
+            break;
+        }
+        case RecType::StallNote: {
+            std::int32_t code = 0;
+            if ((ok = takePod(payload, code))) s.stallNotes.emplace_back(code, payload.substr(sizeof code));
             break;
         }
         default:
@@ -618,8 +692,8 @@ ConvertResult toRuns(const std::vector<SinkProcess>& sinks, const ConvertOptions
             if (opt.durationSeconds > 0) notes += "; window: first " + fmtSeconds(opt.durationSeconds) + " s of the process";
             if (!opt.nvtxRange.empty())
                 notes += "; window: NVTX ranges named '" + opt.nvtxRange + "' (" + std::to_string(windows.size()) + ")";
-            notes += "; stalls: not recorded (the stall pass for programs is not implemented yet)";
             info.notes = notes;
+            if (attachTraces(s, devId, run, opt.sourceDirs) > 0) info.hasTimeline = true;
             res.runs.push_back(std::move(run));
         }
     }

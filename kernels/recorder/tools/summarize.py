@@ -16,6 +16,7 @@ def main():
     path = sys.argv[1]
     db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     q = lambda sql, *a: db.execute(sql, a).fetchall()
+    v4 = bool(q("SELECT 1 FROM sqlite_master WHERE name = 'load_chunks'"))
     print("file %s: %.1f MB" % (path, os.path.getsize(path) / 1e6))
     for (rid, variant, status, reason, dev, sms, clk, drv, cuda, cupti, host, started, cmd, notes, has_st) in q(
             "SELECT id, variant, status, failure_reason, device_name, sm_count, sm_clock_khz, driver_version, "
@@ -33,7 +34,8 @@ def main():
             nc = q("SELECT COUNT(*), MIN(start_ns), MAX(end_ns) FROM ctas WHERE kernel_id=?", kid)[0]
             nw = q("SELECT COUNT(*) FROM warps WHERE kernel_id=?", kid)[0][0]
             ni = q("SELECT COALESCE(SUM(count),0) FROM interval_chunks WHERE kernel_id=?", kid)[0][0]
-            nl = q("SELECT COUNT(*) FROM loads WHERE kernel_id=?", kid)[0][0]
+            nl = q("SELECT COALESCE(SUM(count),0) FROM load_chunks WHERE kernel_id=?" if v4 else
+                   "SELECT COUNT(*) FROM loads WHERE kernel_id=?", kid)[0][0]  # schema 4 packs loads per CTA
             ns = q("SELECT COALESCE(SUM(count),0), COUNT(*) FROM stall_samples WHERE kernel_id=?", kid)[0]
             inside = ""
             if nc[0]:

@@ -2,8 +2,14 @@
 // GPU (tests/recorder/tst_program_cli.cpp). It writes what libwarpstage-inject.so would write into
 // $WARPSTAGE_SINK (warpstage/sink_encode.h): a process record, a device, kernels, API calls, NVTX; then ends
 // the way the mode says. CUDA-free.
-//   fake_cuda_program ok | exit N | kill | hang | child | nocuda | nvtxonly
+//   fake_cuda_program ok | exit N | kill | hang | child | nocuda | nvtxonly | nondet
+// Under the stall pass (WARPSTAGE_STALL_KERNELS set) it writes what the injection library's stall pass would:
+// for each of its launches of fake() that the regex and WARPSTAGE_STALL_RANGE select, samples and a
+// StallLaunch record; a module that is not a cubin (no source lines); the launch counts at the end. "nondet"
+// launches fake() 3 times in the timeline run and 4 times in the stall run.
 #include "warpstage/sink_encode.h"
+
+#include <regex>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -69,6 +75,59 @@ void writeSink(bool cuda, int kernels)
     appendPod(out, RecType::Flush, f);
     put(out);
 }
+// The stall run: `launches` launches of fake() (mangled _Z4fakev).
+void writeStallSink(int launches)
+{
+    const char* dir = std::getenv("WARPSTAGE_SINK");
+    if (!dir) return;
+    const std::string path = std::string(dir) + "/" + std::to_string(getpid()) + "-1.wsink";
+    g_fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    std::string out;
+    appendFileHeader(out);
+    ProcessRec p{};
+    p.pid = getpid();
+    p.ppid = getppid();
+    appendProcess(out, p, "/fake/exe", "/fake/cwd", {"fake_cuda_program"});
+    appendString(out, 1, "_Z4fakev");
+    appendString(out, 5, "smsp__pcsamp_warps_issue_stalled_long_scoreboard");
+    appendString(out, 6, "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued");
+    const bool match = std::regex_search(std::string("fake()"), std::regex(std::getenv("WARPSTAGE_STALL_KERNELS")));
+    long long first = -1, last = -1;
+    if (const char* r = std::getenv("WARPSTAGE_STALL_RANGE"); r && std::strchr(r, ':')) {
+        first = std::atoll(r);
+        last = std::atoll(std::strchr(r, ':') + 1);
+    }
+    std::uint32_t sampled = 0;
+    for (int i = 0; match && i < launches; ++i) {
+        if (first >= 0 && (i < first || i > last)) continue;
+        ++sampled;
+        if (sampled == 1) appendStallCubin(out, 77, "not a cubin");
+        for (std::uint32_t reason : {5u, 6u}) {
+            StallSampleRec x{};
+            x.pcOffset = 0x10 * std::uint64_t(i + 1);
+            x.cubinCrc = 77;
+            x.count = 100 + std::uint64_t(i);
+            x.nameId = 1;
+            x.launchIndex = std::uint32_t(i);
+            x.functionId = 1;
+            x.reasonId = reason;
+            appendPod(out, RecType::StallSample, x);
+        }
+        StallLaunchRec l{};
+        l.nameId = 1;
+        l.launchIndex = std::uint32_t(i);
+        l.totalSamples = 200;
+        appendPod(out, RecType::StallLaunch, l);
+    }
+    if (match) {
+        StallCountRec c{};
+        c.nameId = 1;
+        c.launches = std::uint32_t(launches);
+        c.sampled = sampled;
+        appendPod(out, RecType::StallCount, c);
+    }
+    put(out);
+}
 void end()
 {
     std::string out;
@@ -84,8 +143,14 @@ void end()
 
 int main(int argc, char** argv)
 {
-    const std::string mode = argc > 1 ? argv[1] : "ok";
+    std::string mode = argc > 1 ? argv[1] : "ok";
     if (mode == "nocuda") return 0;
+    if (std::getenv("WARPSTAGE_STALL_KERNELS")) {  // the stall pass's run
+        writeStallSink(mode == "nondet" ? 4 : 3);
+        end();
+        return mode == "exit" ? (argc > 2 ? std::atoi(argv[2]) : 1) : 0;
+    }
+    if (mode == "nondet") mode = "ok";
     if (mode == "nvtxonly") {
         writeSink(false, 0);
         end();

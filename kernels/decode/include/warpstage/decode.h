@@ -23,9 +23,14 @@
 //    intervals of Worker warps) become one transfer per k-step spanning its Load
 //    intervals in the CTA.
 //  * Tiles: TileBegin (kstep = tileM, aux = tileN) .. TileEnd markers of a warp.
-//  * Overflow (a warp's count > eventsPerWarp), a warp that declared a role but never
-//    wrote its end, or a CTA without its end record make the report not ok: the run
-//    must be stored as Failed with DecodeReport::failureReason.
+//  * User phases (kinds kUserPhaseBase + i) keep their kind; KernelRecord::phaseNames
+//    gets DecodeOptions::phaseNames, extended with "phase <i>" (and a warning) for kinds
+//    the kernel used without naming them. A warp with a user role (flags bit 1) shows
+//    roleNames[userRole], plus " <roleIndex>" when warps of that name differ in roleIndex.
+//  * Overflow (a warp's count > eventsPerWarp; every such warp is listed in
+//    DecodeReport::overflows), a warp that declared a role but never wrote its end, a
+//    CTA without its end record, or traced CTAs in which no warp declared a role make
+//    the report not ok: the run must be stored as Failed with DecodeReport::failureReason.
 #pragma once
 
 #include "warpstage/ladder.h"
@@ -88,6 +93,19 @@ struct DecodeOptions {
     std::vector<int> keepSms;              // SM ids to keep (empty: all); a CTA is kept if it passes both
     double deviceNsPerCycle = 0;           // 1e6 / clockKHz: fallback slope of last resort
     std::int64_t minCalibrationSpanNs = 4000;  // shorter CTAs borrow the kernel's median slope
+    // Names a user-instrumented kernel declared (<warpstage/trace.cuh>: WARPSTAGE_PHASE_NAMES,
+    // WARPSTAGE_ROLE_NAMES). phaseNames[i] names kind kUserPhaseBase + i; they become
+    // KernelRecord::phaseNames. roleNames[i] is the display name of warps that declared user role i.
+    std::vector<std::string> phaseNames;
+    std::vector<std::string> roleNames;
+};
+
+// A warp that attempted more events than its region holds.
+struct WarpOverflow {
+    int cta = 0;                           // linear block index
+    int warp = 0;                          // warp index in the CTA
+    std::uint32_t attempted = 0;           // events the warp tried to write
+    std::uint32_t capacity = 0;            // events its region holds
 };
 
 struct DecodeReport {
@@ -95,9 +113,13 @@ struct DecodeReport {
     std::string failureReason;
     std::int64_t droppedEvents = 0;        // events lost to overflow (sum over warps)
     int overflowWarps = 0;
+    std::vector<WarpOverflow> overflows;   // every overflowing warp (failureReason names the first few)
     int unfinishedWarps = 0;               // declared a role but wrote no end (fault / early exit)
     int missingCtas = 0;                   // CTA record without its start or end pair
     int undeclaredWarps = 0;               // warp regions never claimed (not traced: skipped)
+    bool noRoleDeclared = false;           // CTAs ran traced but no warp of any declared a role (a failure)
+    int unnamedUserPhases = 0;             // user phase kinds with no name in DecodeOptions::phaseNames
+    int unnamedUserRoles = 0;              // warps whose user role has no name in DecodeOptions::roleNames
     int fallbackCalibrations = 0;          // CTAs that used a borrowed slope
     int unmatchedLoads = 0;                // IssueLoad without a matching ready
     int clampedIntervals = 0;              // negative durations clamped to 0 (clock went backwards)

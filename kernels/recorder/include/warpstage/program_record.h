@@ -24,19 +24,24 @@ struct ProgramOptions {
     std::string output;
     std::vector<std::string> program;   // PROGRAM ARGS...
     std::string commandLine;            // warpstage-record's own, quoted
-    std::string kernelsRegex;           // --kernels (selection for the stall pass; recorded in the notes)
-    long long launchFirst = -1, launchLast = -1;  // --launch-range A:B
+    std::string kernelsRegex;           // --kernels: instrumented kernels traced per warp; the stall pass's kernels
+    long long launchFirst = -1, launchLast = -1;  // --launch-range A:B: which of their launches (per-name index)
+    long long traceEvents = 2048;       // --trace-events N: capacity of each warp's trace region
+    std::vector<std::string> sourceDirs; // --source-dir DIR (repeatable): where else kernels' sources are looked for
     double durationSeconds = 0;         // --duration
     std::string nvtxRange;              // --nvtx-range
     double timeoutSeconds = 0;          // --timeout: SIGTERM to the program's process group, SIGKILL 5 s later
-    bool stalls = true;                 // --no-stalls (the program stall pass is not implemented yet)
+    bool stalls = true;                 // --no-stalls: no second run with PC sampling for --kernels
     bool keepSinks = false;             // --keep-sinks: leave the raw sink files next to the output
     std::string injectLibrary;          // default: findInjectLibrary()
     double killGraceSeconds = 5;
 };
 
-// The injection library: $WARPSTAGE_INJECT_LIB, else next to this executable, else ../lib/. "" if none.
+// The injection library: $WARPSTAGE_INJECT_LIB, else findInjectLibraryFrom(this executable's folder). "" if none.
 std::string findInjectLibrary();
+// Next to the executable (the build tree), else where `cmake --install` puts it relative to bin/
+// (<libdir>/warpstage/, e.g. ../lib/warpstage). "" if neither exists.
+std::string findInjectLibraryFrom(const std::string& exeDir);
 
 // Resolves PROGRAM like execvp (PATH search when it has no '/'). Returns the path, or "" and `why`.
 std::string resolveProgram(const std::string& program, std::string& why);

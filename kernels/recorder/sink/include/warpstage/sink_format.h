@@ -36,6 +36,18 @@ enum class RecType : std::uint16_t {
     Nvtx = 8,     // NvtxRec (one NVTX event; the reader pairs push/pop and start/end)
     Flush = 9,    // FlushRec: a CUPTI buffer was written (dropped-record count)
     End = 10,     // EndRec: the process ended cleanly (atexit) or by a caught signal, after a forced flush
+    // 40-49: per-warp trace buffers of users' instrumented kernels (<warpstage/trace.cuh>, issue 10)
+    TraceLaunch = 40,  // TraceLaunchRec + kernel name, phase names, role names, source path (each Str;
+                       //   names NUL-separated): a traced launch whose buffer follows in TraceChunks
+    TraceChunk = 41,   // TraceChunkRec + raw buffer bytes at `offset` (<= kTraceChunkBytes per record)
+    TraceNote = 42,    // TraceNoteRec + message text: why a launch was not traced, or not completely
+    // 50-59: the stall pass (a second run of the program with PC sampling, WARPSTAGE_STALL_KERNELS set;
+    // kernels/recorder/inject/pc_sampling.cpp). 40-49 are the trace buffers'.
+    StallLaunch = 50,  // StallLaunchRec: one sampled launch (after its samples)
+    StallSample = 51,  // StallSampleRec: samples of one (launch, function, pc, reason)
+    StallCubin = 52,   // std::uint64_t cubin CRC + the cubin's bytes (once per module that samples point into)
+    StallCount = 53,   // StallCountRec: launches of one matching kernel name on one device (at exit)
+    StallNote = 54,    // std::int32_t code + text: why sampling did not run or lost something (a CUPTI error)
 };
 
 struct RecHeader {
@@ -134,5 +146,70 @@ struct EndRec {
     std::int32_t signal;         // for EndReason::Signal
 };
 static_assert(sizeof(EndRec) == 24);
+
+// A traced launch (RecType::TraceLaunch). Its buffer (trace_format.h) follows in TraceChunk records.
+struct TraceLaunchRec {
+    std::uint32_t correlationId;   // CUPTI's: the KernelRec of the same launch carries it
+    std::uint32_t deviceId;
+    std::uint32_t contextId;
+    std::uint32_t streamId;
+    std::uint64_t bufferBytes;     // size of the whole buffer
+    std::uint32_t numCtas, warpsPerCta, eventsPerWarp;
+    std::uint32_t formatVersion;   // the kernel's trace header version (warpstage_trace_control)
+    // then four strings, each std::uint32_t length + bytes: kernel name (mangled), phase names
+    // (NUL-separated), role names (NUL-separated), source path (the kernel's warpstage_trace_source)
+};
+static_assert(sizeof(TraceLaunchRec) == 40);
+
+struct TraceChunkRec {
+    std::uint32_t correlationId;
+    std::uint32_t deviceId;
+    std::uint64_t offset;          // byte offset of this chunk in the buffer
+    // then the bytes (the rest of the payload)
+};
+static_assert(sizeof(TraceChunkRec) == 16);
+inline constexpr std::uint32_t kTraceChunkBytes = 8u << 20;
+
+struct TraceNoteRec {
+    std::uint32_t correlationId;   // 0: not about one launch
+    std::uint32_t deviceId;
+    // then the message text (the rest of the payload)
+};
+static_assert(sizeof(TraceNoteRec) == 8);
+
+// The stall pass. Launch indices count the launches of one kernel name (mangled, as the driver names it)
+// on one device in the order the program made them (driver launch calls; graph launches are not counted).
+struct StallLaunchRec {
+    std::uint64_t totalSamples;  // CUPTI's totals for the launch (all functions, dropped included)
+    std::uint64_t droppedSamples;
+    std::uint32_t nameId;        // kernel name (String id)
+    std::uint32_t launchIndex;
+    std::uint32_t deviceId;
+    std::uint32_t contextId;     // CUPTI context uid
+    std::int32_t status;         // 0, or the CUptiResult that stopped this launch's sampling
+    std::uint32_t hardwareBufferFull;
+};
+static_assert(sizeof(StallLaunchRec) == 40);
+
+struct StallSampleRec {
+    std::uint64_t pcOffset;      // offset in the function
+    std::uint64_t cubinCrc;      // the module's CRC (cuptiGetCubinCrc), matches a StallCubin record
+    std::uint64_t count;         // samples with this reason at this pc
+    std::uint32_t nameId;        // kernel name of the launch (String id)
+    std::uint32_t launchIndex;
+    std::uint32_t deviceId;
+    std::uint32_t functionId;    // function the pc is in (String id; the kernel or a function it calls)
+    std::uint32_t reasonId;      // CUPTI's stall-reason name (String id)
+    std::uint32_t reserved;
+};
+static_assert(sizeof(StallSampleRec) == 48);
+
+struct StallCountRec {
+    std::uint32_t nameId;
+    std::uint32_t deviceId;
+    std::uint32_t launches;      // all launches of this name, sampled or not
+    std::uint32_t sampled;
+};
+static_assert(sizeof(StallCountRec) == 16);
 
 }  // namespace ws::sink

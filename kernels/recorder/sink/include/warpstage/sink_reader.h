@@ -13,6 +13,23 @@
 
 namespace ws::sink {
 
+// A traced launch of a user's instrumented kernel (RecType::TraceLaunch + its TraceChunks).
+struct SinkTrace {
+    TraceLaunchRec rec{};
+    std::string kernel;                   // mangled name
+    std::vector<std::string> phaseNames, roleNames;
+    std::string sourcePath;               // the kernel's .cu file as compiled (may be relative to cwd)
+    std::string data;                     // the buffer as far as chunks arrived (rec.bufferBytes when complete)
+    std::uint64_t received = 0;           // bytes that arrived in chunks
+    bool complete() const { return received == rec.bufferBytes; }
+};
+
+struct SinkTraceNote {
+    std::uint32_t correlationId = 0;      // 0: not about one launch
+    std::uint32_t deviceId = 0;
+    std::string text;
+};
+
 // Everything one sink file holds, decoded but not yet interpreted.
 struct SinkProcess {
     std::string path;
@@ -28,6 +45,14 @@ struct SinkProcess {
     std::vector<MemRec> mem;
     std::vector<ApiRec> api;
     std::vector<NvtxRec> nvtx;
+    std::vector<SinkTrace> traces;        // traced launches (issue 10), in launch order
+    std::vector<SinkTraceNote> traceNotes;
+    // the stall pass (RecType 50-59)
+    std::vector<StallLaunchRec> stallLaunches;
+    std::vector<StallSampleRec> stallSamples;
+    std::vector<StallCountRec> stallCounts;
+    std::map<std::uint64_t, std::string> cubins;       // CRC -> cubin bytes
+    std::vector<std::pair<std::int32_t, std::string>> stallNotes;
     std::uint64_t dropped = 0;       // CUPTI's dropped-record count, summed over buffers
     std::uint64_t flushes = 0;
     bool ended = false;              // an EndRec was written (atexit, or a caught fatal signal)
@@ -57,6 +82,7 @@ struct ProgramOutcome {
 struct ConvertOptions {
     ProgramOutcome outcome;
     double durationSeconds = 0;      // > 0: keep only records starting in the first S seconds of the process
+    std::vector<std::string> sourceDirs;  // --source-dir: where else to look for kernels' source files
     std::string nvtxRange;           // non-empty: keep only records inside NVTX ranges of this name
     std::string commandLine;         // of warpstage-record, for RunInfo::commandLine
     std::string host;
@@ -82,5 +108,22 @@ ConvertResult toRuns(const std::vector<SinkProcess>& sinks, const ConvertOptions
 std::string incompleteReason(const SinkProcess& s, const ProgramOutcome& o, bool isRoot);
 
 std::string demangle(const std::string& mangled);
+
+// Decodes the sink's traced launches of device `deviceId` into the matching KernelRecords of `run`
+// (by correlation id; sink_traces.cpp): warps, intervals, loads, tiles, phase names; adds the
+// kernels' source files to run.sources (findSource(); files that cannot be read are named in the notes) and every problem (overflow per warp, no role, version mismatch,
+// buffers cut short, trace notes of the injection library) to run.info.notes; a launch whose decode
+// failed makes the run Failed with the reason. Returns the number of launches decoded.
+int attachTraces(const SinkProcess& sink, std::uint32_t deviceId, RunRecord& run,
+                 const std::vector<std::string>& sourceDirs = {});
+
+// Where a kernel's source file is: `path` as the compiler saw it (__BASE_FILE__: absolute, or relative to the
+// directory the compiler ran in, which is not recorded). Tried in order: an absolute path as it is; relative to
+// the process's cwd; relative to the directories of its executable and of argv[0] and up to 4 of their parents (a
+// build tree: the compiler ran in an ancestor of the binary's folder); then each of `sourceDirs` + path, with the
+// leading "../" parts dropped, and + the file name alone. Returns the first regular file, or "" (then `tried`
+// says how many places were looked at).
+std::string findSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& sourceDirs,
+                       int* tried = nullptr);
 
 }  // namespace ws::sink

@@ -1,0 +1,211 @@
+// GPU test (issue 10): a user's instrumented kernel recorded without host-code changes.
+// programs/ws_rowsum.cu (a warp-specialized row sum: a TMA loader warp, two reducer warps, a 2-slot
+// mbarrier ring, user phases "reduce"/"combine", user roles "loader"/"reducer") is
+//   1. run alone: correct, and its control word stays null (nothing traced);
+//   2. recorded with `warpstage-record --kernels wsRowSum -- ws_rowsum`: the program's result is still
+//      correct; every launch is traced and decodes with no overflow; roles and user phase names appear;
+//      every CTA span lies inside CUPTI's kernel time; loads pair up; the kernel's source is in the run;
+//      the same with the Staged engine (ws_rowsum --staged);
+//   3. recorded with --launch-range 1:1: only launch #1 is traced;
+//   4. recorded with --trace-events 16: the overflow is reported per warp, the run is Failed, exit 6;
+//   5. recorded with --kernels that matches nothing: nothing traced, the program still correct.
+// Plain executable; exits 77 with "SKIP: ..." without a GPU (FAIL with WARPSTAGE_REQUIRE_GPU=1).
+#include "common/gpu_skip.h"
+#include "warpstage/sink_reader.h"
+#include "warpstage/store.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+int g_failures = 0;
+#define CHECK(cond, ...)                                                 \
+    do {                                                                 \
+        if (!(cond)) {                                                   \
+            ++g_failures;                                                \
+            std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
+            std::printf(__VA_ARGS__);                                    \
+            std::printf("\n");                                           \
+        }                                                                \
+    } while (0)
+
+std::string gpuProblem()
+{
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return "no CUDA driver (libcuda.so.1)";
+    using InitFn = int (*)(unsigned);
+    using CountFn = int (*)(int*);
+    using AttrFn = int (*)(int*, int, int);
+    auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+    auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+    auto attr = reinterpret_cast<AttrFn>(dlsym(lib, "cuDeviceGetAttribute"));
+    int n = 0, major = 0;
+    if (!init || !count || !attr || init(0) != 0 || count(&n) != 0 || n == 0) return "no CUDA device";
+    if (attr(&major, 75 /*CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR*/, 0) != 0 || major < 9) return "needs an sm_90 GPU (TMA)";
+    return "";
+}
+
+// Runs a shell command; returns its exit code and stdout+stderr.
+int run(const std::string& cmd, std::string& out)
+{
+    out.clear();
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    const int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+std::string sinkDirOf(const std::string& dir, const std::string& base)
+{
+    std::string found;
+    if (DIR* d = opendir(dir.c_str())) {
+        while (dirent* e = readdir(d)) {
+            const std::string n = e->d_name;
+            if (n.rfind("." + base + ".sinks-", 0) == 0) found = dir + "/" + n;
+        }
+        closedir(d);
+    }
+    return found;
+}
+
+// Records ws_rowsum with `opts`; returns the runs converted from the kept sinks.
+std::vector<ws::RunRecord> record(const std::string& dir, const std::string& name, const std::string& opts, int wantRc,
+                                  std::string& output, const std::string& programArgs = "")
+{
+    const std::string file = dir + "/" + name + ".wstrace";
+    // --no-stalls: one (traced) run of the program; the stall pass has its own tests.
+    const int rc = run(std::string(WARPSTAGE_RECORD_EXE) + " --keep-sinks --no-stalls " + opts + " -o " + file + " -- " + WARPSTAGE_ROWSUM
+                           + " --iters 3 " + programArgs,
+                       output);
+    CHECK(rc == wantRc, "%s: warpstage-record exited %d (want %d):\n%s", name.c_str(), rc, wantRc, output.c_str());
+    CHECK(output.find("OK rows=") != std::string::npos, "%s: the program's result is wrong under the recorder:\n%s", name.c_str(),
+          output.c_str());
+    try {
+        auto store = ws::TraceStore::openReadOnly(file);
+        CHECK(store.runs().size() == 1, "%s: %zu runs in the file", name.c_str(), store.runs().size());
+    } catch (const std::exception& e) {
+        CHECK(false, "%s: %s", name.c_str(), e.what());
+    }
+    const std::string sd = sinkDirOf(dir, name + ".wstrace");
+    CHECK(!sd.empty(), "%s: no kept sink folder", name.c_str());
+    ws::sink::ConvertOptions co;
+    auto res = ws::sink::toRuns(ws::sink::readSinkDir(sd), co);
+    CHECK(res.runs.size() == 1, "%s: %zu runs from the sinks", name.c_str(), res.runs.size());
+    return res.runs;
+}
+
+bool isRowSum(const ws::KernelRecord& k) { return k.launch.name.find("wsRowSum") != std::string::npos; }
+
+void checkTraced(const ws::KernelRecord& k, const std::string& what)
+{
+    CHECK(k.launch.traced, "%s: not traced", what.c_str());
+    if (!k.launch.traced) return;
+    CHECK(k.launch.droppedEvents == 0, "%s: %lld events dropped", what.c_str(), (long long)k.launch.droppedEvents);
+    CHECK(k.ctas.size() == 264, "%s: %zu CTAs decoded (264 launched)", what.c_str(), k.ctas.size());
+    CHECK(k.warps.size() == 3 * k.ctas.size(), "%s: %zu warps for %zu CTAs", what.c_str(), k.warps.size(), k.ctas.size());
+    int loader = 0, reducer0 = 0, reducer1 = 0;
+    for (const auto& w : k.warps) {
+        loader += w.roleName == "loader" && w.role == ws::WarpRole::Producer;
+        reducer0 += w.roleName == "reducer 0" && w.role == ws::WarpRole::Consumer;
+        reducer1 += w.roleName == "reducer 1";
+    }
+    CHECK(loader == int(k.ctas.size()) && reducer0 == loader && reducer1 == loader, "%s: roles loader %d, reducer 0 %d, reducer 1 %d",
+          what.c_str(), loader, reducer0, reducer1);
+    CHECK(k.phaseNames == (std::vector<std::string>{"reduce", "combine"}), "%s: phase names (%zu)", what.c_str(), k.phaseNames.size());
+    std::size_t reduce = 0, combine = 0, waitData = 0;
+    for (const auto& iv : k.intervals) {
+        reduce += iv.kind == ws::IntervalKind(ws::kUserPhaseBase);
+        combine += iv.kind == ws::IntervalKind(ws::kUserPhaseBase + 1);
+        waitData += iv.kind == ws::IntervalKind::WaitData;
+    }
+    const std::size_t steps = (1u << 16) / 2048;
+    CHECK(reduce == 2 * steps * k.ctas.size(), "%s: %zu reduce intervals (want %zu)", what.c_str(), reduce, 2 * steps * k.ctas.size());
+    CHECK(combine == 2 * k.ctas.size(), "%s: %zu combine intervals", what.c_str(), combine);
+    CHECK(waitData == reduce, "%s: %zu wait_data intervals", what.c_str(), waitData);
+    CHECK(k.loads.size() == steps * k.ctas.size(), "%s: %zu loads (want %zu)", what.c_str(), k.loads.size(), steps * k.ctas.size());
+    CHECK(k.loads.empty() || k.loads[0].bytes == 8192, "%s: a load brings %lld bytes (cta.pipeline said 8192)", what.c_str(),
+          k.loads.empty() ? 0LL : (long long)k.loads[0].bytes);
+    int outside = 0;
+    for (const auto& c : k.ctas) outside += c.start < k.launch.start || c.end > k.launch.end || c.end < c.start;
+    CHECK(outside == 0, "%s: %d CTA spans outside CUPTI's [%lld, %lld]", what.c_str(), outside, (long long)k.launch.start,
+          (long long)k.launch.end);
+}
+
+}  // namespace
+
+int main()
+{
+    if (const std::string why = gpuProblem(); !why.empty()) return ws::testing::gpuUnavailableExit("gpu_record_user_kernel", why);
+    char tmpl[] = "/tmp/ws-userkernel-XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    std::string out;
+
+    // 1. Alone: correct, control word null (nothing traced).
+    int rc = run(WARPSTAGE_ROWSUM, out);
+    CHECK(rc == 0 && out.find("OK rows=") != std::string::npos, "alone: exit %d:\n%s", rc, out.c_str());
+    CHECK(out.find("control: null") != std::string::npos, "alone: the control word was set:\n%s", out.c_str());
+
+    // 2. Recorded, every launch traced.
+    auto runs = record(dir, "all", "--kernels wsRowSum --trace-events 4096", 0, out);
+    if (!runs.empty()) {
+        const ws::RunRecord& r = runs[0];
+        CHECK(r.info.status == ws::RunStatus::Complete, "all: run status %d: %s", int(r.info.status), r.info.failureReason.c_str());
+        CHECK(r.info.hasTimeline, "all: run has no timeline");
+        int traced = 0;
+        for (const auto& k : r.kernels)
+            if (isRowSum(k)) {
+                checkTraced(k, "all #" + std::to_string(k.launch.launchIndex));
+                traced += k.launch.traced;
+            }
+        CHECK(traced == 3, "all: %d of 3 launches traced; notes: %s", traced, r.info.notes.c_str());
+        bool source = false;
+        for (const auto& s : r.sources) source = source || (s.path.find("ws_rowsum.cu") != std::string::npos && s.sha256.size() == 64);
+        CHECK(source, "all: the kernel's source is not in the run; notes: %s", r.info.notes.c_str());
+        // Our own copies stay out of the program's timeline: the program made 1 H2D, 3 memsets, 3 D2H (+ symbol read).
+        CHECK(r.memOps.size() <= 8, "all: %zu memory ops (the recorder's own copies leaked into the timeline?)", r.memOps.size());
+    }
+
+    // 2b. The Staged engine (shared-memory staging + TMA bulk copies), found through the control word too.
+    runs = record(dir, "staged", "--kernels wsRowSum --trace-events 4096", 0, out, "--staged");
+    if (!runs.empty()) {
+        int traced = 0;
+        for (const auto& k : runs[0].kernels)
+            if (isRowSum(k)) {
+                CHECK(k.launch.name.find("Staged") != std::string::npos, "staged: launched %s", k.launch.name.c_str());
+                checkTraced(k, "staged #" + std::to_string(k.launch.launchIndex));
+                traced += k.launch.traced;
+            }
+        CHECK(traced == 3, "staged: %d of 3 launches traced; notes: %s", traced, runs[0].info.notes.c_str());
+    }
+
+    // 3. Only launch #1.
+    runs = record(dir, "one", "--kernels wsRow --launch-range 1:1", 0, out);
+    if (!runs.empty())
+        for (const auto& k : runs[0].kernels)
+            if (isRowSum(k)) CHECK(k.launch.traced == (k.launch.launchIndex == 1), "one: launch #%d traced=%d", k.launch.launchIndex, int(k.launch.traced));
+
+    // 4. Too small a buffer: reported per warp, run Failed, warpstage-record exits 6 (the program itself is fine).
+    runs = record(dir, "overflow", "--kernels wsRowSum --trace-events 16", 6 /*kExitRunFailed*/, out);
+    if (!runs.empty()) {
+        const ws::RunRecord& r = runs[0];
+        CHECK(r.info.status == ws::RunStatus::Failed, "overflow: run status %d", int(r.info.status));
+        CHECK(r.info.failureReason.find("overflow") != std::string::npos && r.info.failureReason.find("CTA ") != std::string::npos,
+              "overflow: reason '%s'", r.info.failureReason.c_str());
+    }
+
+    // 5. --kernels matching nothing: the instrumented kernel runs untraced.
+    runs = record(dir, "none", "--kernels NoSuchKernel", 0, out);
+    if (!runs.empty())
+        for (const auto& k : runs[0].kernels) CHECK(!k.launch.traced, "none: %s traced", k.launch.name.c_str());
+
+    std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
+    return g_failures ? 1 : 0;
+}
