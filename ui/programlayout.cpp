@@ -30,7 +30,8 @@ void finish(ProgramRow &row)
 void ProgramLayout::build(const ws::ProgramTrace *p, const ProgramLayoutOptions &opt)
 {
     m_rows.clear();
-    m_kernelPos.clear();
+    for (auto &v : m_pos)
+        v.clear();
     m_total = 0;
     if (!p)
         return;
@@ -115,12 +116,14 @@ void ProgramLayout::build(const ws::ProgramTrace *p, const ProgramLayoutOptions 
             row.label += QStringLiteral(" (%1)").arg(name);
         add(std::move(row));
     }
-    m_kernelPos.assign(p->kernels.size(), {-1, -1});
+    m_pos[ProgramItem::Kernel].assign(p->kernels.size(), {-1, -1});
+    m_pos[ProgramItem::MemOp].assign(p->memOps.size(), {-1, -1});
+    m_pos[ProgramItem::Nvtx].assign(p->nvtx.size(), {-1, -1});
+    m_pos[ProgramItem::Api].assign(p->apiSpans.size(), {-1, -1});
     for (int r = 0; r < int(m_rows.size()); ++r) {
         const auto &items = m_rows[std::size_t(r)].items;
         for (int i = 0; i < int(items.size()); ++i)
-            if (items[std::size_t(i)].kind == ProgramItem::Kernel)
-                m_kernelPos[std::size_t(items[std::size_t(i)].index)] = {r, i};
+            m_pos[items[std::size_t(i)].kind][std::size_t(items[std::size_t(i)].index)] = {r, i};
     }
 }
 
@@ -132,11 +135,14 @@ int ProgramLayout::rowAt(int y) const
     return int(it - m_rows.begin()) - 1;
 }
 
-std::pair<int, int> ProgramLayout::rowOfKernel(int k) const
+std::pair<int, int> ProgramLayout::rowOfKernel(int k) const { return rowOf(ProgramItem::Kernel, k); }
+
+std::pair<int, int> ProgramLayout::rowOf(ProgramItem::Kind kind, int index) const
 {
-    if (k < 0 || k >= int(m_kernelPos.size()))
+    const auto &v = m_pos[kind];
+    if (index < 0 || index >= int(v.size()))
         return {-1, -1};
-    return m_kernelPos[std::size_t(k)];
+    return v[std::size_t(index)];
 }
 
 namespace programpalette {
@@ -188,5 +194,10 @@ QColor nvtxColor(const ws::NvtxRange &r)
 }
 
 QColor apiColor() { return QColor(0xBB, 0xBB, 0xBB); }
+QColor idleGapColor() { return QColor(0xE8, 0x6A, 0x3A, 38); }
+QColor idleGapHatch() { return QColor(0xD0, 0x50, 0x20, 90); }
+QColor idleGapText() { return QColor(0xA0, 0x3A, 0x10); }
+QColor arrowColor() { return QColor(0xD0, 0x4A, 0x02); }
+QColor arrowColorFaint() { return QColor(0x50, 0x58, 0x66, 110); }
 
 }  // namespace programpalette

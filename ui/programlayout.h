@@ -55,10 +55,12 @@ public:
     int rowAt(int y) const;  // y from the top of the rows; -1 if none
     // The row and position of kernel launch `k` (index into ProgramTrace::kernels); {-1,-1} if not shown.
     std::pair<int, int> rowOfKernel(int k) const;
+    // The same for any record: a kernel, memory operation, NVTX range or API span ({-1,-1}: not shown).
+    std::pair<int, int> rowOf(ProgramItem::Kind kind, int index) const;
 
 private:
     std::vector<ProgramRow> m_rows;
-    std::vector<std::pair<int, int>> m_kernelPos;  // per kernel index: row, item
+    std::vector<std::pair<int, int>> m_pos[4];  // per ProgramItem::Kind, per record index: row, item
     int m_total = 0;
 };
 
@@ -68,4 +70,9 @@ QColor memOpColor(ws::MemOpKind kind);
 QString memOpLabel(ws::MemOpKind kind);          // "Host → device", ...
 QColor nvtxColor(const ws::NvtxRange &r);        // the range's own colour if it has one, else by name
 QColor apiColor();
+QColor idleGapColor();     // the band over a device's rows where it ran nothing
+QColor idleGapHatch();
+QColor idleGapText();
+QColor arrowColor();       // launch arrow of the selected / hovered record, and its partner's outline
+QColor arrowColorFaint();  // launch arrows of every visible launch
 }  // namespace programpalette

@@ -5,6 +5,8 @@
 #include <warpstage/program.h>
 
 #include <QCheckBox>
+#include <QComboBox>
+#include <QTreeWidget>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -33,11 +35,19 @@ ProgramPanel::ProgramPanel(QWidget *parent) : QWidget(parent)
     m_nvtx = new QCheckBox(tr("NVTX"), bottom);
     m_nvtx->setChecked(true);
     m_api = new QCheckBox(tr("CPU launch spans"), bottom);
+    m_api->setToolTip(tr("Rows of CUDA API calls per CPU thread, with arrows from each call to the kernel or copy it launched"));
+    m_gapThreshold = new QComboBox(bottom);
+    for (const auto &[label, ns] : {std::pair{tr("idle ≥ 10 µs"), qint64(10'000)}, std::pair{tr("idle ≥ 100 µs"), qint64(100'000)},
+                                    std::pair{tr("idle ≥ 1 ms"), qint64(1'000'000)}, std::pair{tr("idle ≥ 10 ms"), qint64(10'000'000)}})
+        m_gapThreshold->addItem(label, ns);
+    m_gapThreshold->setCurrentIndex(m_gapThreshold->findData(qint64(ProgramView::kDefaultIdleGapNs)));
+    m_gapThreshold->setToolTip(tr("GPU idle gaps at least this long are hatched on the device's rows and listed"));
     m_summary = new QLabel(bottom);
     bar->addWidget(m_filter, 1);
     bar->addWidget(zoom);
     bar->addWidget(m_nvtx);
     bar->addWidget(m_api);
+    bar->addWidget(m_gapThreshold);
     bar->addWidget(m_summary);
     bl->addLayout(bar);
     m_model = new KernelSummaryModel(this);
@@ -53,7 +63,18 @@ ProgramPanel::ProgramPanel(QWidget *parent) : QWidget(parent)
     m_table->verticalHeader()->setDefaultSectionSize(20);
     m_table->horizontalHeader()->setSectionResizeMode(KernelSummaryModel::Name, QHeaderView::Stretch);
     m_table->setWordWrap(false);
-    bl->addWidget(m_table, 1);
+    m_gaps = new QTreeWidget(bottom);
+    m_gaps->setColumnCount(4);
+    m_gaps->setHeaderLabels({tr("GPU idle"), tr("at"), tr("last before"), tr("first after")});
+    m_gaps->setRootIsDecorated(false);
+    m_gaps->setUniformRowHeights(true);
+    m_gaps->setToolTip(tr("The longest GPU idle gaps; click one to zoom there"));
+    auto *tables = new QSplitter(Qt::Horizontal, bottom);
+    tables->addWidget(m_table);
+    tables->addWidget(m_gaps);
+    tables->setStretchFactor(0, 3);
+    tables->setStretchFactor(1, 1);
+    bl->addWidget(tables, 1);
     split->addWidget(m_view);
     split->addWidget(bottom);
     split->setStretchFactor(0, 3);
@@ -73,6 +94,13 @@ ProgramPanel::ProgramPanel(QWidget *parent) : QWidget(parent)
     connect(m_nvtx, &QCheckBox::toggled, this, relayout);
     connect(m_api, &QCheckBox::toggled, this, relayout);
     connect(m_view, &ProgramView::hint, this, &ProgramPanel::hint);
+    connect(m_view, &ProgramView::idleGapsChanged, this, &ProgramPanel::fillGaps);
+    connect(m_gapThreshold, &QComboBox::currentIndexChanged, this,
+            [this] { m_view->setIdleGapThreshold(m_gapThreshold->currentData().toLongLong()); });
+    connect(m_gaps, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem *cur) {
+        if (cur)
+            m_view->zoomToGap(cur->data(0, Qt::UserRole).toInt());
+    });
     connect(m_view, &ProgramView::launchSelected, this, [this](int k) {
         if (k < 0 || !m_view->program())
             return;
@@ -138,4 +166,37 @@ void ProgramPanel::onRowChanged()
     if (m_syncing)
         return;
     m_view->highlightKernel(selectedKernel());
+}
+
+void ProgramPanel::fillGaps()
+{
+    m_gaps->clear();
+    const auto p = m_view->program();
+    const auto &gaps = m_view->idleGaps();
+    if (!p)
+        return;
+    std::vector<int> order(gaps.size());
+    for (int i = 0; i < int(order.size()); ++i)
+        order[std::size_t(i)] = i;
+    const std::size_t n = std::min<std::size_t>(order.size(), kMaxListedGaps);
+    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(n), order.end(), [&](int a, int b) {
+        const auto la = gaps[std::size_t(a)].length(), lb = gaps[std::size_t(b)].length();
+        return la != lb ? la > lb : a < b;  // longest first; ties in time order
+    });
+    const ws::TimeNs origin = m_view->timeOrigin();
+    for (std::size_t i = 0; i < n; ++i) {
+        const GapInfo &g = gaps[std::size_t(order[i])];
+        auto *item = new QTreeWidgetItem(m_gaps);
+        item->setText(0, ws::ui::formatDuration(double(g.length())));
+        item->setText(1, ws::ui::formatDuration(double(g.gap.start - origin)));
+        item->setText(2, programtext::launchName(*p, g.before));  // what ran last before the gap
+        item->setText(3, programtext::launchName(*p, g.after));   // what ended it
+        item->setToolTip(2, item->text(2));
+        item->setToolTip(3, item->text(3));
+        item->setData(0, Qt::UserRole, order[i]);
+        item->setTextAlignment(0, Qt::AlignRight | Qt::AlignVCenter);
+    }
+    m_gaps->resizeColumnToContents(0);
+    m_gaps->resizeColumnToContents(1);
+    m_gaps->headerItem()->setText(0, gaps.size() > n ? tr("GPU idle (%1 longest of %2)").arg(n).arg(gaps.size()) : tr("GPU idle"));
 }

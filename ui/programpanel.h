@@ -2,6 +2,8 @@
 // a filter box), linked both ways: selecting a row highlights that kernel's launches (others faded),
 // "Zoom to kernel" (or double-clicking the row) fits them; clicking a launch selects its row.
 // Opening a launch (double-click / Enter) emits openLaunch when it has a per-warp timeline, else a hint.
+// Beside the table, the longest GPU idle gaps (at least the threshold chosen in the bar); clicking one
+// zooms the view there.
 #pragma once
 
 #include "kernelsummarymodel.h"
@@ -10,6 +12,8 @@
 #include <QWidget>
 
 class QCheckBox;
+class QComboBox;
+class QTreeWidget;
 class QLabel;
 class QLineEdit;
 class QTableView;
@@ -26,6 +30,10 @@ public:
     KernelSummaryModel *model() const { return m_model; }
     KernelSummaryProxy *proxy() const { return m_proxy; }
     QLineEdit *filterBox() const { return m_filter; }
+    QTreeWidget *gapsList() const { return m_gaps; }       // the longest idle gaps, longest first
+    QComboBox *gapThresholdBox() const { return m_gapThreshold; }
+    QCheckBox *apiBox() const { return m_api; }            // "CPU launch spans": the API rows and launch arrows
+    static constexpr int kMaxListedGaps = 20;
     QString selectedKernel() const;             // name of the selected table row ("" if none)
     void selectKernelName(const QString &name); // selects its row (and highlights); "" clears
 
@@ -35,6 +43,7 @@ signals:
 
 private:
     void onRowChanged();
+    void fillGaps();
     ProgramView *m_view = nullptr;
     QTableView *m_table = nullptr;
     KernelSummaryModel *m_model = nullptr;
@@ -42,5 +51,7 @@ private:
     QLineEdit *m_filter = nullptr;
     QLabel *m_summary = nullptr;
     QCheckBox *m_nvtx = nullptr, *m_api = nullptr;
+    QTreeWidget *m_gaps = nullptr;
+    QComboBox *m_gapThreshold = nullptr;
     bool m_syncing = false;
 };

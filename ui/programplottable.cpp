@@ -176,6 +176,8 @@ void ProgramPlottable::draw(QCPPainter *painter)
             painter->fillRect(rr, tlpalette::rowShade());
         }
         painter->setClipRect(rr.intersected(ar));
+        if (row.type == ProgramRow::DeviceHeader || row.type == ProgramRow::Stream)
+            drawGaps(painter, row, rr, t0, t1);
         if (row.type != ProgramRow::DeviceHeader)
             drawRow(painter, row, rr, t0, t1, ar);
         if (r == m_selRow && m_selItem >= 0) {
@@ -203,6 +205,7 @@ void ProgramPlottable::draw(QCPPainter *painter)
     }
     painter->setFont(base);
     painter->setClipRect(ar);
+    drawArrows(painter, t0, t1, ar);
     auto px = [&](double t) { return mKeyAxis->coordToPixel(t); };
     if (m_range) {
         const double a = px(std::min(m_range->first, m_range->second)), b = px(std::max(m_range->first, m_range->second));
@@ -277,4 +280,168 @@ ProgramPlottable::Hit ProgramPlottable::hitTest(const QPointF &pos) const
         }
     }
     return h;
+}
+
+void ProgramPlottable::drawGaps(QCPPainter *p, const ProgramRow &row, const QRect &rr, double t0, double t1)
+{
+    if (!m_gaps || m_gaps->empty())
+        return;
+    const TimeNs a0 = m_origin + TimeNs(std::floor(t0)), a1 = m_origin + TimeNs(std::ceil(t1));
+    // gaps are disjoint and in time order: the first that ends after the view's start
+    auto it = std::upper_bound(m_gaps->begin(), m_gaps->end(), a0, [](TimeNs t, const GapInfo &g) { return t < g.gap.end; });
+    const bool header = row.type == ProgramRow::DeviceHeader;
+    QFont f = p->font();
+    f.setPixelSize(10);
+    p->setFont(f);
+    const QFontMetrics fm(f);
+    for (; it != m_gaps->end() && it->gap.start < a1; ++it) {
+        const double x0 = mKeyAxis->coordToPixel(double(it->gap.start - m_origin));
+        const double x1 = mKeyAxis->coordToPixel(double(it->gap.end - m_origin));
+        const QRectF r(x0, rr.top(), std::max(1.0, x1 - x0), rr.height());
+        p->fillRect(r, programpalette::idleGapColor());
+        p->fillRect(r, QBrush(programpalette::idleGapHatch(), Qt::FDiagPattern));  // the other way round from copies
+        if (header && r.width() > 60) {
+            const QString text = fm.elidedText(QStringLiteral("idle %1").arg(timemap::formatDuration(double(it->length()))),
+                                               Qt::ElideRight, int(r.width()) - 6);
+            p->setPen(programpalette::idleGapText());
+            p->drawText(r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignHCenter, text);
+        }
+    }
+}
+
+int ProgramPlottable::gapAt(const QPointF &pos) const
+{
+    if (!m_gaps || m_gaps->empty() || !m_layout)
+        return -1;
+    const QRect ar = lanesRect();
+    if (pos.x() < ar.left() || pos.y() < ar.top() || pos.y() > ar.bottom())
+        return -1;
+    const int r = m_layout->rowAt(int(pos.y()) - ar.top() + m_scrollY);
+    if (r < 0)
+        return -1;
+    const auto type = m_layout->rows()[std::size_t(r)].type;
+    if (type != ProgramRow::Stream && type != ProgramRow::DeviceHeader)
+        return -1;
+    const double t = mKeyAxis->pixelToCoord(pos.x());
+    const TimeNs a = m_origin + TimeNs(std::floor(t));
+    auto it = std::upper_bound(m_gaps->begin(), m_gaps->end(), a, [](TimeNs v, const GapInfo &g) { return v < g.gap.end; });
+    if (it == m_gaps->end() || double(it->gap.start - m_origin) > t)
+        return -1;
+    return int(it - m_gaps->begin());
+}
+
+bool ProgramPlottable::arrowFor(int api, LaunchRef launch, bool focus, Arrow &out) const
+{
+    const auto [ra, ia] = m_layout->rowOf(ProgramItem::Api, api);
+    const auto [rl, il] = m_layout->rowOf(launch.kind, launch.index);
+    if (ra < 0 || rl < 0)
+        return false;
+    const QRectF from = itemRect(ra, ia), to = itemRect(rl, il);
+    out.api = api;
+    out.launch = launch;
+    out.line = QLineF(from.left(), from.bottom(), to.left(), to.top());
+    out.focus = focus;
+    return true;
+}
+
+void ProgramPlottable::addArrowsOf(int row, int item, bool focus, std::vector<Arrow> &out)
+{
+    if (!m_links || row < 0 || item < 0 || row >= int(m_layout->rows().size()))
+        return;
+    const ProgramRow &r = m_layout->rows()[std::size_t(row)];
+    if (item >= int(r.items.size()))
+        return;
+    const ProgramItem &it = r.items[std::size_t(item)];
+    Arrow a;
+    if (it.kind == ProgramItem::Api) {
+        for (const LaunchRef &l : m_links->launchesOf(it.index))
+            if (arrowFor(it.index, l, focus, a)) {
+                out.push_back(a);
+                m_partners.push_back(m_layout->rowOf(l.kind, l.index));
+            }
+    } else if (it.kind == ProgramItem::Kernel || it.kind == ProgramItem::MemOp) {
+        const LaunchRef l{it.kind, it.index};
+        const int api = m_links->apiOf(l);
+        if (api >= 0 && arrowFor(api, l, focus, a)) {
+            out.push_back(a);
+            m_partners.push_back(m_layout->rowOf(ProgramItem::Api, api));
+        }
+    }
+}
+
+void ProgramPlottable::drawArrows(QCPPainter *p, double t0, double t1, const QRect &ar)
+{
+    m_arrows.clear();
+    m_partners.clear();
+    if (!m_links || !m_layout)
+        return;
+    bool apiRows = false;
+    for (const ProgramRow &r : m_layout->rows())
+        apiRows = apiRows || r.type == ProgramRow::Api;
+    if (!apiRows)
+        return;
+    addArrowsOf(m_selRow, m_selItem, true, m_arrows);
+    if (!(m_hoverRow == m_selRow && m_hoverItem == m_selItem))
+        addArrowsOf(m_hoverRow, m_hoverItem, true, m_arrows);
+    // every launch that starts in view, when few enough do to stay readable (at most cap + 1 records are
+    // looked at, whatever the zoom); only those whose call starts in view too get an arrow: arrows from
+    // off-screen calls (a CPU far ahead of the GPU) only add clutter
+    const int cap = std::min(kMaxAllArrows, ar.width() / 16);
+    const TimeNs a0 = m_origin + TimeNs(std::floor(t0)), a1 = m_origin + TimeNs(std::ceil(t1));
+    std::vector<Arrow> all;
+    int inView = 0;
+    bool tooMany = false;
+    for (const ProgramRow &row : m_layout->rows()) {
+        if (row.type != ProgramRow::Stream)
+            continue;
+        auto first = std::lower_bound(row.items.begin(), row.items.end(), a0, [](const ProgramItem &x, TimeNs t) { return x.start < t; });
+        for (auto it = first; it != row.items.end() && it->start < a1; ++it) {
+            if (++inView > cap) {
+                tooMany = true;
+                break;
+            }
+            const LaunchRef l{it->kind, it->index};
+            const int api = m_links->apiOf(l);
+            if (api < 0)
+                continue;
+            const TimeNs callStart = m_program->apiSpans[std::size_t(api)].start;
+            Arrow arrow;
+            if (callStart >= a0 && callStart <= a1 && arrowFor(api, l, false, arrow))
+                all.push_back(arrow);
+        }
+        if (tooMany)
+            break;
+    }
+    if (!tooMany)
+        for (const Arrow &a : all) {
+            const bool dup = std::any_of(m_arrows.begin(), m_arrows.end(),
+                                         [&](const Arrow &f) { return f.api == a.api && f.launch == a.launch; });
+            if (!dup)
+                m_arrows.insert(m_arrows.begin(), a);  // under the focused ones
+        }
+    p->setClipRect(ar);
+    p->setRenderHint(QPainter::Antialiasing, true);
+    for (const Arrow &a : m_arrows) {
+        const QColor c = a.focus ? programpalette::arrowColor() : programpalette::arrowColorFaint();
+        p->setPen(QPen(c, a.focus ? 1.6 : 1.0));
+        p->drawLine(a.line);
+        // head at the launch end
+        const double len = a.line.length();
+        if (len < 1)
+            continue;
+        const QPointF tip = a.line.p2();
+        const QPointF u = (a.line.p2() - a.line.p1()) / len, n(-u.y(), u.x());
+        const double hl = a.focus ? 7 : 5, hw = a.focus ? 3.5 : 2.5;
+        const QPointF poly[3] = {tip, tip - u * hl + n * hw, tip - u * hl - n * hw};
+        p->setPen(Qt::NoPen);
+        p->setBrush(c);
+        p->drawPolygon(poly, 3);
+    }
+    // the partner of the selected / hovered record: outlined
+    p->setBrush(Qt::NoBrush);
+    p->setPen(QPen(programpalette::arrowColor(), 2));
+    for (const auto &[r, i] : m_partners)
+        if (r >= 0)
+            p->drawRect(itemRect(r, i).adjusted(-1, -1, 1, 1));
+    p->setRenderHint(QPainter::Antialiasing, false);
 }

@@ -3,10 +3,14 @@
 // CPU API spans. Per row it binary-searches the first record of the viewport (ProgramRow::firstVisible)
 // and, where records are narrower than a pixel, jumps to the next pixel column by another binary search:
 // a frame costs O(visible rows x pixels x log n), not O(records). Also paints the label column, the
-// selection, the highlighted kernel (others faded), hover, the range selection and the ruler.
+// selection, the highlighted kernel (others faded), hover, the range selection and the ruler; the GPU idle
+// gaps (a hatched band over the device's rows) and the launch arrows from an API call span to the kernel or
+// copy it launched: for the selected and the hovered record always, for every launch whose start and whose
+// call's start are both in view when few enough are there to stay readable (kMaxAllArrows).
 #pragma once
 
 #include "programlayout.h"
+#include "programlinks.h"
 
 #include <qcustomplot.h>
 
@@ -20,7 +24,12 @@ public:
 
     ProgramPlottable(QCPAxis *keyAxis, QCPAxis *valueAxis);
 
+    // At most this many arrows are drawn for "every visible launch" (also at most one per 16 px of width).
+    static constexpr int kMaxAllArrows = 48;
+
     void setProgram(std::shared_ptr<const ws::ProgramTrace> program, const ProgramLayout *layout);
+    void setLinks(const ProgramLinks *links) { m_links = links; }
+    void setGaps(const std::vector<GapInfo> *gaps) { m_gaps = gaps; }
     void setOrigin(ws::TimeNs origin) { m_origin = origin; }
     void setScrollY(int y) { m_scrollY = y; }
     int scrollY() const { return m_scrollY; }
@@ -44,6 +53,20 @@ public:
     Hit hitTest(const QPointF &pos) const;
     QRect lanesRect() const;
     QRectF itemRect(int row, int item) const;  // widget px
+    // The idle gap (index into the gaps set by setGaps) under a widget position on a device or stream
+    // row, -1 if none.
+    int gapAt(const QPointF &pos) const;
+
+    // The arrows of the last frame: API span -> launch, in widget px (tests).
+    struct Arrow {
+        int api = -1;
+        LaunchRef launch;
+        QLineF line;
+        bool focus = false;  // of the selected / hovered record (drawn darker)
+    };
+    const std::vector<Arrow> &lastArrows() const { return m_arrows; }
+    // Records outlined as the partner of the selected / hovered one (row, item) in the last frame.
+    const std::vector<std::pair<int, int>> &lastPartners() const { return m_partners; }
 
     // Last frame's statistics (benchmarks, tests)
     qint64 lastItemsVisited() const { return m_lastVisited; }
@@ -65,9 +88,17 @@ private:
     QString itemText(const ProgramItem &it) const;
     bool faded(const ProgramItem &it) const;
     void drawRow(QCPPainter *p, const ProgramRow &row, const QRect &rr, double t0, double t1, const QRect &ar);
+    void drawGaps(QCPPainter *p, const ProgramRow &row, const QRect &rr, double t0, double t1);
+    void drawArrows(QCPPainter *p, double t0, double t1, const QRect &ar);
+    void addArrowsOf(int row, int item, bool focus, std::vector<Arrow> &out);
+    bool arrowFor(int api, LaunchRef launch, bool focus, Arrow &out) const;
 
     std::shared_ptr<const ws::ProgramTrace> m_program;
     const ProgramLayout *m_layout = nullptr;
+    const ProgramLinks *m_links = nullptr;
+    const std::vector<GapInfo> *m_gaps = nullptr;
+    std::vector<Arrow> m_arrows;
+    std::vector<std::pair<int, int>> m_partners;
     std::vector<std::string> m_families;  // per kernel index
     ws::TimeNs m_origin = 0;
     int m_scrollY = 0;

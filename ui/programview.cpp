@@ -34,6 +34,9 @@ struct ProgramView::Private {
     TimeNs origin = 0, firstStart = 0, lastEnd = 1;
     QString highlight;
     int selKernel = -1;
+    ProgramLinks links;
+    std::vector<GapInfo> gaps;
+    TimeNs gapThreshold = ProgramView::kDefaultIdleGapNs;
 
     enum class Drag { None, Pan, ZoomBand, RangeSelect, Ruler } drag = Drag::None;
     QPoint pressPos, lastMouse{-1, -1};
@@ -74,14 +77,21 @@ struct ProgramView::Private {
         vscroll->setSingleStep(ProgramLayout::kStreamHeight);
         pl->setScrollY(vscroll->value());
     }
+    // The kernel under a hit; on an API span, the first kernel that call launched.
     int kernelAt(const ProgramPlottable::Hit &h) const
     {
         if (h.row < 0 || h.item < 0)
             return -1;
         const ProgramItem &it = layout.rows()[std::size_t(h.row)].items[std::size_t(h.item)];
+        if (it.kind == ProgramItem::Api)
+            for (const LaunchRef &l : links.launchesOf(it.index))
+                if (l.kind == ProgramItem::Kernel)
+                    return l.index;
         return it.kind == ProgramItem::Kernel ? it.index : -1;
     }
-    QString tooltip(const ProgramPlottable::Hit &h) const;
+    QString tooltip(const ProgramPlottable::Hit &h, int gap) const;
+    QString launchLine(LaunchRef l) const;
+    QString gapTooltip(int gap) const;
 };
 
 QString ProgramView::drillDownHint(const ws::KernelLaunch &k)
@@ -92,10 +102,43 @@ QString ProgramView::drillDownHint(const ws::KernelLaunch &k)
                           "(a regex that matches this kernel) and build the kernel with the per-warp trace header");
 }
 
-QString ProgramView::Private::tooltip(const ProgramPlottable::Hit &h) const
+// "launched by cudaLaunchKernel (thread 5) · latency 4.2 µs, 1.0 µs of it queued behind earlier work on the stream"
+QString ProgramView::Private::launchLine(LaunchRef l) const
 {
-    if (!program || h.row < 0 || h.item < 0 || h.inLabels)
+    const int a = links.apiOf(l);
+    if (a < 0)
+        return QStringLiteral("<br>no CUDA API call recorded for it (correlation id %1)")
+            .arg(l.kind == ProgramItem::Kernel ? program->kernels[std::size_t(l.index)].correlationId
+                                               : program->memOps[std::size_t(l.index)].correlationId);
+    const ws::ApiSpan &api = program->apiSpans[std::size_t(a)];
+    const LaunchTiming t = links.timing(l);
+    QString s = QStringLiteral("<br>launched by %1 (thread %2)").arg(QString::fromStdString(api.name).toHtmlEscaped()).arg(api.threadId);
+    s += QStringLiteral("<br>launch latency %1 (start − API call start)").arg(timemap::formatDuration(double(t.latencyNs)));
+    if (t.queuedNs > 0)
+        s += QStringLiteral("<br>queued %1 behind earlier work on the stream").arg(timemap::formatDuration(double(t.queuedNs)));
+    return s;
+}
+
+QString ProgramView::Private::gapTooltip(int g) const
+{
+    if (g < 0 || g >= int(gaps.size()))
         return {};
+    const GapInfo &gi = gaps[std::size_t(g)];
+    auto rel = [&](TimeNs t) { return timemap::formatDuration(double(t - origin)); };
+    return QStringLiteral("<b>GPU idle %1</b><br>device %2 ran no kernel and no copy from %3 to %4"
+                          "<br>last before it: %5<br>first after it: %6")
+        .arg(timemap::formatDuration(double(gi.length())))
+        .arg(gi.gap.deviceOrdinal)
+        .arg(rel(gi.gap.start), rel(gi.gap.end), programtext::launchName(*program, gi.before).toHtmlEscaped(),
+             programtext::launchName(*program, gi.after).toHtmlEscaped());
+}
+
+QString ProgramView::Private::tooltip(const ProgramPlottable::Hit &h, int gap) const
+{
+    if (!program || h.row < 0 || h.inLabels)
+        return {};
+    if (h.item < 0)
+        return gapTooltip(gap);
     const ProgramItem &it = layout.rows()[std::size_t(h.row)].items[std::size_t(h.item)];
     auto rel = [&](TimeNs t) { return timemap::formatDuration(double(t - origin)); };
     auto esc = [](const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); };
@@ -109,14 +152,16 @@ QString ProgramView::Private::tooltip(const ProgramPlottable::Hit &h) const
                  .arg(k.grid[0]).arg(k.grid[1]).arg(k.grid[2]).arg(k.block[0]).arg(k.block[1]).arg(k.block[2]);
         s += QStringLiteral("<br>stream %1 · correlation id %2").arg(k.streamId).arg(k.correlationId);
         s += QStringLiteral("<br>start %1 · duration %2").arg(rel(k.start), timemap::formatDuration(double(k.end - k.start)));
+        s += launchLine({ProgramItem::Kernel, it.index});
         s += QStringLiteral("<br><i>%1</i>").arg(drillDownHint(k).toHtmlEscaped());
         return s;
     }
     case ProgramItem::MemOp: {
         const ws::MemOp &m = program->memOps[std::size_t(it.index)];
         return QStringLiteral("<b>%1</b><br>%2 bytes · stream %3 · correlation id %4<br>start %5 · duration %6")
-            .arg(programpalette::memOpLabel(m.kind)).arg(m.bytes).arg(m.streamId).arg(m.correlationId)
-            .arg(rel(m.start), timemap::formatDuration(double(m.end - m.start)));
+                   .arg(programpalette::memOpLabel(m.kind)).arg(m.bytes).arg(m.streamId).arg(m.correlationId)
+                   .arg(rel(m.start), timemap::formatDuration(double(m.end - m.start))) +
+               launchLine({ProgramItem::MemOp, it.index});
     }
     case ProgramItem::Nvtx: {
         const ws::NvtxRange &r = program->nvtx[std::size_t(it.index)];
@@ -130,9 +175,23 @@ QString ProgramView::Private::tooltip(const ProgramPlottable::Hit &h) const
     }
     case ProgramItem::Api: {
         const ws::ApiSpan &a = program->apiSpans[std::size_t(it.index)];
-        return QStringLiteral("<b>%1</b><br>thread %2 · correlation id %3 · result %4<br>start %5 · duration %6")
-            .arg(esc(a.name)).arg(a.threadId).arg(a.correlationId).arg(a.result)
-            .arg(rel(a.start), timemap::formatDuration(double(a.end - a.start)));
+        QString s = QStringLiteral("<b>%1</b><br>thread %2 · correlation id %3 · result %4<br>start %5 · duration %6")
+                        .arg(esc(a.name)).arg(a.threadId).arg(a.correlationId).arg(a.result)
+                        .arg(rel(a.start), timemap::formatDuration(double(a.end - a.start)));
+        const auto &launched = links.launchesOf(it.index);
+        for (std::size_t i = 0; i < launched.size() && i < 8; ++i) {
+            const LaunchRef l = launched[i];
+            const TimeNs st = l.kind == ProgramItem::Kernel ? program->kernels[std::size_t(l.index)].start
+                                                            : program->memOps[std::size_t(l.index)].start;
+            const LaunchTiming t = links.timing(l);
+            s += QStringLiteral("<br>launched <b>%1</b> at %2 · latency %3")
+                     .arg(programtext::launchName(*program, l).toHtmlEscaped(), rel(st), timemap::formatDuration(double(t.latencyNs)));
+            if (t.queuedNs > 0)
+                s += QStringLiteral(" (queued %1)").arg(timemap::formatDuration(double(t.queuedNs)));
+        }
+        if (launched.size() > 8)
+            s += QStringLiteral("<br>… and %1 more").arg(launched.size() - 8);
+        return s;
     }
     }
     return {};
@@ -206,6 +265,10 @@ void ProgramView::setProgram(std::shared_ptr<const ws::ProgramTrace> program)
     d->lastEnd = d->program ? std::max(d->program->lastEnd(), d->firstStart + 1) : 1;
     d->origin = d->firstStart;
     d->pl->setOrigin(d->origin);
+    d->links.build(d->program.get());
+    d->pl->setLinks(&d->links);
+    d->gaps = d->links.gaps(d->gapThreshold);
+    d->pl->setGaps(&d->gaps);
     d->selKernel = -1;
     d->highlight.clear();
     d->pl->setSelected(-1, -1);
@@ -218,6 +281,26 @@ void ProgramView::setProgram(std::shared_ptr<const ws::ProgramTrace> program)
         resetZoom();
     else
         d->replot();
+    emit idleGapsChanged();
+}
+
+const ProgramLinks &ProgramView::links() const { return d->links; }
+void ProgramView::setIdleGapThreshold(ws::TimeNs minGapNs)
+{
+    d->gapThreshold = std::max<TimeNs>(1, minGapNs);
+    d->gaps = d->links.gaps(d->gapThreshold);
+    d->replot();
+    emit idleGapsChanged();
+}
+ws::TimeNs ProgramView::idleGapThreshold() const { return d->gapThreshold; }
+const std::vector<GapInfo> &ProgramView::idleGaps() const { return d->gaps; }
+void ProgramView::zoomToGap(int g)
+{
+    if (g < 0 || g >= int(d->gaps.size()))
+        return;
+    const GapInfo &gi = d->gaps[std::size_t(g)];
+    const double a = double(gi.gap.start - d->origin), b = double(gi.gap.end - d->origin), m = (b - a) * 0.5;
+    d->nav.navigate({a - m, b + m});
 }
 
 std::shared_ptr<const ws::ProgramTrace> ProgramView::program() const { return d->program; }
@@ -295,7 +378,7 @@ void ProgramView::selectLaunch(int k)
 }
 int ProgramView::selectedLaunch() const { return d->selKernel; }
 
-QString ProgramView::tooltipAt(const QPoint &plotPos) const { return d->tooltip(d->pl->hitTest(plotPos)); }
+QString ProgramView::tooltipAt(const QPoint &plotPos) const { return d->tooltip(d->pl->hitTest(plotPos), d->pl->gapAt(plotPos)); }
 
 QCustomPlot *ProgramView::plot() const { return d->plot; }
 ProgramPlottable *ProgramView::plottable() const { return d->pl; }
@@ -373,7 +456,7 @@ bool ProgramView::eventFilter(QObject *watched, QEvent *event)
         }
         const auto hit = d->pl->hitTest(e->position());
         d->pl->setHover(hit.item >= 0 ? hit.row : -1, hit.item);
-        const QString tip = d->tooltip(hit);
+        const QString tip = d->tooltip(hit, hit.item < 0 ? d->pl->gapAt(e->position()) : -1);
         if (tip.isEmpty())
             QToolTip::hideText();
         else
@@ -414,8 +497,16 @@ bool ProgramView::eventFilter(QObject *watched, QEvent *event)
             const int k = d->kernelAt(hit);
             d->selKernel = k;
             d->pl->setSelected(hit.item >= 0 ? hit.row : -1, hit.item);
-            if (k >= 0)
-                emit hint(drillDownHint(d->program->kernels[std::size_t(k)]));
+            if (k >= 0) {
+                // the status bar: the launch latency first (Nsight's "latency" of a launch), then how to open it
+                const LaunchTiming t = d->links.timing({ProgramItem::Kernel, k});
+                QString text = drillDownHint(d->program->kernels[std::size_t(k)]);
+                if (t.hasApi)
+                    text = tr("Launch latency %1%2 · %3")
+                               .arg(timemap::formatDuration(double(t.latencyNs)),
+                                    t.queuedNs > 0 ? tr(" (queued %1)").arg(timemap::formatDuration(double(t.queuedNs))) : QString(), text);
+                emit hint(text);
+            }
             emit launchSelected(k);
             d->replot();
         }
@@ -487,6 +578,7 @@ std::unique_ptr<ProgramView> cloneView(const ProgramView &src, QSize logical, co
     auto w = std::make_unique<ProgramView>();
     w->setAttribute(Qt::WA_DontShowOnScreen);
     w->setLayoutOptions(src.layoutOptions());
+    w->setIdleGapThreshold(src.idleGapThreshold());
     w->setProgram(src.program());
     w->highlightKernel(src.highlightedKernel());
     w->selectLaunch(src.selectedLaunch());

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "programlayout.h"
+#include "programlinks.h"
 
 #include <warpstage/model.h>
 
@@ -47,6 +48,15 @@ public:
     void selectLaunch(int k);
     int selectedLaunch() const;
 
+    // Launch -> run links (correlation ids), launch latency and queueing, idle gaps with their neighbours.
+    const ProgramLinks &links() const;
+    // GPU idle gaps of at least this length are drawn (a hatched band over the device's rows) and listed.
+    static constexpr ws::TimeNs kDefaultIdleGapNs = 100'000;
+    void setIdleGapThreshold(ws::TimeNs minGapNs);
+    ws::TimeNs idleGapThreshold() const;
+    const std::vector<GapInfo> &idleGaps() const;  // in time order
+    void zoomToGap(int gap);                        // a history entry with some context either side
+
     // The tooltip text at a widget position of the plot ("" if nothing there); the status-bar hint
     // for launch k (what it takes to get a per-warp timeline, or how to open it).
     QString tooltipAt(const QPoint &plotPos) const;
@@ -64,6 +74,7 @@ signals:
     void launchSelected(int kernelIndex);   // click on a launch (-1: cleared)
     void launchActivated(int kernelIndex);  // double-click or Enter on a launch: open its warp view
     void hint(const QString &text);         // for the status bar
+    void idleGapsChanged();                 // a new program or threshold
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;

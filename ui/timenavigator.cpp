@@ -14,6 +14,13 @@ void TimeNavigator::clearHistory()
     m_continuousOpen = false;
 }
 
+void TimeNavigator::shiftHistory(double delta)
+{
+    for (Range &r : m_history)
+        r = {r.first + delta, r.second + delta};
+    m_view = {m_view.first + delta, m_view.second + delta};
+}
+
 void TimeNavigator::push()
 {
     if (m_pos >= 0 && m_history[std::size_t(m_pos)] == m_view)

@@ -26,6 +26,8 @@ public:
     Range view() const { return m_view; }
     void setViewQuiet(Range r) { m_view = r; }    // no history, no signal (e.g. after apply by the owner)
     void clearHistory();
+    // The time origin moved: every entry (and the view) shifts by delta ns, pointing at the same moments.
+    void shiftHistory(double delta);
 
     void navigate(Range r);            // discrete: a new history entry
     void navigateContinuous(Range r);  // continuous: one history entry per gesture

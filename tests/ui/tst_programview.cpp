@@ -439,6 +439,13 @@ private slots:
             v->resetZoom();
             v->plot()->replot(QCustomPlot::rpImmediateRefresh);
             QVERIFY(panel.grab().save(dir + QStringLiteral("/program-view-whole.png")));
+            // the CPU launch spans with their arrows, zoomed on a few launches of the first step
+            panel.apiBox()->setChecked(true);
+            const auto &k = p->kernels[40];
+            v->setVisibleRange(k.start - 150'000, k.end + 150'000);
+            v->selectLaunch(40);
+            v->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            QVERIFY(panel.grab().save(dir + QStringLiteral("/program-view-arrows.png")));
         }
     }
 

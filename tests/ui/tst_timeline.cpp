@@ -55,6 +55,7 @@ private slots:
     void wheelZoomKeepsTimeUnderCursor();
     void dragPans();
     void keysAndHistory();
+    void dragIsOneHistoryEntryAndOriginKeepsIt();
     void rubberBandZoom();
     void clickSelectsInterval();
     void shiftDragSelectsRange();
@@ -255,6 +256,32 @@ void TestTimeline::keysAndHistory()
     QVERIFY(home.first <= m_tr->firstStart() && home.second >= m_tr->lastEnd());
     QTest::keyClick(w->plot(), Qt::Key_Backspace);
     QCOMPARE(w->visibleRange(), d);
+}
+
+// A drag pan is one history entry however many moves it has; moving the time origin keeps the history
+// pointing at the same moments (both through TimeNavigator, shared with the program view).
+void TestTimeline::dragIsOneHistoryEntryAndOriginKeepsIt()
+{
+    w->setVisibleRange(kStart + 1000, kStart + 3000);
+    const auto before = w->visibleRange();
+    const QRect ar = w->plottable()->lanesRect();
+    const QPoint from(ar.left() + 600, ar.top() + 50);
+    mouse(w->plot(), QEvent::MouseButtonPress, from, Qt::LeftButton, Qt::LeftButton);
+    for (int dx = 10; dx <= 200; dx += 10)
+        mouse(w->plot(), QEvent::MouseMove, from - QPoint(dx, 0), Qt::NoButton, Qt::LeftButton);
+    mouse(w->plot(), QEvent::MouseButtonRelease, from - QPoint(200, 0), Qt::LeftButton, Qt::NoButton);
+    const auto after = w->visibleRange();
+    QVERIFY(after.first > before.first);
+    QVERIFY(!w->canGoForward());
+    w->historyBack();
+    QCOMPARE(w->visibleRange(), before);  // one step back undoes the whole drag
+    w->historyForward();
+    QCOMPARE(w->visibleRange(), after);
+    // a new origin: the axis counts from elsewhere, the history still holds the same absolute ranges
+    w->setTimeOrigin(kStart - 5000);
+    QCOMPARE(w->visibleRange(), after);
+    w->historyBack();
+    QCOMPARE(w->visibleRange(), before);
 }
 
 void TestTimeline::rubberBandZoom()

@@ -1,0 +1,281 @@
+// TimelineWidget's input: wheel, mouse (pan, zoom band, range selection, ruler, clicks), keys, tooltips.
+// Zoom, pan and history go through TimeNavigator (timenavigator.h), as in the program view.
+#include "timelinewidget_p.h"
+
+#include "timelinepalette.h"
+
+#include <QKeyEvent>
+#include <QToolTip>
+
+using ws::TimeNs;
+using Range = TimeNavigator::Range;
+
+QString TimelineWidget::Private::tooltipFor(const TimelinePlottable::Hit &h) const
+{
+    if (!trace || h.row < 0 || h.inLabels)
+        return {};
+    auto rel = [&](TimeNs t) { return timemap::formatDuration(double(t - origin)); };
+    const auto &rows = layout.rows();
+    const TimelineRow &row = rows[std::size_t(h.row)];
+    if (row.type == TimelineRow::Warp && h.index >= 0) {
+        const ws::Lane &l = trace->lanes[std::size_t(h.lane)];
+        const auto i = std::size_t(h.index);
+        const ws::Cta &c = trace->ctas[std::size_t(l.ctaIndex)];
+        QString s = QStringLiteral("<b>%1</b>").arg(tlpalette::kindLabel(l.kind[i]).toHtmlEscaped());
+        if (l.kstep[i] >= 0)
+            s += QStringLiteral("<br>k-step %1").arg(l.kstep[i]);
+        if (l.slot[i] >= 0)
+            s += QStringLiteral("%1slot %2").arg(l.kstep[i] >= 0 ? QStringLiteral(" · ") : QStringLiteral("<br>")).arg(l.slot[i]);
+        s += QStringLiteral("<br>start %1 · duration %2").arg(rel(l.start[i]), timemap::formatDuration(l.duration[i]));
+        const QString role = l.roleName.empty() ? QString::fromUtf8(ws::warpRoleName(l.role).data()) : QString::fromStdString(l.roleName);
+        s += QStringLiteral("<br>warp %1 (%2) · CTA %3 · SM %4").arg(l.warpIndex).arg(role.toHtmlEscaped()).arg(c.blockLinear).arg(c.smId);
+        return s;
+    }
+    if (row.type == TimelineRow::Loads && index) {
+        const QString n = h.category >= ws::lod::kMaxLoadsCategory ? QStringLiteral("%1 or more").arg(ws::lod::kMaxLoadsCategory)
+                                                                   : QString::number(std::max(0, h.category));
+        QString s = QStringLiteral("<b>Loads in flight: %1</b>").arg(n);
+        if (h.category > 0)
+            s += QStringLiteral("<br>%1 … %2 (%3)").arg(rel(h.segStart), rel(h.segEnd), timemap::formatDuration(double(h.segEnd - h.segStart)));
+        return s + QStringLiteral("<br>CTA %1").arg(trace->ctas[std::size_t(row.cta)].blockLinear);
+    }
+    if (row.type == TimelineRow::CtaHeader && index) {
+        const ws::Cta &c = trace->ctas[std::size_t(row.cta)];
+        QString s = QStringLiteral("<b>%1</b>").arg(tlpalette::overlapLabel(h.category));
+        if (h.category > 0)
+            s += QStringLiteral("<br>%1 … %2 (%3)").arg(rel(h.segStart), rel(h.segEnd), timemap::formatDuration(double(h.segEnd - h.segStart)));
+        s += QStringLiteral("<br>CTA %1 · SM %2 · %3 … %4").arg(c.blockLinear).arg(c.smId).arg(rel(c.start), rel(c.end));
+        return s;
+    }
+    return {};
+}
+
+bool TimelineWidget::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched != d->plot)
+        return QWidget::eventFilter(watched, event);
+    const QRect ar = d->tl->lanesRect();
+    auto timeAt = [&](double x) { return d->plot->xAxis->pixelToCoord(x); };
+    switch (event->type()) {
+    case QEvent::Wheel: {
+        auto *e = static_cast<QWheelEvent *>(event);
+        const QPointF pos = e->position();
+        const QPoint delta = e->angleDelta();
+        if (!d->trace)
+            return true;
+        if ((e->modifiers() & Qt::ShiftModifier) || pos.x() < ar.left()) {
+            const int dy = delta.y() != 0 ? delta.y() : delta.x();
+            d->vscroll->setValue(d->vscroll->value() - dy * TimelineLayout::kWarpHeight * 3 / 120);
+            return true;
+        }
+        d->nav.handleWheel(e, timeAt(pos.x()));  // zoom about the cursor; a horizontal wheel pans
+        return true;
+    }
+    case QEvent::MouseButtonPress: {
+        auto *e = static_cast<QMouseEvent *>(event);
+        d->plot->setFocus();
+        d->pressPos = e->position().toPoint();
+        d->pressView = d->view();
+        d->pressScroll = d->vscroll->value();
+        d->moved = false;
+        d->drag = Private::Drag::None;
+        if (!d->trace)
+            return true;
+        const auto hit = d->tl->hitTest(e->position());
+        if (hit.inLabels) {
+            if (e->button() == Qt::LeftButton && hit.row >= 0) {
+                const TimelineRow &row = d->layout.rows()[std::size_t(hit.row)];
+                if (row.type == TimelineRow::SmHeader) {
+                    if (d->collapsedSms.contains(row.sm))
+                        d->collapsedSms.remove(row.sm);
+                    else
+                        d->collapsedSms.insert(row.sm);
+                    d->relayout();
+                    d->replot();
+                } else if (row.type == TimelineRow::CtaHeader) {
+                    setCtaCollapsed(row.cta, !d->collapsedCtas.contains(row.cta));
+                    emit ctaSelected(row.cta);
+                }
+            }
+            return true;
+        }
+        if (e->button() == Qt::RightButton)
+            d->drag = Private::Drag::ZoomBand;
+        else if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ControlModifier))
+            d->drag = Private::Drag::Ruler;
+        else if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier))
+            d->drag = Private::Drag::RangeSelect;
+        else if (e->button() == Qt::LeftButton || e->button() == Qt::MiddleButton)
+            d->drag = Private::Drag::Pan;
+        return true;
+    }
+    case QEvent::MouseMove: {
+        auto *e = static_cast<QMouseEvent *>(event);
+        const QPoint pos = e->position().toPoint();
+        d->lastMouse = pos;
+        if (d->drag != Private::Drag::None && (pos - d->pressPos).manhattanLength() >= 3)
+            d->moved = true;
+        const double tPress = d->plot->xAxis->pixelToCoord(d->pressPos.x());
+        switch (d->drag) {
+        case Private::Drag::Pan:
+            if (d->moved) {
+                const double nsPerPx = (d->pressView.second - d->pressView.first) / std::max(1, ar.width());
+                const double dt = -(pos.x() - d->pressPos.x()) * nsPerPx;
+                d->applyView(timemap::pan(d->pressView.first, d->pressView.second, dt));
+                d->vscroll->setValue(d->pressScroll - (pos.y() - d->pressPos.y()));
+                d->replot();
+            }
+            return true;
+        case Private::Drag::ZoomBand:
+            if (d->moved) {
+                d->tl->setZoomBand(Range{tPress, timeAt(pos.x())});
+                d->replot();
+            }
+            return true;
+        case Private::Drag::RangeSelect:
+            if (d->moved) {
+                d->tl->setRangeSelection(Range{tPress, timeAt(pos.x())});
+                d->replot();
+            }
+            return true;
+        case Private::Drag::Ruler:
+            if (d->moved) {
+                d->tl->setRuler(TimelinePlottable::Ruler{tPress, timeAt(pos.x()), double(d->pressPos.y()), double(pos.y())});
+                d->replot();
+            }
+            return true;
+        case Private::Drag::None:
+            break;
+        }
+        // hover
+        const auto hit = d->tl->hitTest(e->position());
+        const int lane = hit.type == TimelineRow::Warp && hit.index >= 0 && !hit.inLabels ? hit.lane : -1;
+        const qsizetype idx = lane >= 0 ? hit.index : -1;
+        d->tl->setHoverInterval(lane, idx);
+        const QString tip = d->tooltipFor(hit);
+        if (tip.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(e->globalPosition().toPoint(), tip, d->plot);
+        d->replot();
+        return true;
+    }
+    case QEvent::MouseButtonRelease: {
+        auto *e = static_cast<QMouseEvent *>(event);
+        const auto drag = d->drag;
+        d->drag = Private::Drag::None;
+        if (!d->trace)
+            return true;
+        const QPoint pos = e->position().toPoint();
+        const double tPress = d->plot->xAxis->pixelToCoord(d->pressPos.x());
+        const double tNow = timeAt(pos.x());
+        if (drag == Private::Drag::Pan && d->moved) {
+            d->nav.commitGesture();  // one history entry per drag
+            return true;
+        }
+        if (drag == Private::Drag::ZoomBand) {
+            d->tl->setZoomBand(std::nullopt);
+            if (d->moved && std::abs(pos.x() - d->pressPos.x()) >= 4)
+                d->navigate({std::min(tPress, tNow), std::max(tPress, tNow)});
+            else
+                d->replot();
+            return true;
+        }
+        if (drag == Private::Drag::RangeSelect) {
+            if (d->moved) {
+                const double a = std::min(tPress, tNow), b = std::max(tPress, tNow);
+                d->tl->setRangeSelection(Range{a, b});
+                emit timeRangeSelected(d->origin + TimeNs(std::llround(a)), d->origin + TimeNs(std::llround(b)));
+            }
+            d->replot();
+            return true;
+        }
+        if (drag == Private::Drag::Ruler) {
+            d->replot();
+            return true;
+        }
+        if (drag == Private::Drag::Pan && !d->moved && e->button() == Qt::LeftButton) {
+            // click: select an interval, or a CTA header
+            const auto hit = d->tl->hitTest(e->position());
+            d->tl->setRuler(std::nullopt);
+            if (hit.row >= 0 && hit.type == TimelineRow::Warp && hit.index >= 0) {
+                d->selLane = hit.lane;
+                d->selIndex = hit.index;
+                d->tl->setSelectedInterval(hit.lane, hit.index);
+                emit intervalSelected(hit.lane, hit.index);
+            } else if (hit.row >= 0 && hit.type == TimelineRow::CtaHeader) {
+                emit ctaSelected(hit.cta);
+            } else {
+                d->selLane = -1;
+                d->selIndex = -1;
+                d->tl->setSelectedInterval(-1, -1);
+                d->tl->setRangeSelection(std::nullopt);
+            }
+            d->replot();
+        }
+        return true;
+    }
+    case QEvent::MouseButtonDblClick: {
+        auto *e = static_cast<QMouseEvent *>(event);
+        const auto hit = d->tl->hitTest(e->position());
+        if (hit.row >= 0 && hit.type == TimelineRow::CtaHeader && !hit.inLabels)
+            setCtaCollapsed(hit.cta, !d->collapsedCtas.contains(hit.cta));
+        return true;
+    }
+    case QEvent::Leave:
+        d->tl->setHoverInterval(-1, -1);
+        d->lastMouse = QPoint(-1, -1);
+        d->replot();
+        break;
+    case QEvent::KeyPress: {
+        auto *e = static_cast<QKeyEvent *>(event);
+        if (!d->trace)
+            break;
+        const Range v = d->view();
+        const bool mouseIn = d->lastMouse.x() >= ar.left() && d->lastMouse.x() <= ar.right();
+        // W/S zoom, A/D and arrows pan, Alt+Left/Right and Backspace history, Home/0 reset: shared with the program view
+        if (d->nav.handleKey(e, mouseIn ? timeAt(d->lastMouse.x()) : (v.first + v.second) / 2))
+            return true;
+        switch (e->key()) {
+        case Qt::Key_F:  // frame the selection (interval or range)
+            if (auto r = d->tl->rangeSelection()) {
+                d->navigate({std::min(r->first, r->second), std::max(r->first, r->second)});
+            } else if (d->selLane >= 0) {
+                const ws::Lane &l = d->trace->lanes[std::size_t(d->selLane)];
+                const double a = double(l.start[std::size_t(d->selIndex)] - d->origin);
+                const double b = double(l.end(std::size_t(d->selIndex)) - d->origin);
+                const double m = std::max((b - a) * 0.5, 20.0);
+                d->navigate({a - m, b + m});
+            }
+            return true;
+        case Qt::Key_Up:
+            d->vscroll->setValue(d->vscroll->value() - TimelineLayout::kWarpHeight * 2);
+            return true;
+        case Qt::Key_Down:
+            d->vscroll->setValue(d->vscroll->value() + TimelineLayout::kWarpHeight * 2);
+            return true;
+        case Qt::Key_PageUp:
+            d->vscroll->setValue(d->vscroll->value() - d->vscroll->pageStep());
+            return true;
+        case Qt::Key_PageDown:
+            d->vscroll->setValue(d->vscroll->value() + d->vscroll->pageStep());
+            return true;
+        case Qt::Key_Escape:
+            d->tl->setRuler(std::nullopt);
+            d->tl->setRangeSelection(std::nullopt);
+            d->selLane = -1;
+            d->selIndex = -1;
+            d->tl->setSelectedInterval(-1, -1);
+            d->replot();
+            return true;
+        default:
+            break;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
