@@ -51,11 +51,12 @@ static const int kMaxRecent = 8;
 
 QString findSampleTrace()
 {
-    // Relative to the executable first (installed: bin/../share/warpstage/samples; build tree:
-    // app/warpstage/../../samples), so an installed copy never opens the build tree it was made from.
+    // Relative to the executable first (installed: bin/../share/warpstage/samples), so an installed copy never
+    // opens the build tree it was made from; then the build's own samples folder (resources/samples, or the
+    // build's migrated copies when the committed samples are older than the code: resources/CMakeLists.txt). Not
+    // a guessed <build>/samples: a folder left there by an older build holds stale files.
     const QString app = QCoreApplication::applicationDirPath();
-    QStringList dirs{app + QStringLiteral("/../share/warpstage/samples"), app + QStringLiteral("/samples"),
-                     app + QStringLiteral("/../../samples")};
+    QStringList dirs{app + QStringLiteral("/../share/warpstage/samples"), app + QStringLiteral("/samples")};
 #ifdef WARPSTAGE_SAMPLES_DIR
     dirs << QStringLiteral(WARPSTAGE_SAMPLES_DIR);
 #endif
