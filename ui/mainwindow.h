@@ -32,7 +32,8 @@ class TeachingPanel;
 
 // Bundled sample trace: ../share/warpstage/samples of the executable (installed), then samples/ and
 // ../../samples (build tree), then WARPSTAGE_SAMPLES_DIR; $WARPSTAGE_SAMPLES alone when set. Empty if none.
-QString findSampleTrace();
+QString findSampleTrace();        // the default bundled sample (the kernel ladder), "" if none
+QStringList findSampleTraces();   // every bundled sample, by file name (File ▸ Bundled samples)
 
 class MainWindow : public QMainWindow {
     Q_OBJECT

@@ -1,6 +1,8 @@
 // MainWindow: the menus, toolbar and actions, and what they run (record, export, compare, the tour).
 #include "mainwindow.h"
 
+#include <QFileInfo>
+
 #include "comparepanel.h"
 #include "exportdialog.h"
 #include "metricspanel.h"
@@ -62,6 +64,16 @@ void MainWindow::buildActions()
     m_actOpen->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     file->addAction(tr("Open &bundled sample"), this, &MainWindow::openDefault);
+    QMenu* samples = file->addMenu(tr("Bundled sa&mples"));
+    samples->setObjectName(QStringLiteral("samplesMenu"));
+    connect(samples, &QMenu::aboutToShow, this, [this, samples] {
+        samples->clear();
+        const QStringList all = findSampleTraces();
+        for (const QString& f : all)
+            samples->addAction(QFileInfo(f).fileName(), this, [this, f] { openFile(f); });
+        if (all.isEmpty())
+            samples->addAction(tr("(none found)"))->setEnabled(false);
+    });
     file->addSeparator();
     m_actExport = file->addAction(icon("export"), tr("&Export image…"), this, &MainWindow::onExport);
     m_actExport->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));

@@ -49,7 +49,7 @@ namespace ws::ui {
 
 static const int kMaxRecent = 8;
 
-QString findSampleTrace()
+QStringList findSampleTraces()
 {
     // Relative to the executable first (installed: bin/../share/warpstage/samples), so an installed copy never
     // opens the build tree it was made from; then the build's own samples folder (resources/samples, or the
@@ -66,10 +66,23 @@ QString findSampleTrace()
     for (const QString& d : dirs) {
         const QFileInfoList files = QDir(d).entryInfoList(
             {QStringLiteral("*.wstrace"), QStringLiteral("*.warpstage"), QStringLiteral("*.sqlite"), QStringLiteral("*.db")}, QDir::Files, QDir::Name);
-        if (!files.isEmpty())
-            return files.first().absoluteFilePath();
+        if (!files.isEmpty()) {
+            QStringList out;
+            for (const QFileInfo& f : files) out << f.absoluteFilePath();
+            return out;
+        }
     }
     return {};
+}
+
+QString findSampleTrace()
+{
+    // The default document is the kernel ladder (the guided tour walks it); any other sample otherwise.
+    const QStringList all = findSampleTraces();
+    for (const QString& f : all)
+        if (QFileInfo(f).fileName().startsWith(QStringLiteral("ladder-")))
+            return f;
+    return all.isEmpty() ? QString() : all.first();
 }
 
 void MainWindow::openFile(const QString& path)

@@ -7,6 +7,7 @@
 #include "mainwindow.h"
 #include "metricsmodel.h"
 #include "metricspanel.h"
+#include "programpanel.h"
 #include "rungcatalog.h"
 #include "runsmodel.h"
 #include "stallspanel.h"
@@ -21,7 +22,9 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
+#include <QFileInfo>
 #include <QImage>
+#include <QMenu>
 #include <QMimeData>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -49,6 +52,7 @@ private slots:
     void syntheticFallback();
     void staysResponsiveWhileLoading();
     void bundledSampleTour();
+    void bundledSamplesMenu();
 
 private:
     void shot(const QString& name);
@@ -320,6 +324,44 @@ void TestSmoke::staysResponsiveWhileLoading()
     QVERIFY(w.currentTrace()->intervalCount() > 2'000'000);
     // the GUI thread only sets the trace and the tables; loading, analysis and indexing run on workers
     QVERIFY2(worst < 600, qPrintable(QString("GUI thread blocked for %1 ms").arg(worst)));
+}
+
+// File ▸ Bundled samples lists every sample; the default stays the ladder; the PyTorch program sample opens
+// in the program view with what it was recorded with (launches, NVTX ranges, the stall pass's samples).
+void TestSmoke::bundledSamplesMenu()
+{
+    qunsetenv("WARPSTAGE_SAMPLES");
+    const QStringList all = findSampleTraces();
+    if (all.isEmpty())
+        QSKIP("no bundled sample trace in this build");
+    QString program;
+    for (const QString& f : all)
+        if (QFileInfo(f).fileName().startsWith(QStringLiteral("transformer-block")))
+            program = f;
+    QVERIFY2(!program.isEmpty(), qPrintable(all.join(QStringLiteral(", "))));
+    QVERIFY(QFileInfo(findSampleTrace()).fileName().startsWith(QStringLiteral("ladder-")));
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* menu = w.findChild<QMenu*>(QStringLiteral("samplesMenu"));
+    QVERIFY(menu);
+    QMetaObject::invokeMethod(menu, "aboutToShow");
+    QAction* open = nullptr;
+    for (QAction* a : menu->actions())
+        if (a->text() == QFileInfo(program).fileName())
+            open = a;
+    QCOMPARE(menu->actions().size(), all.size());
+    QVERIFY(open);
+    QSignalSpy opened(&w, &MainWindow::fileOpened);
+    open->trigger();
+    QVERIFY(opened.wait(60000));
+    QCOMPARE(opened.first().at(0).toString(), program);
+    QTRY_VERIFY_WITH_TIMEOUT(w.programPanel()->program() != nullptr, 30000);
+    const auto p = w.programPanel()->program();
+    QVERIFY(p->kernels.size() >= 200);
+    QVERIFY(p->nvtx.size() >= 100);
+    QCOMPARE(p->run.kind, ws::RunKind::Program);
 }
 
 void TestSmoke::bundledSampleTour()
