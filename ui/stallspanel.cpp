@@ -143,10 +143,19 @@ void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::s
         if (smp.line > 0 && !smp.sourceFile.empty())
             perFile[QFileInfo(QString::fromStdString(smp.sourceFile)).fileName()] += smp.count;
     }
-    const QString rungFile = rung + QStringLiteral(".cu");
+    // The kernel's own file: the rung's .cu for the ladder; for a user's kernel, the first recorded source (the
+    // recorder stores the instrumented kernel's file first) or else the file with the most samples.
+    QString rungFile = rung.isEmpty() ? QString() : rung + QStringLiteral(".cu");
+    if (rungFile.isEmpty() && !m_trace->sources.empty())
+        rungFile = QFileInfo(QString::fromStdString(m_trace->sources.front().path)).fileName();
+    if (rungFile.isEmpty()) {
+        qint64 best = -1;
+        for (const auto& [name, n] : perFile)
+            if (n > best) best = n, rungFile = name;
+    }
     std::vector<std::pair<qint64, QString>> files;
     for (const auto& [name, n] : perFile)
-        if (name != rungFile && !kernelSourceText(name).isEmpty())
+        if (name != rungFile && !sourceText(name).isEmpty())
             files.emplace_back(n, name);
     std::sort(files.begin(), files.end(), std::greater<>());
     files.insert(files.begin(), {perFile.count(rungFile) ? perFile[rungFile] : 0, rungFile});
@@ -162,6 +171,19 @@ void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::s
     showSourceFile(rungFile);
 }
 
+QString StallsPanel::sourceText(const QString& fileName, bool* recorded) const
+{
+    // The text recorded with the trace first (issue 10: the source as it was), then the build's bundled copy.
+    if (recorded) *recorded = false;
+    if (m_trace)
+        for (const ws::SourceFile& f : m_trace->sources)
+            if (QFileInfo(QString::fromStdString(f.path)).fileName() == fileName) {
+                if (recorded) *recorded = true;
+                return QString::fromStdString(f.text);
+            }
+    return kernelSourceText(fileName);
+}
+
 void StallsPanel::showSourceFile(const QString& fileName)
 {
     if (!m_trace)
@@ -171,13 +193,18 @@ void StallsPanel::showSourceFile(const QString& fileName)
         const QSignalBlocker block(m_file);
         m_file->setCurrentIndex(item);
     }
-    const QString text = kernelSourceText(fileName);
+    bool recorded = false;
+    const QString text = sourceText(fileName, &recorded);
     if (text.isEmpty()) {
-        m_source->setSource(QString(), tr("// The CUDA source \"%1\" is not bundled in this build.").arg(fileName),
+        m_source->setSource(QString(), tr("// The source \"%1\" is neither stored in this trace nor bundled in this build.").arg(fileName),
                             m_trace->stalls);
+        m_file->setToolTip(QString());
         rebuildChart();
         return;
     }
+    m_file->setToolTip(recorded ? tr("%1: the text stored in the trace when it was recorded").arg(fileName)
+                                : tr("%1: the copy bundled with this build of Warpstage (the trace holds no text of it; "
+                                     "it may differ from what was recorded)").arg(fileName));
     m_source->setSource(fileName, text, m_trace->stalls);
     m_sourceView->resizeColumnToContents(SourceModel::ColCode);
     rebuildChart();

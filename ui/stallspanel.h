@@ -39,6 +39,8 @@ signals:
     void stageRequested(ws::WarpRole role, ws::IntervalKind kind);
 
 private:
+    // The text of a source file: as recorded in the trace (recorded = true), else the build's bundled copy, else "".
+    QString sourceText(const QString& fileName, bool* recorded = nullptr) const;
     void rebuildChart();
     void onSourceClicked(const QModelIndex& index);
 

@@ -569,6 +569,8 @@ KernelTrace TraceStore::loadKernel(RowId kernelId, const LoadOptions& options) c
             t.phaseNames[i] = s.text(1);
         }
     }
+    if (options.sources)
+        t.sources = loadSources(t.run.id);
     return t;
 }
 

@@ -372,6 +372,7 @@ struct KernelTrace {
     std::vector<LoadTransfer> loads;      // sorted by issue; ctaId = index into ctas
     std::vector<StallSample> stalls;      // of the run's untraced launch of the same rung, if any
     std::vector<std::string> phaseNames;  // user phase names, as KernelRecord::phaseNames
+    std::vector<SourceFile> sources;      // the run's recorded source files (LoadOptions::sources)
 
     std::size_t intervalCount() const;
     TimeNs firstStart() const;            // min over lanes (launch.start if empty)

@@ -152,6 +152,7 @@ struct LoadOptions {
     bool loads = true;
     bool tiles = true;
     bool stalls = true;
+    bool sources = true;               // the run's recorded source texts (KernelTrace::sources)
 };
 
 class TraceStore {

@@ -1,0 +1,76 @@
+// StallsPanel's source view shows the source text recorded in the trace (issue 10: self-contained traces), not
+// today's file: for a ladder rung whose bundled source has changed since, and for a user's kernel that has no
+// bundled source at all.
+#include "rungcatalog.h"
+#include "sourcemodel.h"
+#include "stallspanel.h"
+
+#include <QComboBox>
+#include <QtTest>
+
+using namespace ws;
+using namespace ws::ui;
+
+class TestStallsPanel : public QObject {
+    Q_OBJECT
+
+    static std::shared_ptr<KernelTrace> trace(const std::string& variant, const std::string& file, int line)
+    {
+        auto t = std::make_shared<KernelTrace>();
+        t->launch.variant = variant;
+        StallSample s;
+        s.sourceFile = file;
+        s.line = line;
+        s.count = 7;
+        s.reason = "smsp__pcsamp_warps_issue_stalled_long_scoreboard";
+        t->stalls.push_back(s);
+        return t;
+    }
+    static QString lineText(const SourceModel* m, int row)
+    {
+        return m->data(m->index(row, SourceModel::ColCode)).toString();
+    }
+
+private slots:
+    void recordedTextWinsOverTheBundledCopy()
+    {
+        const QString bundled = kernelSourceText(QStringLiteral("pingpong.cu"));
+        if (bundled.isEmpty())
+            QSKIP("this build bundles no ladder sources");
+        auto t = trace("pingpong", "/build/kernels/src/pingpong.cu", 2);
+        t->sources.push_back({"kernels/src/pingpong.cu", "", "// as recorded, line 1\nrecorded_line_two();\n"});
+        StallsPanel p;
+        p.setKernel(t, nullptr);
+        const SourceModel* m = p.sourceModel();
+        QVERIFY(m->rowCount() >= 2 && m->rowCount() <= 3);  // a final newline may give an empty last row
+        QCOMPARE(lineText(m, 1), QStringLiteral("recorded_line_two();"));
+        QCOMPARE(m->data(m->index(1, SourceModel::ColSamples), SourceModel::SamplesRole).toLongLong(), 7);
+        QVERIFY(p.sourceFileBox()->toolTip().contains(QStringLiteral("recorded")));
+        // without a recorded text, the bundled copy, and the tooltip says it may differ
+        auto u = trace("pingpong", "/build/kernels/src/pingpong.cu", 2);
+        p.setKernel(u, nullptr);
+        QVERIFY(m->rowCount() > 10);
+        QVERIFY(p.sourceFileBox()->toolTip().contains(QStringLiteral("may differ")));
+    }
+
+    void usersKernelShowsItsRecordedFile()
+    {
+        auto t = trace("", "../../examples/rowsum/rowsum.cu", 3);
+        t->sources.push_back({"../../examples/rowsum/rowsum.cu", "", "a\nb\nhot_line();\nd\n"});
+        StallsPanel p;
+        p.setKernel(t, nullptr);
+        QCOMPARE(p.sourceFileBox()->currentData().toString(), QStringLiteral("rowsum.cu"));
+        const SourceModel* m = p.sourceModel();
+        QVERIFY(m->rowCount() >= 4 && m->rowCount() <= 5);
+        QCOMPARE(m->hottestRow(), 2);
+        QCOMPARE(lineText(m, 2), QStringLiteral("hot_line();"));
+        // nothing recorded and nothing bundled: says so instead of showing another file
+        auto u = trace("", "/home/me/other.cu", 1);
+        p.setKernel(u, nullptr);
+        QCOMPARE(p.sourceFileBox()->currentData().toString(), QStringLiteral("other.cu"));
+        QVERIFY(lineText(m, 0).contains(QStringLiteral("neither stored in this trace nor bundled")));
+    }
+};
+
+QTEST_MAIN(TestStallsPanel)
+#include "tst_stallspanel.moc"
