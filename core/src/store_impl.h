@@ -251,14 +251,6 @@ struct TraceStore::Impl {
         }
     }
 
-    // Bulk-load indexes (RunWriter): beginRun drops the secondary index of each bulk table
-    // (kernels, memops, nvtx_ranges, api_spans) that holds no rows yet, inside the run's transaction;
-    // commit() creates them again, by sorting, before COMMIT. A rolled-back run restores them with
-    // everything else. The file's schema is the same before and after.
-    std::vector<std::string> deferredIndexes;  // the CREATE INDEX statements to run at commit
-    void deferIndexesOfEmptyTables();
-    void createDeferredIndexes();
-
     RowId insertRun(const RunInfo& r);
     void insertLaunches(RowId runId, const std::vector<KernelLaunch>& launches);
     void insertStreams(RowId runId, const std::vector<StreamInfo>& streams);

@@ -73,10 +73,12 @@ std::string multiRowInsert(const char* head, int cols, int rows)
         row += c ? ", ?" : "?";
     row += ")";
     // OR FAIL instead of the default ABORT: a statement that may abort halfway through several rows makes
-    // SQLite keep a statement journal (a copy of every page it touches that existed before), which cost ~10 %
-    // of a program recording's CPU. No constraint of these tables can fail for rows that passed the writers'
-    // checks (every column is bound, none NULL); an I/O error without a statement journal rolls back the whole
-    // transaction, i.e. the run, as a failed COMMIT would.
+    // SQLite keep a statement journal (a copy of every page the statement changes that existed before it),
+    // ~20 % of a program recording's CPU (docs/benchmarks.md, "Storage (schema 4)"). The difference shows
+    // only when a row fails a constraint: these tables have none but NOT NULL, the writers bind every
+    // column and refuse a NaN REAL (bound as NULL) before inserting; were a row refused anyway, the rows
+    // before it in that one statement would stay in the run's open transaction (the call still throws). An I/O error,
+    // a full disk or no memory without a statement journal rolls back the whole transaction (the run).
     std::string_view h = head;
     constexpr std::string_view insert = "INSERT ";
     if (h.substr(0, insert.size()) != insert)
@@ -287,6 +289,10 @@ void TraceStore::Impl::insertLaunches(RowId runId, const std::vector<KernelLaunc
                [&](const KernelLaunch& L) {
                    if (L.end < L.start)
                        fail(db.path(), "cannot write kernel '" + L.name + "': it ends before it starts");
+                   // SQLite binds NaN as NULL, which align_residual_ns (NOT NULL) refuses halfway through a
+                   // multi-row INSERT OR FAIL (multiRowInsert): refuse the call before any row is written
+                   if (L.alignResidualNs != L.alignResidualNs)
+                       fail(db.path(), "cannot write kernel '" + L.name + "': its alignment residual is not a number");
                },
                [&](Stmt& s, int b, const KernelLaunch& L) { bindLaunch(s, runId, L, b); });
 }
@@ -547,64 +553,13 @@ RunWriter TraceStore::beginRun(const RunInfo& info)
     db.exec("BEGIN IMMEDIATE");
     RowId id;
     try {
-        m_impl->deferIndexesOfEmptyTables();
         id = m_impl->insertRun(info);
     } catch (...) {
-        m_impl->deferredIndexes.clear();
         sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
     }
     m_impl->inRun = true;
     return RunWriter(this, id);
-}
-
-// --- deferred indexes (bulk load) ---------------------------------------------------
-namespace {
-// The tables a program recording fills in bulk; their one secondary index each costs ~30 % of the
-// write when maintained row by row (docs/benchmarks.md, "Storage (schema 4)").
-constexpr std::string_view kBulkTables[] = {"kernels", "memops", "nvtx_ranges", "api_spans"};
-
-// "CREATE INDEX name ON ..." -> "name"
-std::string indexName(std::string_view createSql)
-{
-    constexpr std::string_view head = "CREATE INDEX ";
-    std::string_view rest = createSql.substr(head.size());
-    return std::string(rest.substr(0, rest.find(' ')));
-}
-}  // namespace
-
-void TraceStore::Impl::deferIndexesOfEmptyTables()
-{
-    deferredIndexes.clear();
-    std::vector<std::string> drop;
-    for (const TableDef& t : schemaTables()) {
-        if (std::find(std::begin(kBulkTables), std::end(kBulkTables), t.name) == std::end(kBulkTables))
-            continue;
-        {
-            Stmt any(db, ("SELECT EXISTS(SELECT 1 FROM " + std::string(t.name) + ")").c_str());
-            if (!any.step() || any.i64(0) != 0)
-                continue;  // rows already there: rebuilding the index would sort them all again
-        }
-        for (std::string_view idx : t.indexes) {
-            const std::string name = indexName(idx);
-            Stmt has(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?");
-            has.bind(1, name);
-            if (!has.step())
-                continue;  // not there (a user dropped it): leave it so
-            drop.push_back(name);
-            deferredIndexes.emplace_back(idx);
-        }
-    }
-    // No statement may be active while the schema changes (SQLITE_LOCKED).
-    for (const std::string& name : drop)
-        db.exec(("DROP INDEX " + name).c_str());
-}
-
-void TraceStore::Impl::createDeferredIndexes()
-{
-    for (const std::string& sql : deferredIndexes)
-        db.exec(sql.c_str());
-    deferredIndexes.clear();
 }
 
 // --- RunWriter -------------------------------------------------------------------
@@ -718,7 +673,6 @@ void RunWriter::setHasStalls(bool hasStalls)
 void RunWriter::commit()
 {
     requireOpen(m_open, m_store);
-    m_store->m_impl->createDeferredIndexes();  // throws: the run stays open (and rolls back when dropped)
     m_store->m_impl->db.exec("COMMIT");
     m_open = false;
     m_store->m_impl->inRun = false;
@@ -730,7 +684,6 @@ void RunWriter::rollback()
     if (!m_open || !m_store)
         return;
     sqlite3_exec(m_store->m_impl->db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-    m_store->m_impl->deferredIndexes.clear();  // the rollback brought the dropped indexes back
     m_open = false;
     m_store->m_impl->inRun = false;
 }
