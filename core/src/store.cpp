@@ -292,8 +292,6 @@ TraceStore TraceStore::openForWriting(const std::string& path)
     // A run is one transaction: with SQLite's default 2 MiB page cache a large run spills dirty pages
     // to the journal mid-transaction and re-reads index pages; 64 MiB keeps a program run in memory.
     db.exec("PRAGMA cache_size = -65536");
-    // Temporary files (statement journals, sorters) in memory, never in /var/tmp.
-    db.exec("PRAGMA temp_store = MEMORY");
     if (created)
         st.m_impl->useWal();  // an existing file switches after its first commit (Impl::useWal)
     return st;
