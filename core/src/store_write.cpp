@@ -6,6 +6,7 @@
 #include <climits>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 
 namespace ws {
 
@@ -71,7 +72,19 @@ std::string multiRowInsert(const char* head, int cols, int rows)
     for (int c = 0; c < cols; ++c)
         row += c ? ", ?" : "?";
     row += ")";
-    std::string sql = head;
+    // OR FAIL instead of the default ABORT: a statement that may abort halfway through several rows makes
+    // SQLite keep a statement journal (a copy of every page the statement changes that existed before it),
+    // ~20 % of a program recording's CPU (docs/benchmarks.md, "Storage (schema 4)"). The difference shows
+    // only when a row fails a constraint: these tables have none but NOT NULL, the writers bind every
+    // column and refuse a NaN REAL (bound as NULL) before inserting; were a row refused anyway, the rows
+    // before it in that one statement would stay in the run's open transaction (the call still throws). An I/O error,
+    // a full disk or no memory without a statement journal rolls back the whole transaction (the run).
+    std::string_view h = head;
+    constexpr std::string_view insert = "INSERT ";
+    if (h.substr(0, insert.size()) != insert)
+        throw std::logic_error("multiRowInsert: head must start with INSERT");
+    std::string sql = "INSERT OR FAIL ";
+    sql += h.substr(insert.size());
     sql += " VALUES";
     for (int r = 0; r < rows; ++r) {
         sql += r ? ", " : " ";
@@ -276,6 +289,10 @@ void TraceStore::Impl::insertLaunches(RowId runId, const std::vector<KernelLaunc
                [&](const KernelLaunch& L) {
                    if (L.end < L.start)
                        fail(db.path(), "cannot write kernel '" + L.name + "': it ends before it starts");
+                   // SQLite binds NaN as NULL, which align_residual_ns (NOT NULL) refuses halfway through a
+                   // multi-row INSERT OR FAIL (multiRowInsert): refuse the call before any row is written
+                   if (L.alignResidualNs != L.alignResidualNs)
+                       fail(db.path(), "cannot write kernel '" + L.name + "': its alignment residual is not a number");
                },
                [&](Stmt& s, int b, const KernelLaunch& L) { bindLaunch(s, runId, L, b); });
 }

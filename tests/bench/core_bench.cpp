@@ -37,6 +37,14 @@ double cpu()
     return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+// System (kernel) CPU seconds of this process: page faults, write(2) into the page cache, fsync.
+double cpuSys()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
+}
+
 long rssKiB()
 {
     std::ifstream in("/proc/self/status");
@@ -211,12 +219,13 @@ int programBench(const std::string& file, int scale)
     const auto nb = batches(ns);
     const auto mb = batches(ms);
     const double tc = now();
-    double t0 = 0, c0 = 0, tcommit = 0;
+    double t0 = 0, c0 = 0, s0 = 0, tcommit = 0;
     ws::RowId id = 0;
     {
         auto store = ws::TraceStore::openForWriting(file);
         t0 = now();
         c0 = cpu();
+        s0 = cpuSys();
         auto w = store.beginRun(info);
         for (const auto& b : kb)
             w.addLaunches(b);
@@ -234,12 +243,19 @@ int programBench(const std::string& file, int scale)
     }
     const double t1 = now();
     const double c1 = cpu();
+    const double s1 = cpuSys();
     std::printf("program write: create file %.3f s; beginRun .. commit %.3f s -> %.2f M records/s; close (WAL "
                 "checkpoint) %.3f s\n", t0 - tc, tcommit - t0, records / (tcommit - t0) / 1e6, t1 - tcommit);
     std::printf("program write: %.0f records (%d launches, %d API calls, %d NVTX ranges, %d copies, 16 streams) in "
-                "%.3f s wall, %.3f s CPU -> %.2f M records/s wall (beginRun .. close); file %.1f MiB\n",
-                records, launches, apis, ranges, copies, t1 - t0, c1 - c0, records / (t1 - t0) / 1e6,
+                "%.3f s wall, %.3f s CPU (%.3f s system) -> %.2f M records/s wall, %.2f M records per CPU-second "
+                "(beginRun .. close); file %.1f MiB\n",
+                records, launches, apis, ranges, copies, t1 - t0, c1 - c0, s1 - s0, records / (t1 - t0) / 1e6,
+                records / (c1 - c0) / 1e6,
                 std::filesystem::file_size(file) / 1048576.0);
+    if (std::getenv("WARPSTAGE_BENCH_WRITE_ONLY")) {  // for profiling the write alone (perf record)
+        std::filesystem::remove(file);
+        return 0;
+    }
     const double t2 = now();
     auto store = ws::TraceStore::openReadOnly(file);
     const auto sums = store.runSummaries();
