@@ -10,6 +10,7 @@ PACKAGES=(
     qt6-base-dev qt6-svg-dev libqcustomplot-dev libsqlite3-dev sqlite3 libzstd-dev
     xvfb xauth
     clang libclang-rt-14-dev   # libFuzzer + sanitizer runtimes for the fuzz preset
+    dpkg-dev file desktop-file-utils   # cpack -G DEB (dpkg-shlibdeps, file) and scripts/check-package.sh
 )
 
 missing=()
