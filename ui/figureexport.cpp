@@ -59,12 +59,11 @@ bool exportFigure(std::shared_ptr<const ws::KernelTrace> trace, const FigureOpti
     QString title = opt.title;
     if (title.isEmpty()) {
         const ws::RunInfo &r = trace->run;
-        title = QStringLiteral("%1  %2x%3x%4  ·  %5")
-                    .arg(QString::fromStdString(trace->launch.variant.empty() ? r.variant : trace->launch.variant))
-                    .arg(r.m)
-                    .arg(r.n)
-                    .arg(r.k)
-                    .arg(QString::fromStdString(trace->launch.name));
+        // a ladder rung: "pingpong  4096x4096x4096 · kernel"; a program's kernel has no GEMM shape
+        const QString shape = r.m > 0 ? QStringLiteral("  %1x%2x%3").arg(r.m).arg(r.n).arg(r.k) : QString();
+        title = QStringLiteral("%1%2  ·  %3")
+                    .arg(QString::fromStdString(trace->launch.variant.empty() ? r.variant : trace->launch.variant), shape,
+                         QString::fromStdString(trace->launch.name));
         if (r.synthetic)
             title += QStringLiteral("  (synthetic)");
     }
