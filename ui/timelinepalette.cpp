@@ -2,6 +2,8 @@
 
 #include <warpstage/lod.h>
 
+#include <QObject>
+
 namespace tlpalette {
 
 using K = ws::IntervalKind;
@@ -38,6 +40,17 @@ QString kindLabel(ws::IntervalKind kind)
 {
     const auto l = ws::intervalKindLabel(kind);
     return QString::fromUtf8(l.data(), qsizetype(l.size()));
+}
+
+QString kindLabel(ws::IntervalKind kind, const ws::KernelTrace& trace)
+{
+    if (ws::isUserPhase(kind)) {
+        const auto i = std::size_t(static_cast<std::uint8_t>(kind) - ws::kUserPhaseBase);
+        if (i < trace.phaseNames.size() && !trace.phaseNames[i].empty())
+            return QObject::tr("%1 (user phase)").arg(QString::fromStdString(trace.phaseNames[i]));
+        return QObject::tr("user phase %1").arg(i);
+    }
+    return kindLabel(kind);
 }
 
 QColor loadsColor(int inFlight)

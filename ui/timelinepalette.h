@@ -16,6 +16,8 @@ QColor kindColor(ws::IntervalKind kind);
 bool kindHatched(ws::IntervalKind kind);     // drawn with diagonal hatching (stalls)
 QColor hatchColor(ws::IntervalKind kind);    // the hatch stripes' colour
 QString kindLabel(ws::IntervalKind kind);    // "Wait for data", ...
+// As above, and a user-named phase (<warpstage/trace.cuh>) by its recorded name: "reduce (user phase)".
+QString kindLabel(ws::IntervalKind kind, const ws::KernelTrace& trace);
 
 QColor loadsColor(int inFlight);             // 1..4 (4 = four or more)
 QColor overlapColor(int state);              // ws::lod::OverlapState 1..3

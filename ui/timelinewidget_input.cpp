@@ -21,7 +21,7 @@ QString TimelineWidget::Private::tooltipFor(const TimelinePlottable::Hit &h) con
         const ws::Lane &l = trace->lanes[std::size_t(h.lane)];
         const auto i = std::size_t(h.index);
         const ws::Cta &c = trace->ctas[std::size_t(l.ctaIndex)];
-        QString s = QStringLiteral("<b>%1</b>").arg(tlpalette::kindLabel(l.kind[i]).toHtmlEscaped());
+        QString s = QStringLiteral("<b>%1</b>").arg(tlpalette::kindLabel(l.kind[i], *trace).toHtmlEscaped());
         if (l.kstep[i] >= 0)
             s += QStringLiteral("<br>k-step %1").arg(l.kstep[i]);
         if (l.slot[i] >= 0)

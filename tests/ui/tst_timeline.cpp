@@ -47,6 +47,19 @@ QRgb darker(QRgb c) { return qRgb(int(qRed(c) * 0.62f), int(qGreen(c) * 0.62f), 
 class TestTimeline : public QObject {
     Q_OBJECT
 private slots:
+    // A user-named phase shows its recorded name on hover (issue 10); standard kinds keep their labels.
+    void userPhaseLabel()
+    {
+        ws::KernelTrace t;
+        t.phaseNames = {"load row", "", "reduce"};
+        const auto user = [](int i) { return static_cast<ws::IntervalKind>(ws::kUserPhaseBase + i); };
+        QCOMPARE(tlpalette::kindLabel(user(0), t), QStringLiteral("load row (user phase)"));
+        QCOMPARE(tlpalette::kindLabel(user(2), t), QStringLiteral("reduce (user phase)"));
+        QCOMPARE(tlpalette::kindLabel(user(1), t), QStringLiteral("user phase 1"));
+        QCOMPARE(tlpalette::kindLabel(user(7), t), QStringLiteral("user phase 7"));
+        QCOMPARE(tlpalette::kindLabel(ws::IntervalKind::WaitData, t), tlpalette::kindLabel(ws::IntervalKind::WaitData));
+    }
+
     void init();
     void cleanup();
     void emptyAndNull();
