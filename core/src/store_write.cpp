@@ -449,48 +449,44 @@ RowId TraceStore::writeRun(const RunRecord& rec)
     }
 }
 
-void TraceStore::writeMetrics(RowId runId, const std::vector<Metric>& ms)
+namespace {
+
+// One write into an existing run of a store open for writing, outside a streaming run, in its own transaction
+// (rolled back on any error): what writeMetrics and writeSources share. `what` names the data in messages.
+template <class StoreImpl, class Fn>  // StoreImpl = TraceStore::Impl (private: deduced, not named)
+void writeIntoRun(bool readOnly, StoreImpl& impl, const std::string& path, RowId runId, const std::string& what,
+                  Fn&& insert)
 {
-    if (m_readOnly || !m_impl->writable)
-        fail(m_path, "opened read-only; cannot write metrics");
-    if (m_impl->inRun)
-        fail(m_path, "a streaming run is still open; commit it before writing metrics");
-    const Db& db = m_impl->db;
+    if (readOnly || !impl.writable)
+        fail(path, "opened read-only; cannot write " + what);
+    if (impl.inRun)
+        fail(path, "a streaming run is still open; commit it before writing " + what);
+    const Db& db = impl.db;
     db.exec("BEGIN IMMEDIATE");
     try {
         Stmt chk(db, "SELECT 1 FROM runs WHERE id = ?");
         chk.bind(1, runId);
         if (!chk.step())
-            fail(m_path, "cannot write metrics: no run " + str(runId));
-        m_impl->insertMetrics(runId, ms, nullptr);
+            fail(path, "cannot write " + what + ": no run " + str(runId));
+        insert();
         db.exec("COMMIT");
-        m_impl->useWal();
+        impl.useWal();
     } catch (...) {
         sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
         throw;
     }
 }
 
+}  // namespace
+
+void TraceStore::writeMetrics(RowId runId, const std::vector<Metric>& ms)
+{
+    writeIntoRun(m_readOnly, *m_impl, m_path, runId, "metrics", [&] { m_impl->insertMetrics(runId, ms, nullptr); });
+}
+
 void TraceStore::writeSources(RowId runId, const std::vector<SourceFile>& sources)
 {
-    if (m_readOnly || !m_impl->writable)
-        fail(m_path, "opened read-only; cannot write source files");
-    if (m_impl->inRun)
-        fail(m_path, "a streaming run is still open; commit it before writing source files");
-    const Db& db = m_impl->db;
-    db.exec("BEGIN IMMEDIATE");
-    try {
-        Stmt chk(db, "SELECT 1 FROM runs WHERE id = ?");
-        chk.bind(1, runId);
-        if (!chk.step())
-            fail(m_path, "cannot write source files: no run " + str(runId));
-        m_impl->insertSources(runId, sources);
-        db.exec("COMMIT");
-        m_impl->useWal();
-    } catch (...) {
-        sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-        throw;
-    }
+    writeIntoRun(m_readOnly, *m_impl, m_path, runId, "source files", [&] { m_impl->insertSources(runId, sources); });
 }
 
 void TraceStore::updateStallStages(RowId runId, const std::map<RowId, std::vector<StallSample>>& byKernel,
