@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <string>
 
 namespace ws::testing {
@@ -34,6 +35,26 @@ inline int gpuUnavailableExit(const char* program, const std::string& why)
     std::printf("SKIP: %s: %s\n", program, why.c_str());
     std::fflush(stdout);
     return kSkipExitCode;
+}
+
+// Why no CUDA device can run the test here ("" if one can), asked of the driver through dlopen so that the test
+// itself needs no CUDA: no libcuda.so.1, no device, or (minMajor > 0) no device of at least that compute capability.
+inline std::string gpuProblem(int minMajor = 0)
+{
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return "no CUDA driver (libcuda.so.1)";
+    using InitFn = int (*)(unsigned);
+    using CountFn = int (*)(int*);
+    using AttrFn = int (*)(int*, int, int);
+    auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+    auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+    auto attr = reinterpret_cast<AttrFn>(dlsym(lib, "cuDeviceGetAttribute"));
+    int n = 0, major = 0;
+    if (!init || !count || init(0) != 0 || count(&n) != 0 || n == 0) return "no CUDA device";
+    if (minMajor > 0
+        && (!attr || attr(&major, 75 /*CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR*/, 0) != 0 || major < minMajor))
+        return "needs an sm_" + std::to_string(minMajor) + "0 GPU";
+    return "";
 }
 
 }  // namespace ws::testing

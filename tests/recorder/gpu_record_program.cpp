@@ -38,19 +38,6 @@ int g_failures = 0;
         }                                                                \
     } while (0)
 
-std::string gpuProblem()
-{
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return "no CUDA driver (libcuda.so.1)";
-    using InitFn = int (*)(unsigned);
-    using CountFn = int (*)(int*);
-    auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-    auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
-    int n = 0;
-    if (!init || !count || init(0) != 0 || count(&n) != 0 || n == 0) return "no CUDA device";
-    return "";
-}
-
 int record(const std::vector<std::string>& args)
 {
     std::vector<char*> argv;
@@ -220,7 +207,7 @@ void stallPass(const std::string& dir, const std::string& app)
 
 int main()
 {
-    if (const std::string p = gpuProblem(); !p.empty()) return ws::testing::gpuUnavailableExit("gpu_record_program", p);
+    if (const std::string p = ws::testing::gpuProblem(); !p.empty()) return ws::testing::gpuUnavailableExit("gpu_record_program", p);
     char tmpl[] = "/tmp/gpu_record_program-XXXXXX";
     const std::string dir = mkdtemp(tmpl);
     const std::string app = WARPSTAGE_TESTAPP;

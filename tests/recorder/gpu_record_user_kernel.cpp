@@ -35,22 +35,6 @@ int g_failures = 0;
         }                                                                \
     } while (0)
 
-std::string gpuProblem()
-{
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return "no CUDA driver (libcuda.so.1)";
-    using InitFn = int (*)(unsigned);
-    using CountFn = int (*)(int*);
-    using AttrFn = int (*)(int*, int, int);
-    auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-    auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
-    auto attr = reinterpret_cast<AttrFn>(dlsym(lib, "cuDeviceGetAttribute"));
-    int n = 0, major = 0;
-    if (!init || !count || !attr || init(0) != 0 || count(&n) != 0 || n == 0) return "no CUDA device";
-    if (attr(&major, 75 /*CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR*/, 0) != 0 || major < 9) return "needs an sm_90 GPU (TMA)";
-    return "";
-}
-
 // Runs a shell command; returns its exit code and stdout+stderr.
 int run(const std::string& cmd, std::string& out)
 {
@@ -143,7 +127,7 @@ void checkTraced(const ws::KernelRecord& k, const std::string& what)
 
 int main()
 {
-    if (const std::string why = gpuProblem(); !why.empty()) return ws::testing::gpuUnavailableExit("gpu_record_user_kernel", why);
+    if (const std::string why = ws::testing::gpuProblem(9); !why.empty()) return ws::testing::gpuUnavailableExit("gpu_record_user_kernel", why);
     char tmpl[] = "/tmp/ws-userkernel-XXXXXX";
     const std::string dir = mkdtemp(tmpl);
     std::string out;
