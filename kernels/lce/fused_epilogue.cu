@@ -18,6 +18,10 @@
 // MmaWait / Release per k-step and Store per tile; tile markers (tileM = b * mTiles + tm, tileN = tn).
 #include <warpstage/trace.cuh>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 #include "../src/common/epilogue.cuh"
 #include "../src/common/mma.cuh"
 #include "../src/common/ring.cuh"
@@ -35,40 +39,58 @@ constexpr int kConsumerWarps = 8;
 constexpr uint32_t kBytesA = BM * BK * 2;  // W_cand: 128 rows x 64 K
 constexpr uint32_t kBoxB = 64 * BK * 2;    // E_cand: one 64 (N) x 64 (K) box
 constexpr uint32_t kStage = kBytesA + BN / 64 * kBoxB;
-using Plan = SmemPlan<kStage, S>;
+constexpr uint32_t kEpiBytes = 2 * 2 * kStoreBoxBytes;  // TMA-store staging: 2 warpgroups x 2 boxes of 4 KB
+using Plan = SmemPlan<kStage, S, kEpiBytes>;
+constexpr uint32_t kEpiBar0 = 1;  // named barriers 1, 2: consumer warpgroup cw's epilogue steps
 static_assert(Plan::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
 
 struct Tile {
     int b, tm, tn;
 };
-__device__ __forceinline__ Tile tileAt(int t, int mTiles, int nTiles)
+// Unit u of the walk (one tile, or one pair of vertically adjacent tiles for CTA pairs): m fastest.
+__device__ __forceinline__ Tile unitAt(int u, int mUnits, int nTiles)
 {
     Tile x;
-    x.tm = t % mTiles;
-    const int r = t / mTiles;
+    x.tm = u % mUnits;
+    const int r = u / mUnits;
     x.tn = r % nTiles;
     x.b = r / nTiles;
     return x;
 }
 
+// Epilogues: the rung's (fused add, TMA store), the fused add with register-to-global stores, and two
+// diagnostics (LCE_RUNG3_EPILOGUE, timing only: the output is then wrong): the direct store without
+// the add, and no store at all. They measure what the fused add and the store cost.
+enum Epi { kEpiFusedTma = 0, kEpiFused = 1, kEpiNoAdd = 2, kEpiNone = 3 };
+constexpr int kEpis = 4;
+
+// CL = 2: CTA pairs (a cluster) compute vertically adjacent M tiles of the same candidate; each CTA's
+// producer loads half of the E_cand tile and multicasts it to both, halving E_cand's L2 traffic.
+template <int CL, int EPI>
 __global__ void __launch_bounds__(kThreads, 1)
     lceFusedEpilogue(const __grid_constant__ CUtensorMap tmW, const __grid_constant__ CUtensorMap tmE,
-                     __half* __restrict__ out, const __half* __restrict__ U, const int32_t* __restrict__ userOf,
-                     int M, int N, int K, int tiles)
+                     const __grid_constant__ CUtensorMap tmOut, __half* __restrict__ out, const __half* __restrict__ U, const int32_t* __restrict__ userOf,
+                     int M, int N, int K, int units)
 {
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
-    const Ring<S> ring{plan.full(), plan.empty()};
+    Ring<S, CL> ring{plan.full(), plan.empty()};
+    const uint32_t rank = CL > 1 ? clusterCtaRank() : 0u;
+    ring.peer = rank ^ 1u;
     wt::Cta cta;
     cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
     const int mTiles = (M + BM - 1) / BM, nTiles = (N + BN - 1) / BN, KT = (K + BK - 1) / BK;
+    const int mUnits = (mTiles + CL - 1) / CL;
+    const int cluster = int(blockIdx.x) / CL, clusters = int(gridDim.x) / CL;
     if (tid == 0) {
         tmaPrefetchDesc(&tmW);
         tmaPrefetchDesc(&tmE);
+        if constexpr (EPI == kEpiFusedTma) tmaPrefetchDesc(&tmOut);
         ring.init(kConsumerWarps);
     }
-    __syncthreads();
+    if constexpr (CL > 1) clusterSync();  // the peer's barriers are initialised before anyone signals them
+    else __syncthreads();
 
     if (wg == 0) {
         setMaxNRegDec<40>();
@@ -82,17 +104,25 @@ __global__ void __launch_bounds__(kThreads, 1)
         wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
         const bool issuer = laneId() == 0;
         int fill = 0;
-        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-            const Tile x = tileAt(t, mTiles, nTiles);
+        for (int u = cluster; u < units; u += clusters) {
+            Tile x = unitAt(u, mUnits, nTiles);
+            x.tm = x.tm * CL + int(rank);
             w.tileBegin(x.b * mTiles + x.tm, int16_t(x.tn));
             for (int kt = 0; kt < KT; ++kt, ++fill) {
                 const uint64_t tWait = ring.waitSlot(fill, w);
                 ring.issueLoad(fill, tWait, kStage, issuer, w, [&](int s, uint64_t* bar) {
                     uint8_t* st = plan.stage(s);
                     tmaLoad2d(st, &tmW, bar, kt * BK, x.tm * BM);
+                    constexpr int kBoxes = BN / 64 / CL;  // this CTA's share of the E_cand boxes
 #pragma unroll
-                    for (int q = 0; q < BN / 64; ++q)
-                        tmaLoad3d(st + kBytesA + q * kBoxB, &tmE, bar, x.tn * BN + q * 64, kt * BK, x.b);
+                    for (int i = 0; i < kBoxes; ++i) {
+                        const int q = int(rank) * kBoxes + i;
+                        if constexpr (CL > 1)
+                            tmaLoad3dMulticast(st + kBytesA + q * kBoxB, &tmE, bar, x.tn * BN + q * 64, kt * BK, x.b,
+                                               uint16_t((1u << CL) - 1));
+                        else
+                            tmaLoad3d(st + kBytesA + q * kBoxB, &tmE, bar, x.tn * BN + q * 64, kt * BK, x.b);
+                    }
                 });
             }
             w.tileEnd();
@@ -105,44 +135,89 @@ __global__ void __launch_bounds__(kThreads, 1)
                                plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
         int fill = 0;
-        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-            const Tile x = tileAt(t, mTiles, nTiles);
+        for (int u = cluster; u < units; u += clusters) {
+            Tile x = unitAt(u, mUnits, nTiles);
+            x.tm = x.tm * CL + int(rank);
             w.tileBegin(x.b * mTiles + x.tm, int16_t(x.tn));
             const int row0 = x.tm * BM + cw * 64;
             const bool active = row0 < M;  // warp-uniform: this warpgroup has rows inside M
             float acc[BN / 2];
             for (int kt = 0; kt < KT; ++kt, ++fill) {
-                const int s = Ring<S>::slot(fill);
+                const int s = Ring<S, CL>::slot(fill);
                 ring.waitData(fill, w);
                 const uint32_t st = smemAddr(plan.stage(s));
                 if (active) mmaIssue<BN>(acc, st + cw * 64 * 128, st + kBytesA, kt == 0, fill, s, w);
                 if (kt > 0) {  // one k-step in flight: the previous one is done -> its slot is free
-                    mmaWait<1>(fill - 1, Ring<S>::slot(fill - 1), w);
+                    mmaWait<1>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
                     ring.release(fill - 1, lane0, w);
                 }
             }
-            mmaWait<0>(fill - 1, Ring<S>::slot(fill - 1), w);
+            mmaWait<0>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
-            if (active)
-                storeAccF16<BN>(acc, out + size_t(x.b) * M * N, N, M, N, row0, x.tn * BN, tid & 127,
-                                AddBroadcast{U + size_t(userOf[x.b]) * M * N, N}, w);
+            if (active) {
+                __half* o = out + size_t(x.b) * M * N;
+                if constexpr (EPI == kEpiFusedTma)
+                    storeAccTmaF16<BN>(acc, &tmOut, plan.epiStaging() + cw * 2 * kStoreBoxBytes, M, N, row0,
+                                       x.tn * BN, x.b, tid & 127, kEpiBar0 + cw,
+                                       AddBroadcast{U + size_t(userOf[x.b]) * M * N, N}, w);
+                else if constexpr (EPI == kEpiFused)
+                    storeAccF16<BN>(acc, o, N, M, N, row0, x.tn * BN, tid & 127,
+                                    AddBroadcast{U + size_t(userOf[x.b]) * M * N, N}, w);
+                else if constexpr (EPI == kEpiNoAdd)
+                    storeAccF16<BN>(acc, o, N, M, N, row0, x.tn * BN, tid & 127, NoFuse{}, w);
+            }
             w.tileEnd();
         }
+        if constexpr (EPI == kEpiFusedTma)
+            if ((tid & 127) == kStoreIssuer) bulkWait<0>();  // every bulk store of this warpgroup has landed
         w.end();
     }
     cta.end();
+    if constexpr (CL > 1) clusterSync();  // no CTA leaves while its peer may still signal its barriers
 }
 }  // namespace r_fused
 
 using namespace r_fused;
+
+namespace {
+using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, __half*, const __half*, const int32_t*, int, int, int, int);
+template <int CL, int EPI>
+KernelFn kernelFor()
+{
+    return reinterpret_cast<KernelFn>(&lceFusedEpilogue<CL, EPI>);
+}
+// Variant from the environment (experiments; the defaults are the rung): LCE_RUNG3_CLUSTER=1|2,
+// LCE_RUNG3_EPILOGUE=tma|direct|noadd|none.
+struct Variant {
+    int cluster = 2, epi = kEpiFusedTma;
+};
+Variant variant()
+{
+    static Variant v = [] {
+        Variant r;
+        if (const char* c = std::getenv("LCE_RUNG3_CLUSTER")) r.cluster = std::atoi(c) == 1 ? 1 : 2;
+        if (const char* e = std::getenv("LCE_RUNG3_EPILOGUE"))
+            r.epi = std::strcmp(e, "direct") == 0  ? kEpiFused
+                    : std::strcmp(e, "noadd") == 0 ? kEpiNoAdd
+                    : std::strcmp(e, "none") == 0  ? kEpiNone
+                                                   : kEpiFusedTma;
+        static const char* names[kEpis] = {"fused, TMA store", "fused, direct store", "noadd (output wrong)",
+                                           "none (output wrong)"};
+        if (r.cluster != 2 || r.epi != kEpiFusedTma)
+            std::fprintf(stderr, "lce: rung 3 variant: cluster %d, epilogue %s\n", r.cluster, names[r.epi]);
+        return r;
+    }();
+    return v;
+}
+}  // namespace
 
 std::string runFusedEpilogue(Problem& p)
 {
     const Shape& s = p.s;
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;
-    CUtensorMap tmW, tmE;
+    CUtensorMap tmW, tmE, tmOut;
     {
         const uint64_t dims[2] = {uint64_t(p.kCandP), uint64_t(s.m)};
         const uint64_t strides[1] = {uint64_t(p.kCandP) * 2};
@@ -155,25 +230,61 @@ std::string runFusedEpilogue(Problem& p)
         const uint32_t box[3] = {64, BK, 1};
         err = ws::kern::encodeTmaF16(&tmE, p.eCand, 3, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
     }
+    if (err.empty()) {
+        const uint64_t dims[3] = {uint64_t(s.n), uint64_t(s.m), uint64_t(s.b)};
+        const uint64_t strides[2] = {uint64_t(s.n) * 2, uint64_t(s.m) * s.n * 2};
+        const uint32_t box[3] = {uint32_t(ws::kern::kStoreBoxCols), 64, 1};
+        err = ws::kern::encodeTmaF16(&tmOut, p.out, 3, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_64B);
+    }
     if (!err.empty()) return "rung 3: " + err;
+    const Variant v = variant();
+    static const KernelFn table[2][kEpis] = {
+        {kernelFor<1, 0>(), kernelFor<1, 1>(), kernelFor<1, 2>(), kernelFor<1, 3>()},
+        {kernelFor<2, 0>(), kernelFor<2, 1>(), kernelFor<2, 2>(), kernelFor<2, 3>()}};
+    const KernelFn kern = table[v.cluster - 1][v.epi];
+    const int CL = v.cluster;
     const int mTiles = (s.m + BM - 1) / BM, nTiles = (s.n + BN - 1) / BN;
-    const long long tiles = (long long)mTiles * nTiles * s.b;
-    static int sms = 0;
-    if (sms == 0) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-    int grid = int(tiles < sms ? tiles : sms);
-    if (grid > 1 && grid % mTiles == 0) --grid;  // an odd stride: each CTA walks through every M tile
+    const int mUnits = (mTiles + CL - 1) / CL;
+    const long long units = (long long)mUnits * nTiles * s.b;
     // Traced or not is decided at run time (the control word); ask for the traced build's shared memory
     // so that a recording launch fits.
     const int smem = int(Plan::bytes(true, kWarps));
-    static bool attrSet = false;
-    if (!attrSet) {
-        if (cudaFuncSetAttribute(lceFusedEpilogue, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+    static bool attrSet[2][kEpis] = {};
+    if (!attrSet[CL - 1][v.epi]) {
+        if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kern), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 smem) != cudaSuccess)
             return "rung 3: cannot get " + std::to_string(smem) + " bytes of shared memory";
-        attrSet = true;
+        attrSet[CL - 1][v.epi] = true;
     }
-    lceFusedEpilogue<<<grid, kThreads, smem, p.stream>>>(tmW, tmE, p.out, p.u, p.userOf, s.m, s.n, s.kCand,
-                                                         int(tiles));
-    const cudaError_t e = cudaGetLastError();
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(CL);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.blockDim = dim3(kThreads, 1, 1);
+    cfg.dynamicSmemBytes = size_t(smem);
+    cfg.stream = p.stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    static int maxClusters[3] = {0, 0, 0};
+    if (maxClusters[CL] == 0) {
+        cfg.gridDim = dim3(unsigned(CL * 256), 1, 1);
+        int n = 0;
+        if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n <= 0) {
+            cudaGetLastError();
+            int sms = 0;
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+            n = sms / CL;
+        }
+        maxClusters[CL] = n;
+    }
+    long long clusters = units < maxClusters[CL] ? units : maxClusters[CL];
+    if (clusters > 1 && clusters % mUnits == 0) --clusters;  // an odd stride: each cluster walks every M unit
+    cfg.gridDim = dim3(unsigned(clusters * CL), 1, 1);
+    cudaError_t e = cudaLaunchKernelEx(&cfg, kern, tmW, tmE, tmOut, p.out, static_cast<const __half*>(p.u),
+                                       static_cast<const int32_t*>(p.userOf), s.m, s.n, s.kCand, int(units));
+    if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 3 launch: ") + cudaGetErrorString(e);
     return {};
 }

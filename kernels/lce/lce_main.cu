@@ -71,7 +71,8 @@ std::string allocate(Problem& p, const Shape& s)
               && alloc(p.eCand, b * s.kCand * n) && alloc(p.userOf, b) && alloc(p.wCat, m * kt)
               && alloc(p.wUserP, m * p.kUserP) && alloc(p.wCandP, m * p.kCandP)
               && alloc(p.eUserP, users * p.kUserP * n) && alloc(p.eCandP, b * p.kCandP * n)
-              && alloc(p.cat, b * kt * n) && alloc(p.u, users * m * n) && alloc(p.out, b * m * n);
+              && alloc(p.cat, b * kt * n) && alloc(p.u, users * m * n) && alloc(p.out, b * m * n)
+              && alloc(p.flags, lceFlagCount(s));
     if (!ok) return "cudaMalloc failed (out of GPU memory?) for " + s.text();
     if (!p.stream && cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking) != cudaSuccess)
         return "cudaStreamCreate failed";
@@ -79,6 +80,7 @@ std::string allocate(Problem& p, const Shape& s)
         if (cublasCreate(&p.blas) != CUBLAS_STATUS_SUCCESS) return "cublasCreate failed";
         cublasSetStream(p.blas, p.stream);
     }
+    cudaMemsetAsync(p.flags, 0, lceFlagCount(s) * sizeof(int), p.stream);
     const int G = 132 * 8, T = 256;
     fillUniform<<<G, T, 0, p.stream>>>(p.wUser, m * s.kUser, s.seed, 1);
     fillUniform<<<G, T, 0, p.stream>>>(p.wCand, m * s.kCand, s.seed, 2);
@@ -100,7 +102,7 @@ void release(Problem& p)
 {
     for (void* q : {(void*)p.wUser, (void*)p.wCand, (void*)p.eUser, (void*)p.eCand, (void*)p.userOf, (void*)p.wCat,
                     (void*)p.wUserP, (void*)p.wCandP, (void*)p.eUserP, (void*)p.eCandP, (void*)p.cat, (void*)p.u,
-                    (void*)p.out})
+                    (void*)p.out, (void*)p.flags})
         if (q) cudaFree(q);
     cublasHandle_t blas = p.blas;
     cudaStream_t stream = p.stream;

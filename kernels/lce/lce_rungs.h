@@ -29,6 +29,7 @@ struct Problem {
     __half* cat = nullptr;  // rung 0: [B, K_user + K_cand, N]
     __half* u = nullptr;    // rungs 1-3: U = W_user . E_user, [users, M, N]
     __half* out = nullptr;  // [B, M, N]
+    int* flags = nullptr;   // rung 4: ready flags of the user tiles (lceFlagCount ints, zeroed once)
     cublasHandle_t blas = nullptr;
     cudaStream_t stream = nullptr;
 };
@@ -46,6 +47,14 @@ std::string runDecomposed(Problem& p, bool padded);
 std::string userGemm(Problem& p, bool padded);  // U = W_user . E_user (rungs 1-3)
 // fused_epilogue.cu
 std::string runFusedEpilogue(Problem& p);
+// persistent.cu
+std::string runPersistent(Problem& p);
+// Ready flags rung 4 needs: users x (M tiles of 128, rounded up to pairs) x (N tiles of 256) x 2 halves.
+inline size_t lceFlagCount(const Shape& s)
+{
+    const size_t mPairs = size_t((s.m + 255) / 256), nTiles = size_t((s.n + 255) / 256);
+    return size_t(s.users()) * mPairs * 2 * nTiles * 2;
+}
 
 // The fp32 reference (reference.cu): ref[b] = W_cand.E_cand[b] + W_user.E_user[u(b)] in fp32 from
 // the same fp16 inputs, and the comparison: |out - ref| <= kRelTol*|ref| + kAbsTol*rms(ref).

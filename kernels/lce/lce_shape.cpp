@@ -54,9 +54,9 @@ std::string refusal(int rung, const Shape& s)
                           rung, s.n);
             return buf;
         }
-        if (s.b > 65535 * 8) return "rung 3 numbers its tiles in 32 bits: at most 524280 candidates";
+        if (double(s.b) * ((s.n + 255) / 256) * ((s.m + 127) / 128) > 2147483647.0)
+            return "rungs 3-4 number their tiles in 32 bits: too many candidates for this M and N";
     }
-    if (rung == 4) return "rung 4 (the persistent two-stage kernel) is not built yet: see docs/benchmarks.md";
     return {};
 }
 

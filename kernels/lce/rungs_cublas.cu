@@ -139,6 +139,7 @@ std::string runRung(int rung, Problem& p)
     case 1: return runDecomposed(p, false);
     case 2: return runDecomposed(p, true);
     case 3: return runFusedEpilogue(p);
+    case 4: return runPersistent(p);
     default: return "rung " + std::to_string(rung) + " is not built";
     }
 }

@@ -18,20 +18,26 @@
 
 namespace ws::kern {
 
-template <int S>
+// Cluster > 1 (CTA pairs sharing a multicast operand): a slot is free only when the consumers of every
+// CTA of the cluster released it, so each consumer warp also arrives on the peer's empty barrier
+// (Cluster == 2; `peer` = the other CTA's rank), and init() counts the arrivals of both.
+template <int S, int Cluster = 1>
 struct Ring {
+    static_assert(Cluster == 1 || Cluster == 2, "rings of one CTA or of a CTA pair");
     uint64_t* full;
     uint64_t* empty;
+    uint32_t peer = 0;
 
     static __device__ __forceinline__ int slot(int fill) { return fill % S; }
 
     // One thread: full[s] expects one arrive (the producer's expect_tx) plus the bytes; empty[s]
-    // `consumerArrivals` (one per consumer warp). Follow with a CTA barrier.
-    __device__ __forceinline__ void init(uint32_t consumerArrivals) const
+    // `consumerWarps` arrivals (one per consumer warp) from each CTA of the cluster. Follow with a CTA
+    // barrier (a cluster barrier when Cluster > 1).
+    __device__ __forceinline__ void init(uint32_t consumerWarps) const
     {
         for (int s = 0; s < S; ++s) {
             mbarInit(&full[s], 1);
-            mbarInit(&empty[s], consumerArrivals);
+            mbarInit(&empty[s], consumerWarps * Cluster);
         }
         fenceBarrierInit();
     }
@@ -76,7 +82,10 @@ struct Ring {
     {
         const int s = slot(fill);
         const uint64_t t = tr.now();
-        if (lane0) mbarArrive(&empty[s]);
+        if (lane0) {
+            mbarArrive(&empty[s]);
+            if constexpr (Cluster > 1) mbarArriveCluster(&empty[s], peer);
+        }
         tr.eventAt(t, ws::trace::kind::Release, fill, uint8_t(s));
     }
 };

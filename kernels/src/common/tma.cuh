@@ -27,6 +27,26 @@ __device__ __forceinline__ void tmaLoad3d(void* dst, const CUtensorMap* map, uin
         "l"(reinterpret_cast<uint64_t>(map)), "r"(smemAddr(bar)), "r"(x), "r"(y), "r"(z)
         : "memory");
 }
+// Same, written to the same offset in every CTA of the cluster named in ctaMask (each CTA's barrier at
+// `bar`'s offset receives the bytes).
+__device__ __forceinline__ void tmaLoad3dMulticast(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y,
+                                                   int z, uint16_t ctaMask)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smemAddr(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(smemAddr(bar)), "r"(x), "r"(y), "r"(z), "h"(ctaMask)
+        : "memory");
+}
+// Shared -> global TMA store of one box at (x, y, z); the caller commits and waits on the bulk group.
+// Parts of the box outside the tensor are not written (partial tiles need no clipping code).
+__device__ __forceinline__ void tmaStore3d(const CUtensorMap* map, const void* src, int x, int y, int z)
+{
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(smemAddr(src)), "r"(x), "r"(y), "r"(z)
+                 : "memory");
+}
 #endif
 
 }  // namespace ws::kern
