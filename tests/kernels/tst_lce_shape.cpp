@@ -1,0 +1,102 @@
+// CPU test (no GPU, runs in CI): the host logic of the linear-compression driver (kernels/lce/lce_shape.h):
+// which rung refuses which shape and with what sentence, the useful-FLOP count, the candidate -> user
+// mapping (contiguous and shuffled), the bytes-moved model's order across rungs, K padding, and the
+// option parser's refusals. Exit: 0 passed, 1 failed.
+#include "lce_shape.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace ws::lce;
+
+namespace {
+
+int g_fail = 0;
+void expect(bool ok, const std::string& what)
+{
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    if (!ok) ++g_fail;
+}
+
+std::string parse(std::vector<const char*> args, Options& o)
+{
+    args.insert(args.begin(), "lce");
+    return parseOptions(int(args.size()), const_cast<char**>(args.data()), o);
+}
+
+}  // namespace
+
+int main()
+{
+    const Shape bench;  // the benchmark point is the default
+    expect(bench.m == 433 && bench.n == 256 && bench.kUser == 1178 && bench.kCand == 866 && bench.b == 1024
+               && bench.perUser == 70,
+           "the default shape is the benchmark point");
+    expect(bench.users() == 15, "1024 candidates, 70 per user: 15 users");
+    // 2*M*N*(Kc*B + Ku*users), the user GEMM counted once per user
+    const double flops = 2.0 * 433 * 256 * (866.0 * 1024 + 1178.0 * 15);
+    expect(bench.flops() == flops, "useful FLOPs at the benchmark point: " + std::to_string(bench.flops()));
+    expect(padK(866) == 872 && padK(1178) == 1184 && padK(8) == 8 && padK(1) == 8, "K padded to multiples of 8");
+
+    // refusals
+    for (int r = 0; r < kRungs; ++r) expect(refusal(r, bench).empty(), "rung " + std::to_string(r) + " takes the benchmark point");
+    Shape n100 = bench;
+    n100.n = 100;
+    for (int r = 0; r < 3; ++r) expect(refusal(r, n100).empty(), "rung " + std::to_string(r) + " takes N = 100");
+    for (int r = 3; r < kRungs; ++r) {
+        const std::string why = refusal(r, n100);
+        expect(why.find("multiple of 8") != std::string::npos && why.find("100") != std::string::npos,
+               "rung " + std::to_string(r) + " refuses N = 100 with a sentence: " + why);
+    }
+    Shape n200 = bench;
+    n200.n = 200;  // not a multiple of 64, a multiple of 8
+    for (int r = 0; r < kRungs; ++r) expect(refusal(r, n200).empty(), "rung " + std::to_string(r) + " takes N = 200");
+    Shape m1 = bench;
+    m1.m = 1;
+    m1.perUser = 1;  // every candidate its own user
+    for (int r = 0; r < kRungs; ++r) expect(refusal(r, m1).empty(), "rung " + std::to_string(r) + " takes M = 1, one candidate per user");
+    Shape zero = bench;
+    zero.kCand = 0;
+    for (int r = 0; r < kRungs; ++r) expect(!refusal(r, zero).empty(), "rung " + std::to_string(r) + " refuses K_cand = 0");
+    expect(!refusal(5, bench).empty() && !refusal(-1, bench).empty(), "there is no rung 5 or -1");
+
+    // mapping
+    const std::vector<std::int32_t> u = userMapping(bench);
+    expect(u.size() == 1024 && u[0] == 0 && u[69] == 0 && u[70] == 1 && u[1023] == 14, "contiguous mapping: b / 70");
+    Shape sh = bench;
+    sh.shuffled = true;
+    const std::vector<std::int32_t> v = userMapping(sh);
+    std::vector<std::int32_t> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    expect(sorted == u, "the shuffled mapping is a permutation of the contiguous one");
+    expect(v != u, "the shuffled mapping is shuffled");
+    expect(v == userMapping(sh), "the shuffled mapping depends only on the seed");
+    sh.seed = 2;
+    expect(v != userMapping(sh), "another seed, another mapping");
+
+    // bytes-moved model: every rung below moves more than the one above; rung 4 moves the least
+    const double b0 = bytesMoved(0, bench), b1 = bytesMoved(1, bench), b2 = bytesMoved(2, bench),
+                 b3 = bytesMoved(3, bench), b4 = bytesMoved(4, bench), c = compulsoryBytes(bench);
+    expect(b0 > b1 && b1 == b2 && b2 > b3 && b3 > b4 && b4 >= c, "bytes moved: rung 0 > 1 = 2 > 3 > 4 >= compulsory");
+    expect(c > 690e6 && c < 700e6, "compulsory traffic at the benchmark point ~0.69 GB: " + std::to_string(c));
+
+    // options
+    Options o;
+    expect(parse({"--rung", "3", "--n", "200", "--time"}, o).empty() && o.rung == 3 && o.shape.n == 200 && o.time
+               && !o.check,
+           "options: --rung 3 --n 200 --time");
+    Options d;
+    expect(parse({}, d).empty() && d.check && d.rung == -1, "no options: check every rung");
+    Options e;
+    expect(!parse({"--rung", "7"}, e).empty(), "--rung 7 is refused");
+    expect(!parse({"--m", "x"}, e).empty(), "--m x is refused");
+    expect(!parse({"--m", "-4"}, e).empty(), "--m -4 is refused");
+    expect(!parse({"--b"}, e).empty(), "--b without a value is refused");
+    expect(!parse({"--frobnicate"}, e).empty(), "an unknown option is refused");
+    expect(!parse({"--iters", "0"}, e).empty(), "--iters 0 is refused");
+
+    std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
+    return g_fail ? 1 : 0;
+}
