@@ -8,9 +8,15 @@
 // stored: MN-major ([K, N], N contiguous: imm-trans-b), through a 3-D tensor map {N, K, B} whose
 // out-of-bounds zero fill covers the K tail (866 = 13 x 64 + 34) and N tails. The CTA tile is
 // 128 (M) x 256 (N) of one candidate; each consumer warpgroup owns 64 rows; a warpgroup whose rows
-// are all past M (the 4th M tile at M = 433 has 49 rows) skips its MMAs. Persistent grid, tile order
-// m fastest (the 4 CTAs reading one E_cand[b] run together: E_cand comes from DRAM once), and an
-// odd-stride grid so that every CTA gets its share of the short M tiles.
+// are all past M (the 4th M tile at M = 433 has 49 rows) skips its MMAs. Persistent grid of CTA pairs
+// (clusters of 2 on vertically adjacent M tiles of one candidate, each CTA loading half of the E_cand
+// tile and multicasting it to both), unit order m fastest (the CTAs reading one E_cand[b] run
+// together: E_cand comes from DRAM once), and an odd-stride grid so that every cluster gets its share
+// of the short M tiles. The epilogue stores from registers; U's loads go in batches of 16 per thread.
+// Measured (docs/benchmarks.md, H200): 0.52 ms at the benchmark point, 0.31 ms with no epilogue at
+// all: the epilogue is not overlapped with the MMAs, and that is what rung 4's missing ping-pong is
+// for. The TMA-store epilogue (LCE_RUNG3_EPILOGUE=tma) measured slower here (0.56 ms): its per-box
+// barriers put the U loads' latency back in series.
 // Built from the shared pieces (kernels/src/common): SmemPlan, Ring, mmaIssue/mmaWait, storeAccF16 +
 // AddBroadcast. Instrumented with the public <warpstage/trace.cuh> as a user's kernel would be:
 // recorded with `warpstage-record --kernels lceFusedEpilogue -- lce --rung 3 --time`.
@@ -58,8 +64,8 @@ __device__ __forceinline__ Tile unitAt(int u, int mUnits, int nTiles)
     return x;
 }
 
-// Epilogues: the rung's (fused add, TMA store), the fused add with register-to-global stores, and two
-// diagnostics (LCE_RUNG3_EPILOGUE, timing only: the output is then wrong): the direct store without
+// Epilogues: the fused add through the TMA engine, the fused add with register-to-global stores (the
+// rung's: measured faster), and two diagnostics (LCE_RUNG3_EPILOGUE, timing only: the output is then wrong): the direct store without
 // the add, and no store at all. They measure what the fused add and the store cost.
 enum Epi { kEpiFusedTma = 0, kEpiFused = 1, kEpiNoAdd = 2, kEpiNone = 3 };
 constexpr int kEpis = 4;
@@ -188,9 +194,9 @@ KernelFn kernelFor()
     return reinterpret_cast<KernelFn>(&lceFusedEpilogue<CL, EPI>);
 }
 // Variant from the environment (experiments; the defaults are the rung): LCE_RUNG3_CLUSTER=1|2,
-// LCE_RUNG3_EPILOGUE=tma|direct|noadd|none.
+// LCE_RUNG3_EPILOGUE=direct|tma|noadd|none.
 struct Variant {
-    int cluster = 2, epi = kEpiFusedTma;
+    int cluster = 2, epi = kEpiFused;
 };
 Variant variant()
 {
@@ -198,13 +204,13 @@ Variant variant()
         Variant r;
         if (const char* c = std::getenv("LCE_RUNG3_CLUSTER")) r.cluster = std::atoi(c) == 1 ? 1 : 2;
         if (const char* e = std::getenv("LCE_RUNG3_EPILOGUE"))
-            r.epi = std::strcmp(e, "direct") == 0  ? kEpiFused
+            r.epi = std::strcmp(e, "tma") == 0     ? kEpiFusedTma
                     : std::strcmp(e, "noadd") == 0 ? kEpiNoAdd
                     : std::strcmp(e, "none") == 0  ? kEpiNone
-                                                   : kEpiFusedTma;
+                                                   : kEpiFused;
         static const char* names[kEpis] = {"fused, TMA store", "fused, direct store", "noadd (output wrong)",
                                            "none (output wrong)"};
-        if (r.cluster != 2 || r.epi != kEpiFusedTma)
+        if (r.cluster != 2 || r.epi != kEpiFused)
             std::fprintf(stderr, "lce: rung 3 variant: cluster %d, epilogue %s\n", r.cluster, names[r.epi]);
         return r;
     }();
