@@ -194,7 +194,7 @@ KernelFn kernelFor()
     return reinterpret_cast<KernelFn>(&lceFusedEpilogue<CL, EPI>);
 }
 // Variant from the environment (experiments; the defaults are the rung): LCE_RUNG3_CLUSTER=1|2,
-// LCE_RUNG3_EPILOGUE=direct|tma|noadd|none.
+// LCE_RUNG3_EPILOGUE=direct|tma|noadd|none, or =warp: the epilogue-warp kernel of epilogue_warp.cu.
 struct Variant {
     int cluster = 2, epi = kEpiFused;
 };
@@ -220,6 +220,13 @@ Variant variant()
 
 std::string runFusedEpilogue(Problem& p)
 {
+    static const bool epilogueWarp = [] {
+        const char* e = std::getenv("LCE_RUNG3_EPILOGUE");
+        const bool on = e && std::strcmp(e, "warp") == 0;
+        if (on) std::fprintf(stderr, "lce: rung 3 variant: epilogue warp (experimental, epilogue_warp.cu)\n");
+        return on;
+    }();
+    if (epilogueWarp) return runFusedEpilogueWarp(p);
     const Shape& s = p.s;
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;

@@ -47,6 +47,8 @@ std::string runDecomposed(Problem& p, bool padded);
 std::string userGemm(Problem& p, bool padded);  // U = W_user . E_user (rungs 1-3)
 // fused_epilogue.cu
 std::string runFusedEpilogue(Problem& p);
+// epilogue_warp.cu (experimental rung 3 variant, LCE_RUNG3_EPILOGUE=warp)
+std::string runFusedEpilogueWarp(Problem& p);
 // persistent.cu
 std::string runPersistent(Problem& p);
 // Ready flags rung 4 needs: users x (M tiles of 128, rounded up to pairs) x (N tiles of 256) x 2 halves.
