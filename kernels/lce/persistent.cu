@@ -1,17 +1,28 @@
-// Rung 4 -- persistent, both stages in one kernel.
-// IDEA: the user GEMM U = W_user . E_user moves into the candidate kernel: one persistent launch
-// walks the user tiles first, then the candidate tiles. A warpgroup that finishes a user tile stores
-// it and publishes a ready flag for its 64 rows (release); a candidate tile's warpgroup acquires the
-// flag of its user tile just before its epilogue adds U[u(b)] -- so the wait, if any, overlaps the
-// candidate tile's own MMAs. Rung 3's separate cuBLAS launch and the gap between the two launches
-// are gone. No deadlock: every CTA is resident (grid = the clusters that fit), each walks its units in
-// increasing order and user units (which wait for nothing) come first.
-// Everything else is rung 3 (CTA pairs multicasting E, fused add, TMA-store epilogue for candidate
-// tiles); user tiles store with registers (generic proxy, so that the flag's release orders them).
-// Flags hold the launch's epoch (a counter the host increments per launch): never reset.
-// Trace: as rung 3, plus WaitOrder (the flag wait) before a candidate tile's Store; tile markers
-// with tileM = unit's batch (user or candidate) * mTiles + tm, tileN = tn + 1000 for user tiles.
+// Rung 4 -- persistent ping-pong, both stages in one kernel.
+// IDEA: the two consumer warpgroups work on DIFFERENT tiles, alternately: warpgroup 0 takes the CTA's
+// even units, warpgroup 1 its odd ones, so while one converts, adds U[u(b)] and stores its tile (the
+// epilogue that rung 3 runs with the tensor cores idle, 0.21 of its 0.52 ms), the other issues the MMAs of
+// the next tile. The order is the ring's: the producer fills the stages unit after unit (one FIFO, shared
+// pieces' Ring), so the next unit's first k-steps land while the current one finishes and its owner starts
+// as soon as they do -- the order barrier of the GEMM ladder's pingpong.cu is the ring itself here, and the
+// skew is a whole tile (each warpgroup waits only on its own units' data). One persistent launch also does the
+// user GEMM U = W_user . E_user: user tiles come first in every CTA's walk; a warpgroup that finishes a user
+// tile stores it and publishes its ready flag (release); a candidate tile's warpgroup acquires its user
+// tile's flag just before the epilogue adds U -- by then the other warpgroup's MMAs cover the wait.
+// Tiles: a warpgroup owns a whole 128 (M) x 128 (N) tile (two m64n128k16 per k16 sharing B; 128
+// accumulator registers); the 4th M tile at M = 433 has 49 rows, so its second row block is skipped.
+// CTA pairs (clusters of 2) take the two N halves of the same (batch, M tile): each CTA loads its own
+// E tile and half of the W tile, multicast to both (W is shared by all candidates; E_cand[b] is read from
+// L2 by the 4 M tiles that run side by side). The epilogue stores from registers (rung 3's measured
+// choice), U's loads batched. No deadlock: every CTA is resident (grid = the clusters that fit), each
+// walks its units in increasing order, user units (which wait for nothing) first, and a flag wait comes
+// after the warpgroup has released all its slots. Flags hold the launch's epoch (never reset).
+// Trace: as rung 3, plus WaitOrder (the flag wait) before a candidate tile's Store; tile markers with
+// tileM = unit's batch (user or candidate) * mTiles + tm, tileN = tn + 1000 for user tiles.
+// Built from the shared pieces: SmemPlan, Ring, mmaIssueRows/mmaWait, storeAccF16 + AddBroadcastL2.
 #include <warpstage/trace.cuh>
+
+#include <type_traits>
 
 #include "../src/common/epilogue.cuh"
 #include "../src/common/mma.cuh"
@@ -25,12 +36,11 @@ namespace r_persistent {
 using namespace ws::kern;
 namespace wt = ws::trace;
 
-constexpr int BM = 128, BN = 256, BK = 64, S = 4, CL = 2, kThreads = 384, kWarps = kThreads / 32;
-constexpr int kConsumerWarps = 8;
-constexpr uint32_t kBytesA = BM * BK * 2, kBoxB = 64 * BK * 2, kStage = kBytesA + BN / 64 * kBoxB;
-constexpr uint32_t kEpiBytes = 2 * 2 * kStoreBoxBytes;
-using Plan = SmemPlan<kStage, S, kEpiBytes>;
-constexpr uint32_t kEpiBar0 = 1;
+constexpr int BM = 128, BN = 128, BK = 64, S = 6, CL = 2, kThreads = 384, kWarps = kThreads / 32;
+constexpr int kConsumerWarps = 4;  // a slot is read by one warpgroup: the one whose unit it holds
+constexpr uint32_t kBytesA = BM * BK * 2, kHalfA = kBytesA / CL, kBoxB = 64 * BK * 2, kStage = kBytesA + BN / 64 * kBoxB;
+using Plan = SmemPlan<kStage, S>;
+constexpr uint32_t kEpiBar0 = 1;  // named barriers 1, 2: warpgroup cw's epilogue
 static_assert(Plan::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
 
 struct Unit {
@@ -39,18 +49,19 @@ struct Unit {
 };
 
 struct Params {
-    int M, N, kUser, kCand, users, units, userUnits, mUnits, nTiles, epoch;
+    int M, N, kUser, kCand, users, units, userUnits, mTiles, nPairs, epoch;
 };
 
+// Unit u of the walk: (batch, M tile, pair of N tiles), M fastest; this CTA's N tile is the pair's `rank`.
 __device__ __forceinline__ Unit unitAt(int u, const Params& p, uint32_t rank)
 {
     Unit x;
     x.user = u < p.userUnits;
     const int i = x.user ? u : u - p.userUnits;
-    x.tm = (i % p.mUnits) * CL + int(rank);
-    const int r = i / p.mUnits;
-    x.tn = r % p.nTiles;
-    x.batch = r / p.nTiles;
+    x.tm = i % p.mTiles;
+    const int r = i / p.mTiles;
+    x.tn = (r % p.nPairs) * CL + int(rank);
+    x.batch = r / p.nPairs;
     x.K = x.user ? p.kUser : p.kCand;
     return x;
 }
@@ -69,7 +80,7 @@ __device__ __forceinline__ int flagAcquire(const int* f)
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lcePersistent(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                   const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
-                  const __grid_constant__ CUtensorMap tmOut, __half* __restrict__ U, const int32_t* __restrict__ userOf,
+                  __half* __restrict__ out, __half* __restrict__ U, const int32_t* __restrict__ userOf,
                   int* __restrict__ flags, const Params p)
 {
     extern __shared__ uint8_t smemRaw[];
@@ -80,14 +91,13 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     wt::Cta cta;
     cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
-    const int mTiles = p.mUnits * CL;  // M tiles the walk covers (flag index); the last may lie past M
+    const int nTiles = p.nPairs * CL;  // N tiles the walk covers (flag index); the last may lie past N
     const int cluster = int(blockIdx.x) / CL, clusters = int(gridDim.x) / CL;
     if (tid == 0) {
         tmaPrefetchDesc(&tmWu);
         tmaPrefetchDesc(&tmEu);
         tmaPrefetchDesc(&tmWc);
         tmaPrefetchDesc(&tmEc);
-        tmaPrefetchDesc(&tmOut);
         ring.init(kConsumerWarps);
     }
     clusterSync();
@@ -108,20 +118,18 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
             const Unit x = unitAt(u, p, rank);
             const CUtensorMap* tmA = x.user ? &tmWu : &tmWc;
             const CUtensorMap* tmB = x.user ? &tmEu : &tmEc;
-            w.tileBegin(x.batch * mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
+            w.tileBegin(x.batch * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
             const int KT = (x.K + BK - 1) / BK;
             for (int kt = 0; kt < KT; ++kt, ++fill) {
                 const uint64_t tWait = ring.waitSlot(fill, w);
                 ring.issueLoad(fill, tWait, kStage, issuer, w, [&](int s, uint64_t* bar) {
                     uint8_t* st = plan.stage(s);
-                    tmaLoad2d(st, tmA, bar, kt * BK, x.tm * BM);
-                    constexpr int kBoxes = BN / 64 / CL;
+                    // this CTA's half of the W tile (64 rows), to both CTAs of the pair
+                    tmaLoad2dMulticast(st + rank * kHalfA, tmA, bar, kt * BK, x.tm * BM + int(rank) * (BM / CL),
+                                       uint16_t((1u << CL) - 1));
 #pragma unroll
-                    for (int i = 0; i < kBoxes; ++i) {
-                        const int q = int(rank) * kBoxes + i;
-                        tmaLoad3dMulticast(st + kBytesA + q * kBoxB, tmB, bar, x.tn * BN + q * 64, kt * BK, x.batch,
-                                           uint16_t((1u << CL) - 1));
-                    }
+                    for (int q = 0; q < BN / 64; ++q)
+                        tmaLoad3d(st + kBytesA + q * kBoxB, tmB, bar, x.tn * BN + q * 64, kt * BK, x.batch);
                 });
             }
             w.tileEnd();
@@ -133,51 +141,73 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
         wt::Warp<wt::Staged> w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(warp - 4), wt::kNoUserRole,
                                plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
-        int fill = 0;
-        for (int u = cluster; u < p.units; u += clusters) {
+        const size_t mn = size_t(p.M) * p.N;
+        int fill = 0;  // the CTA's fill counter: this warpgroup skips the other one's k-steps
+        int j = 0;
+        for (int u = cluster; u < p.units; u += clusters, ++j) {
             const Unit x = unitAt(u, p, rank);
-            w.tileBegin(x.batch * mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
-            const int row0 = x.tm * BM + cw * 64;
-            const bool active = row0 < p.M;
             const int KT = (x.K + BK - 1) / BK;
-            float acc[BN / 2];
-            for (int kt = 0; kt < KT; ++kt, ++fill) {
-                const int s = Ring<S, CL>::slot(fill);
-                ring.waitData(fill, w);
-                const uint32_t st = smemAddr(plan.stage(s));
-                if (active) mmaIssue<BN>(acc, st + cw * 64 * 128, st + kBytesA, kt == 0, fill, s, w);
-                if (kt > 0) {
-                    mmaWait<1>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
-                    ring.release(fill - 1, lane0, w);
-                }
+            if ((j & 1) != cw) {  // the other warpgroup's unit
+                fill += KT;
+                continue;
             }
-            mmaWait<0>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
-            fenceAcc(acc);
-            ring.release(fill - 1, lane0, w);
-            // flag of (user, tm, tn, this warpgroup's 64 rows)
-            const size_t mn = size_t(p.M) * p.N;
+            w.tileBegin(x.batch * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
+            const int rowsLeft = p.M - x.tm * BM;
+            const int rowBlocks = rowsLeft >= 64 ? 2 : 1;  // rowsLeft > 0: tm < mTiles
+            const bool active = x.tn * BN < p.N;           // warp-uniform: the tile has columns inside N
+            float acc[2][BN / 2];
+            // The mainloop, one instance per row-block count (RB = 0: a tile past N, no MMAs): the count must be
+            // a compile-time constant inside the wgmma group (ptxas serializes wgmmas behind a run-time test).
+            auto mainloop = [&](auto rb) {
+                constexpr int RB = decltype(rb)::value;
+                for (int kt = 0; kt < KT; ++kt, ++fill) {
+                    const int s = Ring<S, CL>::slot(fill);
+                    ring.waitData(fill, w);
+                    const uint32_t st = smemAddr(plan.stage(s));
+                    if constexpr (RB > 0) mmaIssueRows<BN, 2, RB>(acc, st, st + kBytesA, kt == 0, fill, s, w);
+                    if (kt > 0) {
+                        mmaWait<1>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
+                        ring.release(fill - 1, lane0, w);
+                    }
+                }
+                mmaWait<0>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
+                fenceAcc(acc[0]);
+                fenceAcc(acc[1]);
+                ring.release(fill - 1, lane0, w);
+            };
+            if (!active) mainloop(std::integral_constant<int, 0>{});
+            else if (rowBlocks == 2) mainloop(std::integral_constant<int, 2>{});
+            else mainloop(std::integral_constant<int, 1>{});
             if (x.user) {
-                if (active)
-                    storeAccF16<BN>(acc, U + x.batch * mn, p.N, p.M, p.N, row0, x.tn * BN, tInWg, NoFuse{}, w);
+                if (active) {
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        if (h < rowBlocks)
+                            storeAccF16<BN>(acc[h], U + x.batch * mn, p.N, p.M, p.N, x.tm * BM + h * 64, x.tn * BN,
+                                            tInWg, NoFuse{}, w);
+                }
                 __threadfence();
                 storeBarrier(kEpiBar0 + cw);
                 if (tInWg == 0)
-                    flagRelease(&flags[((size_t(x.batch) * mTiles + x.tm) * p.nTiles + x.tn) * 2 + cw], p.epoch);
+                    flagRelease(&flags[(size_t(x.batch) * p.mTiles + x.tm) * nTiles + x.tn], p.epoch);
             } else if (active) {
                 const int user = userOf[x.batch];
                 w.event(wt::kind::WaitOrder);
                 if (tInWg == 0) {
-                    const int* f = &flags[((size_t(user) * mTiles + x.tm) * p.nTiles + x.tn) * 2 + cw];
+                    const int* f = &flags[(size_t(user) * p.mTiles + x.tm) * nTiles + x.tn];
                     while (flagAcquire(f) != p.epoch) {
                     }
                 }
                 storeBarrier(kEpiBar0 + cw);
-                storeAccTmaF16<BN>(acc, &tmOut, plan.epiStaging() + cw * 2 * kStoreBoxBytes, p.M, p.N, row0,
-                                   x.tn * BN, x.batch, tInWg, kEpiBar0 + cw, AddBroadcastL2{U + user * mn, p.N}, w);
+                const AddBroadcastL2 add{U + user * mn, p.N};
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    if (h < rowBlocks)
+                        storeAccF16<BN>(acc[h], out + x.batch * mn, p.N, p.M, p.N, x.tm * BM + h * 64, x.tn * BN,
+                                        tInWg, add, w);
             }
             w.tileEnd();
         }
-        if (tInWg == kStoreIssuer) bulkWait<0>();
         w.end();
     }
     cta.end();
@@ -190,26 +220,23 @@ using namespace r_persistent;
 std::string runPersistent(Problem& p)
 {
     const Shape& s = p.s;
-    CUtensorMap tmWu, tmEu, tmWc, tmEc, tmOut;
-    auto map2 = [&](CUtensorMap* m, const __half* base, int kp, int rows) {
+    CUtensorMap tmWu, tmEu, tmWc, tmEc;
+    auto map2 = [&](CUtensorMap* m, const __half* base, int kp, int rows) {  // W: boxes of 64 K x 64 rows
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(rows)};
         const uint64_t strides[1] = {uint64_t(kp) * 2};
-        const uint32_t box[2] = {BK, BM};
+        const uint32_t box[2] = {BK, BM / CL};
         return ws::kern::encodeTmaF16(m, base, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
     };
-    auto map3 = [&](CUtensorMap* m, const __half* base, int inner, int mid, int outer, uint32_t b0, uint32_t b1,
-                    CUtensorMapSwizzle sw) {
+    auto map3 = [&](CUtensorMap* m, const __half* base, int inner, int mid, int outer) {  // E: 64 N x 64 K boxes
         const uint64_t dims[3] = {uint64_t(inner), uint64_t(mid), uint64_t(outer)};
         const uint64_t strides[2] = {uint64_t(inner) * 2, uint64_t(mid) * inner * 2};
-        const uint32_t box[3] = {b0, b1, 1};
-        return ws::kern::encodeTmaF16(m, base, 3, dims, strides, box, sw);
+        const uint32_t box[3] = {64, BK, 1};
+        return ws::kern::encodeTmaF16(m, base, 3, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
     };
     std::string err = map2(&tmWu, p.wUserP, p.kUserP, s.m);
     if (err.empty()) err = map2(&tmWc, p.wCandP, p.kCandP, s.m);
-    if (err.empty()) err = map3(&tmEu, p.eUser, s.n, s.kUser, p.users, 64, BK, CU_TENSOR_MAP_SWIZZLE_128B);
-    if (err.empty()) err = map3(&tmEc, p.eCand, s.n, s.kCand, s.b, 64, BK, CU_TENSOR_MAP_SWIZZLE_128B);
-    if (err.empty())
-        err = map3(&tmOut, p.out, s.n, s.m, s.b, uint32_t(ws::kern::kStoreBoxCols), 64, CU_TENSOR_MAP_SWIZZLE_64B);
+    if (err.empty()) err = map3(&tmEu, p.eUser, s.n, s.kUser, p.users);
+    if (err.empty()) err = map3(&tmEc, p.eCand, s.n, s.kCand, s.b);
     if (!err.empty()) return "rung 4: " + err;
     const int smem = int(Plan::bytes(true, kWarps));
     static int maxClusters = 0;
@@ -233,17 +260,19 @@ std::string runPersistent(Problem& p)
     q.kUser = s.kUser;
     q.kCand = s.kCand;
     q.users = p.users;
-    q.nTiles = (s.n + BN - 1) / BN;
-    q.mUnits = ((s.m + BM - 1) / BM + CL - 1) / CL;
-    q.userUnits = p.users * q.nTiles * q.mUnits;
-    const long long units = (long long)q.userUnits + (long long)s.b * q.nTiles * q.mUnits;
+    q.mTiles = (s.m + BM - 1) / BM;
+    q.nPairs = ((s.n + BN - 1) / BN + CL - 1) / CL;
+    q.userUnits = p.users * q.mTiles * q.nPairs;
+    const long long units = (long long)q.userUnits + (long long)s.b * q.mTiles * q.nPairs;
     q.units = int(units);
     static int epoch = 0;
     q.epoch = ++epoch;
     long long clusters = units < maxClusters ? units : maxClusters;
-    if (clusters > 1 && clusters % q.mUnits == 0) --clusters;
-    lcePersistent<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(tmWu, tmEu, tmWc, tmEc, tmOut, p.u, p.userOf,
-                                                                      p.flags, q);
+    // An odd stride: a cluster's successive units walk every M tile, so both warpgroups of every CTA get
+    // their share of the short last M tile (with an even stride, warpgroup 1 of some CTAs would get it always).
+    if (clusters > 1 && clusters % 2 == 0) --clusters;
+    lcePersistent<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(tmWu, tmEu, tmWc, tmEc, p.out, p.u,
+                                                                      p.userOf, p.flags, q);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 4 launch: ") + cudaGetErrorString(e);
     return {};

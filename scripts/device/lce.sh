@@ -7,6 +7,7 @@
 #   4. rung 3's variants (CTA pairs or single CTAs; epilogue direct / TMA store / no add / none);
 #   5. rung 3's experimental epilogue-warp kernel (kernels/lce/epilogue_warp.cu): checked at 4 shapes, timed;
 #   6. the sweep, checked and timed (LCE_SWEEP=0 skips it).
+# Shorter calls: LCE_VARIANT_CLUSTERS="2" LCE_VARIANT_EPILOGUES="none" (only the mainloop-alone reference), LCE_SWEEP=0.
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
 # folder of that checkout and carry it:
 #   cmake --build build/default --target lce gpu_lce
@@ -44,7 +45,7 @@ for r in $RUNGS; do timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 | gr
 echo "== torch"
 timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2>&1 | grep -E "^TORCH|^torch"
 echo "== rung 3 variants"
-for c in 1 2; do for e in direct tma noadd none; do
+for c in ${LCE_VARIANT_CLUSTERS:-1 2}; do for e in ${LCE_VARIANT_EPILOGUES:-direct tma noadd none}; do
     echo "variant cluster=$c epilogue=$e: $(LCE_RUNG3_CLUSTER=$c LCE_RUNG3_EPILOGUE=$e timeout 60 "$L" --time --rung 3 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done; done
 echo "== rung 3, experimental epilogue warp (LCE_RUNG3_EPILOGUE=warp; never run before session 5's end)"

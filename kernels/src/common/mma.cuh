@@ -56,6 +56,20 @@ __device__ __forceinline__ void mmaIssue(float (&acc)[N / 2], uint32_t aTile, ui
     mmaKStepF16Nt<N>(acc, aTile, bTile, first ? 0 : 1);
     wgmmaCommit();
 }
+// The same for a warpgroup that owns R blocks of 64 rows of the tile (A's rows 64r.. at aTile + r * 64 * 128,
+// all sharing B): one commit for the k-step; only the first RB (a compile-time count: a run-time test
+// between the wgmmas makes ptxas serialize them) are inside M -- a short last M tile takes RB < R.
+template <int N, int R, int RB, class Tr>
+__device__ __forceinline__ void mmaIssueRows(float (&acc)[R][N / 2], uint32_t aTile, uint32_t bTile, bool first,
+                                             int fill, int slot, Tr& tr)
+{
+    static_assert(RB >= 1 && RB <= R, "1..R row blocks");
+    tr.event(ws::trace::kind::MmaIssue, fill, uint8_t(slot));
+    wgmmaFence();
+#pragma unroll
+    for (int r = 0; r < RB; ++r) mmaKStepF16Nt<N>(acc[r], aTile + r * 64 * 128, bTile, first ? 0 : 1);
+    wgmmaCommit();
+}
 // Wait until at most InFlight committed k-steps are still running (the phase MmaWait).
 template <int InFlight, class Tr>
 __device__ __forceinline__ void mmaWait(int fill, int slot, Tr& tr)
