@@ -221,9 +221,11 @@ Variant variant()
 std::string runFusedEpilogue(Problem& p)
 {
     static const bool epilogueWarp = [] {
+        // The epilogue-warp kernel is the rung (measured faster, session 5: docs/benchmarks.md); any other
+        // LCE_RUNG3_EPILOGUE value selects this file's register / TMA-store / diagnostic epilogues.
         const char* e = std::getenv("LCE_RUNG3_EPILOGUE");
-        const bool on = e && std::strcmp(e, "warp") == 0;
-        if (on) std::fprintf(stderr, "lce: rung 3 variant: epilogue warp (experimental, epilogue_warp.cu)\n");
+        const bool on = !e || !*e || std::strcmp(e, "warp") == 0;
+        if (!on) std::fprintf(stderr, "lce: rung 3 variant: this file's kernel (epilogue %s)\n", e);
         return on;
     }();
     if (epilogueWarp) return runFusedEpilogueWarp(p);

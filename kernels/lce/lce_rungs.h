@@ -47,7 +47,7 @@ std::string runDecomposed(Problem& p, bool padded);
 std::string userGemm(Problem& p, bool padded);  // U = W_user . E_user (rungs 1-3)
 // fused_epilogue.cu
 std::string runFusedEpilogue(Problem& p);
-// epilogue_warp.cu (experimental rung 3 variant, LCE_RUNG3_EPILOGUE=warp)
+// epilogue_warp.cu (rung 3 since session 5: the epilogue warp; fused_epilogue.cu keeps the earlier kernel as variants)
 std::string runFusedEpilogueWarp(Problem& p);
 // persistent.cu
 std::string runPersistent(Problem& p);

@@ -2,10 +2,11 @@
 // IDEA: the two consumer warpgroups work on DIFFERENT tiles, alternately: warpgroup 0 takes the CTA's
 // even units, warpgroup 1 its odd ones, so while one converts, adds U[u(b)] and stores its tile (the
 // epilogue that rung 3 runs with the tensor cores idle, 0.21 of its 0.52 ms), the other issues the MMAs of
-// the next tile. The order is the ring's: the producer fills the stages unit after unit (one FIFO, shared
-// pieces' Ring), so the next unit's first k-steps land while the current one finishes and its owner starts
-// as soon as they do -- the order barrier of the GEMM ladder's pingpong.cu is the ring itself here, and the
-// skew is a whole tile (each warpgroup waits only on its own units' data). One persistent launch also does the
+// the next tile. The order: the producer fills one ring unit after unit (shared pieces' Ring), and an order
+// barrier (the GEMM ladder's pingpong.cu idea: a named-barrier arrive / sync pair between the warpgroups)
+// lets a warpgroup start its unit once the other's previous unit has all its data -- so the next unit's
+// MMAs start while the current one's last k-steps run, and its owner's epilogue runs under them. One
+// persistent launch also does the
 // user GEMM U = W_user . E_user: user tiles come first in every CTA's walk; a warpgroup that finishes a user
 // tile stores it and publishes its ready flag (release); a candidate tile's warpgroup acquires its user
 // tile's flag just before the epilogue adds U -- by then the other warpgroup's MMAs cover the wait.
@@ -41,6 +42,12 @@ constexpr int kConsumerWarps = 4;  // a slot is read by one warpgroup: the one w
 constexpr uint32_t kBytesA = BM * BK * 2, kHalfA = kBytesA / CL, kBoxB = 64 * BK * 2, kStage = kBytesA + BN / 64 * kBoxB;
 using Plan = SmemPlan<kStage, S>;
 constexpr uint32_t kEpiBar0 = 1;  // named barriers 1, 2: warpgroup cw's epilogue
+// Named barriers 3, 4: the order barrier. Warpgroup cw may wait on the data of its unit j only once every
+// fill of unit j - 1 (the other warpgroup's) has landed: a consumer that skips the other's fills could
+// otherwise wait on a slot two phases behind, where the mbarrier's parity would answer "ready" for stale
+// data. The owner of unit j - 1 arrives on kGoBar0 + (the other cw) after its last waitData; the owner of
+// unit j syncs on kGoBar0 + cw before its first. (The same pair of calls as the GEMM ladder's pingpong.cu.)
+constexpr uint32_t kGoBar0 = 3;
 static_assert(Plan::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
 
 struct Unit {
@@ -158,11 +165,17 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
             float acc[2][BN / 2];
             // The mainloop, one instance per row-block count (RB = 0: a tile past N, no MMAs): the count must be
             // a compile-time constant inside the wgmma group (ptxas serializes wgmmas behind a run-time test).
+            const bool hasNext = u + clusters < p.units;  // the other warpgroup has a unit after this one
+            if (j > 0) {  // unit j - 1's fills have all landed (its owner says so)
+                w.event(wt::kind::WaitOrder, fill);
+                namedBarSync(kGoBar0 + cw, 256);
+            }
             auto mainloop = [&](auto rb) {
                 constexpr int RB = decltype(rb)::value;
                 for (int kt = 0; kt < KT; ++kt, ++fill) {
                     const int s = Ring<S, CL>::slot(fill);
                     ring.waitData(fill, w);
+                    if (kt == KT - 1 && hasNext) namedBarArrive(kGoBar0 + (1 - cw), 256);
                     const uint32_t st = smemAddr(plan.stage(s));
                     if constexpr (RB > 0) mmaIssueRows<BN, 2, RB>(acc, st, st + kBytesA, kt == 0, fill, s, w);
                     if (kt > 0) {

@@ -4,9 +4,9 @@
 #      rung vs the fp32 reference at the benchmark point and odd sizes, and the refusals;
 #   2. timing of every rung at the benchmark point (median of 50 after 10 warmup);
 #   3. the PyTorch forms at the same point (scripts/lce/torch_reference.py, each compile capped);
-#   4. rung 3's variants (CTA pairs or single CTAs; epilogue direct / TMA store / no add / none);
-#   5. rung 3's experimental epilogue-warp kernel (kernels/lce/epilogue_warp.cu): checked at 4 shapes, timed;
-#   6. the sweep, checked and timed (LCE_SWEEP=0 skips it).
+#   4. rung 3's variants: fused_epilogue.cu's kernel (CTA pairs or single CTAs; epilogue direct / TMA store /
+#      no add / none), the kernel rung 3 was before the epilogue-warp kernel (the default since session 5) won;
+#   5. the sweep, checked and timed (LCE_SWEEP=0 skips it).
 # Shorter calls: LCE_VARIANT_CLUSTERS="2" LCE_VARIANT_EPILOGUES="none" (only the mainloop-alone reference), LCE_SWEEP=0.
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
 # folder of that checkout and carry it:
@@ -48,11 +48,6 @@ echo "== rung 3 variants"
 for c in ${LCE_VARIANT_CLUSTERS:-1 2}; do for e in ${LCE_VARIANT_EPILOGUES:-direct tma noadd none}; do
     echo "variant cluster=$c epilogue=$e: $(LCE_RUNG3_CLUSTER=$c LCE_RUNG3_EPILOGUE=$e timeout 60 "$L" --time --rung 3 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done; done
-echo "== rung 3, experimental epilogue warp (LCE_RUNG3_EPILOGUE=warp; never run before session 5's end)"
-for a in "" "--m 1 --n 200 --k-user 37 --k-cand 29 --b 9 --per-user 4" "--m 257 --n 264 --k-user 100 --k-cand 131 --b 33 --per-user 1000" "--b 300 --per-user 7 --shuffled"; do
-    LCE_RUNG3_EPILOGUE=warp timeout 30 "$L" --check --rung 3 $a 2>&1 | grep -E "PASS|FAIL|lce:"
-done
-LCE_RUNG3_EPILOGUE=warp timeout 30 "$L" --time --rung 3 --warmup 10 --iters 50 2>&1 | grep -E "TIME|FAIL"
 if [ "${LCE_SWEEP:-1}" != 0 ] && [ $R4 = 1 ]; then
     echo "== sweep"; timeout 120 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:"
 fi
