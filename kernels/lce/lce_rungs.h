@@ -51,12 +51,8 @@ std::string runFusedEpilogue(Problem& p);
 std::string runFusedEpilogueWarp(Problem& p);
 // persistent.cu
 std::string runPersistent(Problem& p);
-// Ready flags rung 4 needs: users x (M tiles of 128, rounded up to pairs) x (N tiles of 256) x 2 halves.
-inline size_t lceFlagCount(const Shape& s)
-{
-    const size_t mPairs = size_t((s.m + 255) / 256), nTiles = size_t((s.n + 255) / 256);
-    return size_t(s.users()) * mPairs * 2 * nTiles * 2;
-}
+// Ready flags rung 4 needs (lce_shape.h: one per user tile of its walk).
+inline size_t lceFlagCount(const Shape& s) { return pingpongFlagCount(s); }
 
 // The fp32 reference (reference.cu): ref[b] = W_cand.E_cand[b] + W_user.E_user[u(b)] in fp32 from
 // the same fp16 inputs, and the comparison: |out - ref| <= kRelTol*|ref| + kAbsTol*rms(ref).

@@ -32,8 +32,9 @@ const char* rungIdea(int rung)
         "one batched GEMM over [E_user[u(b)]; E_cand[b]] concatenated along K (user rows copied to every candidate)",
         "user GEMM once per user, candidate GEMM, then gather + add (cuBLAS, unaligned K)",
         "as rung 1 with K padded to a multiple of 8 (16-byte rows: cuBLAS's aligned kernels)",
-        "our TMA + wgmma candidate GEMM with the broadcast add of U[u(b)] fused in its epilogue",
-        "one persistent kernel for both stages (user tiles first, per-user-tile ready flags)"};
+        "our TMA + wgmma candidate GEMM with the broadcast add of U[u(b)] fused in its epilogue (run by an epilogue warp)",
+        "one persistent ping-pong kernel for both stages: two consumer warpgroups on different tiles, user tiles first, "
+        "per-user-tile ready flags"};
     return rung >= 0 && rung < kRungs ? ideas[rung] : "?";
 }
 
@@ -170,6 +171,24 @@ std::string parseOptions(int argc, char** argv, Options& o)
     if (o.iters < 1) return "--iters must be at least 1";
     if (!o.check && !o.time) o.check = true;  // nothing asked: check
     return {};
+}
+
+PingpongWalk pingpongWalk(const Shape& s, int maxClusters)
+{
+    PingpongWalk w;
+    w.mTiles = (s.m + kPpTileM - 1) / kPpTileM;
+    w.nPairs = ((s.n + kPpTileN - 1) / kPpTileN + kPpCluster - 1) / kPpCluster;
+    w.userUnits = s.users() * w.mTiles * w.nPairs;
+    w.units = w.userUnits + s.b * w.mTiles * w.nPairs;
+    w.clusters = w.units < maxClusters ? w.units : maxClusters;
+    if (w.clusters > 1 && w.clusters % 2 == 0) --w.clusters;
+    return w;
+}
+
+std::size_t pingpongFlagCount(const Shape& s)
+{
+    const PingpongWalk w = pingpongWalk(s, 1);
+    return std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nPairs) * kPpCluster;
 }
 
 }  // namespace ws::lce

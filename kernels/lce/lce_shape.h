@@ -5,6 +5,7 @@
 // candidate to its user (int32): `perUser` candidates per user, contiguous or shuffled.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,21 @@ double compulsoryBytes(const Shape& s);
 
 // u(b) for every candidate: b / perUser, then (shuffled) a Fisher-Yates permutation from the seed.
 std::vector<std::int32_t> userMapping(const Shape& s);
+
+// Rung 4's walk (persistent.cu, host side): a unit is (batch, M tile of 128 rows, pair of N tiles of 128 columns:
+// one per CTA of the cluster), user units first, M fastest; cluster c of `clusters` takes units c, c + clusters,
+// ...; its j-th unit goes to consumer warpgroup j % 2. `clusters` is the resident count, made odd (when more than
+// one) so that every cluster walks every M tile alike: with an even stride a cluster would see two M tiles only,
+// and those with the short last one (M = 433: 49 rows) would idle while the others finish.
+inline constexpr int kPpTileM = 128, kPpTileN = 128, kPpCluster = 2;
+struct PingpongWalk {
+    int mTiles = 0, nPairs = 0, userUnits = 0, units = 0, clusters = 0;
+    int mTileOf(int unit) const { return (unit < userUnits ? unit : unit - userUnits) % mTiles; }
+};
+PingpongWalk pingpongWalk(const Shape& s, int maxClusters);
+// Ready flags of the user tiles, (user, tm, tn) -> (user * mTiles + tm) * nPairs * 2 + tn: how many the driver
+// allocates (zeroed once; each launch writes its epoch).
+std::size_t pingpongFlagCount(const Shape& s);
 
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {

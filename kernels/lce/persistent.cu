@@ -23,6 +23,9 @@
 // Built from the shared pieces: SmemPlan, Ring, mmaIssueRows/mmaWait, storeAccF16 + AddBroadcastL2.
 #include <warpstage/trace.cuh>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 #include "../src/common/epilogue.cuh"
@@ -49,6 +52,7 @@ constexpr uint32_t kEpiBar0 = 1;  // named barriers 1, 2: warpgroup cw's epilogu
 // unit j syncs on kGoBar0 + cw before its first. (The same pair of calls as the GEMM ladder's pingpong.cu.)
 constexpr uint32_t kGoBar0 = 3;
 static_assert(Plan::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
+static_assert(BM == kPpTileM && BN == kPpTileN && CL == kPpCluster, "the walk of lce_shape.h is this kernel's");
 
 struct Unit {
     bool user;
@@ -84,6 +88,9 @@ __device__ __forceinline__ int flagAcquire(const int* f)
     return v;
 }
 
+// Epi = false: a diagnostic (LCE_RUNG4_EPILOGUE=none, output wrong): no candidate epilogue at all, so that the
+// ping-pong's mainloop can be timed alone (as rung 3's "none" variant).
+template <bool Epi>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lcePersistent(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                   const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
@@ -203,7 +210,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
                 storeBarrier(kEpiBar0 + cw);
                 if (tInWg == 0)
                     flagRelease(&flags[(size_t(x.batch) * p.mTiles + x.tm) * nTiles + x.tn], p.epoch);
-            } else if (active) {
+            } else if (Epi && active) {
                 const int user = userOf[x.batch];
                 w.event(wt::kind::WaitOrder);
                 if (tInWg == 0) {
@@ -252,39 +259,43 @@ std::string runPersistent(Problem& p)
     if (err.empty()) err = map3(&tmEc, p.eCand, s.n, s.kCand, s.b);
     if (!err.empty()) return "rung 4: " + err;
     const int smem = int(Plan::bytes(true, kWarps));
-    static int maxClusters = 0;
-    if (maxClusters == 0) {
-        if (cudaFuncSetAttribute(lcePersistent, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+    static const bool epi = [] {
+        const char* e = std::getenv("LCE_RUNG4_EPILOGUE");
+        const bool none = e && std::strcmp(e, "none") == 0;
+        if (none) std::fprintf(stderr, "lce: rung 4 variant: no candidate epilogue (output wrong, timing only)\n");
+        return !none;
+    }();
+    const auto kern = epi ? lcePersistent<true> : lcePersistent<false>;
+    static int maxClusters[2] = {0, 0};
+    if (maxClusters[epi] == 0) {
+        if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
             return "rung 4: cannot get " + std::to_string(smem) + " bytes of shared memory";
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(CL * 256, 1, 1);
         cfg.blockDim = dim3(kThreads, 1, 1);
         cfg.dynamicSmemBytes = size_t(smem);
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, lcePersistent, &cfg) != cudaSuccess || n <= 0) {
+        if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n <= 0) {
             cudaGetLastError();
             return "rung 4: cannot tell how many CTA pairs are resident (it needs all of them resident)";
         }
-        maxClusters = n;
+        maxClusters[epi] = n;
     }
+    const PingpongWalk walk = pingpongWalk(s, maxClusters[epi]);  // lce_shape.cpp: units, odd cluster stride
     Params q;
     q.M = s.m;
     q.N = s.n;
     q.kUser = s.kUser;
     q.kCand = s.kCand;
     q.users = p.users;
-    q.mTiles = (s.m + BM - 1) / BM;
-    q.nPairs = ((s.n + BN - 1) / BN + CL - 1) / CL;
-    q.userUnits = p.users * q.mTiles * q.nPairs;
-    const long long units = (long long)q.userUnits + (long long)s.b * q.mTiles * q.nPairs;
-    q.units = int(units);
+    q.mTiles = walk.mTiles;
+    q.nPairs = walk.nPairs;
+    q.userUnits = walk.userUnits;
+    q.units = walk.units;
     static int epoch = 0;
     q.epoch = ++epoch;
-    long long clusters = units < maxClusters ? units : maxClusters;
-    // An odd stride: a cluster's successive units walk every M tile, so both warpgroups of every CTA get
-    // their share of the short last M tile (with an even stride, warpgroup 1 of some CTAs would get it always).
-    if (clusters > 1 && clusters % 2 == 0) --clusters;
-    lcePersistent<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(tmWu, tmEu, tmWc, tmEc, p.out, p.u,
+    const int clusters = walk.clusters;
+    kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(tmWu, tmEu, tmWc, tmEc, p.out, p.u,
                                                                       p.userOf, p.flags, q);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 4 launch: ") + cudaGetErrorString(e);

@@ -6,6 +6,7 @@
 #   3. the PyTorch forms at the same point (scripts/lce/torch_reference.py, each compile capped);
 #   4. rung 3's variants: fused_epilogue.cu's kernel (CTA pairs or single CTAs; epilogue direct / TMA store /
 #      no add / none), the kernel rung 3 was before the epilogue-warp kernel (the default since session 5) won;
+#      and rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none: the ping-pong's mainloop alone);
 #   5. the sweep, checked and timed (LCE_SWEEP=0 skips it).
 # Shorter calls: LCE_VARIANT_CLUSTERS="2" LCE_VARIANT_EPILOGUES="none" (only the mainloop-alone reference), LCE_SWEEP=0.
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
@@ -48,6 +49,7 @@ echo "== rung 3 variants"
 for c in ${LCE_VARIANT_CLUSTERS:-1 2}; do for e in ${LCE_VARIANT_EPILOGUES:-direct tma noadd none}; do
     echo "variant cluster=$c epilogue=$e: $(LCE_RUNG3_CLUSTER=$c LCE_RUNG3_EPILOGUE=$e timeout 60 "$L" --time --rung 3 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done; done
+[ $R4 = 1 ] && echo "variant rung 4 epilogue=none (mainloop alone, output wrong): $(LCE_RUNG4_EPILOGUE=none timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 if [ "${LCE_SWEEP:-1}" != 0 ] && [ $R4 = 1 ]; then
     echo "== sweep"; timeout 120 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:"
 fi

@@ -1,7 +1,8 @@
 // CPU test (no GPU, runs in CI): the host logic of the linear-compression driver (kernels/lce/lce_shape.h):
 // which rung refuses which shape and with what sentence, the useful-FLOP count, the candidate -> user
-// mapping (contiguous and shuffled), the bytes-moved model's order across rungs, K padding, and the
-// option parser's refusals. Exit: 0 passed, 1 failed.
+// mapping (contiguous and shuffled), the bytes-moved model's order across rungs, K padding, the option
+// parser's refusals, and rung 4's walk (odd cluster stride, M tiles spread evenly, one flag per user
+// tile). Exit: 0 passed, 1 failed.
 #include "lce_shape.h"
 
 #include <algorithm>
@@ -96,6 +97,33 @@ int main()
     expect(!parse({"--b"}, e).empty(), "--b without a value is refused");
     expect(!parse({"--frobnicate"}, e).empty(), "an unknown option is refused");
     expect(!parse({"--iters", "0"}, e).empty(), "--iters 0 is refused");
+
+    // rung 4's walk (persistent.cu's host side)
+    {
+        const PingpongWalk w = pingpongWalk(bench, 66);  // 132 SMs: 66 resident CTA pairs
+        expect(w.mTiles == 4 && w.nPairs == 1 && w.userUnits == 15 * 4 && w.units == (15 + 1024) * 4,
+               "rung 4 at the benchmark point: 4 M tiles, one pair of N tiles, 60 user units, 4156 units");
+        expect(w.clusters == 65, "rung 4: 66 resident pairs -> an odd stride of 65 (got " + std::to_string(w.clusters) + ")");
+        // every cluster walks every M tile alike (the short 4th tile spread evenly): per cluster, the counts of
+        // its units per M tile differ by at most one
+        bool even = true;
+        for (int c = 0; c < w.clusters && even; ++c) {
+            std::vector<int> perTm(size_t(w.mTiles), 0);
+            for (int u = c; u < w.units; u += w.clusters) ++perTm[size_t(w.mTileOf(u))];
+            const auto [lo, hi] = std::minmax_element(perTm.begin(), perTm.end());
+            even = *hi - *lo <= 1;
+        }
+        expect(even, "rung 4: every cluster gets each M tile as often as the others (+-1)");
+        expect(pingpongWalk(bench, 1).clusters == 1 && pingpongWalk(m1, 66).clusters % 2 == 1,
+               "rung 4: one resident pair stays one; otherwise the stride is odd");
+        // flags: every user tile's index fits the buffer the driver allocates
+        for (const Shape& sh : {bench, n200, m1}) {
+            const PingpongWalk v = pingpongWalk(sh, 66);
+            const size_t last = (size_t(sh.users() - 1) * v.mTiles + (v.mTiles - 1)) * (v.nPairs * 2) + (v.nPairs * 2 - 1);
+            expect(last < pingpongFlagCount(sh) && pingpongFlagCount(sh) == size_t(sh.users()) * v.mTiles * v.nPairs * 2,
+                   "rung 4: one ready flag per user tile at " + sh.text());
+        }
+    }
 
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
     return g_fail ? 1 : 0;
