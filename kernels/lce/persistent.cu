@@ -18,8 +18,12 @@
 // choice), U's loads batched. No deadlock: every CTA is resident (grid = the clusters that fit), each
 // walks its units in increasing order, user units (which wait for nothing) first, and a flag wait comes
 // after the warpgroup has released all its slots. Flags hold the launch's epoch (never reset).
-// Trace: as rung 3, plus WaitOrder (the flag wait) before a candidate tile's Store; tile markers with
-// tileM = unit's batch (user or candidate) * mTiles + tm, tileN = tn + 1000 for user tiles.
+// Trace: as rung 3's first kernel (fused_epilogue.cu), plus WaitOrder twice: the order barrier before a unit's
+// first WaitData, and the ready-flag wait before a candidate tile's Store; tile markers with tileM = unit's
+// batch (user or candidate) * mTiles + tm, tileN = tn + 1000 for user tiles.
+// Measured (H200, docs/benchmarks.md): correct at every shape gpu_lce checks, 0.559 ms -- slower than rung 3
+// (0.450); docs/kernel-notes.md says why that is likely (half the tile per CTA: 1.5x the L2 traffic per FLOP)
+// and which measurement decides (LCE_RUNG4_EPILOGUE=none).
 // Built from the shared pieces: SmemPlan, Ring, mmaIssueRows/mmaWait, storeAccF16 + AddBroadcastL2.
 #include <warpstage/trace.cuh>
 
@@ -170,13 +174,13 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
             const int rowBlocks = rowsLeft >= 64 ? 2 : 1;  // rowsLeft > 0: tm < mTiles
             const bool active = x.tn * BN < p.N;           // warp-uniform: the tile has columns inside N
             float acc[2][BN / 2];
-            // The mainloop, one instance per row-block count (RB = 0: a tile past N, no MMAs): the count must be
-            // a compile-time constant inside the wgmma group (ptxas serializes wgmmas behind a run-time test).
             const bool hasNext = u + clusters < p.units;  // the other warpgroup has a unit after this one
             if (j > 0) {  // unit j - 1's fills have all landed (its owner says so)
                 w.event(wt::kind::WaitOrder, fill);
                 namedBarSync(kGoBar0 + cw, 256);
             }
+            // The mainloop, one instance per row-block count (RB = 0: a tile past N, no MMAs): the count must be
+            // a compile-time constant inside the wgmma group (ptxas serializes wgmmas behind a run-time test).
             auto mainloop = [&](auto rb) {
                 constexpr int RB = decltype(rb)::value;
                 for (int kt = 0; kt < KT; ++kt, ++fill) {
