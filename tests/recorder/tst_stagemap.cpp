@@ -326,6 +326,17 @@ private slots:
         QCOMPARE(*decode::helperStageFromName("wgmma_m64n256k16", std::nullopt, false), K::MmaIssue);
         QCOMPARE(*decode::helperStageFromName("mbarArriveCluster", std::nullopt, false), K::Release);
         QCOMPARE(*decode::helperStageFromName("clusterSync", std::nullopt, false), K::Sync);
+        // the shared pieces (kernels/src/common/ring.cuh, mma.cuh): named after the stage they open
+        QCOMPARE(*decode::helperStageFromName("waitSlot", K::MmaIssue, false), K::WaitSlot);
+        QCOMPARE(*decode::helperStageFromName("issueLoad", K::WaitSlot, false), K::IssueLoad);
+        QCOMPARE(*decode::helperStageFromName("waitData", K::IssueLoad, false), K::WaitData);
+        QCOMPARE(*decode::helperStageFromName("mmaIssue", K::WaitData, false), K::MmaIssue);
+        QCOMPARE(*decode::helperStageFromName("mmaWait", K::MmaIssue, false), K::MmaWait);
+        QCOMPARE(*decode::helperStageFromName("release", K::MmaWait, false), K::Release);
+        QCOMPARE(*decode::helperStageFromName("storeAccTmaF16", K::MmaWait, false), K::Store);
+        QVERIFY(!decode::helperStageFromName("flagRelease", std::nullopt, false).has_value() ||
+                *decode::helperStageFromName("flagRelease", std::nullopt, false) != K::Release);  // not the ring's
+        QVERIFY(!decode::helperStageFromName("slot", K::WaitData, false).has_value());  // slot maths: no opinion
 
         // In assignStages: a helper's own stage wins over the context; no-opinion helpers inherit it.
         std::vector<WarpRole> roles(kIntervalKindCount, WarpRole::Consumer);

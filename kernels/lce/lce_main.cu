@@ -1,0 +1,273 @@
+// `lce`: the driver of the linear-compression family (kernels/lce). Runs one rung or all on one shape
+// or the sweep, checks against the fp32 reference, times with CUDA events (median after warmup) and
+// prints TFLOP/s (useful FLOPs 2*M*N*(K_cand*B + K_user*users)) and the bytes each rung moves.
+// It is also the program `warpstage-record -- lce ... --kernels REGEX` records (rung 3 is
+// instrumented with <warpstage/trace.cuh>).
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "lce_rungs.h"
+
+namespace ws::lce {
+
+namespace {
+
+__device__ __forceinline__ uint32_t hash32(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return uint32_t(x);
+}
+
+// Uniform in [-1, 1), a function of (seed, salt, index): the same inputs for every rung.
+__global__ void fillUniform(__half* p, size_t n, uint64_t seed, uint64_t salt)
+{
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = __float2half(float(hash32(seed * 0x9E3779B97F4A7C15ull + salt * 0x632BE59BD9B4E019ull + i)) * 0x1p-31f - 1.f);
+}
+
+// dst[o * innerDst + i] = i < innerSrc ? src[o * innerSrc + i] : 0
+__global__ void padCopy(__half* dst, const __half* src, size_t outer, size_t innerSrc, size_t innerDst)
+{
+    const size_t n = outer * innerDst;
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        const size_t o = i / innerDst, in = i - o * innerDst;
+        dst[i] = in < innerSrc ? src[o * innerSrc + in] : __float2half(0.f);
+    }
+}
+
+// wCat[m] = [wUser[m] | wCand[m]]
+__global__ void concatRows(__half* dst, const __half* a, const __half* b, size_t rows, size_t ka, size_t kb)
+{
+    const size_t kt = ka + kb, n = rows * kt;
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        const size_t r = i / kt, k = i - r * kt;
+        dst[i] = k < ka ? a[r * ka + k] : b[r * kb + (k - ka)];
+    }
+}
+
+template <class T>
+bool alloc(T*& p, size_t count)
+{
+    return cudaMalloc(reinterpret_cast<void**>(&p), count * sizeof(T)) == cudaSuccess;
+}
+
+}  // namespace
+
+std::string allocate(Problem& p, const Shape& s)
+{
+    p.s = s;
+    p.users = s.users();
+    p.kUserP = padK(s.kUser);
+    p.kCandP = padK(s.kCand);
+    const size_t m = size_t(s.m), n = size_t(s.n), b = size_t(s.b), users = size_t(p.users);
+    const size_t kt = size_t(s.kUser) + s.kCand;
+    bool ok = alloc(p.wUser, m * s.kUser) && alloc(p.wCand, m * s.kCand) && alloc(p.eUser, users * s.kUser * n)
+              && alloc(p.eCand, b * s.kCand * n) && alloc(p.userOf, b) && alloc(p.wCat, m * kt)
+              && alloc(p.wUserP, m * p.kUserP) && alloc(p.wCandP, m * p.kCandP)
+              && alloc(p.eUserP, users * p.kUserP * n) && alloc(p.eCandP, b * p.kCandP * n)
+              && alloc(p.cat, b * kt * n) && alloc(p.u, users * m * n) && alloc(p.out, b * m * n)
+              && alloc(p.flags, lceFlagCount(s));
+    if (!ok) return "cudaMalloc failed (out of GPU memory?) for " + s.text();
+    if (!p.stream && cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking) != cudaSuccess)
+        return "cudaStreamCreate failed";
+    if (!p.blas) {
+        if (cublasCreate(&p.blas) != CUBLAS_STATUS_SUCCESS) return "cublasCreate failed";
+        cublasSetStream(p.blas, p.stream);
+    }
+    cudaMemsetAsync(p.flags, 0, lceFlagCount(s) * sizeof(int), p.stream);
+    const int G = 132 * 8, T = 256;
+    fillUniform<<<G, T, 0, p.stream>>>(p.wUser, m * s.kUser, s.seed, 1);
+    fillUniform<<<G, T, 0, p.stream>>>(p.wCand, m * s.kCand, s.seed, 2);
+    fillUniform<<<G, T, 0, p.stream>>>(p.eUser, users * s.kUser * n, s.seed, 3);
+    fillUniform<<<G, T, 0, p.stream>>>(p.eCand, b * s.kCand * n, s.seed, 4);
+    const std::vector<int32_t> map = userMapping(s);
+    cudaMemcpyAsync(p.userOf, map.data(), b * sizeof(int32_t), cudaMemcpyHostToDevice, p.stream);
+    concatRows<<<G, T, 0, p.stream>>>(p.wCat, p.wUser, p.wCand, m, size_t(s.kUser), size_t(s.kCand));
+    padCopy<<<G, T, 0, p.stream>>>(p.wUserP, p.wUser, m, size_t(s.kUser), size_t(p.kUserP));
+    padCopy<<<G, T, 0, p.stream>>>(p.wCandP, p.wCand, m, size_t(s.kCand), size_t(p.kCandP));
+    padCopy<<<G, T, 0, p.stream>>>(p.eUserP, p.eUser, users, size_t(s.kUser) * n, size_t(p.kUserP) * n);
+    padCopy<<<G, T, 0, p.stream>>>(p.eCandP, p.eCand, b, size_t(s.kCand) * n, size_t(p.kCandP) * n);
+    const cudaError_t e = cudaStreamSynchronize(p.stream);
+    if (e != cudaSuccess) return std::string("input setup: ") + cudaGetErrorString(e);
+    return {};
+}
+
+void release(Problem& p)
+{
+    for (void* q : {(void*)p.wUser, (void*)p.wCand, (void*)p.eUser, (void*)p.eCand, (void*)p.userOf, (void*)p.wCat,
+                    (void*)p.wUserP, (void*)p.wCandP, (void*)p.eUserP, (void*)p.eCandP, (void*)p.cat, (void*)p.u,
+                    (void*)p.out, (void*)p.flags})
+        if (q) cudaFree(q);
+    cublasHandle_t blas = p.blas;
+    cudaStream_t stream = p.stream;
+    p = Problem{};
+    p.blas = blas;
+    p.stream = stream;
+}
+
+}  // namespace ws::lce
+
+using namespace ws::lce;
+
+namespace {
+
+struct Row {
+    int rung;
+    double ms = -1;
+    bool checked = false, passed = false;
+};
+
+int runShape(const Shape& s, const Options& o, Problem& p, std::vector<Row>& rows)
+{
+    int rc = 0;
+    std::string err = allocate(p, s);
+    if (!err.empty()) {
+        std::printf("FAIL %s: %s\n", s.text().c_str(), err.c_str());
+        return 1;
+    }
+    float* ref = nullptr;
+    if (o.check) {
+        if (cudaMalloc(&ref, size_t(s.b) * s.m * s.n * sizeof(float)) != cudaSuccess) {
+            std::printf("FAIL %s: no memory for the reference\n", s.text().c_str());
+            return 1;
+        }
+        err = reference(p, ref);
+        if (!err.empty()) {
+            std::printf("FAIL %s: %s\n", s.text().c_str(), err.c_str());
+            return 1;
+        }
+    }
+    std::printf("shape %s: users=%d, %.1f GFLOP useful, compulsory traffic %.1f MB\n", s.text().c_str(), p.users,
+                s.flops() * 1e-9, compulsoryBytes(s) * 1e-6);
+    for (int r = 0; r < kRungs; ++r) {
+        if (o.rung >= 0 && r != o.rung) continue;
+        const std::string why = refusal(r, s);
+        if (!why.empty()) {
+            std::printf("rung %d %-15s refuses: %s\n", r, rungName(r), why.c_str());
+            if (o.rung >= 0) rc = rc ? rc : 3;
+            continue;
+        }
+        Row row;
+        row.rung = r;
+        if (o.check) {
+            cudaMemsetAsync(p.out, 0xFF, size_t(s.b) * s.m * s.n * 2, p.stream);  // NaN: unwritten outputs fail
+            err = runRung(r, p);
+            if (err.empty()) {
+                const cudaError_t e = cudaStreamSynchronize(p.stream);
+                if (e != cudaSuccess) err = cudaGetErrorString(e);
+            }
+            CheckResult c;
+            if (err.empty()) err = compare(p, ref, c);
+            row.checked = true;
+            row.passed = err.empty() && c.bad == 0 && c.nonFinite == 0;
+            if (!err.empty())
+                std::printf("FAIL rung %d %s: %s\n", r, rungName(r), err.c_str());
+            else if (!row.passed)
+                std::printf("FAIL rung %d %s: %llu outside tolerance, %llu not finite (first at %lld: got %g, want "
+                            "%g; rms %g)\n",
+                            r, rungName(r), (unsigned long long)c.bad, (unsigned long long)c.nonFinite,
+                            (long long)c.firstBad, c.got, c.want, c.rms);
+            else
+                std::printf("PASS rung %d %s: max |err| %.4g (tolerance %.0e*|ref| + %.0e*rms, rms %.3g)\n", r,
+                            rungName(r), c.maxErr, kRelTol, kAbsTol, c.rms);
+            if (!row.passed) {
+                rc = 1;
+                rows.push_back(row);
+                if (cudaGetLastError() != cudaSuccess) return 1;  // a sticky error: nothing else can run
+                continue;
+            }
+        }
+        if (o.time) {
+            cudaEvent_t a, b;
+            cudaEventCreate(&a);
+            cudaEventCreate(&b);
+            std::vector<float> ms;
+            for (int i = 0; i < o.warmup + o.iters && err.empty(); ++i) {
+                cudaEventRecord(a, p.stream);
+                err = runRung(r, p);
+                cudaEventRecord(b, p.stream);
+                cudaEventSynchronize(b);
+                float t = 0;
+                cudaEventElapsedTime(&t, a, b);
+                if (i >= o.warmup) ms.push_back(t);
+            }
+            cudaEventDestroy(a);
+            cudaEventDestroy(b);
+            if (!err.empty()) {
+                std::printf("FAIL rung %d %s: %s\n", r, rungName(r), err.c_str());
+                rc = 1;
+                continue;
+            }
+            std::sort(ms.begin(), ms.end());
+            row.ms = ms[ms.size() / 2];
+            const double bytes = bytesMoved(r, s);
+            std::printf("TIME rung %d %-15s %8.4f ms  %6.1f TFLOP/s  %7.1f MB moved (%5.2f TB/s)  min %.4f max %.4f\n",
+                        r, rungName(r), row.ms, s.flops() / (row.ms * 1e-3) * 1e-12, bytes * 1e-6,
+                        bytes / (row.ms * 1e-3) * 1e-12, ms.front(), ms.back());
+        }
+        rows.push_back(row);
+    }
+    if (ref) cudaFree(ref);
+    release(p);
+    std::fflush(stdout);
+    return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    Options o;
+    const std::string perr = parseOptions(argc, argv, o);
+    if (perr == "help") {
+        std::fputs(usage(), stdout);
+        return 0;
+    }
+    if (!perr.empty()) {
+        std::fprintf(stderr, "lce: %s\n%s", perr.c_str(), usage());
+        return 2;
+    }
+    int devices = 0;
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 || cudaGetDeviceProperties(&prop, 0) != cudaSuccess
+        || prop.major != 9) {
+        cudaGetLastError();
+        std::printf("SKIP: lce: needs an sm_90 GPU (the rungs are built for sm_90a)\n");
+        return 77;
+    }
+    std::vector<Shape> shapes;
+    if (o.sweep) {
+        for (int b : {512, 1024, 2048, 3072})
+            for (int pu : {2, 5, 10, 50, 100, 1000}) {
+                Shape s = o.shape;
+                s.b = b;
+                s.perUser = pu;
+                shapes.push_back(s);
+            }
+    } else {
+        shapes.push_back(o.shape);
+    }
+    Problem p;
+    int rc = 0;
+    std::vector<Row> rows;
+    for (const Shape& s : shapes) {
+        std::vector<Row> shapeRows;
+        const int r = runShape(s, o, p, shapeRows);
+        if (r != 0 && (rc == 0 || rc == 3)) rc = r;
+        if (o.sweep && o.time) {
+            std::printf("SWEEP B=%d per-user=%d", s.b, s.perUser);
+            for (const Row& x : shapeRows) std::printf("  r%d %.4f ms", x.rung, x.ms);
+            std::printf("\n");
+        }
+    }
+    if (p.blas) cublasDestroy(p.blas);
+    if (p.stream) cudaStreamDestroy(p.stream);
+    std::printf("%s\n", rc == 0 ? "lce: OK" : rc == 3 ? "lce: REFUSED" : "lce: FAILED");
+    return rc;
+}

@@ -1,0 +1,69 @@
+// Device side of the linear-compression family: the problem's buffers and the five rungs.
+// Rungs 0-2 (rungs_cublas.cu) use cuBLAS for their GEMMs plus small kernels, as the published story
+// did; rung 3 (fused_epilogue.cu) is our TMA + wgmma kernel instrumented with <warpstage/trace.cuh>.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "lce_shape.h"
+
+namespace ws::lce {
+
+struct Problem {
+    Shape s;
+    int users = 0, kUserP = 0, kCandP = 0;
+    // inputs
+    __half *wUser = nullptr, *wCand = nullptr;  // M x K_user, M x K_cand
+    __half *eUser = nullptr, *eCand = nullptr;  // [users, K_user, N], [B, K_cand, N]
+    std::int32_t* userOf = nullptr;             // [B]
+    // layouts a rung keeps (prepared once, untimed: how a model stores its weights and tables)
+    __half* wCat = nullptr;                      // rung 0: [W_user | W_cand], M x (K_user + K_cand)
+    __half *wUserP = nullptr, *wCandP = nullptr; // rungs 2-3: K padded to a multiple of 8 (zero columns)
+    __half *eUserP = nullptr, *eCandP = nullptr; // rung 2: [.., K padded, N] (zero rows); rung 3 reads E_cand as is
+    // workspaces and the output
+    __half* cat = nullptr;  // rung 0: [B, K_user + K_cand, N]
+    __half* u = nullptr;    // rungs 1-3: U = W_user . E_user, [users, M, N]
+    __half* out = nullptr;  // [B, M, N]
+    int* flags = nullptr;   // rung 4: ready flags of the user tiles (lceFlagCount ints, zeroed once)
+    cublasHandle_t blas = nullptr;
+    cudaStream_t stream = nullptr;
+};
+
+// Allocates and fills the inputs (random, from the seed) and everything rungs 0-4 need.
+std::string allocate(Problem& p, const Shape& s);
+void release(Problem& p);
+
+// Enqueues rung `rung` on p.stream (refusal() must be empty). Returns "" or what failed.
+std::string runRung(int rung, Problem& p);
+
+// rungs_cublas.cu
+std::string runOriginal(Problem& p);
+std::string runDecomposed(Problem& p, bool padded);
+std::string userGemm(Problem& p, bool padded);  // U = W_user . E_user (rungs 1-3)
+// fused_epilogue.cu
+std::string runFusedEpilogue(Problem& p);
+// epilogue_warp.cu (rung 3 since session 5: the epilogue warp; fused_epilogue.cu keeps the earlier kernel as variants)
+std::string runFusedEpilogueWarp(Problem& p);
+// persistent.cu
+std::string runPersistent(Problem& p);
+// Ready flags rung 4 needs (lce_shape.h: one per user tile of its walk).
+inline size_t lceFlagCount(const Shape& s) { return pingpongFlagCount(s); }
+
+// The fp32 reference (reference.cu): ref[b] = W_cand.E_cand[b] + W_user.E_user[u(b)] in fp32 from
+// the same fp16 inputs, and the comparison: |out - ref| <= kRelTol*|ref| + kAbsTol*rms(ref).
+inline constexpr double kRelTol = 4e-3, kAbsTol = 1e-2;
+struct CheckResult {
+    std::uint64_t bad = 0, nonFinite = 0;
+    double maxErr = 0, rms = 0;
+    std::int64_t firstBad = -1;  // flat index of the first violation
+    float got = 0, want = 0;
+};
+std::string reference(const Problem& p, float* ref);
+std::string compare(const Problem& p, const float* ref, CheckResult& r);
+
+}  // namespace ws::lce

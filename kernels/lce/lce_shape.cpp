@@ -1,0 +1,194 @@
+#include "lce_shape.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+namespace ws::lce {
+
+double Shape::flops() const
+{
+    return 2.0 * m * n * (double(kCand) * b + double(kUser) * users());
+}
+
+std::string Shape::text() const
+{
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "M=%d N=%d Ku=%d Kc=%d B=%d per-user=%d%s", m, n, kUser, kCand, b, perUser,
+                  shuffled ? " shuffled" : "");
+    return buf;
+}
+
+const char* rungName(int rung)
+{
+    static const char* names[kRungs] = {"original", "decomposed", "padded", "fused-epilogue", "persistent"};
+    return rung >= 0 && rung < kRungs ? names[rung] : "?";
+}
+
+const char* rungIdea(int rung)
+{
+    static const char* ideas[kRungs] = {
+        "one batched GEMM over [E_user[u(b)]; E_cand[b]] concatenated along K (user rows copied to every candidate)",
+        "user GEMM once per user, candidate GEMM, then gather + add (cuBLAS, unaligned K)",
+        "as rung 1 with K padded to a multiple of 8 (16-byte rows: cuBLAS's aligned kernels)",
+        "our TMA + wgmma candidate GEMM with the broadcast add of U[u(b)] fused in its epilogue (run by an epilogue warp)",
+        "one persistent ping-pong kernel for both stages: two consumer warpgroups on different tiles, user tiles first, "
+        "per-user-tile ready flags"};
+    return rung >= 0 && rung < kRungs ? ideas[rung] : "?";
+}
+
+std::string refusal(int rung, const Shape& s)
+{
+    char buf[240];
+    if (rung < 0 || rung >= kRungs) return "there are rungs 0 to 4";
+    if (s.m < 1 || s.n < 1 || s.kUser < 1 || s.kCand < 1 || s.b < 1 || s.perUser < 1)
+        return "every size (M, N, K_user, K_cand, B, candidates per user) must be at least 1";
+    // Largest index of an fp16 tensor: B * (K_user + K_cand) * N (rung 0's concatenation).
+    const double elems = double(s.b) * (double(s.kUser) + s.kCand) * s.n;
+    if (elems > 2147483647.0 * 4) return "the problem is too large for the driver's 32-bit tile indexing";
+    if (rung >= 3) {
+        if (s.n % 8 != 0) {
+            std::snprintf(buf, sizeof buf,
+                          "rung %d loads E_cand with TMA, whose rows must be multiples of 16 bytes: N (%d) must be a "
+                          "multiple of 8",
+                          rung, s.n);
+            return buf;
+        }
+        if (double(s.b) * ((s.n + 255) / 256) * ((s.m + 127) / 128) > 2147483647.0)
+            return "rungs 3-4 number their tiles in 32 bits: too many candidates for this M and N";
+    }
+    return {};
+}
+
+double compulsoryBytes(const Shape& s)
+{
+    const double users = s.users();
+    return 2.0 * (double(s.m) * s.kCand + double(s.m) * s.kUser + double(s.b) * s.kCand * s.n
+                  + users * s.kUser * s.n + double(s.b) * s.m * s.n)
+           + 4.0 * s.b;
+}
+
+double bytesMoved(int rung, const Shape& s)
+{
+    const double base = compulsoryBytes(s);
+    const double users = s.users();
+    const double outB = 2.0 * s.b * s.m * s.n;        // one fp16 [B, M, N]
+    const double userOut = 2.0 * users * s.m * s.n;   // U, fp16 [users, M, N]
+    switch (rung) {
+    case 0: {
+        // the concatenation [B, Ku + Kc, N] written, then read by the GEMM (instead of E_cand);
+        // E_user[u(b)] read once per candidate
+        const double cat = 2.0 * s.b * (double(s.kUser) + s.kCand) * s.n;
+        return base + cat + cat - 2.0 * double(s.b) * s.kCand * s.n + 2.0 * double(s.b) * s.kUser * s.n;
+    }
+    case 1:
+    case 2:
+        // U written and read per candidate (L2-resident when small), C written then read by the add
+        return base + userOut + outB + outB + outB;
+    case 3:
+        return base + userOut + outB;  // U written once, read per candidate tile
+    default:
+        return base + userOut;
+    }
+}
+
+std::vector<std::int32_t> userMapping(const Shape& s)
+{
+    std::vector<std::int32_t> u(size_t(s.b));
+    for (int i = 0; i < s.b; ++i) u[size_t(i)] = i / s.perUser;
+    if (s.shuffled) {
+        std::mt19937_64 rng(s.seed * 0x9E3779B97F4A7C15ull + 7);
+        for (int i = s.b - 1; i > 0; --i) {
+            const int j = int(rng() % std::uint64_t(i + 1));
+            std::swap(u[size_t(i)], u[size_t(j)]);
+        }
+    }
+    return u;
+}
+
+const char* usage()
+{
+    return "usage: lce [--rung 0..4|all] [--m M] [--n N] [--k-user K] [--k-cand K] [--b B] [--per-user P]\n"
+           "           [--shuffled] [--seed S] [--check] [--time] [--warmup W] [--iters I] [--sweep]\n"
+           "  Linear compression of embeddings: out[b] = W_cand.E_cand[b] + W_user.E_user[u(b)], fp16.\n"
+           "  Defaults: the benchmark point M=433 N=256 K_user=1178 K_cand=866 B=1024, 70 per user.\n"
+           "  --check: against an fp32 reference on random inputs; --time: CUDA events, median of --iters\n"
+           "  after --warmup; --sweep: B in {512,1024,2048,3072} x per-user in {2,5,10,50,100,1000}.\n"
+           "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"
+           "        77 no sm_90 GPU.\n";
+}
+
+namespace {
+bool parseInt(const char* s, int& out)
+{
+    if (!s || !*s) return false;
+    char* end = nullptr;
+    const long v = std::strtol(s, &end, 10);
+    if (*end != '\0' || v < 0 || v > 1L << 30) return false;
+    out = int(v);
+    return true;
+}
+}  // namespace
+
+std::string parseOptions(int argc, char** argv, Options& o)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto intArg = [&](int& dst) -> std::string {
+            if (i + 1 >= argc) return a + " needs a value";
+            if (!parseInt(argv[i + 1], dst)) return a + ": '" + argv[i + 1] + "' is not a non-negative integer";
+            ++i;
+            return {};
+        };
+        std::string err;
+        if (a == "--rung") {
+            if (i + 1 >= argc) return "--rung needs 0..4 or all";
+            const std::string v = argv[++i];
+            if (v == "all") o.rung = -1;
+            else if (v.size() == 1 && v[0] >= '0' && v[0] < '0' + kRungs) o.rung = v[0] - '0';
+            else return "--rung: '" + v + "' is not 0..4 or all";
+        } else if (a == "--m") err = intArg(o.shape.m);
+        else if (a == "--n") err = intArg(o.shape.n);
+        else if (a == "--k-user") err = intArg(o.shape.kUser);
+        else if (a == "--k-cand") err = intArg(o.shape.kCand);
+        else if (a == "--b") err = intArg(o.shape.b);
+        else if (a == "--per-user") err = intArg(o.shape.perUser);
+        else if (a == "--warmup") err = intArg(o.warmup);
+        else if (a == "--iters") err = intArg(o.iters);
+        else if (a == "--seed") {
+            int v = 0;
+            err = intArg(v);
+            o.shape.seed = std::uint64_t(v);
+        } else if (a == "--shuffled") o.shape.shuffled = true;
+        else if (a == "--check") o.check = true;
+        else if (a == "--time") o.time = true;
+        else if (a == "--sweep") o.sweep = true;
+        else if (a == "--help" || a == "-h") return "help";
+        else return "unknown option '" + a + "'";
+        if (!err.empty()) return err;
+    }
+    if (o.iters < 1) return "--iters must be at least 1";
+    if (!o.check && !o.time) o.check = true;  // nothing asked: check
+    return {};
+}
+
+PingpongWalk pingpongWalk(const Shape& s, int maxClusters)
+{
+    PingpongWalk w;
+    w.mTiles = (s.m + kPpTileM - 1) / kPpTileM;
+    w.nPairs = ((s.n + kPpTileN - 1) / kPpTileN + kPpCluster - 1) / kPpCluster;
+    w.userUnits = s.users() * w.mTiles * w.nPairs;
+    w.units = w.userUnits + s.b * w.mTiles * w.nPairs;
+    w.clusters = w.units < maxClusters ? w.units : maxClusters;
+    if (w.clusters > 1 && w.clusters % 2 == 0) --w.clusters;
+    return w;
+}
+
+std::size_t pingpongFlagCount(const Shape& s)
+{
+    const PingpongWalk w = pingpongWalk(s, 1);
+    return std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nPairs) * kPpCluster;
+}
+
+}  // namespace ws::lce

@@ -1,0 +1,70 @@
+// The linear-compression family's problem (CUDA-free, unit-tested by tst_lce_shape):
+//   out[b] = W_cand . E_cand[b] + W_user . E_user[u(b)]      for every candidate b < B
+// W_cand M x K_cand, W_user M x K_user (row-major), E_cand [B, K_cand, N], E_user [users, K_user, N],
+// out [B, M, N] (N contiguous everywhere); fp16 in, fp32 accumulation, fp16 out. u maps each
+// candidate to its user (int32): `perUser` candidates per user, contiguous or shuffled.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ws::lce {
+
+struct Shape {
+    int m = 433, n = 256, kUser = 1178, kCand = 866, b = 1024, perUser = 70;
+    bool shuffled = false;
+    std::uint64_t seed = 1;
+
+    int users() const { return (b + perUser - 1) / perUser; }
+    // Useful FLOPs: 2*M*N*(K_cand*B + K_user*users) (the user GEMM counted once per user).
+    double flops() const;
+    std::string text() const;  // "M=433 N=256 Ku=1178 Kc=866 B=1024 per-user=70"
+};
+
+inline constexpr int kRungs = 5;
+const char* rungName(int rung);   // "original", "decomposed", "padded", "fused-epilogue", "persistent"
+const char* rungIdea(int rung);   // one sentence
+
+// K rounded up to a multiple of 8 (16-byte fp16 rows).
+inline int padK(int k) { return (k + 7) / 8 * 8; }
+
+// "" if `rung` can run `s`, else a sentence saying why not (the driver refuses, never a wrong result).
+std::string refusal(int rung, const Shape& s);
+
+// Bytes the rung moves through DRAM at least: the compulsory traffic (inputs read once, out written
+// once) plus the intermediates it writes and reads back.
+double bytesMoved(int rung, const Shape& s);
+// The compulsory traffic alone (any implementation).
+double compulsoryBytes(const Shape& s);
+
+// u(b) for every candidate: b / perUser, then (shuffled) a Fisher-Yates permutation from the seed.
+std::vector<std::int32_t> userMapping(const Shape& s);
+
+// Rung 4's walk (persistent.cu, host side): a unit is (batch, M tile of 128 rows, pair of N tiles of 128 columns:
+// one per CTA of the cluster), user units first, M fastest; cluster c of `clusters` takes units c, c + clusters,
+// ...; its j-th unit goes to consumer warpgroup j % 2. `clusters` is the resident count, made odd (when more than
+// one) so that every cluster walks every M tile alike: with an even stride a cluster would see two M tiles only,
+// and those with the short last one (M = 433: 49 rows) would idle while the others finish.
+inline constexpr int kPpTileM = 128, kPpTileN = 128, kPpCluster = 2;
+struct PingpongWalk {
+    int mTiles = 0, nPairs = 0, userUnits = 0, units = 0, clusters = 0;
+    int mTileOf(int unit) const { return (unit < userUnits ? unit : unit - userUnits) % mTiles; }
+};
+PingpongWalk pingpongWalk(const Shape& s, int maxClusters);
+// Ready flags of the user tiles, (user, tm, tn) -> (user * mTiles + tm) * nPairs * 2 + tn: how many the driver
+// allocates (zeroed once; each launch writes its epoch).
+std::size_t pingpongFlagCount(const Shape& s);
+
+// Command-line options of the driver. Returns "" or the sentence to print (exit 2).
+struct Options {
+    Shape shape;
+    int rung = -1;  // -1: all
+    bool check = false, time = false, sweep = false;
+    int warmup = 5, iters = 20;
+};
+std::string parseOptions(int argc, char** argv, Options& o);
+const char* usage();
+
+}  // namespace ws::lce

@@ -1,0 +1,130 @@
+// CPU test (no GPU, runs in CI): the host logic of the linear-compression driver (kernels/lce/lce_shape.h):
+// which rung refuses which shape and with what sentence, the useful-FLOP count, the candidate -> user
+// mapping (contiguous and shuffled), the bytes-moved model's order across rungs, K padding, the option
+// parser's refusals, and rung 4's walk (odd cluster stride, M tiles spread evenly, one flag per user
+// tile). Exit: 0 passed, 1 failed.
+#include "lce_shape.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace ws::lce;
+
+namespace {
+
+int g_fail = 0;
+void expect(bool ok, const std::string& what)
+{
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    if (!ok) ++g_fail;
+}
+
+std::string parse(std::vector<const char*> args, Options& o)
+{
+    args.insert(args.begin(), "lce");
+    return parseOptions(int(args.size()), const_cast<char**>(args.data()), o);
+}
+
+}  // namespace
+
+int main()
+{
+    const Shape bench;  // the benchmark point is the default
+    expect(bench.m == 433 && bench.n == 256 && bench.kUser == 1178 && bench.kCand == 866 && bench.b == 1024
+               && bench.perUser == 70,
+           "the default shape is the benchmark point");
+    expect(bench.users() == 15, "1024 candidates, 70 per user: 15 users");
+    // 2*M*N*(Kc*B + Ku*users), the user GEMM counted once per user
+    const double flops = 2.0 * 433 * 256 * (866.0 * 1024 + 1178.0 * 15);
+    expect(bench.flops() == flops, "useful FLOPs at the benchmark point: " + std::to_string(bench.flops()));
+    expect(padK(866) == 872 && padK(1178) == 1184 && padK(8) == 8 && padK(1) == 8, "K padded to multiples of 8");
+
+    // refusals
+    for (int r = 0; r < kRungs; ++r) expect(refusal(r, bench).empty(), "rung " + std::to_string(r) + " takes the benchmark point");
+    Shape n100 = bench;
+    n100.n = 100;
+    for (int r = 0; r < 3; ++r) expect(refusal(r, n100).empty(), "rung " + std::to_string(r) + " takes N = 100");
+    for (int r = 3; r < kRungs; ++r) {
+        const std::string why = refusal(r, n100);
+        expect(why.find("multiple of 8") != std::string::npos && why.find("100") != std::string::npos,
+               "rung " + std::to_string(r) + " refuses N = 100 with a sentence: " + why);
+    }
+    Shape n200 = bench;
+    n200.n = 200;  // not a multiple of 64, a multiple of 8
+    for (int r = 0; r < kRungs; ++r) expect(refusal(r, n200).empty(), "rung " + std::to_string(r) + " takes N = 200");
+    Shape m1 = bench;
+    m1.m = 1;
+    m1.perUser = 1;  // every candidate its own user
+    for (int r = 0; r < kRungs; ++r) expect(refusal(r, m1).empty(), "rung " + std::to_string(r) + " takes M = 1, one candidate per user");
+    Shape zero = bench;
+    zero.kCand = 0;
+    for (int r = 0; r < kRungs; ++r) expect(!refusal(r, zero).empty(), "rung " + std::to_string(r) + " refuses K_cand = 0");
+    expect(!refusal(5, bench).empty() && !refusal(-1, bench).empty(), "there is no rung 5 or -1");
+
+    // mapping
+    const std::vector<std::int32_t> u = userMapping(bench);
+    expect(u.size() == 1024 && u[0] == 0 && u[69] == 0 && u[70] == 1 && u[1023] == 14, "contiguous mapping: b / 70");
+    Shape sh = bench;
+    sh.shuffled = true;
+    const std::vector<std::int32_t> v = userMapping(sh);
+    std::vector<std::int32_t> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    expect(sorted == u, "the shuffled mapping is a permutation of the contiguous one");
+    expect(v != u, "the shuffled mapping is shuffled");
+    expect(v == userMapping(sh), "the shuffled mapping depends only on the seed");
+    sh.seed = 2;
+    expect(v != userMapping(sh), "another seed, another mapping");
+
+    // bytes-moved model: every rung below moves more than the one above; rung 4 moves the least
+    const double b0 = bytesMoved(0, bench), b1 = bytesMoved(1, bench), b2 = bytesMoved(2, bench),
+                 b3 = bytesMoved(3, bench), b4 = bytesMoved(4, bench), c = compulsoryBytes(bench);
+    expect(b0 > b1 && b1 == b2 && b2 > b3 && b3 > b4 && b4 >= c, "bytes moved: rung 0 > 1 = 2 > 3 > 4 >= compulsory");
+    expect(c > 690e6 && c < 700e6, "compulsory traffic at the benchmark point ~0.69 GB: " + std::to_string(c));
+
+    // options
+    Options o;
+    expect(parse({"--rung", "3", "--n", "200", "--time"}, o).empty() && o.rung == 3 && o.shape.n == 200 && o.time
+               && !o.check,
+           "options: --rung 3 --n 200 --time");
+    Options d;
+    expect(parse({}, d).empty() && d.check && d.rung == -1, "no options: check every rung");
+    Options e;
+    expect(!parse({"--rung", "7"}, e).empty(), "--rung 7 is refused");
+    expect(!parse({"--m", "x"}, e).empty(), "--m x is refused");
+    expect(!parse({"--m", "-4"}, e).empty(), "--m -4 is refused");
+    expect(!parse({"--b"}, e).empty(), "--b without a value is refused");
+    expect(!parse({"--frobnicate"}, e).empty(), "an unknown option is refused");
+    expect(!parse({"--iters", "0"}, e).empty(), "--iters 0 is refused");
+
+    // rung 4's walk (persistent.cu's host side)
+    {
+        const PingpongWalk w = pingpongWalk(bench, 66);  // 132 SMs: 66 resident CTA pairs
+        expect(w.mTiles == 4 && w.nPairs == 1 && w.userUnits == 15 * 4 && w.units == (15 + 1024) * 4,
+               "rung 4 at the benchmark point: 4 M tiles, one pair of N tiles, 60 user units, 4156 units");
+        expect(w.clusters == 65, "rung 4: 66 resident pairs -> an odd stride of 65 (got " + std::to_string(w.clusters) + ")");
+        // every cluster walks every M tile alike (the short 4th tile spread evenly): per cluster, the counts of
+        // its units per M tile differ by at most one
+        bool even = true;
+        for (int c = 0; c < w.clusters && even; ++c) {
+            std::vector<int> perTm(size_t(w.mTiles), 0);
+            for (int u = c; u < w.units; u += w.clusters) ++perTm[size_t(w.mTileOf(u))];
+            const auto [lo, hi] = std::minmax_element(perTm.begin(), perTm.end());
+            even = *hi - *lo <= 1;
+        }
+        expect(even, "rung 4: every cluster gets each M tile as often as the others (+-1)");
+        expect(pingpongWalk(bench, 1).clusters == 1 && pingpongWalk(m1, 66).clusters % 2 == 1,
+               "rung 4: one resident pair stays one; otherwise the stride is odd");
+        // flags: every user tile's index fits the buffer the driver allocates
+        for (const Shape& sh : {bench, n200, m1}) {
+            const PingpongWalk v = pingpongWalk(sh, 66);
+            const size_t last = (size_t(sh.users() - 1) * v.mTiles + (v.mTiles - 1)) * (v.nPairs * 2) + (v.nPairs * 2 - 1);
+            expect(last < pingpongFlagCount(sh) && pingpongFlagCount(sh) == size_t(sh.users()) * v.mTiles * v.nPairs * 2,
+                   "rung 4: one ready flag per user tile at " + sh.text());
+        }
+    }
+
+    std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
+    return g_fail ? 1 : 0;
+}
