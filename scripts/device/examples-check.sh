@@ -6,7 +6,8 @@
 #     && rm -rf build-examples && cmake --install build/default --component recorder --prefix build-examples/prefix --strip \
 #     && cmake --install build/default --component dev --prefix build-examples/prefix \
 #     && cp build/default/tests/package/gpu_examples build-examples/ && strip build-examples/gpu_examples
-#   run: bash scripts/device/examples-check.sh        (carry ["build-examples"])
+#   (and for step 4: cmake --build build/default --target ladder_bench && cp build/default/tests/bench/ladder_bench build-examples/)
+#   run: bash scripts/device/examples-check.sh [--only 1,2,3,4]        (carry ["build-examples"])
 #
 # What it does:
 #   1. gpu_examples (WARPSTAGE_REQUIRE_GPU=1): a fresh copy of the carried prefix (moved: nothing of this machine's
@@ -21,11 +22,19 @@
 #      gemm_2consumer.wstrace (512 x 512 x 1024, 2 launches), with their sizes and run notes. No PNG here (no Qt):
 #      render locally, e.g. `warpstage export $OUT/softmax_ws.wstrace --run 1 --kernel K --out examples/softmax-ws/picture.png`
 #      (K from `warpstage info`).
+#   4. the top rung's cost when instrumented but NOT recording (the traced pingpong build with a null trace buffer:
+#      <warpstage/trace.cuh>'s runtime path) vs untraced vs traced, 4096^3 and 8192^3, 6 ABBA rounds in one run:
+#      `ladder_bench --rung pingpong --idle-cost` (only when build-examples/ladder_bench is there); its last table
+#      is the result, the CSV goes to $OUT/idle_cost.csv.
 set -u
+ONLY=${2:-1,2,3,4}; [ "${1:-}" = --only ] || ONLY=1,2,3,4
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
 OUT=${OUT:-/tmp/ws-out}; mkdir -p "$OUT"
 SRC=$PWD
 B=$SRC/build-examples
-[ -x "$B/gpu_examples" ] && [ -x "$B/prefix/bin/warpstage-record" ] || { echo "examples-check: build-examples/ incomplete (see the header of this script)"; exit 2; }
+if { want 1 || want 2; } && ! { [ -x "$B/gpu_examples" ] && [ -x "$B/prefix/bin/warpstage-record" ]; }; then
+    echo "examples-check: build-examples/ incomplete (see the header of this script)"; exit 2
+fi
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
 export PATH=/usr/local/cuda/bin:$PATH
 unset WARPSTAGE_INJECT_LIB WARPSTAGE_SOURCE_DIR
@@ -33,6 +42,7 @@ export WARPSTAGE_REQUIRE_GPU=1 WARPSTAGE_EXAMPLES_PREFIX=$B/prefix WARPSTAGE_EXA
        WARPSTAGE_CUDA_COMPILER=$(command -v nvcc) WARPSTAGE_CMAKE=$(command -v cmake)
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader 2>&1)"
 
+if want 1; then
 echo "== 1. gpu_examples"
 t0=$(date +%s)
 WARPSTAGE_EXAMPLES_OUT=$OUT timeout 540 "$B/gpu_examples" >"$OUT/gpu_examples.log" 2>&1; rc=$?
@@ -42,7 +52,9 @@ grep -E "^(FAIL|PASS|SKIP)|alone:|recorded:" "$OUT/gpu_examples.log" | tail -30
 echo "== 1b. with WARPSTAGE_TRACE=0 the injection library traces nothing: the test must FAIL (rc=1 expected)"
 WARPSTAGE_TRACE=0 timeout 540 "$B/gpu_examples" >"$OUT/gpu_examples_off.log" 2>&1
 echo "gpu_examples (tracing off) rc=$?; FAIL lines: $(grep -c '^FAIL' "$OUT/gpu_examples_off.log")"
+fi
 
+if want 2; then
 echo "== 2. not recording: instrumented vs -DWARPSTAGE_TRACE=0 (median us per launch over 6 ABBA rounds x 20 launches)"
 W=$(mktemp -d /tmp/ws-examples-cost.XXXXXX)
 cp -a "$B/prefix" "$W/prefix"
@@ -73,7 +85,9 @@ for name, exe in (("softmax_ws (264 x 65536 floats)", "softmax-ws/softmax_ws"), 
 PY
 fi
 rm -rf "$W"
+fi
 
+if want 3; then
 echo "== 3. the recordings"
 for f in softmax_ws gemm_2consumer; do
     if [ -f "$OUT/$f.wstrace" ]; then
@@ -90,3 +104,13 @@ PY
         echo "FAIL: no $OUT/$f.wstrace"
     fi
 done
+fi
+
+if want 4 && [ -x "$B/ladder_bench" ]; then
+    echo "== 4. pingpong: untraced vs instrumented-not-recording vs traced (ladder_bench --idle-cost)"
+    timeout 300 "$B/ladder_bench" --rung pingpong --idle-cost --shape 4096x4096x4096 --shape 8192x8192x8192 \
+        --csv "$OUT/idle_cost.csv" >"$OUT/idle_cost.log" 2>&1
+    echo "ladder_bench rc=$?"
+    grep -E "idle cost|cublas" "$OUT/idle_cost.log"
+    sed -n '/### Instrumented but not recording/,$p' "$OUT/idle_cost.log"
+fi
