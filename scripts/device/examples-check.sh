@@ -25,7 +25,7 @@
 #   4. the top rung's cost when instrumented but NOT recording (the traced pingpong build with a null trace buffer:
 #      <warpstage/trace.cuh>'s runtime path) vs untraced vs traced, 4096^3 and 8192^3, 6 ABBA rounds in one run:
 #      `ladder_bench --rung pingpong --idle-cost` (only when build-examples/ladder_bench is there); its last table
-#      is the result, the CSV goes to $OUT/idle_cost.csv.
+#      is the result ($OUT/idle_cost.log; the CSV, $OUT/idle_cost.csv, holds the untraced and traced rows only).
 set -u
 ONLY=${2:-1,2,3,4}; [ "${1:-}" = --only ] || ONLY=1,2,3,4
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
