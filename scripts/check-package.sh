@@ -6,7 +6,8 @@
 #      build or source path, `warpstage --version`, `warpstage info` on the installed sample, the installed viewer
 #      opens its own sample (not the build tree's), warpstage-record finds its injection library;
 #   2. tests/package/consumer, a user's CMake project, is configured and built against that prefix only
-#      (find_package(Warpstage), a .cu with the installed header; compile only, no GPU);
+#      (find_package(Warpstage), a .cu with the installed header; compile only, no GPU), and with it the two
+#      projects of examples/ (each also with -DWARPSTAGE_TRACE=0: the SASS check; bad sizes refused, exit 2);
 #   3. cpack -G DEB: the packages' file lists (dpkg-deb -c) and their Depends (dpkg-deb -f) are checked;
 #   4. the packages are unpacked into a scratch root (dpkg -x): the viewer runs from there, its .desktop entry is
 #      valid and its MIME type recognises a trace (when desktop-file-validate / gio are installed).
@@ -22,7 +23,7 @@ KEEP=0
 for a in "$@"; do
     case "$a" in
         --keep) KEEP=1 ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "check-package: unknown option '$a'" >&2; exit 2 ;;
         *) BUILD=$a ;;
     esac
@@ -127,20 +128,44 @@ if [ "$HAVE_RECORDER" = 1 ] && [ -x "$P/bin/warpstage-record" ] && [ -f "$P/$LIB
     mv "$W/inject.keep" "$P/$LIBDIR/warpstage/libwarpstage-inject.so"
 fi
 
-echo "=== 2. tests/package/consumer against the prefix only ==="
+echo "=== 2. tests/package/consumer and examples/ against the prefix only ==="
 if [ -z "$CUDA_COMPILER" ] || [ ! -x "$CUDA_COMPILER" ]; then
-    echo "  (this build has no CUDA compiler: the consumer, a CUDA project, is not built)"
+    echo "  (this build has no CUDA compiler: the consumer and the examples, CUDA projects, are not built)"
 else
+    # The examples (examples/softmax-ws, examples/gemm-2consumer) are configured inside the consumer project (one
+    # CUDA compiler detection) and built twice: as shipped, and with -DWARPSTAGE_TRACE=0 for the SASS check.
+    t2=$(date +%s)
     if cmake -S tests/package/consumer -B "$W/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$P" \
              -DWARPSTAGE_EXPECT_PREFIX="$P" -DCMAKE_CUDA_COMPILER="$CUDA_COMPILER" \
+             -DWARPSTAGE_EXAMPLES_DIR="$SRC/examples" -DWARPSTAGE_EXAMPLES_NOTRACE=ON \
              -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF \
              >"$W/consumer-configure.log" 2>&1 \
        && cmake --build "$W/consumer" >"$W/consumer-build.log" 2>&1; then
-        ok "consumer configured and built: $(grep -o 'Warpstage [0-9.]* from [^,]*' "$W/consumer-configure.log")"
+        ok "consumer and examples configured and built: $(grep -o 'Warpstage [0-9.]* from [^,]*' "$W/consumer-configure.log") ($(( $(date +%s) - t2 )) s)"
         if "$W/consumer/consumer_host" >/dev/null; then ok "consumer_host runs (event format from the installed header)"; else bad "consumer_host failed"; fi
+        # Bad sizes are refused with a sentence and exit 2, before any CUDA call (so: also without a GPU).
+        example_refuses() {
+            local exe=$W/consumer/examples/$1 want=$2; shift 2
+            out=$("$exe" "$@" 2>&1); rc=$?
+            if [ "$rc" = 2 ] && grep -qF "$want" <<<"$out"; then ok "$(basename "$exe") $*: refused (exit 2)"
+            else bad "$(basename "$exe") $*: exit $rc, said: $out"; fi
+        }
+        example_refuses softmax-ws/softmax_ws "multiple of 2048" --len 1000
+        example_refuses gemm-2consumer/gemm_2consumer "not whole tiles" --m 1000
+        # SASS: the shipped build holds the trace code, the -DWARPSTAGE_TRACE=0 build none of it.
+        for ex in softmax-ws/softmax_ws:softmaxWs gemm-2consumer/gemm_2consumer:gemm2Consumer; do
+            exe=$W/consumer/examples/${ex%%:*}
+            python3 tests/recorder/check_user_sass.py --traced "$exe" --untraced "${exe}_notrace" --kernel "${ex##*:}" \
+                >"$W/sass-$(basename "$exe").txt" 2>&1
+            case $? in
+                0) ok "SASS $(basename "$exe"): $(grep -o 'instructions: .*' "$W/sass-$(basename "$exe").txt" | head -n1)" ;;
+                77) echo "  ($(tail -n1 "$W/sass-$(basename "$exe").txt"))" ;;
+                *) bad "SASS $(basename "$exe"): $(grep -E '^FAIL|check_user_sass' "$W/sass-$(basename "$exe").txt" | head -3)" ;;
+            esac
+        done
     else
         tail -15 "$W/consumer-configure.log" "$W/consumer-build.log" 2>/dev/null
-        bad "the consumer project did not configure or build against the install prefix"
+        bad "the consumer project or the examples did not configure or build against the install prefix"
     fi
 fi
 

@@ -228,8 +228,30 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     return g;
 }
 
+namespace {
+std::string launchWith(std::string_view rung, const Shape& s, const void* a, const void* b, void* c, void* stream,
+                       void* traceBuffer, int smCount, bool instrumentedIdle);
+}
+
 std::string launch(std::string_view rung, const Shape& s, const void* a, const void* b, void* c, void* stream,
                    void* traceBuffer, int smCount)
+{
+    return launchWith(rung, s, a, b, c, stream, traceBuffer, smCount, false);
+}
+
+bool hasInstrumentedIdle(std::string_view rung) { return rung == "pingpong"; }
+
+std::string launchInstrumentedIdle(std::string_view rung, const Shape& s, const void* a, const void* b, void* c,
+                                   void* stream, int smCount)
+{
+    if (!hasInstrumentedIdle(rung))
+        return "'" + std::string(rung) + "' has no instrumented-but-not-recording launch (only pingpong)";
+    return launchWith(rung, s, a, b, c, stream, nullptr, smCount, true);
+}
+
+namespace {
+std::string launchWith(std::string_view rung, const Shape& s, const void* a, const void* b, void* c, void* stream,
+                       void* traceBuffer, int smCount, bool instrumentedIdle)
 {
     const RungImpl* r = findImpl(rung);
     if (!r) return "unknown rung '" + std::string(rung) + "'";
@@ -248,6 +270,7 @@ std::string launch(std::string_view rung, const Shape& s, const void* a, const v
     args.c = c;
     args.stream = static_cast<cudaStream_t>(stream);
     args.trace = traceBuffer;
+    args.instrumented = instrumentedIdle;
     args.gridCtas = int(gridCtas(*r, s, smCount));
     const char* err = nullptr;
     const cudaError_t e = r->launch(args, &err);
@@ -258,6 +281,7 @@ std::string launch(std::string_view rung, const Shape& s, const void* a, const v
     }
     return {};
 }
+}  // namespace
 
 // The mangled name spelled out (used when the runtime cannot tell, e.g. without a GPU driver):
 // _ZN2ws4kern<len>r_<rung><len><kernel>ILb<0|1>EEEv<parameters>.

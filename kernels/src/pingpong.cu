@@ -246,8 +246,10 @@ cudaError_t launchPingpong(const LaunchArgs& a, const char** err)
         return cudaErrorInvalidValue;
     }
     auto* C = static_cast<__nv_bfloat16*>(a.c);
-    auto kern = a.trace ? gemmPingpong<true> : gemmPingpong<false>;
-    const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
+    // a.instrumented without a buffer: the traced build, not recording (every trace call sees a null buffer)
+    const bool inst = a.trace != nullptr || a.instrumented;
+    auto kern = inst ? gemmPingpong<true> : gemmPingpong<false>;
+    const int smem = kSmem + (inst ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
     kern<<<a.gridCtas, kPpThreads, smem, a.stream>>>(tmA, tmB, tmC, C, a.m, a.n, a.k, a.trace);

@@ -12,6 +12,7 @@ struct LaunchArgs {
     void* c = nullptr;
     cudaStream_t stream = nullptr;
     void* trace = nullptr;  // null: untraced instantiation
+    bool instrumented = false;  // pingpong: the traced instantiation even with a null trace (not recording)
     int gridCtas = 0;       // persistent rungs: CTAs to launch (ladder.cu computes it)
 };
 

@@ -12,7 +12,10 @@
 // when OUT is set, else ./ladder_bench.csv).
 //
 // Usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms 100] [--rest-ms 250]
-//                     [--min-iters 10] [--max-iters 200] [--no-traced] [--csv PATH]
+//                     [--min-iters 10] [--max-iters 200] [--no-traced] [--idle-cost] [--csv PATH]
+// --idle-cost: for the rungs that offer it (pingpong), also the instrumented build NOT recording (its trace calls
+// with a null buffer: <warpstage/trace.cuh>'s path when no recorder is attached), timed against the untraced and the
+// traced build in 3 ABBA round pairs (U I T, T I U, ...) after its own correctness check; a table of its own.
 // --rest-ms: the GPU idles this long before each timed batch, so that every variant starts
 // from the same power/clock state (sustained back-to-back GEMMs on random data run into the
 // H200's power limit and lower its clock; see the clock log of scripts/device/kernel-checks.sh).
@@ -45,6 +48,7 @@ struct Options {
     double restMs = 250;  // idle before each timed batch: every variant starts from the same power state
     int minIters = 10, maxIters = 200;
     bool traced = true;
+    bool idleCost = false;
     std::string csv;
 };
 
@@ -111,6 +115,14 @@ int itersFor(const Options& o, int nsets, const std::function<void(int)>& before
     return std::clamp(it, o.minIters, o.maxIters);
 }
 
+// --idle-cost: untraced (u), instrumented not recording (i), traced (t) of one rung and shape.
+struct IdleRow {
+    std::string shape, rung;
+    bool ok = false;
+    double relErr = NAN;
+    Timing u, i, t;
+};
+
 struct Row {
     std::string shape, rung;
     int level = 0;
@@ -134,7 +146,7 @@ int usage(const char* msg)
     if (msg)
         std::fprintf(stderr, "ladder_bench: %s\n", msg);
     std::fprintf(stderr, "usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms MS] [--min-iters N] "
-                         "[--max-iters N] [--rest-ms MS] [--no-traced] [--csv PATH]\n");
+                         "[--max-iters N] [--rest-ms MS] [--no-traced] [--idle-cost] [--csv PATH]\n");
     return 2;
 }
 
@@ -157,6 +169,7 @@ int main(int argc, char** argv)
             else if (a == "--min-iters") o.minIters = std::stoi(next());
             else if (a == "--max-iters") o.maxIters = std::stoi(next());
             else if (a == "--no-traced") o.traced = false;
+            else if (a == "--idle-cost") o.idleCost = true;
             else if (a == "--csv") o.csv = next();
             else return usage(("unknown argument '" + a + "'").c_str());
         }
@@ -177,6 +190,7 @@ int main(int argc, char** argv)
         return rc;
 
     std::vector<Row> rows;
+    std::vector<IdleRow> idleRows;
     std::map<std::string, std::pair<Timing, Timing>> cublasT;  // shape -> (before, after)
     std::string devName;
     int sms = 0;
@@ -301,6 +315,46 @@ int main(int argc, char** argv)
                             100.0 * (row.t.medianMs / row.u.medianMs - 1.0), row.ok ? "correct" : "WRONG",
                             o.traced ? (row.okTraced ? ", traced correct" : ", traced WRONG") : "");
                 std::fflush(stdout);
+                if (o.idleCost && o.traced && ladder::hasInstrumentedIdle(rn)) {
+                    IdleRow ir;
+                    ir.shape = ss;
+                    ir.rung = rn;
+                    auto launchI = [&](int set) {
+                        std::string e = ladder::launchInstrumentedIdle(rn, s, A[set].get(), B[set].get(), C[set].get(), nullptr, sms);
+                        if (!e.empty()) launchErr = e;
+                    };
+                    poisonBf16(C[0].get(), nc);
+                    launchI(0);
+                    WS_CK(cudaGetLastError());
+                    WS_CK(cudaDeviceSynchronize());
+                    ErrStats e = compareBf16ToF32(C[0].get(), ref.as<float>(), nc);
+                    ir.ok = launchErr.empty() && e.ok();
+                    ir.relErr = e.relErr;
+                    // ABBA over three variants: (u i t), (t i u), ... so that drift hits all alike.
+                    const int itI = itersFor(o, nsets, nullptr, launchI);
+                    const int it = std::max({itU, itI, itT});
+                    std::vector<float> vu, vi, vt;
+                    struct V { std::vector<float>* out; std::function<void(int)> before, launch; };
+                    const V order[3] = {{&vu, nullptr, launchU}, {&vi, nullptr, launchI}, {&vt, resetT, launchT}};
+                    for (int round = 0; round < 6; ++round)
+                        for (int j = 0; j < 3; ++j) {
+                            const V& v = order[round % 2 ? 2 - j : j];
+                            rest(o);
+                            timeLaunches(3, nsets, v.before, v.launch);
+                            auto a = timeLaunches(std::max(1, it / 3), nsets, v.before, v.launch);
+                            v.out->insert(v.out->end(), a.begin(), a.end());
+                        }
+                    ir.u = summarize(vu);
+                    ir.i = summarize(vi);
+                    ir.t = summarize(vt);
+                    std::printf("  %-13s idle cost: untraced %8.4f ms | instrumented, not recording %8.4f ms (%+.2f%%) | traced "
+                                "%8.4f ms (%+.2f%%)  [%s]  (6 ABBA rounds, %d launches each)\n",
+                                rn.c_str(), ir.u.medianMs, ir.i.medianMs, 100.0 * (ir.i.medianMs / ir.u.medianMs - 1.0),
+                                ir.t.medianMs, 100.0 * (ir.t.medianMs / ir.u.medianMs - 1.0),
+                                ir.ok ? "instrumented correct" : "instrumented WRONG", ir.u.iters);
+                    std::fflush(stdout);
+                    idleRows.push_back(ir);
+                }
             }
             Timing cb1 = timeCublas();
             std::printf("  cublas again  %8.4f ms  %7.1f TFLOP/s  (spread vs first: %+.2f%%)\n", cb1.medianMs,
@@ -379,6 +433,18 @@ int main(int argc, char** argv)
                         o.traced ? fmt("%+.2f%%", 100.0 * (r.t.medianMs / r.u.medianMs - 1.0)).c_str() : "-",
                         faster.c_str());
             prevMs = r.u.medianMs;
+        }
+    }
+    if (!idleRows.empty()) {
+        std::printf("\n### Instrumented but not recording: %s, %s (medians of 6 ABBA rounds; overhead vs untraced)\n\n",
+                    devName.c_str(), dateBuf);
+        std::printf("| shape | rung | untraced ms | instrumented, not recording ms | overhead | traced ms | overhead | correct |\n");
+        std::printf("|---|---|---:|---:|---:|---:|---:|---|\n");
+        for (const auto& r : idleRows) {
+            failures += !r.ok;
+            std::printf("| %s | %s | %.4f | %.4f | %+.2f%% | %.4f | %+.2f%% | %s (%s) |\n", r.shape.c_str(), r.rung.c_str(),
+                        r.u.medianMs, r.i.medianMs, 100.0 * (r.i.medianMs / r.u.medianMs - 1.0), r.t.medianMs,
+                        100.0 * (r.t.medianMs / r.u.medianMs - 1.0), r.ok ? "yes" : "**NO**", fmt("%.1e", r.relErr).c_str());
         }
     }
     return failures ? 1 : 0;

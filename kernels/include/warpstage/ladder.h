@@ -56,6 +56,13 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount);
 std::string launch(std::string_view rung, const Shape& s, const void* a, const void* b, void* c,
                    void* stream, void* traceBuffer = nullptr, int smCount = 0);
 
+// The rung's instrumented (traced) build launched NOT recording: its trace calls run with a null buffer, the path
+// of <warpstage/trace.cuh> when no recorder is attached; what the instrumentation costs when nobody records
+// (ladder_bench --idle-cost). Only the top rung ("pingpong") offers it; other rungs get a sentence saying so.
+bool hasInstrumentedIdle(std::string_view rung);
+std::string launchInstrumentedIdle(std::string_view rung, const Shape& s, const void* a, const void* b, void* c,
+                                   void* stream, int smCount = 0);
+
 // The exact kernel function names (as CUPTI reports them, mangled) of a rung's
 // traced and untraced builds, so the recorder can tell its launches apart.
 std::string kernelSymbol(std::string_view rung, bool traced);
