@@ -247,11 +247,10 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
         }
     }
 
-    if (options.counters)
+    if (options.counters) {
+        const auto inFlight = loadsInFlight(trace, sel);
         for (std::size_t c = 0; c < trace.ctas.size(); ++c) {
-            if (!sel.ctaSelected[c])
-                continue;
-            for (const auto& [t, n] : loadsInFlight(trace, int(c), sel)) {
+            for (const auto& [t, n] : inFlight[c]) {
                 std::string& s = ev.begin();
                 s += "{\"ph\":\"C\",\"pid\":";
                 appendInt(s, int(c) + 1);
@@ -264,6 +263,7 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
                 ++st.counterSamples;
             }
         }
+    }
 
     if (options.flows) {
         std::int64_t id = 0;

@@ -132,24 +132,29 @@ Selection select(const KernelTrace& trace, const TraceExportOptions& options)
     return sel;
 }
 
-std::vector<std::pair<TimeNs, int>> loadsInFlight(const KernelTrace& trace, int cta, const Selection& sel)
+std::vector<std::vector<std::pair<TimeNs, int>>> loadsInFlight(const KernelTrace& trace, const Selection& sel)
 {
-    std::vector<std::pair<TimeNs, int>> changes;
+    std::vector<std::vector<std::pair<TimeNs, int>>> changes(trace.ctas.size());
     for (const LoadTransfer& ld : trace.loads)
-        if (ld.ctaId == cta && sel.inRange(ld.issue, ld.ready)) {
-            changes.emplace_back(ld.issue, +1);
-            changes.emplace_back(ld.ready, -1);
+        if (ld.ctaId >= 0 && std::size_t(ld.ctaId) < trace.ctas.size() && sel.ctaSelected[std::size_t(ld.ctaId)] &&
+            sel.inRange(ld.issue, ld.ready)) {
+            changes[std::size_t(ld.ctaId)].emplace_back(ld.issue, +1);
+            changes[std::size_t(ld.ctaId)].emplace_back(ld.ready, -1);
         }
-    std::sort(changes.begin(), changes.end());
-    std::vector<std::pair<TimeNs, int>> out;
-    int n = 0;
-    for (std::size_t i = 0; i < changes.size();) {
-        const TimeNs t = changes[i].first;
-        for (; i < changes.size() && changes[i].first == t; ++i)
-            n += changes[i].second;
-        out.emplace_back(t, n);
+    for (auto& c : changes) {
+        std::sort(c.begin(), c.end());
+        // Fold the changes at one time into one sample holding the count after them.
+        std::size_t o = 0;
+        int n = 0;
+        for (std::size_t i = 0; i < c.size();) {
+            const TimeNs t = c[i].first;
+            for (; i < c.size() && c[i].first == t; ++i)
+                n += c[i].second;
+            c[o++] = {t, n};
+        }
+        c.resize(o);
     }
-    return out;
+    return changes;
 }
 
 std::vector<Flow> loadFlows(const KernelTrace& trace, const Selection& sel)

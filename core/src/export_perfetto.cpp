@@ -250,11 +250,10 @@ ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOption
         }
     }
 
-    if (options.counters)
+    if (options.counters) {
+        const auto inFlight = loadsInFlight(trace, sel);
         for (std::size_t c = 0; c < trace.ctas.size(); ++c) {
-            if (!sel.ctaSelected[c])
-                continue;
-            for (const auto& [t, n] : loadsInFlight(trace, int(c), sel)) {
+            for (const auto& [t, n] : inFlight[c]) {
                 inner.clear();
                 inner.u(pf::kType, pf::kCounterEvent);
                 inner.u(pf::kTrackUuid, counterUuid(c));
@@ -267,6 +266,7 @@ ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOption
                 ++st.counterSamples;
             }
         }
+    }
     out.flush();
     st.bytes = out.bytes();
     return st;
