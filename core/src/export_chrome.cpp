@@ -219,6 +219,8 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
         where += ",\"tid\":";
         appendInt(where, l.warpIndex);
         for (std::size_t i = sel.first[std::size_t(li)]; i < sel.last[std::size_t(li)]; ++i) {
+            if (!sel.inRange(l.start[i], l.end(i)))
+                continue;
             const IntervalKind k = l.kind[i];
             std::string& np = namePart[static_cast<std::uint8_t>(k)];
             if (np.empty()) {

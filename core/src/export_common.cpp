@@ -114,16 +114,19 @@ Selection select(const KernelTrace& trace, const TraceExportOptions& options)
         sel.lanes.push_back(int(li));
         if (l.ctaIndex >= 0 && std::size_t(l.ctaIndex) < trace.ctas.size())
             sel.ctaSelected[std::size_t(l.ctaIndex)] = true;
-        // Lanes are sorted by start and do not overlap: the intervals in range are one run of them.
+        // Lanes are sorted by start: [first, last) spans every interval in range. Intervals inside that span
+        // that miss the range (possible only where a lane's intervals nest) are skipped by the writers.
         std::size_t a = 0;
-        while (a < l.size() && !sel.inRange(l.start[a], l.end(a)) && l.start[a] < sel.hi)
+        while (a < l.size() && l.start[a] < sel.hi && !sel.inRange(l.start[a], l.end(a)))
             ++a;
         std::size_t b = a;
-        while (b < l.size() && l.start[b] < sel.hi)
-            ++b;
+        for (std::size_t i = a; i < l.size() && l.start[i] < sel.hi; ++i)
+            if (sel.inRange(l.start[i], l.end(i))) {
+                b = i + 1;
+                ++intervals;
+            }
         sel.first[li] = a;
-        sel.last[li] = b;
-        intervals += std::int64_t(b - a);
+        sel.last[li] = std::max(a, b);
     }
     if (sel.lanes.empty())
         throw ExportError("the lane filter selects no warp");
@@ -169,7 +172,7 @@ std::vector<Flow> loadFlows(const KernelTrace& trace, const Selection& sel)
     for (int li : sel.lanes) {
         const Lane& l = trace.lanes[std::size_t(li)];
         for (std::size_t i = sel.first[std::size_t(li)]; i < sel.last[std::size_t(li)]; ++i) {
-            if (l.kstep[i] < 0)
+            if (l.kstep[i] < 0 || !sel.inRange(l.start[i], l.end(i)))
                 continue;
             const IntervalKind k = l.kind[i];
             if (k == IntervalKind::IssueLoad || k == IntervalKind::Load)

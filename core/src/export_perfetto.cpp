@@ -214,6 +214,8 @@ ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOption
         const Lane& l = trace.lanes[std::size_t(li)];
         const std::uint64_t track = id.lane(std::size_t(li));
         for (std::size_t i = sel.first[std::size_t(li)]; i < sel.last[std::size_t(li)]; ++i) {
+            if (!sel.inRange(l.start[i], l.end(i)))
+                continue;
             inner.clear();
             inner.u(pf::kType, pf::kSliceBegin);
             inner.u(pf::kTrackUuid, track);
