@@ -2,7 +2,9 @@
 // intervals, loads in flight, load -> wait flows, and the temporary-file (optionally gzip) sink.
 #include "export_impl.h"
 
+#ifdef WARPSTAGE_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -239,17 +241,24 @@ struct FileSink::Impl {
     std::FILE* f = nullptr;
     bool gzip = false;
     bool zInit = false;
+#ifdef WARPSTAGE_HAVE_ZLIB
     z_stream z{};
     std::vector<unsigned char> zbuf = std::vector<unsigned char>(1 << 18);
+#endif
 };
 
 FileSink::FileSink(std::string path, bool gzip) : m_impl(std::make_unique<Impl>()), m_path(std::move(path))
 {
+#ifndef WARPSTAGE_HAVE_ZLIB
+    if (gzip)
+        throw ExportError(m_path + ": this build has no zlib, so no .json.gz (write .json and gzip it)");
+#endif
     m_tmp = m_path + ".tmp-" + std::to_string(::getpid());
     m_impl->f = std::fopen(m_tmp.c_str(), "wb");
     if (!m_impl->f)
         throw ExportError(m_path + ": cannot create (" + std::strerror(errno) + ")");
     m_impl->gzip = gzip;
+#ifdef WARPSTAGE_HAVE_ZLIB
     if (gzip) {
         // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
         if (deflateInit2(&m_impl->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
@@ -259,12 +268,15 @@ FileSink::FileSink(std::string path, bool gzip) : m_impl(std::make_unique<Impl>(
         }
         m_impl->zInit = true;
     }
+#endif
 }
 
 FileSink::~FileSink()
 {
+#ifdef WARPSTAGE_HAVE_ZLIB
     if (m_impl->zInit)
         deflateEnd(&m_impl->z);
+#endif
     if (m_impl->f) {
         std::fclose(m_impl->f);
         std::remove(m_tmp.c_str());
@@ -284,6 +296,7 @@ void FileSink::write(const char* data, std::size_t size)
         raw(data, size);
         return;
     }
+#ifdef WARPSTAGE_HAVE_ZLIB
     z_stream& z = m_impl->z;
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
     z.avail_in = uInt(size);
@@ -294,10 +307,12 @@ void FileSink::write(const char* data, std::size_t size)
             throw ExportError(m_path + ": gzip compression failed");
         raw(m_impl->zbuf.data(), m_impl->zbuf.size() - z.avail_out);
     } while (z.avail_out == 0);
+#endif
 }
 
 void FileSink::finish()
 {
+#ifdef WARPSTAGE_HAVE_ZLIB
     if (m_impl->gzip) {
         z_stream& z = m_impl->z;
         z.next_in = nullptr;
@@ -317,6 +332,7 @@ void FileSink::finish()
         deflateEnd(&z);
         m_impl->zInit = false;
     }
+#endif
     std::FILE* f = m_impl->f;
     m_impl->f = nullptr;
     if (std::fflush(f) != 0 || std::fclose(f) != 0) {

@@ -1,7 +1,9 @@
 // Streaming JSON reader (jsonreader.h) and its file source (plain or gzip through zlib).
 #include "warpstage/jsonreader.h"
 
+#ifdef WARPSTAGE_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #include <cerrno>
 #include <cstdio>
@@ -36,6 +38,7 @@ protected:
     std::string m_path;
 };
 
+#ifdef WARPSTAGE_HAVE_ZLIB
 class GzipSource : public FileSource {
 public:
     GzipSource(std::FILE* f, std::string path) : FileSource(f, std::move(path)), m_in(1 << 18)
@@ -75,6 +78,7 @@ private:
     z_stream m_z{};
     bool m_done = false;
 };
+#endif
 
 }  // namespace
 
@@ -85,8 +89,14 @@ std::unique_ptr<ByteSource> openFileSource(const std::string& path)
         throw JsonError(path + ": cannot open (" + std::strerror(errno) + ")", 0);
     const int a = std::fgetc(f), b = std::fgetc(f);
     std::rewind(f);
-    if (a == 0x1f && b == 0x8b)
+    if (a == 0x1f && b == 0x8b) {
+#ifdef WARPSTAGE_HAVE_ZLIB
         return std::make_unique<GzipSource>(f, path);
+#else
+        std::fclose(f);
+        throw JsonError(path + ": gzip-compressed, but this build has no zlib (gunzip it first)", 0);
+#endif
+    }
     return std::make_unique<FileSource>(f, path);
 }
 
