@@ -219,6 +219,14 @@ void TestSmoke::exportImage()
     const QString svg = m_dir.filePath("view.svg");
     QVERIFY2(m_w->exportCurrentView(svg, QSize(1200, 700), 96, "smoke export", &err), qPrintable(err));
     QVERIFY(QFileInfo(svg).size() > 1000);
+    // The same action writes the trace formats for other tools (the whole kernel; docs/interop.md).
+    const QString json = m_dir.filePath("view.json"), pf = m_dir.filePath("view.perfetto-trace");
+    QVERIFY2(m_w->exportCurrentView(json, QSize(1200, 700), 96, QString(), &err), qPrintable(err));
+    QFile jf(json);
+    QVERIFY(jf.open(QIODevice::ReadOnly));
+    QVERIFY(jf.read(40).startsWith("{\"displayTimeUnit\":\"ns\""));
+    QVERIFY2(m_w->exportCurrentView(pf, QSize(1200, 700), 96, QString(), &err), qPrintable(err));
+    QVERIFY(QFileInfo(pf).size() > 1000);
 }
 
 void TestSmoke::badFileKeepsRunning()
