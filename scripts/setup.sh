@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
     cmake ninja-build g++ pkg-config python3 xz-utils
-    qt6-base-dev qt6-svg-dev libqcustomplot-dev libsqlite3-dev sqlite3 libzstd-dev
+    qt6-base-dev qt6-svg-dev libqcustomplot-dev libsqlite3-dev sqlite3 libzstd-dev zlib1g-dev
     xvfb xauth
     clang libclang-rt-14-dev   # libFuzzer + sanitizer runtimes for the fuzz preset
     dpkg-dev file desktop-file-utils   # cpack -G DEB (dpkg-shlibdeps, file) and scripts/check-package.sh
