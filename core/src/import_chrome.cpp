@@ -3,6 +3,7 @@
 #include "warpstage/traceimport.h"
 
 #include "warpstage/jsonreader.h"
+#include "warpstage/proton.h"
 #include "warpstage/store.h"
 
 #include <algorithm>
@@ -25,6 +26,7 @@ std::string_view importFormatName(ImportFormat f)
 {
     switch (f) {
     case ImportFormat::WarpstageChromeJson: return "warpstage-chrome-json";
+    case ImportFormat::ProtonJson: return "proton-chrome-json";
     }
     return "?";
 }
@@ -464,6 +466,8 @@ ImportFormat detectImportFormat(const std::string& path)
         auto src = openFileSource(path);
         JsonReader r(*src);
         const Tok t = r.next();
+        if (t == Tok::BeginArray && looksLikeProtonTrace(path))
+            return ImportFormat::ProtonJson;
         if (t == Tok::BeginArray)
             throw ImportError(path + ": a Chrome trace in array form, not written by Warpstage; this version imports "
                                      "Warpstage's own export only");
@@ -486,6 +490,8 @@ ImportFormat detectImportFormat(const std::string& path)
                 r.skipContainer();
             }
         }
+        if (events && looksLikeProtonTrace(path))
+            return ImportFormat::ProtonJson;
         if (events)
             throw ImportError(path + ": a Chrome trace not written by Warpstage (no otherData.warpstage); this version "
                                      "imports Warpstage's own export only");
@@ -507,7 +513,8 @@ RunRecord importWarpstageChromeJson(const std::string& path)
     }
 }
 
-std::vector<ImportedRun> importTraces(const std::vector<std::string>& inputs, const std::string& out)
+std::vector<ImportedRun> importTraces(const std::vector<std::string>& inputs, const std::string& out,
+                                      const ImportOptions& options)
 {
     if (inputs.empty())
         throw ImportError("nothing to import");
@@ -517,7 +524,8 @@ std::vector<ImportedRun> importTraces(const std::vector<std::string>& inputs, co
     std::vector<std::pair<ImportedRun, RunRecord>> runs;
     for (const std::string& in : inputs) {
         ImportedRun ir{in, detectImportFormat(in), 0, 0};
-        RunRecord rec = importWarpstageChromeJson(in);
+        RunRecord rec = ir.format == ImportFormat::ProtonJson ? importProtonTrace(in, options)
+                                                              : importWarpstageChromeJson(in);
         ir.intervals = std::int64_t(rec.kernels.front().intervals.size());
         runs.emplace_back(std::move(ir), std::move(rec));
     }

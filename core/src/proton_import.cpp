@@ -51,7 +51,7 @@ std::string fmt(double v)
 }
 
 struct RawScope {
-    std::string name;
+    std::uint32_t name = 0;        // index into the interned names
     int line = 0;
     double ts = 0, dur = 0;
 };
@@ -200,56 +200,96 @@ std::vector<std::pair<std::size_t, int>> outerScopes(const std::vector<WarpScope
     return out;
 }
 
-ProtonImport importProtonEvents(const std::vector<ProtonEvent>& events, const ProtonImportOptions& options)
-{
-    const std::string src = options.sourceName.empty() ? std::string("input") : options.sourceName;
-    ProtonImport result;
-    ProtonImportReport& rep = result.report;
-
-    // 1. pid / tid of every event; group by kernel, CTA, warp.
+struct ProtonBuilder::State {
     std::vector<KernelData> kernels;
-    std::map<std::string, std::size_t> kernelIndex;
+    std::map<std::string, std::size_t, std::less<>> kernelIndex;
+    std::vector<std::string> names;                       // scope names, interned
+    std::map<std::string, std::uint32_t, std::less<>> nameIndex;
     std::int64_t foreign = 0, used = 0;
     bool recordedFreq = false;
     double fileFreq = 1000.0;
-    for (const auto& e : events) {
-        const auto pid = parseProtonPid(e.pid);
-        const auto tid = parseProtonTid(e.tid);
-        if (!pid || !tid) {
-            ++foreign;
-            continue;
-        }
-        if (!(e.frequencyMhz > 0) || !std::isfinite(e.ts) || !std::isfinite(e.dur) || e.dur < 0)
-            throw ProtonError(src + ": scope '" + e.name + "' of " + e.pid + ", " + e.tid
-                              + " has a bad time (ts " + fmt(e.ts) + ", dur " + fmt(e.dur) + ", frequency "
-                              + fmt(e.frequencyMhz) + " MHz)");
-        if (e.frequencyMhz != 1000.0) {
-            recordedFreq = true;
-            fileFreq = e.frequencyMhz;
-        }
-        auto [it, fresh] = kernelIndex.try_emplace(pid->kernel, kernels.size());
-        if (fresh)
-            kernels.push_back(KernelData{pid->kernel, {}});
-        CtaData& c = kernels[it->second].ctas[pid->cta];
-        if (c.haveTs && c.sm != pid->sm)
-            throw ProtonError(src + ": CTA " + std::to_string(pid->cta) + " of kernel '" + pid->kernel
-                              + "' appears on two SMs (" + std::to_string(c.sm) + " and " + std::to_string(pid->sm)
-                              + "): several launches of one kernel in one file are not supported");
-        c.cta = pid->cta;
-        c.sm = pid->sm;
-        c.freq = e.frequencyMhz;
-        c.minTs = c.haveTs ? std::min(c.minTs, e.ts) : e.ts;
-        c.haveTs = true;
-        WarpData& w = c.warps[tid->warp];
-        w.warp = tid->warp;
-        // Converted per CTA below, once its first event is known.
-        w.raw.push_back(RawScope{e.name, tid->line, e.ts, e.dur});
-        ++used;
+};
+
+ProtonBuilder::ProtonBuilder(ProtonImportOptions options)
+    : m_options(std::move(options)), m_state(std::make_unique<State>())
+{
+}
+
+ProtonBuilder::~ProtonBuilder() = default;
+
+std::int64_t ProtonBuilder::scopeEvents() const
+{
+    return m_state->used;
+}
+
+void ProtonBuilder::add(const ProtonEvent& e)
+{
+    State& st = *m_state;
+    const std::string& src = m_options.sourceName;
+    const auto pid = parseProtonPid(e.pid);
+    const auto tid = parseProtonTid(e.tid);
+    if (!pid || !tid) {
+        ++st.foreign;
+        return;
     }
+    if (!(e.frequencyMhz > 0) || !std::isfinite(e.frequencyMhz) || !std::isfinite(e.ts) || !std::isfinite(e.dur)
+        || e.dur < 0)
+        throw ProtonError(src + ": scope '" + e.name + "' of " + e.pid + ", " + e.tid + " has a bad time (ts "
+                          + fmt(e.ts) + ", dur " + fmt(e.dur) + ", frequency " + fmt(e.frequencyMhz) + " MHz)");
+    if (e.frequencyMhz != 1000.0) {
+        st.recordedFreq = true;
+        st.fileFreq = e.frequencyMhz;
+    }
+    auto it = st.kernelIndex.find(pid->kernel);
+    if (it == st.kernelIndex.end()) {
+        it = st.kernelIndex.emplace(pid->kernel, st.kernels.size()).first;
+        st.kernels.push_back(KernelData{pid->kernel, {}});
+    }
+    CtaData& c = st.kernels[it->second].ctas[pid->cta];
+    if (c.haveTs && c.sm != pid->sm)
+        throw ProtonError(src + ": CTA " + std::to_string(pid->cta) + " of kernel '" + pid->kernel
+                          + "' appears on two SMs (" + std::to_string(c.sm) + " and " + std::to_string(pid->sm)
+                          + "): several launches of one kernel in one file are not supported");
+    c.cta = pid->cta;
+    c.sm = pid->sm;
+    c.freq = e.frequencyMhz;
+    c.minTs = c.haveTs ? std::min(c.minTs, e.ts) : e.ts;
+    c.haveTs = true;
+    WarpData& w = c.warps[tid->warp];
+    w.warp = tid->warp;
+    auto ni = st.nameIndex.find(e.name);
+    if (ni == st.nameIndex.end()) {
+        ni = st.nameIndex.emplace(e.name, static_cast<std::uint32_t>(st.names.size())).first;
+        st.names.push_back(e.name);
+    }
+    // Converted per CTA in finish(), once its first event is known.
+    w.raw.push_back(RawScope{ni->second, tid->line, e.ts, e.dur});
+    ++st.used;
+}
+
+ProtonImport importProtonEvents(const std::vector<ProtonEvent>& events, const ProtonImportOptions& options)
+{
+    ProtonBuilder b(options);
+    for (const auto& e : events)
+        b.add(e);
+    return b.finish();
+}
+
+ProtonImport ProtonBuilder::finish()
+{
+    State& st = *m_state;
+    const ProtonImportOptions& options = m_options;
+    const std::string src = options.sourceName.empty() ? std::string("input") : options.sourceName;
+    ProtonImport result;
+    ProtonImportReport& rep = result.report;
+    auto& kernels = st.kernels;
+    const auto used = st.used, foreign = st.foreign;
+    const bool recordedFreq = st.recordedFreq;
+    const double fileFreq = st.fileFreq;
     if (used == 0)
         throw ProtonError(src + ": not a Proton intra-kernel trace (no event has a pid \"<kernel> Core<SM> CTA<n>\" "
                           "and a tid \"warp <w> (line <l>)\"; "
-                          + std::to_string(events.size()) + " events read)");
+                          + std::to_string(used + foreign) + " events read)");
 
     // 2. The SM clock.
     if (options.smClockMhz) {
@@ -303,7 +343,7 @@ ProtonImport importProtonEvents(const std::vector<ProtonEvent>& events, const Pr
                     const double cycles = (r.ts - c.minTs) * c.freq;
                     const auto start = static_cast<TimeNs>(std::llround(ctaStartNs + cycles * nsPerCycle));
                     const auto dur = static_cast<TimeNs>(std::llround(r.dur * c.freq * nsPerCycle));
-                    w.scopes.push_back(WarpScope{r.name, start, start + dur, r.line});
+                    w.scopes.push_back(WarpScope{st.names[r.name], start, start + dur, r.line});
                 }
                 std::stable_sort(w.scopes.begin(), w.scopes.end(),
                                  [](const WarpScope& a, const WarpScope& b) { return a.start < b.start; });

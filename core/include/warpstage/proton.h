@@ -14,6 +14,7 @@
 #include "warpstage/model.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -138,5 +139,32 @@ struct ProtonImport {
     ProtonImportReport report;
 };
 ProtonImport importProtonEvents(const std::vector<ProtonEvent>& events, const ProtonImportOptions& options);
+
+// The same, one event at a time (a streaming reader feeds it): memory grows with the scopes kept
+// (about 24 bytes each, names interned), not with the file.
+class ProtonBuilder {
+public:
+    explicit ProtonBuilder(ProtonImportOptions options);
+    ~ProtonBuilder();
+    ProtonBuilder(const ProtonBuilder&) = delete;
+    ProtonBuilder& operator=(const ProtonBuilder&) = delete;
+    void add(const ProtonEvent& event);     // ProtonError on a scope with a bad time
+    std::int64_t scopeEvents() const;       // events with a Proton pid/tid so far
+    ProtonImport finish();                  // ProtonError when no event was a Proton scope
+
+private:
+    struct State;
+    ProtonImportOptions m_options;
+    std::unique_ptr<State> m_state;
+};
+
+// --- files ---------------------------------------------------------------------------------------------
+// True when the JSON file (plain or gzip) is a Proton trace: an object whose "traceEvents" holds an
+// event with a pid "<kernel> Core<SM> CTA<n>". Reads only up to the first such event; never throws on
+// bad JSON (false).
+bool looksLikeProtonTrace(const std::string& path);
+// Reads a Proton Chrome-trace file with the shared streaming reader (jsonreader.h) and imports it.
+// Throws ProtonError: not JSON, truncated JSON, not a Proton trace, bad event fields (with the byte offset).
+ProtonImport importProtonFile(const std::string& path, const ProtonImportOptions& options);
 
 }  // namespace ws
