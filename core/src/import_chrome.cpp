@@ -469,8 +469,8 @@ ImportFormat detectImportFormat(const std::string& path)
         if (t == Tok::BeginArray && looksLikeProtonTrace(path))
             return ImportFormat::ProtonJson;
         if (t == Tok::BeginArray)
-            throw ImportError(path + ": a Chrome trace in array form, not written by Warpstage; this version imports "
-                                     "Warpstage's own export only");
+            throw ImportError(path + ": a Chrome trace in array form, not written by Warpstage nor by Triton's Proton "
+                                     "(no event pid \"<kernel> Core<SM> CTA<n>\")");
         if (t != Tok::BeginObject)
             throw ImportError(path + ": JSON, but not a trace (the document is not an object)");
         bool events = false;
@@ -493,8 +493,8 @@ ImportFormat detectImportFormat(const std::string& path)
         if (events && looksLikeProtonTrace(path))
             return ImportFormat::ProtonJson;
         if (events)
-            throw ImportError(path + ": a Chrome trace not written by Warpstage (no otherData.warpstage); this version "
-                                     "imports Warpstage's own export only");
+            throw ImportError(path + ": a Chrome trace not written by Warpstage (no otherData.warpstage) nor by "
+                                     "Triton's Proton (no event pid \"<kernel> Core<SM> CTA<n>\")");
         throw ImportError(path + ": JSON, but not a trace (no \"traceEvents\")");
     } catch (const JsonError& e) {
         const std::string w = e.what();

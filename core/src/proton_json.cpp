@@ -16,6 +16,7 @@ struct RawEvent {
     ProtonEvent e;
     std::string ph;
     bool hasTs = false, hasDur = false;
+    std::string bad;   // why a field could not be read (reported by the importer, ignored by detection)
 };
 
 std::optional<double> toDouble(const std::string& t)
@@ -40,7 +41,7 @@ bool scalarText(JsonReader& r, Tok t, std::string& out)
 }
 
 // Reads one event object (after its BeginObject) up to and including its EndObject.
-RawEvent readEvent(JsonReader& r, const std::string& path)
+RawEvent readEvent(JsonReader& r)
 {
     RawEvent ev;
     for (Tok k = r.next(); k != Tok::EndObject; k = r.next()) {
@@ -58,13 +59,14 @@ RawEvent readEvent(JsonReader& r, const std::string& path)
             if (v != Tok::Number) {
                 if (v == Tok::BeginObject || v == Tok::BeginArray)
                     r.skipContainer();
-                throw ProtonError(path + ": an event's \"" + key + "\" is not a number (byte "
-                                  + std::to_string(r.offset()) + ")");
+                ev.bad = "\"" + key + "\" is not a number (byte " + std::to_string(r.offset()) + ")";
+                continue;
             }
             const auto d = toDouble(r.text());
-            if (!d)
-                throw ProtonError(path + ": an event's \"" + key + "\" (" + r.text() + ") is out of range (byte "
-                                  + std::to_string(r.offset()) + ")");
+            if (!d) {
+                ev.bad = "\"" + key + "\" (" + r.text() + ") is out of range (byte " + std::to_string(r.offset()) + ")";
+                continue;
+            }
             (key == "ts" ? ev.e.ts : ev.e.dur) = *d;
             (key == "ts" ? ev.hasTs : ev.hasDur) = true;
         } else if (key == "args" && v == Tok::BeginObject) {
@@ -88,12 +90,12 @@ RawEvent readEvent(JsonReader& r, const std::string& path)
 // Calls `f(RawEvent)` for every object of the trace's event array ("traceEvents", or a top-level array);
 // `f` returns false to stop. Returns whether an event array was found.
 template <typename F>
-bool forEachEvent(JsonReader& r, const std::string& path, F&& f)
+bool forEachEvent(JsonReader& r, F&& f)
 {
     const auto eventsArray = [&]() {
         for (Tok t = r.next(); t != Tok::EndArray; t = r.next()) {
             if (t == Tok::BeginObject) {
-                if (!f(readEvent(r, path)))
+                if (!f(readEvent(r)))
                     return false;
             } else if (t == Tok::BeginArray) {
                 r.skipContainer();
@@ -132,7 +134,7 @@ bool looksLikeProtonTrace(const std::string& path)
         JsonReader r(*src);
         bool proton = false;
         int seen = 0;
-        forEachEvent(r, path, [&](const RawEvent& ev) {
+        forEachEvent(r, [&](const RawEvent& ev) {
             proton = parseProtonPid(ev.e.pid).has_value() && parseProtonTid(ev.e.tid).has_value();
             return !proton && ++seen < 256;   // Proton may write a few "Kernel Call Path" bars first
         });
@@ -152,12 +154,14 @@ ProtonImport importProtonFile(const std::string& path, const ProtonImportOptions
     try {
         auto src = openFileSource(path);
         JsonReader r(*src);
-        const bool found = forEachEvent(r, path, [&](const RawEvent& ev) {
+        const bool found = forEachEvent(r, [&](const RawEvent& ev) {
             ++events;
             if (ev.ph != "X") {
                 ++other;   // metadata, counters, instants: not scopes
                 return true;
             }
+            if (!ev.bad.empty() && parseProtonPid(ev.e.pid))
+                throw ProtonError(path + ": an event of " + ev.e.pid + ": " + ev.bad);
             if (!ev.hasTs || !ev.hasDur) {
                 if (parseProtonPid(ev.e.pid))
                     throw ProtonError(path + ": a complete event of " + ev.e.pid + " has no \""

@@ -4,6 +4,7 @@
 #include "warpstage/analysis.h"
 #include "warpstage/proton.h"
 #include "warpstage/store.h"
+#include "warpstage/traceimport.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -61,8 +62,22 @@ std::string errorOf(const std::function<void()>& f)
         f();
     } catch (const ProtonError& e) {
         return e.what();
+    } catch (const ImportError& e) {
+        return e.what();
     }
     return "(no error)";
+}
+
+std::string fixturePath(const char* name)
+{
+    return std::string(WARPSTAGE_PROTON_FIXTURES "/") + name;
+}
+
+void writeFile(const QString& path, const QByteArray& bytes)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    QCOMPARE(f.write(bytes), qint64(bytes.size()));
 }
 
 }  // namespace
@@ -382,6 +397,108 @@ private slots:
         QCOMPARE(k.intervals[3].duration, TimeNs(0));
         QCOMPARE(k.warps[0].role, WarpRole::Unknown);
         QVERIFY(imp.run.info.notes.find("rescale softmax tick") != std::string::npos);
+    }
+    // --- files, through the shared streaming reader and `warpstage import`'s importTraces ---------------
+    void detectedFromContent()
+    {
+        for (const char* f : {"triton_add.chrome_trace", "gluon_pipelined.chrome_trace", "gluon_ws.chrome_trace"}) {
+            QVERIFY2(looksLikeProtonTrace(fixturePath(f)), f);
+            QVERIFY2(detectImportFormat(fixturePath(f)) == ImportFormat::ProtonJson, f);
+        }
+    }
+
+    void fileImportEqualsEventImport()
+    {
+        // The streaming reader gives the same run as the events Qt's JSON reads.
+        for (const char* f : {"triton_add.chrome_trace", "gluon_pipelined.chrome_trace", "gluon_ws.chrome_trace"}) {
+            const auto a = importProtonFile(fixturePath(f), {});
+            const auto b = importProtonEvents(fixtureEvents(f), {});
+            const auto& ka = a.run.kernels.at(0);
+            const auto& kb = b.run.kernels.at(0);
+            QCOMPARE(ka.intervals.size(), kb.intervals.size());
+            for (std::size_t i = 0; i < ka.intervals.size(); ++i) {
+                QCOMPARE(ka.intervals[i].start, kb.intervals[i].start);
+                QCOMPARE(ka.intervals[i].duration, kb.intervals[i].duration);
+                QCOMPARE(ka.intervals[i].kind, kb.intervals[i].kind);
+            }
+            QCOMPARE(ka.loads.size(), kb.loads.size());
+            QCOMPARE(a.run.info.commandLine, "warpstage import " + fixturePath(f));
+        }
+    }
+
+    void importCommandWritesRuns()
+    {
+        QTemporaryDir dir;
+        const std::string out = dir.filePath("p.wstrace").toStdString();
+        const auto runs = importTraces({fixturePath("gluon_ws.chrome_trace"), fixturePath("triton_add.chrome_trace")}, out);
+        QCOMPARE(runs.size(), std::size_t(2));
+        QCOMPARE(runs[0].format, ImportFormat::ProtonJson);
+        QCOMPARE(runs[0].intervals, std::int64_t(656));
+        auto store = TraceStore::openReadOnly(out);
+        const auto infos = store.runs();
+        QCOMPARE(infos.size(), std::size_t(2));
+        QVERIFY(infos[0].notes.find("1980 MHz, assumed") != std::string::npos);
+        QVERIFY(infos[0].notes.find("first ts 0.032") != std::string::npos);   // the original numbers
+        const auto kernel = store.kernels(infos[1].id).at(0);
+        const auto trace = store.loadKernel(kernel.id);
+        QCOMPARE(trace.phaseNames, std::vector<std::string>{"kernel"});      // unmapped: a user phase, stored
+        QCOMPARE(trace.lanes.size(), std::size_t(64));
+        // --sm-clock-mhz and --mapping reach the importer.
+        const QString map = dir.filePath("m.map");
+        writeFile(map, "kernel = setup\n");
+        const std::string out2 = dir.filePath("q.wstrace").toStdString();
+        ImportOptions o;
+        o.smClockMhz = 1000.0;
+        o.mappingFile = map.toStdString();
+        importTraces({fixturePath("triton_add.chrome_trace")}, out2, o);
+        auto s2 = TraceStore::openReadOnly(out2);
+        const auto t2 = s2.loadKernel(s2.kernels(s2.runs().at(0).id).at(0).id);
+        QVERIFY(t2.phaseNames.empty());
+        QCOMPARE(t2.run.device.smClockKHz, 1000000);
+        QVERIFY(t2.run.notes.find("--sm-clock-mhz") != std::string::npos);
+    }
+
+    void badInput_data()
+    {
+        QTest::addColumn<QByteArray>("content");
+        QTest::addColumn<QString>("mapping");
+        QTest::addColumn<QString>("message");
+        QFile f(QString::fromStdString(fixturePath("gluon_ws.chrome_trace")));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray ws = f.readAll();
+        QTest::newRow("truncated") << ws.left(ws.size() / 2) << QString() << "truncated JSON";
+        QTest::newRow("not JSON") << QByteArray("Core1 CTA1 warp 0") << QString() << "not JSON";
+        QTest::newRow("other Chrome trace")
+            << QByteArray(R"({"traceEvents":[{"ph":"X","name":"a","pid":12,"tid":3,"ts":0,"dur":1}]})") << QString()
+            << "nor by Triton's Proton";
+        QTest::newRow("mapping error") << ws << QStringLiteral("tma_issue = issue_load\nwgmma = mma\n")
+                                       << ":2: unknown phase kind 'mma'";
+        QTest::newRow("bad ts")
+            << QByteArray(R"j({"traceEvents":[{"ph":"X","name":"a","pid":"k Core1 CTA0","tid":"warp 0 (line 0)","ts":"x","dur":1}]})j")
+            << QString() << "an event of k Core1 CTA0: \"ts\" is not a number";
+    }
+    void badInput()
+    {
+        QFETCH(QByteArray, content);
+        QFETCH(QString, mapping);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString in = dir.filePath("in.chrome_trace");
+        writeFile(in, content);
+        ImportOptions o;
+        if (!mapping.isEmpty()) {
+            o.mappingFile = dir.filePath("bad.map").toStdString();
+            writeFile(QString::fromStdString(o.mappingFile), mapping.toUtf8());
+        }
+        const std::string out = dir.filePath("out.wstrace").toStdString();
+        const auto what = errorOf([&] { importTraces({in.toStdString()}, out, o); });
+        QVERIFY2(QString::fromStdString(what).contains(message), what.c_str());
+        // Nothing written on failure: no output, no temporary file left next to it.
+        QVERIFY(!QFile::exists(QString::fromStdString(out)));
+        QStringList left = QDir(dir.path()).entryList(QDir::Files);
+        left.removeAll("in.chrome_trace");
+        left.removeAll("bad.map");
+        QVERIFY2(left.isEmpty(), qPrintable(left.join(", ")));
     }
 };
 
