@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "cli_traceexport.h"
 
 #include "figureexport.h"
 #include "timelinelayout.h"
@@ -32,6 +33,12 @@ QString helpText()
         "  warpstage export FILE --out IMAGE [options]\n"
         "                                draw a kernel's timeline into IMAGE (.png, .svg or .pdf)\n"
         "                                without a display; the same input gives the same bytes\n"
+        "  warpstage export FILE --out TRACE [--flows] [--no-counters] [options]\n"
+        "                                write the timeline for other tools: TRACE .json or .json.gz\n"
+        "                                (Chrome Trace Event JSON) or .perfetto-trace (Perfetto)\n"
+        "  warpstage import FILE... -o OUT.wstrace\n"
+        "                                read traces of other tools into a new Warpstage file (this\n"
+        "                                version: Warpstage's own .json / .json.gz export)\n"
         "  warpstage --screenshot IMAGE [FILE]\n"
         "                                open FILE (or the sample), save a picture of the window once\n"
         "                                its first kernel is drawn, and quit (needs a display or Xvfb)\n"
@@ -49,13 +56,15 @@ QString helpText()
         "  --size WxH        image size in pixels (default 1600x900)\n"
         "  --dpi N           resolution, 24..1200 (default 96): written into the PNG, and scales text\n"
         "  --title TEXT      figure title (default: rung, shape and kernel)\n"
+        "  --flows           trace formats: flow arrows from each load's issue to the waits it satisfied\n"
+        "  --no-counters     trace formats: leave out the loads-in-flight counter of each CTA\n"
         "\n"
         "Exit codes:\n"
         "  0  success\n"
         "  1  the command failed (export: unknown run or kernel, empty range, cannot write the image)\n"
         "  2  bad command line (unknown subcommand or option, missing or malformed value)\n"
         "  3  the trace file cannot be read (missing, not SQLite, not a Warpstage trace, corrupt,\n"
-        "     or made by a newer Warpstage)\n"
+        "     or made by a newer Warpstage); import: an input that is no trace it reads, or is cut short\n"
         "  4  the trace file is an older Warpstage schema: open it in the viewer to migrate a copy\n");
 }
 
@@ -64,7 +73,7 @@ bool isHeadlessCommand(int argc, char** argv)
     if (argc < 2)
         return false;
     const char* a = argv[1];
-    return !std::strcmp(a, "info") || !std::strcmp(a, "export") || !std::strcmp(a, "--help") ||
+    return !std::strcmp(a, "info") || !std::strcmp(a, "export") || !std::strcmp(a, "import") || !std::strcmp(a, "--help") ||
            !std::strcmp(a, "-h") || !std::strcmp(a, "--version") || !std::strcmp(a, "-v") ||
            !std::strcmp(a, "help");
 }
@@ -174,6 +183,8 @@ static int runInfo(const QStringList& args)
 
 static int runExport(int argc, char** argv, const QStringList& args)
 {
+    if (isTraceExportCommand(args))
+        return runTraceExport(args);
     FigureOptions opt;
     bool haveOut = false;
     for (int i = 0; i < args.size(); ++i) {
@@ -223,7 +234,7 @@ static int runExport(int argc, char** argv, const QStringList& args)
                 return usage(QStringLiteral("export: --out needs a value"));
             const QString ext = v.section(QLatin1Char('.'), -1).toLower();
             if (ext != QLatin1String("png") && ext != QLatin1String("svg") && ext != QLatin1String("pdf"))
-                return usage(QStringLiteral("export: --out must end in .png, .svg or .pdf, got '%1'").arg(v));
+                return usage(QStringLiteral("export: --out must end in .png, .svg, .pdf, .json, .json.gz or .perfetto-trace, got '%1'").arg(v));
             opt.out = v;
             haveOut = true;
         } else if (a == QLatin1String("--size")) {
@@ -309,6 +320,8 @@ int runHeadless(int argc, char** argv)
         return runInfo(args);
     if (cmd == QLatin1String("export"))
         return runExport(argc, argv, args);
+    if (cmd == QLatin1String("import"))
+        return runImport(args);
     return usage(QStringLiteral("unknown subcommand '%1'").arg(cmd));
 }
 

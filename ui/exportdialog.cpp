@@ -22,6 +22,10 @@ ExportDialog::ExportDialog(const QString& defaultPath, const QString& defaultTit
     m_format->addItem(tr("PNG (raster)"), QStringLiteral("png"));
     m_format->addItem(tr("SVG (vector)"), QStringLiteral("svg"));
     m_format->addItem(tr("PDF (vector)"), QStringLiteral("pdf"));
+    // Trace formats for other tools (docs/interop.md): the whole kernel, every warp.
+    m_format->addItem(tr("Chrome trace JSON (chrome://tracing, Perfetto)"), QStringLiteral("json"));
+    m_format->addItem(tr("Chrome trace JSON, gzip"), QStringLiteral("json.gz"));
+    m_format->addItem(tr("Perfetto trace (ui.perfetto.dev)"), QStringLiteral("perfetto-trace"));
     form->addRow(tr("Format:"), m_format);
     auto* pr = new QHBoxLayout;
     m_path = new QLineEdit(defaultPath);
@@ -57,26 +61,41 @@ ExportDialog::ExportDialog(const QString& defaultPath, const QString& defaultTit
     connect(m_format, &QComboBox::currentIndexChanged, this, &ExportDialog::syncExtension);
     connect(browse, &QToolButton::clicked, this, [this] {
         const QString f = QFileDialog::getSaveFileName(this, tr("Export image"), m_path->text(),
-                                                       tr("Images (*.png *.svg *.pdf)"));
+                                                       tr("Images and traces (*.png *.svg *.pdf *.json *.json.gz *.perfetto-trace)"));
         if (f.isEmpty())
             return;
         m_path->setText(f);
-        const int i = m_format->findData(QFileInfo(f).suffix().toLower());
+        const int i = m_format->findData(formatOf(f));
         if (i >= 0)
             m_format->setCurrentIndex(i);
     });
-    const int i = m_format->findData(QFileInfo(defaultPath).suffix().toLower());
+    const int i = m_format->findData(formatOf(defaultPath));
     if (i >= 0)
         m_format->setCurrentIndex(i);
     resize(520, sizeHint().height());
 }
 
+QString ExportDialog::formatOf(const QString& path)
+{
+    const QString p = path.toLower();
+    if (p.endsWith(QLatin1String(".json.gz")))
+        return QStringLiteral("json.gz");
+    return QFileInfo(p).suffix();
+}
+
 void ExportDialog::syncExtension()
 {
     const QString ext = m_format->currentData().toString();
-    QFileInfo fi(m_path->text());
-    m_path->setText(fi.path() + QLatin1Char('/') + fi.completeBaseName() + QLatin1Char('.') + ext);
+    QString base = m_path->text();
+    const QString old = formatOf(base);
+    if (!old.isEmpty() && base.toLower().endsWith(QLatin1Char('.') + old))
+        base.chop(old.size() + 1);
+    m_path->setText(base + QLatin1Char('.') + ext);
+    const bool image = ext == QLatin1String("png") || ext == QLatin1String("svg") || ext == QLatin1String("pdf");
     m_dpi->setEnabled(ext == QLatin1String("png"));
+    m_w->setEnabled(image);
+    m_h->setEnabled(image);
+    m_title->setEnabled(image);
 }
 
 QString ExportDialog::path() const

@@ -1,4 +1,5 @@
-// File ▸ Export image…: PNG (size + DPI), SVG or PDF of the current timeline view.
+// File ▸ Export image…: PNG (size + DPI), SVG or PDF of the current timeline view, or the kernel as a
+// trace for other tools (Chrome JSON, gzip or not, or Perfetto; docs/interop.md).
 #pragma once
 
 #include <QDialog>
@@ -20,6 +21,9 @@ public:
     QSize sizePx() const;
     double dpi() const;
     QString title() const;
+
+    // "png", "json.gz", "perfetto-trace", ... of a file name (lower case).
+    static QString formatOf(const QString& path);
 
 private:
     void syncExtension();

@@ -13,6 +13,7 @@
 #include "stallspanel.h"
 #include "teachingpanel.h"
 #include "timelinewidget.h"
+#include "warpstage/traceexport.h"
 
 #include <QAction>
 #include <QApplication>
@@ -217,6 +218,17 @@ bool MainWindow::exportCurrentView(const QString& path, QSize sizePx, double dpi
         if (error)
             *error = tr("No kernel is shown: nothing to export.");
         return false;
+    }
+    if (ws::traceFormatForPath(path.toStdString())) {
+        // A trace for other tools: the whole kernel, every warp (the CLI takes --range and --lanes).
+        try {
+            ws::exportKernelTrace(*m_trace, {}, path.toStdString());
+            return true;
+        } catch (const std::exception& e) {
+            if (error)
+                *error = QString::fromStdString(e.what());
+            return false;
+        }
     }
     return m_timeline->exportImage(path, sizePx, dpi, title, error);
 }

@@ -307,7 +307,7 @@ ExportStats writeChromeProgram(const ProgramTrace& p, const TraceExportOptions& 
     Out out(sink);
     ExportStats st;
     header(out, "program", origin, p.run);
-    out.put("},\n\"traceEvents\":[\n");
+    out.put("}},\n\"traceEvents\":[\n");
     EventList ev(out);
     constexpr int kGpu = 1, kNvtx = 2, kApi = 3;
     metadata(ev, kGpu, 0, "process_name",

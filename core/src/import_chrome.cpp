@@ -334,6 +334,8 @@ void Importer::event(const Fields& e, const Fields& args)
 void Importer::readEvents()
 {
     m_haveEvents = true;
+    if (m_haveMeta && m_view != "warp")
+        bad("a Warpstage export of the '" + m_view + "' view; only the warp view (one kernel's timeline) can be imported");
     for (Tok t = m_r.next(); t != Tok::EndArray; t = m_r.next()) {
         expect(t, Tok::BeginObject, "a trace event");
         std::vector<std::pair<std::string, Fields>> nested;

@@ -382,8 +382,10 @@ void JsonReader::readString()
             return;
         if (c < 0x20)
             fail("control character inside a string");
-        if (c != '\\')
-            continue;   // unreachable (the fast path stops only at '"', '\\' or controls) but harmless
+        if (c != '\\') {
+            m_text.push_back(char(c));   // a plain byte the fast path left because the buffer ran out
+            continue;
+        }
         const int e = get();
         switch (e) {
         case '"': m_text.push_back('"'); break;
