@@ -131,7 +131,8 @@ int runTraceExport(const QStringList& args)
         }
         ws::ExportStats st;
         if (program) {
-            if (std::none_of(store->runs().begin(), store->runs().end(), [&](const auto& r) { return r.id == runId; })) {
+            const auto runs = store->runs();
+            if (std::none_of(runs.begin(), runs.end(), [&](const auto& r) { return r.id == runId; })) {
                 err(QStringLiteral("%1: there is no run %2").arg(file).arg(runId));
                 return ExitFailure;
             }

@@ -219,6 +219,8 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
         where += ",\"tid\":";
         appendInt(where, l.warpIndex);
         for (std::size_t i = sel.first[std::size_t(li)]; i < sel.last[std::size_t(li)]; ++i) {
+            if (!sel.inRange(l.start[i], l.end(i)))
+                continue;
             const IntervalKind k = l.kind[i];
             std::string& np = namePart[static_cast<std::uint8_t>(k)];
             if (np.empty()) {
@@ -247,11 +249,10 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
         }
     }
 
-    if (options.counters)
+    if (options.counters) {
+        const auto inFlight = loadsInFlight(trace, sel);
         for (std::size_t c = 0; c < trace.ctas.size(); ++c) {
-            if (!sel.ctaSelected[c])
-                continue;
-            for (const auto& [t, n] : loadsInFlight(trace, int(c), sel)) {
+            for (const auto& [t, n] : inFlight[c]) {
                 std::string& s = ev.begin();
                 s += "{\"ph\":\"C\",\"pid\":";
                 appendInt(s, int(c) + 1);
@@ -264,6 +265,7 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
                 ++st.counterSamples;
             }
         }
+    }
 
     if (options.flows) {
         std::int64_t id = 0;

@@ -114,16 +114,19 @@ Selection select(const KernelTrace& trace, const TraceExportOptions& options)
         sel.lanes.push_back(int(li));
         if (l.ctaIndex >= 0 && std::size_t(l.ctaIndex) < trace.ctas.size())
             sel.ctaSelected[std::size_t(l.ctaIndex)] = true;
-        // Lanes are sorted by start and do not overlap: the intervals in range are one run of them.
+        // Lanes are sorted by start: [first, last) spans every interval in range. Intervals inside that span
+        // that miss the range (possible only where a lane's intervals nest) are skipped by the writers.
         std::size_t a = 0;
-        while (a < l.size() && !sel.inRange(l.start[a], l.end(a)) && l.start[a] < sel.hi)
+        while (a < l.size() && l.start[a] < sel.hi && !sel.inRange(l.start[a], l.end(a)))
             ++a;
         std::size_t b = a;
-        while (b < l.size() && l.start[b] < sel.hi)
-            ++b;
+        for (std::size_t i = a; i < l.size() && l.start[i] < sel.hi; ++i)
+            if (sel.inRange(l.start[i], l.end(i))) {
+                b = i + 1;
+                ++intervals;
+            }
         sel.first[li] = a;
-        sel.last[li] = b;
-        intervals += std::int64_t(b - a);
+        sel.last[li] = std::max(a, b);
     }
     if (sel.lanes.empty())
         throw ExportError("the lane filter selects no warp");
@@ -132,24 +135,29 @@ Selection select(const KernelTrace& trace, const TraceExportOptions& options)
     return sel;
 }
 
-std::vector<std::pair<TimeNs, int>> loadsInFlight(const KernelTrace& trace, int cta, const Selection& sel)
+std::vector<std::vector<std::pair<TimeNs, int>>> loadsInFlight(const KernelTrace& trace, const Selection& sel)
 {
-    std::vector<std::pair<TimeNs, int>> changes;
+    std::vector<std::vector<std::pair<TimeNs, int>>> changes(trace.ctas.size());
     for (const LoadTransfer& ld : trace.loads)
-        if (ld.ctaId == cta && sel.inRange(ld.issue, ld.ready)) {
-            changes.emplace_back(ld.issue, +1);
-            changes.emplace_back(ld.ready, -1);
+        if (ld.ctaId >= 0 && std::size_t(ld.ctaId) < trace.ctas.size() && sel.ctaSelected[std::size_t(ld.ctaId)] &&
+            sel.inRange(ld.issue, ld.ready)) {
+            changes[std::size_t(ld.ctaId)].emplace_back(ld.issue, +1);
+            changes[std::size_t(ld.ctaId)].emplace_back(ld.ready, -1);
         }
-    std::sort(changes.begin(), changes.end());
-    std::vector<std::pair<TimeNs, int>> out;
-    int n = 0;
-    for (std::size_t i = 0; i < changes.size();) {
-        const TimeNs t = changes[i].first;
-        for (; i < changes.size() && changes[i].first == t; ++i)
-            n += changes[i].second;
-        out.emplace_back(t, n);
+    for (auto& c : changes) {
+        std::sort(c.begin(), c.end());
+        // Fold the changes at one time into one sample holding the count after them.
+        std::size_t o = 0;
+        int n = 0;
+        for (std::size_t i = 0; i < c.size();) {
+            const TimeNs t = c[i].first;
+            for (; i < c.size() && c[i].first == t; ++i)
+                n += c[i].second;
+            c[o++] = {t, n};
+        }
+        c.resize(o);
     }
-    return out;
+    return changes;
 }
 
 std::vector<Flow> loadFlows(const KernelTrace& trace, const Selection& sel)
@@ -164,7 +172,7 @@ std::vector<Flow> loadFlows(const KernelTrace& trace, const Selection& sel)
     for (int li : sel.lanes) {
         const Lane& l = trace.lanes[std::size_t(li)];
         for (std::size_t i = sel.first[std::size_t(li)]; i < sel.last[std::size_t(li)]; ++i) {
-            if (l.kstep[i] < 0)
+            if (l.kstep[i] < 0 || !sel.inRange(l.start[i], l.end(i)))
                 continue;
             const IntervalKind k = l.kind[i];
             if (k == IntervalKind::IssueLoad || k == IntervalKind::Load)

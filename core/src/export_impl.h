@@ -56,8 +56,9 @@ struct Selection {
 // Throws ExportError for a bad mask or a selection without intervals.
 Selection select(const KernelTrace& trace, const TraceExportOptions& options);
 
-// "loads in flight" of one CTA: (time, count after the changes at that time), time-sorted.
-std::vector<std::pair<TimeNs, int>> loadsInFlight(const KernelTrace& trace, int cta, const Selection& sel);
+// "loads in flight" per CTA (index into trace.ctas; empty for CTAs not selected): (time, count after the
+// changes at that time), time-sorted. One pass over the loads.
+std::vector<std::vector<std::pair<TimeNs, int>>> loadsInFlight(const KernelTrace& trace, const Selection& sel);
 
 // One flow: a load's issue (producer lane, time) to a consumer wait (lane, time inside the wait).
 struct Flow {

@@ -5,6 +5,7 @@
 // numbers never change for existing fields.
 #include "export_impl.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace ws {
@@ -90,10 +91,15 @@ struct Pb {
     void clear() { b.clear(); }
 };
 
-std::uint64_t smUuid(int sm) { return (std::uint64_t(1) << 32) | std::uint32_t(sm); }
-std::uint64_t ctaUuid(std::size_t c) { return (std::uint64_t(2) << 32) | c; }
-std::uint64_t laneUuid(std::size_t l) { return (std::uint64_t(3) << 32) | l; }
-std::uint64_t counterUuid(std::size_t c) { return (std::uint64_t(4) << 32) | c; }
+// Track uuids: small numbers (short varints in every event), the warps' first as they are used most:
+// warps 1..L, CTAs L+1..L+C, their counters L+C+1..L+2C, SMs after that.
+struct Uuids {
+    std::uint64_t lanes = 0, ctas = 0;
+    std::uint64_t lane(std::size_t l) const { return 1 + l; }
+    std::uint64_t cta(std::size_t c) const { return 1 + lanes + c; }
+    std::uint64_t counter(std::size_t c) const { return 1 + lanes + ctas + c; }
+    std::uint64_t sm(int s) const { return 1 + lanes + 2 * ctas + std::uint64_t(std::max(0, s)); }
+};
 
 class PacketWriter {
 public:
@@ -115,6 +121,7 @@ private:
 ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOptions& options, ByteSink& sink)
 {
     const Selection sel = select(trace, options);
+    const Uuids id{trace.lanes.size(), trace.ctas.size()};
     Out out(sink);
     PacketWriter pw(out);
     ExportStats st;
@@ -178,26 +185,26 @@ ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOption
             smDone.resize(std::size_t(sm) + 1, false);
         if (!smDone[std::size_t(sm)]) {
             smDone[std::size_t(sm)] = true;
-            descriptor(smUuid(sm), 0, "SM " + std::to_string(cta.smId), sm, true, false);
+            descriptor(id.sm(sm), 0, "SM " + std::to_string(cta.smId), sm, true, false);
         }
-        descriptor(ctaUuid(c), smUuid(sm), "CTA " + std::to_string(cta.blockLinear), std::int64_t(c), true, false);
+        descriptor(id.cta(c), id.sm(sm), "CTA " + std::to_string(cta.blockLinear), std::int64_t(c), true, false);
         if (options.counters)
-            descriptor(counterUuid(c), ctaUuid(c), "loads in flight", 0, false, true);
+            descriptor(id.counter(c), id.cta(c), "loads in flight", 0, false, true);
     }
     for (const int li : sel.lanes) {
         const Lane& l = trace.lanes[std::size_t(li)];
-        descriptor(laneUuid(std::size_t(li)), ctaUuid(std::size_t(l.ctaIndex)), warpTrackName(l), l.warpIndex + 1, false, false);
+        descriptor(id.lane(std::size_t(li)), id.cta(std::size_t(l.ctaIndex)), warpTrackName(l), l.warpIndex + 1, false, false);
         ++st.lanes;
     }
 
     // Flows attach to the slices they start from / end in.
     std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint64_t, bool>>> flowsAt;   // (lane, index) -> (id, terminating)
     if (options.flows) {
-        std::uint64_t id = 0;
+        std::uint64_t flowId = 0;
         for (const Flow& f : loadFlows(trace, sel)) {
-            ++id;
-            flowsAt[(std::uint64_t(f.fromLane) << 40) | f.fromIndex].emplace_back(id, false);
-            flowsAt[(std::uint64_t(f.toLane) << 40) | f.toIndex].emplace_back(id, true);
+            ++flowId;
+            flowsAt[(std::uint64_t(f.fromLane) << 40) | f.fromIndex].emplace_back(flowId, false);
+            flowsAt[(std::uint64_t(f.toLane) << 40) | f.toIndex].emplace_back(flowId, true);
             ++st.flows;
         }
     }
@@ -205,20 +212,27 @@ ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOption
     // Slices: begin and end per interval, lane by lane (trace_processor sorts packets by timestamp).
     for (const int li : sel.lanes) {
         const Lane& l = trace.lanes[std::size_t(li)];
-        const std::uint64_t track = laneUuid(std::size_t(li));
+        const std::uint64_t track = id.lane(std::size_t(li));
         for (std::size_t i = sel.first[std::size_t(li)]; i < sel.last[std::size_t(li)]; ++i) {
+            if (!sel.inRange(l.start[i], l.end(i)))
+                continue;
             inner.clear();
             inner.u(pf::kType, pf::kSliceBegin);
             inner.u(pf::kTrackUuid, track);
             inner.u(pf::kNameIid, std::uint64_t(static_cast<std::uint8_t>(l.kind[i])) + 1);
-            sub.clear();
-            sub.u(pf::kAnnNameIid, kAnnKstep);
-            sub.i(pf::kAnnIntValue, l.kstep[i]);
-            inner.msg(pf::kDebugAnnotations, sub);
-            sub.clear();
-            sub.u(pf::kAnnNameIid, kAnnSlot);
-            sub.i(pf::kAnnIntValue, l.slot[i]);
-            inner.msg(pf::kDebugAnnotations, sub);
+            // -1 ("none") is left out: as a varint it would take ten bytes.
+            if (l.kstep[i] >= 0) {
+                sub.clear();
+                sub.u(pf::kAnnNameIid, kAnnKstep);
+                sub.i(pf::kAnnIntValue, l.kstep[i]);
+                inner.msg(pf::kDebugAnnotations, sub);
+            }
+            if (l.slot[i] >= 0) {
+                sub.clear();
+                sub.u(pf::kAnnNameIid, kAnnSlot);
+                sub.i(pf::kAnnIntValue, l.slot[i]);
+                inner.msg(pf::kDebugAnnotations, sub);
+            }
             if (isUserPhase(l.kind[i]) || l.kind[i] == IntervalKind::Other) {
                 sub.clear();
                 sub.u(pf::kAnnNameIid, kAnnKind);
@@ -228,8 +242,8 @@ ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOption
             if (!flowsAt.empty()) {
                 const auto it = flowsAt.find((std::uint64_t(li) << 40) | i);
                 if (it != flowsAt.end())
-                    for (const auto& [id, term] : it->second)
-                        inner.fixed64(term ? pf::kTerminatingFlowIds : pf::kFlowIds, id);
+                    for (const auto& [fid, term] : it->second)
+                        inner.fixed64(term ? pf::kTerminatingFlowIds : pf::kFlowIds, fid);
             }
             packet.clear();
             packet.u(pf::kTimestamp, std::uint64_t(l.start[i] - sel.origin));
@@ -250,14 +264,13 @@ ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOption
         }
     }
 
-    if (options.counters)
+    if (options.counters) {
+        const auto inFlight = loadsInFlight(trace, sel);
         for (std::size_t c = 0; c < trace.ctas.size(); ++c) {
-            if (!sel.ctaSelected[c])
-                continue;
-            for (const auto& [t, n] : loadsInFlight(trace, int(c), sel)) {
+            for (const auto& [t, n] : inFlight[c]) {
                 inner.clear();
                 inner.u(pf::kType, pf::kCounterEvent);
-                inner.u(pf::kTrackUuid, counterUuid(c));
+                inner.u(pf::kTrackUuid, id.counter(c));
                 inner.i(pf::kCounterValue, n);
                 packet.clear();
                 packet.u(pf::kTimestamp, std::uint64_t(t - sel.origin));
@@ -267,6 +280,7 @@ ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOption
                 ++st.counterSamples;
             }
         }
+    }
     out.flush();
     st.bytes = out.bytes();
     return st;

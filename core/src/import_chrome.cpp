@@ -385,6 +385,7 @@ RunRecord Importer::run()
     k.launch = m_launch;
     k.launch.traced = true;
     k.phaseNames = m_phaseNames;
+    k.intervals.reserve(std::size_t(m_intervals));   // no doubling reallocation on a 10M-interval import
     std::map<std::int64_t, int> ctaIndex;
     TimeNs lo = 0, hi = 0;
     bool any = false;
@@ -439,6 +440,7 @@ RunRecord Importer::run()
         }
         if (cta.end < cta.start)
             cta.end = cta.start = lo;
+        std::vector<Iv>().swap(w.intervals);   // converted: give the memory back before the next warp
     }
     if (!m_haveLaunchTimes) {
         k.launch.start = lo;

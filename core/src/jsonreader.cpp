@@ -286,7 +286,8 @@ void JsonReader::literal(std::string_view word)
         if (c < 0)
             failAtEnd();
         if (c != w)
-            fail("invalid literal (expected '" + std::string(word) + "')");
+            fail(m_state == State::Start ? "not JSON: the input does not start with a JSON value"
+                                         : "invalid literal (expected '" + std::string(word) + "')");
     }
 }
 

@@ -299,6 +299,36 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(ExportError, chrome(m_trace, o));
     }
 
+    void rangeWithNestedIntervals()
+    {
+        // One warp whose user phase holds shorter phases: a range inside the second inner one keeps the outer
+        // and that one, not the first inner one (which lies between them in start order).
+        KernelTrace t;
+        t.launch.start = 1000;
+        t.launch.end = 1300;
+        Cta c;
+        c.smId = 2;
+        c.blockLinear = 5;
+        t.ctas.push_back(c);
+        Lane l;
+        l.role = WarpRole::Worker;
+        for (auto [s, d] : {std::pair<TimeNs, int>{1000, 100}, {1010, 10}, {1030, 10}, {1200, 10}}) {
+            l.start.push_back(s);
+            l.duration.push_back(d);
+            l.kind.push_back(IntervalKind::Compute);
+            l.slot.push_back(-1);
+            l.kstep.push_back(int(s));
+        }
+        t.lanes.push_back(l);
+        TraceExportOptions o;
+        o.range = std::pair(TimeNs(35), TimeNs(36));
+        std::vector<int> ksteps;
+        for (const auto& v : events(parse(chrome(t, o))))
+            if (v.toObject().value("ph").toString() == "X")
+                ksteps.push_back(v.toObject().value("args").toObject().value("kstep").toInt());
+        QCOMPARE(ksteps, (std::vector<int>{1000, 1030}));
+    }
+
     void userPhasesByTheirNames()
     {
         QTemporaryDir dir;

@@ -210,7 +210,7 @@ private slots:
                 QCOMPARE(TimeNs(t0), lane->start[i] - origin);
                 QCOMPARE(TimeNs(t1), lane->end(i) - origin);
                 QCOMPARE(names[b.u(10)], std::string(intervalKindLabel(lane->kind[i])));
-                std::map<std::string, std::int64_t> ann;
+                std::map<std::string, std::int64_t> ann{{"kstep", -1}, {"slot", -1}};   // absent: none
                 for (auto [it, end] = b.bytes.equal_range(4); it != end; ++it) {
                     const Msg a = decode(it->second);
                     ann[annNames[a.u(1)]] = std::int64_t(a.u(4));

@@ -144,6 +144,7 @@ private slots:
         QTest::newRow("empty") << "" << "empty";
         QTest::newRow("blank") << "   " << "empty";
         QTest::newRow("not json") << "hello" << "not JSON";
+        QTest::newRow("text starting like a literal") << "this is text" << "not JSON";
         QTest::newRow("truncated object") << "{\"a\": [1, 2" << "truncated JSON: the input ends inside an array";
         QTest::newRow("truncated string") << "{\"a\": \"abc" << "truncated";
         QTest::newRow("truncated key") << "{\"a" << "truncated";
