@@ -314,6 +314,11 @@ ProtonImport ProtonBuilder::finish()
 
     for (KernelData& kd : kernels) {
         KernelRecord k;
+        std::size_t scopeCount = 0;
+        for (const auto& [ctaId, c] : kd.ctas)
+            for (const auto& [warpIdx, w] : c.warps)
+                scopeCount += w.raw.size();
+        k.intervals.reserve(scopeCount);   // one interval per scope, more where scopes nest
         std::vector<ScopeSpan> brackets;
         std::map<std::string, int> userIndex;
         int maxWarp = 0, maxCta = 0;
@@ -337,6 +342,7 @@ ProtonImport ProtonBuilder::finish()
             TimeNs cs = 0, ce = 0;
             bool cAny = false;
             std::vector<WarpInfo> infos;
+            const std::size_t ctaFirstInterval = k.intervals.size();
             for (auto& [warpIdx, w] : c.warps) {
                 w.scopes.reserve(w.raw.size());
                 for (const auto& r : w.raw) {
@@ -345,6 +351,7 @@ ProtonImport ProtonBuilder::finish()
                     const auto dur = static_cast<TimeNs>(std::llround(r.dur * c.freq * nsPerCycle));
                     w.scopes.push_back(WarpScope{st.names[r.name], start, start + dur, r.line});
                 }
+                std::vector<RawScope>().swap(w.raw);   // converted: free it now (peak memory of big files)
                 std::stable_sort(w.scopes.begin(), w.scopes.end(),
                                  [](const WarpScope& a, const WarpScope& b) { return a.start < b.start; });
                 maxWarp = std::max(maxWarp, warpIdx);
@@ -465,11 +472,12 @@ ProtonImport ProtonBuilder::finish()
                 }
                 // The issue intervals carry the k-step of the load they issue.
                 if (d > 0)
-                    for (auto& iv : k.intervals)
-                        if (iv.kind == IntervalKind::IssueLoad && iv.kstep >= 0
-                            && k.warps[static_cast<std::size_t>(iv.warpId)].ctaId == static_cast<RowId>(ctaLocal))
-                            iv.kstep += static_cast<std::int32_t>(d);
+                    for (std::size_t i = ctaFirstInterval; i < k.intervals.size(); ++i)
+                        if (k.intervals[i].kind == IntervalKind::IssueLoad && k.intervals[i].kstep >= 0)
+                            k.intervals[i].kstep += static_cast<std::int32_t>(d);
             }
+            for (auto& [warpIdx, w] : c.warps)
+                std::vector<WarpScope>().swap(w.scopes);   // the CTA is done
         }
         std::sort(k.loads.begin(), k.loads.end(), [](const LoadTransfer& a, const LoadTransfer& b) {
             return a.issue < b.issue;
@@ -503,7 +511,8 @@ ProtonImport ProtonBuilder::finish()
     if (foreign > 0)
         n << " (" << foreign << " events without a Proton pid/tid skipped)";
     n << ".\n";
-    n << "Timeline: the innermost scope of each warp at each instant; outer scopes are kept as brackets.\n";
+    n << "Timeline: the innermost scope of each warp at each instant (an outer scope shows where its inner scopes "
+         "leave gaps; the scopes themselves are not stored in this version).\n";
     if (!rep.unmappedScopes.empty()) {
         n << "Scopes without a phase kind (user-named phases):";
         for (const auto& s : rep.unmappedScopes)
