@@ -530,7 +530,8 @@ std::vector<ImportedRun> importTraces(const std::vector<std::string>& inputs, co
         ImportedRun ir{in, detectImportFormat(in), 0, 0};
         RunRecord rec = ir.format == ImportFormat::ProtonJson ? importProtonTrace(in, options)
                                                               : importWarpstageChromeJson(in);
-        ir.intervals = std::int64_t(rec.kernels.front().intervals.size());
+        for (const KernelRecord& k : rec.kernels)   // a Proton file may hold several kernels
+            ir.intervals += std::int64_t(k.intervals.size());
         runs.emplace_back(std::move(ir), std::move(rec));
     }
     const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
