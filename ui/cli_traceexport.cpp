@@ -183,12 +183,24 @@ int runImport(const QStringList& args)
 {
     QStringList inputs;
     QString out;
+    ws::ImportOptions options;   // Proton traces (docs/interop.md, "Importing from Proton")
     for (int i = 0; i < args.size(); ++i) {
         const QString a = args[i];
         if (a == QLatin1String("-o") || a == QLatin1String("--out")) {
             if (i + 1 >= args.size())
                 return usage(QStringLiteral("import: %1 needs a value").arg(a));
             out = args[++i];
+        } else if (a == QLatin1String("--sm-clock-mhz")) {
+            bool ok = false;
+            const double mhz = i + 1 < args.size() ? args[i + 1].toDouble(&ok) : 0;
+            if (!ok || !(mhz > 0) || mhz > 1e5)
+                return usage(QStringLiteral("import: --sm-clock-mhz needs a clock rate in MHz (e.g. 1755)"));
+            options.smClockMhz = mhz;
+            ++i;
+        } else if (a == QLatin1String("--mapping")) {
+            if (i + 1 >= args.size())
+                return usage(QStringLiteral("import: --mapping needs a file"));
+            options.mappingFile = args[++i].toStdString();
         } else if (a.startsWith(QLatin1String("-")) && a != QLatin1String("-")) {
             return usage(QStringLiteral("import: unknown option '%1'").arg(a));
         } else {
@@ -207,7 +219,7 @@ int runImport(const QStringList& args)
     for (const QString& f : inputs)
         in.push_back(f.toStdString());
     try {
-        for (const ws::ImportedRun& r : ws::importTraces(in, out.toStdString()))
+        for (const ws::ImportedRun& r : ws::importTraces(in, out.toStdString(), options))
             std::printf("%s: %s, %lld intervals -> run %lld of %s\n", r.input.c_str(),
                         std::string(ws::importFormatName(r.format)).c_str(), static_cast<long long>(r.intervals),
                         static_cast<long long>(r.runId), out.toLocal8Bit().constData());

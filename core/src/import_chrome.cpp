@@ -3,6 +3,7 @@
 #include "warpstage/traceimport.h"
 
 #include "warpstage/jsonreader.h"
+#include "warpstage/proton.h"
 #include "warpstage/store.h"
 
 #include <algorithm>
@@ -25,6 +26,7 @@ std::string_view importFormatName(ImportFormat f)
 {
     switch (f) {
     case ImportFormat::WarpstageChromeJson: return "warpstage-chrome-json";
+    case ImportFormat::ProtonJson: return "proton-chrome-json";
     }
     return "?";
 }
@@ -468,9 +470,11 @@ ImportFormat detectImportFormat(const std::string& path)
         auto src = openFileSource(path);
         JsonReader r(*src);
         const Tok t = r.next();
+        if (t == Tok::BeginArray && looksLikeProtonTrace(path))
+            return ImportFormat::ProtonJson;
         if (t == Tok::BeginArray)
-            throw ImportError(path + ": a Chrome trace in array form, not written by Warpstage; this version imports "
-                                     "Warpstage's own export only");
+            throw ImportError(path + ": a Chrome trace in array form, not written by Warpstage nor by Triton's Proton "
+                                     "(no event pid \"<kernel> Core<SM> CTA<n>\")");
         if (t != Tok::BeginObject)
             throw ImportError(path + ": JSON, but not a trace (the document is not an object)");
         bool events = false;
@@ -490,9 +494,11 @@ ImportFormat detectImportFormat(const std::string& path)
                 r.skipContainer();
             }
         }
+        if (events && looksLikeProtonTrace(path))
+            return ImportFormat::ProtonJson;
         if (events)
-            throw ImportError(path + ": a Chrome trace not written by Warpstage (no otherData.warpstage); this version "
-                                     "imports Warpstage's own export only");
+            throw ImportError(path + ": a Chrome trace not written by Warpstage (no otherData.warpstage) nor by "
+                                     "Triton's Proton (no event pid \"<kernel> Core<SM> CTA<n>\")");
         throw ImportError(path + ": JSON, but not a trace (no \"traceEvents\")");
     } catch (const JsonError& e) {
         const std::string w = e.what();
@@ -511,7 +517,8 @@ RunRecord importWarpstageChromeJson(const std::string& path)
     }
 }
 
-std::vector<ImportedRun> importTraces(const std::vector<std::string>& inputs, const std::string& out)
+std::vector<ImportedRun> importTraces(const std::vector<std::string>& inputs, const std::string& out,
+                                      const ImportOptions& options)
 {
     if (inputs.empty())
         throw ImportError("nothing to import");
@@ -521,8 +528,10 @@ std::vector<ImportedRun> importTraces(const std::vector<std::string>& inputs, co
     std::vector<std::pair<ImportedRun, RunRecord>> runs;
     for (const std::string& in : inputs) {
         ImportedRun ir{in, detectImportFormat(in), 0, 0};
-        RunRecord rec = importWarpstageChromeJson(in);
-        ir.intervals = std::int64_t(rec.kernels.front().intervals.size());
+        RunRecord rec = ir.format == ImportFormat::ProtonJson ? importProtonTrace(in, options)
+                                                              : importWarpstageChromeJson(in);
+        for (const KernelRecord& k : rec.kernels)   // a Proton file may hold several kernels
+            ir.intervals += std::int64_t(k.intervals.size());
         runs.emplace_back(std::move(ir), std::move(rec));
     }
     const std::string tmp = out + ".tmp-" + std::to_string(::getpid());

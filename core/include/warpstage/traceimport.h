@@ -11,6 +11,7 @@
 #include "warpstage/model.h"
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,7 +23,7 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-enum class ImportFormat { WarpstageChromeJson };
+enum class ImportFormat { WarpstageChromeJson, ProtonJson };   // ProtonJson: Triton Proton, proton.h
 std::string_view importFormatName(ImportFormat f);   // "warpstage-chrome-json"
 
 // Looks at the content (gzip or not, JSON or not, whose JSON) and says which importer reads it.
@@ -44,6 +45,14 @@ struct ImportedRun {
 // Imports every input as one run into `out`, which must not exist: the runs are written to a temporary
 // file next to it, renamed onto `out` once all inputs were read; on any error nothing is left behind.
 // Throws ImportError (inputs) or StoreError (writing).
-std::vector<ImportedRun> importTraces(const std::vector<std::string>& inputs, const std::string& out);
+// Options of the Proton importer (proton.h): the SM clock, a scope-name mapping file ("" = defaults only).
+struct ImportOptions {
+    std::optional<double> smClockMhz;
+    std::string mappingFile;
+};
+// Reads a Triton Proton intra-kernel trace into one run (proton_json.cpp). Throws ImportError.
+RunRecord importProtonTrace(const std::string& path, const ImportOptions& options);
+std::vector<ImportedRun> importTraces(const std::vector<std::string>& inputs, const std::string& out,
+                                      const ImportOptions& options = {});
 
 }  // namespace ws
