@@ -15,8 +15,6 @@
 
 namespace ws::sink {
 
-namespace {
-
 // SHA-256 (FIPS 180-4) of a byte string, as lowercase hex: SourceFile::sha256.
 std::string sha256Hex(const std::string& msg)
 {
@@ -58,6 +56,8 @@ std::string sha256Hex(const std::string& msg)
     return std::string(out, 64);
 }
 
+namespace {
+
 constexpr std::uint64_t kMaxSourceBytes = 2u << 20;  // larger files are named, not stored
 
 bool isFile(const std::string& p)
@@ -70,32 +70,6 @@ std::string dirOf(const std::string& p)
 {
     const auto slash = p.rfind('/');
     return slash == std::string::npos ? std::string() : slash == 0 ? std::string("/") : p.substr(0, slash);
-}
-
-// Reads a kernel's source file found by findSource().
-bool readSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& dirs, std::string& text,
-                std::string& why)
-{
-    int tried = 0;
-    const std::string full = findSource(path, s, dirs, &tried);
-    if (full.empty()) {
-        why = "source " + path + " not found (looked in " + std::to_string(tried)
-            + " places: the process's folder, its executable's folders, --source-dir)";
-        return false;
-    }
-    struct stat st{};
-    ::stat(full.c_str(), &st);
-    if (std::uint64_t(st.st_size) > kMaxSourceBytes) {
-        why = "source " + path + " not stored (" + std::to_string(st.st_size) + " bytes, more than " + std::to_string(kMaxSourceBytes) + ")";
-        return false;
-    }
-    std::ifstream f(full, std::ios::binary);
-    text.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (!f.good() && !f.eof()) {
-        why = "source " + path + " unreadable";
-        return false;
-    }
-    return true;
 }
 
 }  // namespace
@@ -134,6 +108,32 @@ std::string findSource(const std::string& path, const SinkProcess& s, const std:
     }
     if (tried) *tried = n;
     return found;
+}
+
+// A source file found by findSource(), read (at most kMaxSourceBytes).
+bool readSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& dirs, std::string& text,
+                std::string& why)
+{
+    int tried = 0;
+    const std::string full = findSource(path, s, dirs, &tried);
+    if (full.empty()) {
+        why = "source " + path + " not found (looked in " + std::to_string(tried)
+            + " places: the process's folder, its executable's folders, --source-dir)";
+        return false;
+    }
+    struct stat st{};
+    ::stat(full.c_str(), &st);
+    if (std::uint64_t(st.st_size) > kMaxSourceBytes) {
+        why = "source " + path + " not stored (" + std::to_string(st.st_size) + " bytes, more than " + std::to_string(kMaxSourceBytes) + ")";
+        return false;
+    }
+    std::ifstream f(full, std::ios::binary);
+    text.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (!f.good() && !f.eof()) {
+        why = "source " + path + " unreadable";
+        return false;
+    }
+    return true;
 }
 
 int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run, const std::vector<std::string>& sourceDirs)
