@@ -163,6 +163,7 @@ int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run, c
         decode::DecodeOptions opt;
         opt.phaseNames = t.phaseNames;
         opt.roleNames = t.roleNames;
+        opt.keepUndeclaredWarps = true;
         if (run.info.device.smClockKHz > 0) opt.deviceNsPerCycle = 1e6 / run.info.device.smClockKHz;
         decode::DecodeReport rep;
         ladder::TraceGeometry geom;
@@ -186,8 +187,17 @@ int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run, c
         std::string line = "traced " + what + ": " + std::to_string(k.ctas.size()) + " CTAs, " + std::to_string(k.warps.size())
             + " warps, " + std::to_string(k.intervals.size()) + " intervals, capacity " + std::to_string(t.rec.eventsPerWarp)
             + " events per warp";
-        if (rep.undeclaredWarps > 0 && !rep.noRoleDeclared)
-            line += "; " + std::to_string(rep.undeclaredWarps) + " warps declared no role (not shown)";
+        if (!rep.undeclaredByWarp.empty() && !rep.noRoleDeclared) {
+            // Per warp index: which warps of the CTAs said nothing (shown as empty "no role" lanes).
+            int n = 0;
+            std::string which;
+            for (const auto& [w, ctas] : rep.undeclaredByWarp) {
+                n += ctas;
+                which += (which.empty() ? "" : ", ") + std::string("warp ") + std::to_string(w) + " in " + std::to_string(ctas)
+                    + (ctas == 1 ? " CTA" : " CTAs");
+            }
+            line += "; " + std::to_string(n) + " warps declared no role (shown as '" + decode::kNoRoleName + "' lanes, empty): " + which;
+        }
         for (const auto& w : rep.warnings) line += "; " + w;
         notes.push_back(line);
         if (!rep.ok) failures.push_back("trace of " + what + ": " + rep.failureReason);
@@ -206,7 +216,12 @@ int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run, c
         }
     }
     for (const auto& n : s.traceNotes)
-        if (n.deviceId == deviceId || n.correlationId == 0) notes.push_back(n.text);
+        if (n.deviceId == deviceId || n.correlationId == 0) {
+            notes.push_back(n.text);
+            // A kernel --kernels selected but built with another header version is not traced: the run fails with
+            // that message, so that warpstage-record says it and exits 6, instead of a quiet untraced launch.
+            if (n.text.find(kTraceNoteVersionMismatch) != std::string::npos) failures.push_back(n.text);
+        }
     for (const auto& n : notes) run.info.notes += "; " + n;
     if (!failures.empty()) {
         run.info.status = RunStatus::Failed;
