@@ -64,4 +64,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME warpstage-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_ARCHITECTURE all)
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "warpstage-recorder")
 
+# /usr/share/doc/<package>/copyright (DEP-5) and changelog.Debian.gz in every package.
+include(WarpstageDebianDocs)
+
 include(CPack)

@@ -225,6 +225,27 @@ if [ ${#FAILS[@]} = 0 ]; then
     for d in "$W"/deb/*.deb; do echo "  $(basename "$d"): $(du -h "$d" | cut -f1), Depends: $(dpkg-deb -f "$d" Depends)"; done
 fi
 
+# Debian docs (cmake/WarpstageDebianDocs.cmake): each package's /usr/share/doc/<package>/copyright in the
+# machine-readable format (DEP-5) and changelog.Debian.gz that dpkg-parsechangelog reads.
+for p in "${PACKAGES[@]}"; do
+    d=$(deb_of "$p"); [ -n "$d" ] || continue
+    deb_has "$p" "usr/share/doc/$p/copyright" "usr/share/doc/$p/changelog.Debian.gz"
+    c=$(dpkg-deb --fsys-tarfile "$d" | tar -xO "./usr/share/doc/$p/copyright" 2>/dev/null)
+    lic=$(sed -n 's/^License: \([^ ]*\)$/\1/p' <<<"$c" | head -n1)
+    if grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' <<<"$c" && grep -qx 'Files: \*' <<<"$c" \
+        && grep -q '^Copyright: ' <<<"$c" && [ -n "$lic" ] && [ "$(grep -cx "License: $lic" <<<"$c")" -ge 2 ] \
+        && grep -q '^ [^ ]' <<<"$c"; then
+        ok "$p: copyright is DEP-5 (License: $lic, with its text)"
+    else
+        bad "$p: /usr/share/doc/$p/copyright is not a DEP-5 file with a Files: * paragraph and the licence text"
+    fi
+    dpkg-deb --fsys-tarfile "$d" | tar -xO "./usr/share/doc/$p/changelog.Debian.gz" 2>/dev/null | gzip -dc >"$W/changelog.$p" 2>/dev/null
+    cv=$(dpkg-parsechangelog -l "$W/changelog.$p" -S Version 2>/dev/null)
+    cs=$(dpkg-parsechangelog -l "$W/changelog.$p" -S Source 2>/dev/null)
+    if [ "$cv" = "$VERSION" ] && [ "$cs" = warpstage ]; then ok "$p: changelog.Debian.gz parses (warpstage $cv)"
+    else bad "$p: changelog.Debian.gz does not parse as warpstage $VERSION (source '$cs', version '$cv')"; fi
+done
+
 echo "=== 4. the packages unpacked into a scratch root (dpkg -x) ==="
 R=$W/root
 for d in "$W"/deb/*.deb; do dpkg -x "$d" "$R"; done

@@ -8,8 +8,25 @@ namespace tlpalette {
 
 using K = ws::IntervalKind;
 
+QColor userPhaseColor(int index)
+{
+    // Ten colours none of the standard kinds uses and far from them (mostly Paul Tol's "muted" and "light" sets;
+    // the stall reds and oranges, the blues of MMA and loads and the teals of loads left out), in an order that
+    // keeps neighbouring indices apart; past ten, the same colours darker.
+    static const QRgb base[] = {0x332288, 0xBBCC33, 0xFFAABB, 0x999933, 0x117733,
+                                0xEEDD88, 0x997700, 0x444444, 0x88CCEE, 0x663333};
+    constexpr int n = int(sizeof base / sizeof base[0]);
+    if (index < 0)
+        index = 0;
+    const QColor c = QColor::fromRgb(base[index % n]);
+    const int round = index / n;
+    return round == 0 ? c : c.darker(100 + 35 * round);
+}
+
 QColor kindColor(ws::IntervalKind kind)
 {
+    if (ws::isUserPhase(kind))
+        return userPhaseColor(int(static_cast<std::uint8_t>(kind)) - ws::kUserPhaseBase);
     switch (kind) {
     case K::Other: return QColor(0xBB, 0xBB, 0xBB);
     case K::Setup: return QColor(0xD4, 0xCF, 0xC4);      // pale sand-grey
@@ -51,6 +68,18 @@ QString kindLabel(ws::IntervalKind kind, const ws::KernelTrace& trace)
         return QObject::tr("user phase %1").arg(i);
     }
     return kindLabel(kind);
+}
+
+QString kindName(ws::IntervalKind kind, const ws::KernelTrace* trace)
+{
+    if (ws::isUserPhase(kind)) {
+        const auto i = std::size_t(static_cast<std::uint8_t>(kind) - ws::kUserPhaseBase);
+        if (trace && i < trace->phaseNames.size() && !trace->phaseNames[i].empty())
+            return QString::fromStdString(trace->phaseNames[i]);
+        return QStringLiteral("user_%1").arg(i);
+    }
+    const auto nm = ws::intervalKindName(kind);
+    return QString::fromUtf8(nm.data(), qsizetype(nm.size()));
 }
 
 QColor loadsColor(int inFlight)

@@ -12,12 +12,17 @@
 
 namespace tlpalette {
 
-QColor kindColor(ws::IntervalKind kind);
+QColor kindColor(ws::IntervalKind kind);     // a user-named phase: userPhaseColor(kind - kUserPhaseBase)
+// The colour of user phase `index` (kind kUserPhaseBase + index): stable (the same index always gets the
+// same colour), distinct from every standard kind's and from its neighbours'.
+QColor userPhaseColor(int index);
 bool kindHatched(ws::IntervalKind kind);     // drawn with diagonal hatching (stalls)
 QColor hatchColor(ws::IntervalKind kind);    // the hatch stripes' colour
 QString kindLabel(ws::IntervalKind kind);    // "Wait for data", ...
 // As above, and a user-named phase (<warpstage/trace.cuh>) by its recorded name: "reduce (user phase)".
 QString kindLabel(ws::IntervalKind kind, const ws::KernelTrace& trace);
+// The short name written inside a wide interval: "wait_data", or a user phase's recorded name ("reduce").
+QString kindName(ws::IntervalKind kind, const ws::KernelTrace* trace);
 
 QColor loadsColor(int inFlight);             // 1..4 (4 = four or more)
 QColor overlapColor(int state);              // ws::lod::OverlapState 1..3

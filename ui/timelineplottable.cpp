@@ -272,8 +272,7 @@ void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int wi
             if (sl >= 0 && wpx > 70)
                 text += (text.isEmpty() ? QString() : QStringLiteral(" ")) + QStringLiteral("s%1").arg(sl);
             if (wpx > 150) {
-                const auto nm = ws::intervalKindName(k);
-                text = QString::fromUtf8(nm.data(), qsizetype(nm.size())) + (text.isEmpty() ? QString() : QStringLiteral("  ") + text);
+                text = tlpalette::kindName(k, m_trace.get()) + (text.isEmpty() ? QString() : QStringLiteral("  ") + text);
             }
             if (text.isEmpty())
                 continue;

@@ -19,6 +19,7 @@ public:
         : QCPAbstractLegendItem(parent), m_color(color), m_hatch(hatch), m_text(std::move(text))
     {
         setSelectable(false);
+        setObjectName(m_text);  // what the entry says, for tests and accessibility tools
     }
     void draw(QCPPainter *painter) override
     {
@@ -56,11 +57,14 @@ private:
 void TimelineWidget::Private::rebuildLegend()
 {
     legend->clearItems();
-    std::array<bool, ws::kIntervalKindCount> present{};
+    std::array<bool, 256> present{};
     if (trace)
         for (const auto &l : trace->lanes)
             for (auto k : l.kind)
-                present[std::size_t(k) < present.size() ? std::size_t(k) : 0] = true;
+                present[std::size_t(k)] = true;
+    for (std::size_t c = ws::kIntervalKindCount; c < present.size(); ++c)  // reserved kinds are drawn as "other"
+        if (present[c] && !ws::isUserPhase(ws::IntervalKind(c)))
+            present[std::size_t(ws::IntervalKind::Other)] = true;
     // starvation and back-pressure first
     const ws::IntervalKind order[] = {ws::IntervalKind::WaitData, ws::IntervalKind::WaitSlot, ws::IntervalKind::WaitOrder,
                                       ws::IntervalKind::Sync,     ws::IntervalKind::IssueLoad, ws::IntervalKind::Load,
@@ -74,6 +78,11 @@ void TimelineWidget::Private::rebuildLegend()
                                              tlpalette::kindHatched(k) ? tlpalette::hatchColor(k) : QColor(),
                                              tlpalette::kindLabel(k)));
     }
+    // user-named phases (<warpstage/trace.cuh>), by their recorded names, in kind order
+    for (int c = ws::kUserPhaseBase; c < ws::kUserPhaseBase + ws::kMaxUserPhases; ++c)
+        if (present[std::size_t(c)])
+            legend->addItem(new SwatchLegendItem(legend, tlpalette::kindColor(ws::IntervalKind(c)), QColor(),
+                                                 tlpalette::kindLabel(ws::IntervalKind(c), *trace)));
     for (int s : {3, 1, 2})
         legend->addItem(new SwatchLegendItem(legend, tlpalette::overlapColor(s), QColor(), tlpalette::overlapLabel(s)));
     legend->addItem(new SwatchLegendItem(legend, tlpalette::loadsColor(2), QColor(), QStringLiteral("Loads in flight (darker = more)")));

@@ -97,29 +97,37 @@ void resetOut(BucketMix& out, int nBuckets, int ncat)
 
 }  // namespace
 
-void SeriesIndex::build(const SeriesRef& s)
+// The categories of a series: every code present gets its own compact slot (ascending), up to
+// kMaxCategories; returns how many.
+static int categoriesOf(const SeriesRef& s, std::array<std::uint8_t, kMaxCategories>& cats, std::array<std::int8_t, 256>& slot)
 {
     std::array<bool, 256> present{};
     for (std::size_t i = 0; i < s.n; ++i)
         present[s.cat[i]] = true;
-    // out of range categories are folded into category 0 ("other"), which then needs a slot
-    // even if no span has category 0 itself
-    for (int c = kMaxCategories; c < 256; ++c)
-        if (present[c])
-            present[0] = true;
-    m_slot.fill(-1);
-    m_ncat = 0;
+    int distinct = 0;
+    for (bool p : present)
+        distinct += p ? 1 : 0;
+    // more codes than slots: the highest ones are folded into code 0 ("other"), which then needs a
+    // slot even if no span has code 0 itself (it comes first, so it always gets one)
+    if (distinct > kMaxCategories)
+        present[0] = true;
+    slot.fill(-1);
+    int n = 0;
     for (int c = 0; c < 256; ++c) {
-        if (!present[c])
+        if (!present[c] || n >= kMaxCategories)
             continue;
-        if (c >= kMaxCategories)
-            continue;
-        m_cats[m_ncat] = std::uint8_t(c);
-        m_slot[c] = std::int8_t(m_ncat++);
+        cats[std::size_t(n)] = std::uint8_t(c);
+        slot[std::size_t(c)] = std::int8_t(n++);
     }
-    for (int c = kMaxCategories; c < 256; ++c)
-        if (present[c])
-            m_slot[c] = m_slot[0];
+    for (int c = 0; c < 256; ++c)
+        if (present[c] && slot[std::size_t(c)] < 0)
+            slot[std::size_t(c)] = slot[0];
+    return n;
+}
+
+void SeriesIndex::build(const SeriesRef& s)
+{
+    m_ncat = categoriesOf(s, m_cats, m_slot);
 
     const std::size_t blocks = (s.n + kBlock - 1) / kBlock;
     m_prefix.assign((blocks + 1) * std::size_t(m_ncat), 0);
@@ -146,7 +154,7 @@ std::size_t SeriesIndex::memoryBytes() const
     return sizeof(*this) + m_prefix.capacity() * sizeof(TimeNs) + m_maxEnd.capacity() * sizeof(TimeNs);
 }
 
-void SeriesIndex::prepareCategories(const SeriesRef&, BucketMix& out, std::array<std::int8_t, 256>& slot) const
+void SeriesIndex::prepareCategories(const SeriesRef& s, BucketMix& out, std::array<std::int8_t, 256>& slot) const
 {
     if (m_built) {
         slot = m_slot;
@@ -154,13 +162,9 @@ void SeriesIndex::prepareCategories(const SeriesRef&, BucketMix& out, std::array
         resetOut(out, out.buckets, m_ncat);
         return;
     }
-    // not built: identity over 0..15, anything else folded into 0
-    slot.fill(0);
-    for (int c = 0; c < kMaxCategories; ++c) {
-        slot[c] = std::int8_t(c);
-        out.category[c] = std::uint8_t(c);
-    }
-    resetOut(out, out.buckets, kMaxCategories);
+    // not built: the same categories, from a walk over the spans
+    const int n = categoriesOf(s, out.category, slot);
+    resetOut(out, out.buckets, n);
 }
 
 void SeriesIndex::query(const SeriesRef& s, TimeNs origin, double t0, double t1, int nBuckets, BucketMix& out) const
@@ -267,9 +271,8 @@ void SeriesIndex::query(const SeriesRef& s, TimeNs origin, double t0, double t1,
 
 void queryReference(const SeriesRef& s, TimeNs origin, double t0, double t1, int nBuckets, BucketMix& out)
 {
-    resetOut(out, nBuckets, kMaxCategories);
-    for (int c = 0; c < kMaxCategories; ++c)
-        out.category[c] = std::uint8_t(c);
+    std::array<std::int8_t, 256> slot;
+    resetOut(out, nBuckets, categoriesOf(s, out.category, slot));
     if (s.n == 0 || nBuckets <= 0 || !(t1 > t0))
         return;
     const Buckets B{t0, t1, (t1 - t0) / nBuckets, nBuckets};
@@ -281,7 +284,7 @@ void queryReference(const SeriesRef& s, TimeNs origin, double t0, double t1, int
         for (std::size_t i = 0; i < s.n; ++i) {
             const double a = std::max(relStart(s, origin, i), bs);
             const double b = std::min(relEnd(s, origin, i), be);
-            const int c = s.cat[i] < kMaxCategories ? s.cat[i] : 0;
+            const int c = slot[s.cat[i]];
             if (b > a)
                 acc[c] += b - a;
             const double st = relStart(s, origin, i);

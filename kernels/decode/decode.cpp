@@ -294,6 +294,17 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             const auto wh = readAt<WarpRegionHeader>(base, roff);
             if (!(wh.flags & 1u)) {
                 ++report.undeclaredWarps;
+                if (complete) ++report.undeclaredByWarp[int(w)];
+                if (kept && options.keepUndeclaredWarps) {
+                    Warp warp;
+                    warp.id = RowId(rec.warps.size());
+                    warp.ctaId = ctaLocal;
+                    warp.warpIndex = int(w);
+                    warp.warpgroup = int(w / 4);
+                    warp.role = WarpRole::Unknown;
+                    warp.roleName = kNoRoleName;
+                    rec.warps.push_back(warp);
+                }
                 continue;
             }
             ++declaredWarps;

@@ -323,6 +323,8 @@ void stallPass(const ProgramOptions& o, const std::string& exe, const std::strin
     mo.kernelsRegex = o.kernelsRegex;
     mo.launchFirst = o.launchFirst;
     mo.launchLast = o.launchLast;
+    mo.sourceDirs = o.sourceDirs;
+    if (const char* d = std::getenv("WARPSTAGE_SOURCE_DIR"); d && *d) mo.sourceDirs.push_back(d);
     // SASS -> source on the host. CUPTI is asked after cuInit (the recorder itself initialises no CUDA otherwise;
     // whether the lookup needs it is not documented); failures other than "no line info" are counted and said.
     if (void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))

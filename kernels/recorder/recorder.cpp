@@ -8,6 +8,8 @@
 #include "gemm_data.h"
 #include "warpstage/analysis.h"
 #include "warpstage/decode.h"
+#include "warpstage/ladder_sources.h"
+#include "warpstage/sink_reader.h"
 #include "warpstage/stage_map.h"
 #include "warpstage/store.h"
 #include "warpstage/trace_format.h"
@@ -30,6 +32,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -226,19 +229,6 @@ int runChild(const std::vector<std::string>& args, const std::atomic<bool>& stop
         return -WTERMSIG(status);
     }
     return -1000;
-}
-
-std::string findSource(const Options& o, const std::string& rel)
-{
-    std::vector<std::string> roots;
-    if (!o.sourceDir.empty()) roots.push_back(o.sourceDir);
-    if (const char* e = std::getenv("WARPSTAGE_SOURCE_DIR"); e && *e) roots.emplace_back(e);
-    roots.push_back(defaultSourceDir());
-    char cwd[4096];
-    if (getcwd(cwd, sizeof cwd)) roots.emplace_back(cwd);
-    for (const auto& r : roots)
-        if (!r.empty() && fileExists(r + "/" + rel)) return r + "/" + rel;
-    return {};
 }
 
 }  // namespace
@@ -640,23 +630,36 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
             if (!out.empty()) unlink(out.c_str());
             notes.push_back(so.note);
             if (so.ok) {
-                const std::string src = findSource(o, info->sourceFile);
-                const auto map = decode::StageMap::fromFile(info->sourceFile, src);
+                // The rung's source and helpers: built into the recorder (ladder_sources.h), or from --source-dir.
+                const ladder::LadderSources src = ladder::ladderSources(info->sourceFile, o.sourceDir);
+                const auto map = ladder::ladderStageMap(src);
                 decode::assignStages(so.samples, map, roles, rungHasWaitOrder);
                 std::int64_t mapped = 0, all = 0;
+                std::set<std::string> pointedInto;
                 for (auto& s : so.samples) {
                     all += s.count;
                     if (!s.stage.empty()) mapped += s.count;
-                    // Store files repository-relative, as the viewer opens them.
+                    // Store files repository-relative, as the viewer opens them and as run.sources names them.
                     if (map.matchesFile(s.sourceFile)) s.sourceFile = info->sourceFile;
                     else
-                        for (const std::string& root : {o.sourceDir, defaultSourceDir(), std::string(std::getenv("WARPSTAGE_SOURCE_DIR") ? std::getenv("WARPSTAGE_SOURCE_DIR") : "")})
-                            if (!root.empty() && s.sourceFile.rfind(root + "/", 0) == 0) {
-                                s.sourceFile = s.sourceFile.substr(root.size() + 1);
+                        for (const auto& e : ladder::embeddedSources())
+                            if (s.sourceFile.size() > e.path.size() && s.sourceFile.ends_with(e.path)
+                                && s.sourceFile[s.sourceFile.size() - e.path.size() - 1] == '/') {
+                                s.sourceFile = std::string(e.path);
                                 break;
                             }
+                    if (!s.sourceFile.empty()) pointedInto.insert(s.sourceFile);
                 }
-                if (src.empty()) notes.push_back("stage mapping: source " + info->sourceFile + " not found (set WARPSTAGE_SOURCE_DIR)");
+                // The trace carries the texts it was mapped with, plus any other built-in file a sample points into.
+                run.sources = src.files;
+                for (const auto& p : pointedInto) {
+                    bool have = false;
+                    for (const auto& f : run.sources) have = have || f.path == p;
+                    if (const ladder::EmbeddedSource* e = have ? nullptr : ladder::embeddedSource(p))
+                        run.sources.push_back({p, sink::sha256Hex(std::string(e->text)), std::string(e->text)});
+                }
+                if (src.files.empty()) notes.push_back("stage mapping: " + src.problem);
+                else notes.push_back("stage mapping: source " + info->sourceFile + " " + (o.sourceDir.empty() ? "built into the recorder" : "from " + o.sourceDir) + ", stored in the trace");
                 notes.push_back("stage mapping: " + fmtDouble(all ? 100.0 * mapped / all : 0, 1) + "% of stall samples mapped to a pipeline stage");
                 run.kernels[firstUntraced].stalls = std::move(so.samples);
                 run.info.hasStalls = true;

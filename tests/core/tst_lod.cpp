@@ -6,6 +6,8 @@
 
 #include <QtTest>
 
+#include <set>
+
 #include <random>
 
 using namespace ws;
@@ -43,9 +45,11 @@ Series randomSeries(std::size_t n, std::uint32_t seed, TimeNs origin)
 // bucket j of [t0, t1) in n buckets is [t0 + (t1-t0)*j/n, t0 + (t1-t0)*(j+1)/n) (the last one
 // ends at t1); a category's coverage is the time its spans cover inside the bucket divided by
 // the bucket's width (by the covered total instead if overlapping spans cover more than the
-// width); categories >= kMaxCategories count as 0; starts counts the spans starting in it.
+// width); every code (0..255; user-named phases are 64+) counts apart, except in a series with more than
+// kMaxCategories distinct codes, where all but code 0 and the kMaxCategories-1 smallest others count as 0;
+// starts counts the spans starting in it.
 struct RefMix {
-    std::vector<std::array<double, kMaxCategories>> cover;
+    std::vector<std::array<double, 256>> cover;
     std::vector<int> starts;
 };
 
@@ -56,6 +60,16 @@ RefMix bruteForce(const Series& s, TimeNs origin, double t0, double t1, int n)
     r.starts.assign(std::size_t(std::max(n, 0)), 0);
     if (!(t1 > t0))
         return r;
+    std::set<int> codes(s.cat.begin(), s.cat.end());
+    std::set<int> kept;
+    if (int(codes.size()) > kMaxCategories) {
+        kept.insert(0);
+        for (int c : codes)
+            if (c != 0 && int(kept.size()) < kMaxCategories)
+                kept.insert(c);
+    } else {
+        kept = codes;
+    }
     for (int j = 0; j < n; ++j) {
         const double lo = t0 + (t1 - t0) * j / n;
         const double hi = j + 1 == n ? t1 : t0 + (t1 - t0) * (j + 1) / n;
@@ -66,7 +80,7 @@ RefMix bruteForce(const Series& s, TimeNs origin, double t0, double t1, int n)
             const double b = a + double(s.duration[i]);
             const double part = std::min(b, hi) - std::max(a, lo);
             if (part > 0) {
-                cov[s.cat[i] < kMaxCategories ? s.cat[i] : 0] += part;
+                cov[kept.count(s.cat[i]) ? s.cat[i] : 0] += part;
                 covered += part;
             }
             if (a >= lo && a < hi)
@@ -83,10 +97,10 @@ void compare(const BucketMix& got, const RefMix& ref, const char* what)
 {
     QCOMPARE(std::size_t(got.buckets), ref.cover.size());
     for (int b = 0; b < got.buckets; ++b) {
-        std::array<float, kMaxCategories> g{};
+        std::array<float, 256> g{};
         for (int c = 0; c < got.categories; ++c)
             g[got.category[c]] += got.coverAt(b, c);
-        for (int c = 0; c < kMaxCategories; ++c) {
+        for (int c = 0; c < 256; ++c) {
             const double r = ref.cover[std::size_t(b)][std::size_t(c)];
             if (std::abs(g[c] - r) > 2e-4)
                 QFAIL(qPrintable(QStringLiteral("%1: bucket %2 kind %3: index %4, reference %5")
@@ -195,14 +209,15 @@ void TestLod::emptyAndDegenerate()
     QCOMPARE(out.totalCover(0), 0.0f);
 }
 
-// Categories >= kMaxCategories are folded into category 0 ("other"), also when the series has
-// no span of category 0 itself.
+// Every code keeps its own category, user-named phases (kinds 64+) too: zoomed out, a user phase is
+// not drawn as "other". Only a series with more than kMaxCategories distinct codes folds the highest
+// ones into code 0 ("other"), also when it has no span of code 0 itself.
 void TestLod::outOfRangeCategories()
 {
     Series s;
     s.start = {0, 10, 30, 35, 60};
     s.duration = {10, 20, 5, 20, 40};
-    s.cat = {3, 20, 3, 200, 5};
+    s.cat = {3, 64, 3, 200, 65};
     for (bool build : {true, false}) {
         SeriesIndex idx;
         if (build)
@@ -210,8 +225,28 @@ void TestLod::outOfRangeCategories()
         BucketMix got;
         idx.query(s.ref(), 0, 0, 100, 7, got);
         compare(got, bruteForce(s, 0, 0, 100, 7), build ? "built" : "unbuilt");
+        QCOMPARE(got.categories, 4);
+        QCOMPARE(int(got.category[std::size_t(got.dominant(6))]), 65);  // [86,100): the user phase 65
         idx.query(s.ref(), 0, 5, 45, 3, got);
         compare(got, bruteForce(s, 0, 5, 45, 3), build ? "built" : "unbuilt");
+        QCOMPARE(int(got.category[std::size_t(got.dominant(0))]), 64);  // [5,18.3): mostly the user phase 64
+    }
+    Series many;  // kMaxCategories + 8 distinct codes, none of them 0
+    for (int i = 0; i < kMaxCategories + 8; ++i) {
+        many.start.push_back(i * 10);
+        many.duration.push_back(10);
+        many.cat.push_back(std::uint8_t(64 + i));
+    }
+    for (bool build : {true, false}) {
+        SeriesIndex idx;
+        if (build)
+            idx.build(many.ref());
+        BucketMix got;
+        idx.query(many.ref(), 0, 0, double(many.start.size() * 10), int(many.start.size()), got);
+        compare(got, bruteForce(many, 0, 0, double(many.start.size() * 10), int(many.start.size())), build ? "built" : "unbuilt");
+        QCOMPARE(got.categories, kMaxCategories);
+        QCOMPARE(int(got.category[std::size_t(got.dominant(kMaxCategories - 2))]), 64 + kMaxCategories - 2);
+        QCOMPARE(int(got.category[std::size_t(got.dominant(kMaxCategories))]), 0);  // folded
     }
 }
 

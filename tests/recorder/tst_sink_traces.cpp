@@ -7,6 +7,7 @@
 
 #include "warpstage/sink_encode.h"
 #include "warpstage/sink_reader.h"
+#include "warpstage/store.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -71,13 +72,13 @@ struct Sink {
         kr.block[0] = 96, kr.block[1] = 1, kr.block[2] = 1;
         appendPod(out, RecType::Kernel, kr);
     }
-    void trace(BufferBuilder& b, std::uint32_t cap, const std::string& source, std::uint32_t corr = kCorr)
+    void trace(BufferBuilder& b, std::uint32_t cap, const std::string& source, std::uint32_t corr = kCorr, std::uint32_t warps = 3)
     {
         TraceLaunchRec r{};
         r.correlationId = corr;
         r.bufferBytes = b.bytes().size();
         r.numCtas = 1;
-        r.warpsPerCta = 3;
+        r.warpsPerCta = warps;
         r.eventsPerWarp = cap;
         r.formatVersion = trace::kFormatVersion;
         appendTraceLaunch(out, r, "_Z8wsRowSumPKfPfi", {"reduce", "combine"}, {"loader", "reducer"}, source, b.bytes().data(),
@@ -228,6 +229,70 @@ private slots:
         QVERIFY2(run.info.notes.find("trace format version 9") != std::string::npos, run.info.notes.c_str());
         QVERIFY2(run.info.notes.find("correlation 777) has no kernel record") != std::string::npos, run.info.notes.c_str());
         QCOMPARE(run.kernels[0].launch.droppedEvents, std::int64_t(99 - 16));
+    }
+
+    // A warp that declared no role is kept as an empty "no role" lane, said per warp in the notes, and stored.
+    void warpWithoutRoleIsShownAsNoRole()
+    {
+        QTemporaryDir dir;
+        Sink s(dir.path().toStdString());
+        BufferBuilder b(1, 4, 16, 2, 8192);  // the row sum's three warps, and warp 3 that never declares a role
+        b.cta(0, kT0 - 200'000 + 1000, kClk0, kT0 - 200'000 + 11'000, kClk0 + 10'000, 5);
+        b.warp(0, 0, 1, 0, 0, {{kClk0, k(IntervalKind::IssueLoad), 0, 0}, {kClk0 + 900, trace::kEventEnd}}, -1, 0);
+        for (std::uint8_t c = 0; c < 2; ++c)
+            b.warp(0, 1u + c, 2, 0, c, {{kClk0, k(IntervalKind::WaitData), 0, 0}, {kClk0 + 2000, trace::kEventEnd}}, -1, 1);
+        s.trace(b, 16, "", kCorr, 4);
+        s.end();
+        const auto res = convert(s.write(dir));
+        const RunRecord& run = res.runs[0];
+        QCOMPARE(run.info.status, RunStatus::Complete);
+        const KernelRecord& kr = run.kernels[0];
+        QCOMPARE(int(kr.warps.size()), 4);
+        QCOMPARE(kr.warps[3].warpIndex, 3);
+        QCOMPARE(kr.warps[3].role, WarpRole::Unknown);
+        QCOMPARE(kr.warps[3].roleName, std::string("no role"));
+        for (const auto& iv : kr.intervals) QVERIFY(iv.warpId != kr.warps[3].id);
+        QVERIFY2(run.info.notes.find("1 warps declared no role (shown as 'no role' lanes, empty): warp 3 in 1 CTA")
+                     != std::string::npos, run.info.notes.c_str());
+        // The viewer's lane for it: stored and loaded like any other warp, under its name.
+        const std::string file = dir.filePath("t.wstrace").toStdString();
+        RowId kernelId = 0;
+        {
+            TraceStore st = TraceStore::openForWriting(file);
+            const RowId runId = st.writeRun(run);
+            kernelId = st.kernels(runId).at(0).id;
+        }
+        const KernelTrace t = TraceStore::openReadOnly(file).loadKernel(kernelId);
+        QCOMPARE(int(t.lanes.size()), 4);
+        int noRole = 0;
+        for (const auto& l : t.lanes)
+            if (l.roleName == "no role") {
+                ++noRole;
+                QCOMPARE(l.warpIndex, 3);
+                QCOMPARE(l.size(), std::size_t(0));
+            }
+        QCOMPARE(noRole, 1);
+    }
+
+    // A kernel built against another trace-format version is not traced; the run fails with the injection
+    // library's message, so warpstage-record prints it and exits 6.
+    void headerVersionMismatchFailsTheRun()
+    {
+        QTemporaryDir dir;
+        Sink s(dir.path().toStdString());
+        auto b = rowSumBuffer();
+        s.trace(b, 16, "");
+        const std::string text = std::string("kernel wsRowSum(float const*, float*, int) ") + kTraceNoteVersionMismatch
+            + " 9; this recorder reads version 1: not traced (rebuild the kernel against this Warpstage's <warpstage/trace.cuh>)";
+        appendTraceNote(s.out, 0, 0, text);
+        s.end();
+        const auto res = convert(s.write(dir));
+        const RunRecord& run = res.runs[0];
+        QCOMPARE(run.info.status, RunStatus::Failed);
+        QVERIFY2(run.info.failureReason.find("format version 9; this recorder reads version 1") != std::string::npos,
+                 run.info.failureReason.c_str());
+        QVERIFY2(run.info.notes.find("rebuild the kernel") != std::string::npos, run.info.notes.c_str());
+        QVERIFY(run.kernels[0].launch.traced);  // the other, matching launch is kept
     }
 
     void chunkOutsideItsBufferIsCorrupt()

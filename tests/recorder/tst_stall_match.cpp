@@ -6,8 +6,14 @@
 #include "warpstage/sink_reader.h"
 #include "warpstage/stall_match.h"
 
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <map>
 
 using namespace ws;
 using namespace ws::sink;
@@ -271,6 +277,93 @@ private slots:
             QCOMPARE(samplesOf(r), std::string(r.info.deviceOrdinal == 1 ? "spin()#3:6" : ""));
             QCOMPARE(r.info.hasStalls, r.info.deviceOrdinal == 1);
         }
+    }
+    // Self-contained traces: the text of every file the samples point into is stored with its sha256, found by
+    // its path, or through --source-dir by its path under that folder or by its name; the files that are
+    // nowhere are named in the notes; a file is stored once however many samples point into it.
+    void sourcesOfTheSamplesAreStored()
+    {
+        QTemporaryDir dir, src, moved;
+        auto write = [](const QString& path, const QByteArray& text) {
+            QDir().mkpath(QFileInfo(path).path());
+            QFile f(path);
+            return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+        };
+        const QByteArray kText = "__global__ void other() { /* k.cu */ }\n";
+        const QByteArray hText = "__device__ inline void wait() {}\n";
+        QVERIFY(write(src.path() + "/kern/k.cu", kText));
+        QVERIFY(write(moved.path() + "/helper.cuh", hText));  // the build named /old/checkout/lib/helper.cuh
+        const std::string kPath = (src.path() + "/kern/k.cu").toStdString();
+        std::vector<SinkProcess> tl = {load(dir, timeline(10), "a.wsink")};
+        auto runs = runsOf(tl);
+        Builder st(20);
+        st.stallSample("_Z5otherv", 0, 0x10, kLong, 5);
+        st.stallSample("_Z5otherv", 0, 0x20, kLong, 4);
+        st.stallSample("_Z5otherv", 0, 0x30, kBar, 3);
+        st.stallSample("_Z5otherv", 0, 0x40, kBar, 2);
+        st.stallSample("_Z5otherv", 0, 0x50, kBar, 1);
+        st.stallCount("_Z5otherv", 2, 1);
+        st.end();
+        StallMatchOptions o{"other"};
+        o.sourceDirs = {moved.path().toStdString()};
+        attachStalls(runs, tl, {load(dir, st, "b.wsink")}, o, [&](StallSample& s, std::uint64_t, const SinkProcess&) {
+            if (s.pcOffset <= 0x20) s.sourceFile = kPath, s.line = 1;
+            else if (s.pcOffset == 0x30) s.sourceFile = "/old/checkout/lib/helper.cuh", s.line = 1;
+            else if (s.pcOffset == 0x40) s.sourceFile = "/nowhere/gone.cu", s.line = 3;
+            else s.sourceFile = "", s.line = 0;  // no line info for this one
+            return true;
+        });
+        const RunRecord& r = runs[0];
+        QCOMPARE(int(r.sources.size()), 2);
+        std::map<std::string, const SourceFile*> byPath;
+        for (const auto& f : r.sources) byPath[f.path] = &f;
+        QVERIFY(byPath.count(kPath));
+        QCOMPARE(byPath[kPath]->text, kText.toStdString());
+        QCOMPARE(byPath[kPath]->sha256, QCryptographicHash::hash(kText, QCryptographicHash::Sha256).toHex().toStdString());
+        QVERIFY(byPath.count("/old/checkout/lib/helper.cuh"));
+        QCOMPARE(byPath["/old/checkout/lib/helper.cuh"]->text, hText.toStdString());
+        QCOMPARE(byPath["/old/checkout/lib/helper.cuh"]->sha256, QCryptographicHash::hash(hText, QCryptographicHash::Sha256).toHex().toStdString());
+        const std::string& n = r.info.notes;
+        QVERIFY2(n.find("2 source file(s) of the samples stored in the trace") != std::string::npos, n.c_str());
+        QVERIFY2(n.find("1 source file(s) of the samples not found") != std::string::npos, n.c_str());
+        QVERIFY2(n.find("source /nowhere/gone.cu not found") != std::string::npos, n.c_str());
+        QVERIFY2(n.find("1 samples without a source line") != std::string::npos, n.c_str());
+        QVERIFY2(n.find("source mapping missing") == std::string::npos, n.c_str());
+        QVERIFY2(n.find("k.cu not found") == std::string::npos, n.c_str());
+        // Without --source-dir the moved helper is not found, and said so.
+        auto runs2 = runsOf(tl);
+        Builder st2(20);
+        st2.stallSample("_Z5otherv", 0, 0x30, kBar, 3);
+        st2.stallCount("_Z5otherv", 2, 1);
+        st2.end();
+        attachStalls(runs2, tl, {load(dir, st2, "c.wsink")}, {"other"}, [&](StallSample& s, std::uint64_t, const SinkProcess&) {
+            s.sourceFile = "/old/checkout/lib/helper.cuh", s.line = 1;
+            return true;
+        });
+        QVERIFY(runs2[0].sources.empty());
+        QVERIFY2(runs2[0].info.notes.find("source /old/checkout/lib/helper.cuh not found") != std::string::npos, runs2[0].info.notes.c_str());
+    }
+
+    // A program built without line info: the stalls are kept, the notes say why there is no source mapping.
+    void withoutLineInfoStallsAreKeptAndTheNotesSayWhy()
+    {
+        QTemporaryDir dir;
+        std::vector<SinkProcess> tl = {load(dir, timeline(10), "a.wsink")};
+        auto runs = runsOf(tl);
+        Builder st(20);
+        st.stallSample("_Z5otherv", 0, 0x10, kLong, 5);
+        st.stallSample("_Z5otherv", 1, 0x20, kBar, 4);
+        st.stallCount("_Z5otherv", 2, 2);
+        st.end();
+        const StallMatchResult m = attachStalls(runs, tl, {load(dir, st, "b.wsink")}, {"other"}, labelOnly());
+        QCOMPARE(samplesOf(runs[0]), std::string("other()#2:5 other()#6:4"));
+        QCOMPARE(m.samplesWithoutSource, std::int64_t(9));
+        QVERIFY(runs[0].sources.empty());
+        const std::string& n = runs[0].info.notes;
+        QVERIFY2(n.find("source mapping missing: all 9 samples are without a source line (the program was built without line info")
+                     != std::string::npos, n.c_str());
+        QVERIFY2(n.find("not found") == std::string::npos, n.c_str());
+        QVERIFY(runs[0].info.hasStalls);
     }
 };
 

@@ -9,6 +9,8 @@
 
 #include <qcustomplot.h>
 
+#include <QMap>
+#include <QSet>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -59,6 +61,30 @@ private slots:
         QCOMPARE(tlpalette::kindLabel(user(7), t), QStringLiteral("user phase 7"));
         QCOMPARE(tlpalette::kindLabel(ws::IntervalKind::WaitData, t), tlpalette::kindLabel(ws::IntervalKind::WaitData));
     }
+
+    // User phases get stable colours of their own, distinct from every standard kind's (issue 10).
+    void userPhaseColours()
+    {
+        const auto user = [](int i) { return static_cast<ws::IntervalKind>(ws::kUserPhaseBase + i); };
+        QSet<QRgb> seen;
+        for (int k = 0; k < ws::kIntervalKindCount; ++k) seen.insert(tlpalette::kindColor(ws::IntervalKind(k)).rgb());
+        for (int i = 0; i < 30; ++i) {
+            QCOMPARE(tlpalette::kindColor(user(i)), tlpalette::userPhaseColor(i));
+            const QRgb c = tlpalette::userPhaseColor(i).rgb();
+            QVERIFY2(!seen.contains(c), qPrintable(QStringLiteral("user phase %1: colour %2 taken").arg(i).arg(c, 0, 16)));
+            seen.insert(c);
+            QVERIFY(!tlpalette::kindHatched(user(i)));
+        }
+        ws::KernelTrace t;
+        t.phaseNames = {"reduce"};
+        QCOMPARE(tlpalette::kindName(user(0), &t), QStringLiteral("reduce"));
+        QCOMPARE(tlpalette::kindName(user(4), &t), QStringLiteral("user_4"));
+        QCOMPARE(tlpalette::kindName(ws::IntervalKind::WaitData, &t), QStringLiteral("wait_data"));
+    }
+    // User phases are drawn in their colours in full detail and zoomed out (the LOD keeps them apart), and
+    // the legend names them by their recorded names.
+    void userPhasesDrawnAndInTheLegend_data();
+    void userPhasesDrawnAndInTheLegend();
 
     void init();
     void cleanup();
@@ -117,6 +143,70 @@ void TestTimeline::emptyAndNull()
     render();
     const auto r = w->visibleRange();
     QVERIFY(r.first <= 5000 && r.second >= 9000);
+}
+
+void TestTimeline::userPhasesDrawnAndInTheLegend_data()
+{
+    QTest::addColumn<int>("ksteps");
+    QTest::newRow("40 k-steps: whole intervals of a few px") << 40;
+    QTest::newRow("4000 k-steps: several intervals per px (LOD)") << 4000;
+}
+
+void TestTimeline::userPhasesDrawnAndInTheLegend()
+{
+    QFETCH(int, ksteps);
+    const auto user = [](int i) { return static_cast<ws::IntervalKind>(ws::kUserPhaseBase + i); };
+    m_tr = makeTrace(ksteps);
+    m_tr->phaseNames = {"reduce", "", "load row"};
+    for (auto &k : m_tr->lanes[1].kind) {  // CTA 0's consumer: MmaWait -> "reduce", WaitData -> "load row"
+        if (k == ws::IntervalKind::MmaWait) k = user(0);
+        if (k == ws::IntervalKind::WaitData) k = user(2);
+    }
+    w->setTrace(m_tr);
+    QVERIFY(w->waitForIndex());
+    w->resetZoom();
+    w->plottable()->setIntervalLabels(false);
+    const QImage img = render();
+    const QRect row = w->plottable()->laneRowRect(1);
+    const QRect ar = w->plottable()->lanesRect();
+    QMap<QRgb, int> count;
+    for (int x = ar.left(); x <= ar.right(); ++x)
+        for (int y = row.top(); y <= row.bottom(); ++y) ++count[img.pixel(x, y)];
+    auto px = [&](QColor c) { return count.value(c.rgb()) + count.value(darker(c.rgb())); };
+    const int reduce = px(tlpalette::userPhaseColor(0)), loadRow = px(tlpalette::userPhaseColor(2));
+    const int other = px(tlpalette::kindColor(ws::IntervalKind::Other));
+    const int mmaWait = px(tlpalette::kindColor(ws::IntervalKind::MmaWait)), waitData = px(tlpalette::kindColor(ws::IntervalKind::WaitData));
+    const QString got = QStringLiteral("reduce %1 px, load row %2 px, other %3 px, mma wait %4, wait data %5")
+                            .arg(reduce).arg(loadRow).arg(other).arg(mmaWait).arg(waitData);
+    QVERIFY2(reduce > 500 && loadRow > 300, qPrintable(got));
+    QVERIFY2(reduce > loadRow, qPrintable(got));  // 80 ns against 60 ns per k-step
+    QVERIFY2(other == 0 && mmaWait == 0 && waitData == 0, qPrintable(got));
+    // The legend: both user phases by name, in kind order, after the standard kinds.
+    auto *legend = qobject_cast<QCPLegend *>(w->plot()->plotLayout()->element(0, 0));
+    QVERIFY(legend);
+    QStringList names;
+    for (int i = 0; i < legend->elementCount(); ++i)  // a wrapped grid: some cells are empty
+        if (QCPLayoutElement *e = legend->elementAt(i))
+            names << e->objectName();
+    const int a = int(names.indexOf(QStringLiteral("reduce (user phase)"))), b = int(names.indexOf(QStringLiteral("load row (user phase)")));
+    QVERIFY2(a >= 0 && b == a + 1, qPrintable(names.join(QStringLiteral(", "))));
+    QVERIFY2(names.indexOf(tlpalette::kindLabel(ws::IntervalKind::MmaIssue)) < a, qPrintable(names.join(QStringLiteral(", "))));
+    QVERIFY2(!names.contains(tlpalette::kindLabel(ws::IntervalKind::Other)), qPrintable(names.join(QStringLiteral(", "))));
+    // The exported image (warpstage export, File > Export) draws them the same way, legend included.
+    QRect lanesPx;
+    const QImage out = w->renderImage(QSize(1600, 900), 96, QStringLiteral("user phases"), &lanesPx);
+    if (const QByteArray dir = qgetenv("WARPSTAGE_TEST_EXPORT_DIR"); !dir.isEmpty())  // to look at it
+        out.save(QString::fromLocal8Bit(dir) + QStringLiteral("/user_phases_%1.png").arg(ksteps));
+    int inLanes = 0, inLegend = 0;
+    const QRgb r0 = tlpalette::userPhaseColor(0).rgb(), r2 = tlpalette::userPhaseColor(2).rgb();
+    for (int y = 0; y < out.height(); ++y)
+        for (int x = 0; x < out.width(); ++x) {
+            const QRgb p = out.pixel(x, y) | 0xff000000u;
+            if (p != r0 && p != r2 && p != darker(r0) && p != darker(r2))
+                continue;
+            (lanesPx.contains(x, y) ? inLanes : inLegend) += 1;
+        }
+    QVERIFY2(inLanes > 1000 && inLegend > 20, qPrintable(QStringLiteral("exported: %1 px in the lanes, %2 in the legend").arg(inLanes).arg(inLegend)));
 }
 
 void TestTimeline::lanePixelsMatchIntervals_data()

@@ -34,7 +34,9 @@
 namespace ws::lod {
 
 inline constexpr int kBlock = 16;
-inline constexpr int kMaxCategories = 16;  // categories are 0..15
+// Distinct categories one series keeps apart: any code 0..255 (a user-named phase is kind 64+) gets its own;
+// a series with more distinct codes folds the highest ones into code 0 ("other").
+inline constexpr int kMaxCategories = 32;
 
 struct SeriesRef {
     const TimeNs* start = nullptr;

@@ -193,7 +193,7 @@ const FuncInfo& lookup(CUcontext ctx, CUfunction f, const char* symbolName)
                 note(0, 0, "kernel " + fi.demangled + ": warpstage_trace_control has a wrong magic (not written by <warpstage/trace.cuh>): not traced",
                      "magic " + fi.name);
             } else if (c.version != trace::kFormatVersion) {
-                note(0, 0, "kernel " + fi.demangled + " was built with the trace header of format version " + std::to_string(c.version)
+                note(0, 0, "kernel " + fi.demangled + " " + kTraceNoteVersionMismatch + " " + std::to_string(c.version)
                                + "; this recorder reads version " + std::to_string(trace::kFormatVersion)
                                + ": not traced (rebuild the kernel against this Warpstage's <warpstage/trace.cuh>, or record with the matching warpstage-record)",
                      "version " + fi.name);

@@ -15,8 +15,6 @@
 
 namespace ws::sink {
 
-namespace {
-
 // SHA-256 (FIPS 180-4) of a byte string, as lowercase hex: SourceFile::sha256.
 std::string sha256Hex(const std::string& msg)
 {
@@ -58,6 +56,8 @@ std::string sha256Hex(const std::string& msg)
     return std::string(out, 64);
 }
 
+namespace {
+
 constexpr std::uint64_t kMaxSourceBytes = 2u << 20;  // larger files are named, not stored
 
 bool isFile(const std::string& p)
@@ -70,32 +70,6 @@ std::string dirOf(const std::string& p)
 {
     const auto slash = p.rfind('/');
     return slash == std::string::npos ? std::string() : slash == 0 ? std::string("/") : p.substr(0, slash);
-}
-
-// Reads a kernel's source file found by findSource().
-bool readSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& dirs, std::string& text,
-                std::string& why)
-{
-    int tried = 0;
-    const std::string full = findSource(path, s, dirs, &tried);
-    if (full.empty()) {
-        why = "source " + path + " not found (looked in " + std::to_string(tried)
-            + " places: the process's folder, its executable's folders, --source-dir)";
-        return false;
-    }
-    struct stat st{};
-    ::stat(full.c_str(), &st);
-    if (std::uint64_t(st.st_size) > kMaxSourceBytes) {
-        why = "source " + path + " not stored (" + std::to_string(st.st_size) + " bytes, more than " + std::to_string(kMaxSourceBytes) + ")";
-        return false;
-    }
-    std::ifstream f(full, std::ios::binary);
-    text.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (!f.good() && !f.eof()) {
-        why = "source " + path + " unreadable";
-        return false;
-    }
-    return true;
 }
 
 }  // namespace
@@ -136,6 +110,32 @@ std::string findSource(const std::string& path, const SinkProcess& s, const std:
     return found;
 }
 
+// A source file found by findSource(), read (at most kMaxSourceBytes).
+bool readSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& dirs, std::string& text,
+                std::string& why)
+{
+    int tried = 0;
+    const std::string full = findSource(path, s, dirs, &tried);
+    if (full.empty()) {
+        why = "source " + path + " not found (looked in " + std::to_string(tried)
+            + " places: the process's folder, its executable's folders, --source-dir)";
+        return false;
+    }
+    struct stat st{};
+    ::stat(full.c_str(), &st);
+    if (std::uint64_t(st.st_size) > kMaxSourceBytes) {
+        why = "source " + path + " not stored (" + std::to_string(st.st_size) + " bytes, more than " + std::to_string(kMaxSourceBytes) + ")";
+        return false;
+    }
+    std::ifstream f(full, std::ios::binary);
+    text.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (!f.good() && !f.eof()) {
+        why = "source " + path + " unreadable";
+        return false;
+    }
+    return true;
+}
+
 int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run, const std::vector<std::string>& sourceDirs)
 {
     std::vector<std::string> notes;
@@ -163,6 +163,7 @@ int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run, c
         decode::DecodeOptions opt;
         opt.phaseNames = t.phaseNames;
         opt.roleNames = t.roleNames;
+        opt.keepUndeclaredWarps = true;
         if (run.info.device.smClockKHz > 0) opt.deviceNsPerCycle = 1e6 / run.info.device.smClockKHz;
         decode::DecodeReport rep;
         ladder::TraceGeometry geom;
@@ -186,8 +187,17 @@ int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run, c
         std::string line = "traced " + what + ": " + std::to_string(k.ctas.size()) + " CTAs, " + std::to_string(k.warps.size())
             + " warps, " + std::to_string(k.intervals.size()) + " intervals, capacity " + std::to_string(t.rec.eventsPerWarp)
             + " events per warp";
-        if (rep.undeclaredWarps > 0 && !rep.noRoleDeclared)
-            line += "; " + std::to_string(rep.undeclaredWarps) + " warps declared no role (not shown)";
+        if (!rep.undeclaredByWarp.empty() && !rep.noRoleDeclared) {
+            // Per warp index: which warps of the CTAs said nothing (shown as empty "no role" lanes).
+            int n = 0;
+            std::string which;
+            for (const auto& [w, ctas] : rep.undeclaredByWarp) {
+                n += ctas;
+                which += (which.empty() ? "" : ", ") + std::string("warp ") + std::to_string(w) + " in " + std::to_string(ctas)
+                    + (ctas == 1 ? " CTA" : " CTAs");
+            }
+            line += "; " + std::to_string(n) + " warps declared no role (shown as '" + decode::kNoRoleName + "' lanes, empty): " + which;
+        }
         for (const auto& w : rep.warnings) line += "; " + w;
         notes.push_back(line);
         if (!rep.ok) failures.push_back("trace of " + what + ": " + rep.failureReason);
@@ -206,7 +216,12 @@ int attachTraces(const SinkProcess& s, std::uint32_t deviceId, RunRecord& run, c
         }
     }
     for (const auto& n : s.traceNotes)
-        if (n.deviceId == deviceId || n.correlationId == 0) notes.push_back(n.text);
+        if (n.deviceId == deviceId || n.correlationId == 0) {
+            notes.push_back(n.text);
+            // A kernel --kernels selected but built with another header version is not traced: the run fails with
+            // that message, so that warpstage-record says it and exits 6, instead of a quiet untraced launch.
+            if (n.text.find(kTraceNoteVersionMismatch) != std::string::npos) failures.push_back(n.text);
+        }
     for (const auto& n : notes) run.info.notes += "; " + n;
     if (!failures.empty()) {
         run.info.status = RunStatus::Failed;

@@ -190,12 +190,46 @@ StallMatchResult attachStalls(std::vector<RunRecord>& runs, const std::vector<Si
             }
         }
         r.info.hasStalls = sampledRuns.count(key) > 0;
+        // The sources the samples point into, stored with the run (self-contained traces).
+        const SinkProcess* tlProc = nullptr;
+        for (const auto& s : timelineSinks)
+            if (s.hasProcess && s.pid == r.info.pid) tlProc = &s;
+        std::set<std::string> files, stored;
+        for (const auto& f : r.sources) stored.insert(f.path);
+        for (const auto& k : r.kernels)
+            for (const auto& smp : k.stalls)
+                if (smp.line > 0 && !smp.sourceFile.empty()) files.insert(smp.sourceFile);
+        std::vector<std::string> missingWhy;
+        int added = 0;
+        for (const auto& f : files) {
+            if (stored.count(f)) continue;
+            std::string text, why;
+            if (tlProc && readSource(f, *tlProc, opt.sourceDirs, text, why)) {
+                SourceFile sf;
+                sf.path = f;
+                sf.sha256 = sha256Hex(text);
+                sf.text = std::move(text);
+                r.sources.push_back(std::move(sf));
+                ++added;
+            } else {
+                missingWhy.push_back(tlProc ? why : "source " + f + " not found (no process record)");
+            }
+        }
         std::string t = "; stall pass (--kernels '" + opt.kernelsRegex + "'"
             + (opt.launchFirst >= 0 ? " --launch-range " + std::to_string(opt.launchFirst) + ":" + std::to_string(opt.launchLast) : std::string())
             + "): a second run of the program with PC sampling; " + std::to_string(n) + " samples on " + std::to_string(launches) + " launch(es)";
-        if (noSrc > 0)
+        if (n > 0 && noSrc == n)
+            t += "; source mapping missing: all " + std::to_string(n) + " samples are without a source line (the program was built "
+                 "without line info: build it with nvcc -lineinfo; the stalls are kept with their function and pc)";
+        else if (noSrc > 0)
             t += "; " + std::to_string(noSrc) + " samples without a source line (the binary has no line info for them: build with -lineinfo; "
                 + "function and pc are kept)";
+        if (added > 0) t += "; " + std::to_string(added) + " source file(s) of the samples stored in the trace";
+        if (!missingWhy.empty()) {
+            t += "; " + std::to_string(missingWhy.size()) + " source file(s) of the samples not found (--source-dir DIR to point at them):";
+            for (const auto& w : missingWhy) t += " " + w + ";";
+            t.pop_back();
+        }
         for (const auto& w : notes[key]) t += "; " + w;
         if (!anyMatchingName) t += "; --kernels matched no kernel launch";
         r.info.notes += t;

@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -98,7 +99,14 @@ struct DecodeOptions {
     // KernelRecord::phaseNames. roleNames[i] is the display name of warps that declared user role i.
     std::vector<std::string> phaseNames;
     std::vector<std::string> roleNames;
+    // Users' kernels: a warp of a traced CTA that declared no role is kept as a warp of role Unknown named
+    // kNoRoleName, with no intervals, so that the viewer shows it (and says why it is empty) instead of
+    // leaving it out. Off for the ladder, whose idle warps stay undeclared on purpose.
+    bool keepUndeclaredWarps = false;
 };
+
+// The display name of a warp that declared no role (DecodeOptions::keepUndeclaredWarps).
+inline constexpr const char* kNoRoleName = "no role";
 
 // A warp that attempted more events than its region holds.
 struct WarpOverflow {
@@ -117,6 +125,7 @@ struct DecodeReport {
     int unfinishedWarps = 0;               // declared a role but wrote no end (fault / early exit)
     int missingCtas = 0;                   // CTA record without its start or end pair
     int undeclaredWarps = 0;               // warp regions never claimed (not traced: skipped)
+    std::map<int, int> undeclaredByWarp;   // warp index -> traced CTAs in which that warp declared no role
     bool noRoleDeclared = false;           // CTAs ran traced but no warp of any declared a role (a failure)
     int unnamedUserPhases = 0;             // user phase kinds with no name in DecodeOptions::phaseNames
     int unnamedUserRoles = 0;              // warps whose user role has no name in DecodeOptions::roleNames

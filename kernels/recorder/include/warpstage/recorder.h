@@ -49,7 +49,7 @@ struct Options {
     std::int64_t stallTargetSamples = 300000;// sampling period chosen to give about this many samples per rung
     std::string commandLine;                 // exactly as typed (quoted)
     std::string selfExe;                     // executable that understands --stall-pass (default /proc/self/exe)
-    std::string sourceDir;                   // repository root, to map PCs to stages (default: the build's)
+    std::string sourceDir;                   // a checkout to map PCs to stages from (default: the sources built into the recorder)
     int device = 0;
     bool checkResults = true;                // spot-check C against a host fp64 dot product
     int testEventsPerWarp = 0;               // tests only: > 0 overrides the event capacity (forces overflow)

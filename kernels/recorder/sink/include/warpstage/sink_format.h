@@ -170,6 +170,11 @@ struct TraceChunkRec {
 static_assert(sizeof(TraceChunkRec) == 16);
 inline constexpr std::uint32_t kTraceChunkBytes = 8u << 20;
 
+// The words of the TraceNote the injection library writes for a kernel built with another trace-format version of
+// <warpstage/trace.cuh> than the recorder's ("kernel K was built with the trace header of format version N; this
+// recorder reads version M: not traced (...)"). The reader makes such a run FAILED (sink_traces.cpp).
+inline constexpr const char* kTraceNoteVersionMismatch = "was built with the trace header of format version";
+
 struct TraceNoteRec {
     std::uint32_t correlationId;   // 0: not about one launch
     std::uint32_t deviceId;

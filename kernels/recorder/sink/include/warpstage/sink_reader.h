@@ -109,6 +109,9 @@ std::string incompleteReason(const SinkProcess& s, const ProgramOutcome& o, bool
 
 std::string demangle(const std::string& mangled);
 
+// SHA-256 of `text` as 64 lowercase hex digits (SourceFile::sha256).
+std::string sha256Hex(const std::string& text);
+
 // Decodes the sink's traced launches of device `deviceId` into the matching KernelRecords of `run`
 // (by correlation id; sink_traces.cpp): warps, intervals, loads, tiles, phase names; adds the
 // kernels' source files to run.sources (findSource(); files that cannot be read are named in the notes) and every problem (overflow per warp, no role, version mismatch,
@@ -125,5 +128,10 @@ int attachTraces(const SinkProcess& sink, std::uint32_t deviceId, RunRecord& run
 // says how many places were looked at).
 std::string findSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& sourceDirs,
                        int* tried = nullptr);
+
+// The text of the file findSource() finds for `path` (at most 2 MiB); false with `why` ("source X not found
+// (looked in N places: ...)", "... not stored (too large)", "... unreadable") otherwise.
+bool readSource(const std::string& path, const SinkProcess& s, const std::vector<std::string>& sourceDirs, std::string& text,
+                std::string& why);
 
 }  // namespace ws::sink

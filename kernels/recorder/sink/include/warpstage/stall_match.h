@@ -23,6 +23,7 @@ namespace ws::sink {
 struct StallMatchOptions {
     std::string kernelsRegex;                     // --kernels (ECMAScript, searched in the demangled name)
     long long launchFirst = -1, launchLast = -1;  // --launch-range A:B (inclusive); -1: all
+    std::vector<std::string> sourceDirs;          // --source-dir (and WARPSTAGE_SOURCE_DIR): where else sources are looked for
 };
 
 // Called once per sample before it is stored: fill sourceFile/line (from the cubin of that CRC in `from`)
@@ -40,7 +41,11 @@ struct StallMatchResult {
 };
 
 // Adds StallSample rows to `runs` (the timeline runs that toRuns() made from `timelineSinks`), sets
-// RunInfo::hasStalls and appends a "stall pass: ..." note to every run. Never throws.
+// RunInfo::hasStalls and appends a "stall pass: ..." note to every run. The text of every source file the
+// samples point into (their sourceFile, as the line info names it) is added to run.sources with its sha256
+// (readSource(): the path, the process's folders, options.sourceDirs), once per run; the note names the files
+// that could not be found, and says when samples have no source line at all (a binary built without line
+// info: the samples are kept with their function and pc). Never throws.
 StallMatchResult attachStalls(std::vector<RunRecord>& runs, const std::vector<SinkProcess>& timelineSinks,
                               const std::vector<SinkProcess>& stallSinks, const StallMatchOptions& options,
                               const StallFinish& finish);

@@ -1,0 +1,76 @@
+# What every Debian package carries in /usr/share/doc/<package>/ (Debian Policy 12.5, 12.7): `copyright` in the
+# machine-readable format (DEP-5) and `changelog.Debian.gz`. Included by WarpstagePackaging.cmake; one copy per
+# package that this build makes (component viewer -> warpstage, recorder -> warpstage-recorder, dev ->
+# warpstage-dev). scripts/check-package.sh checks both in each .deb.
+#
+# The licence: the text of the repository's LICENSE (or COPYING) file when there is one, with its name from
+# WARPSTAGE_LICENSE_NAME (a DEP-5 short name such as MIT or Apache-2.0; set it when you add the file). Without
+# such a file the packages say so ("all-rights-reserved": the project has stated no licence), which is true of a
+# source tree that names none.
+set(WARPSTAGE_LICENSE_NAME "" CACHE STRING "DEP-5 short name of the licence in LICENSE (Debian copyright file)")
+set(_ws_license_file "")
+foreach(_f LICENSE LICENSE.txt LICENSE.md COPYING)
+    if(EXISTS ${PROJECT_SOURCE_DIR}/${_f})
+        set(_ws_license_file ${PROJECT_SOURCE_DIR}/${_f})
+        break()
+    endif()
+endforeach()
+if(_ws_license_file)
+    file(READ ${_ws_license_file} _ws_text)
+    if(WARPSTAGE_LICENSE_NAME)
+        set(_ws_name ${WARPSTAGE_LICENSE_NAME})
+    else()
+        set(_ws_name "custom")
+    endif()
+else()
+    set(_ws_name "all-rights-reserved")
+    set(_ws_text "The Warpstage source repository carried no licence file when this package was built, and the\n")
+    string(APPEND _ws_text "project has not stated a licence. Until it does, all rights are reserved by the copyright holders.")
+endif()
+# DEP-5 continuation lines: one leading space, empty lines as " ."
+string(STRIP "${_ws_text}" _ws_text)
+string(REPLACE "\n" ";" _ws_lines "${_ws_text}")
+set(WARPSTAGE_LICENSE_TEXT "")
+foreach(_l IN LISTS _ws_lines)
+    string(STRIP "${_l}" _ls)
+    if(_ls STREQUAL "")
+        string(APPEND WARPSTAGE_LICENSE_TEXT " .\n")
+    else()
+        string(APPEND WARPSTAGE_LICENSE_TEXT " ${_l}\n")
+    endif()
+endforeach()
+string(STRIP "${WARPSTAGE_LICENSE_TEXT}" WARPSTAGE_LICENSE_TEXT)
+string(PREPEND WARPSTAGE_LICENSE_TEXT " ")
+set(WARPSTAGE_DEB_LICENSE ${_ws_name})
+
+# The changelog's date: SOURCE_DATE_EPOCH when set (reproducible builds), else the configure time, RFC 2822.
+string(TIMESTAMP WARPSTAGE_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+
+set(_ws_docdir ${CMAKE_BINARY_DIR}/debian-doc)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/debian/copyright.in ${_ws_docdir}/copyright @ONLY)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/debian/changelog.in ${_ws_docdir}/changelog.Debian @ONLY)
+find_program(WARPSTAGE_GZIP gzip)
+if(WARPSTAGE_GZIP)
+    # -n: no name or time stamp in the header, so the file is the same for the same text (reproducible)
+    execute_process(COMMAND ${WARPSTAGE_GZIP} -9 -n -f -k ${_ws_docdir}/changelog.Debian RESULT_VARIABLE _ws_rc)
+else()
+    set(_ws_rc 1)
+endif()
+if(NOT _ws_rc EQUAL 0)
+    message(WARNING "Warpstage: gzip not found or failed: the .deb packages will lack changelog.Debian.gz")
+endif()
+
+set(_ws_pkgs dev warpstage-dev)
+if(TARGET warpstage)
+    list(APPEND _ws_pkgs viewer warpstage)
+endif()
+if(TARGET warpstage-record)
+    list(APPEND _ws_pkgs recorder warpstage-recorder)
+endif()
+while(_ws_pkgs)
+    list(POP_FRONT _ws_pkgs _comp _pkg)
+    install(FILES ${_ws_docdir}/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${_pkg} COMPONENT ${_comp})
+    if(EXISTS ${_ws_docdir}/changelog.Debian.gz)
+        install(FILES ${_ws_docdir}/changelog.Debian.gz DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${_pkg} COMPONENT ${_comp})
+    endif()
+endwhile()
