@@ -24,6 +24,7 @@ SQLITE_EXTENSION_INIT3
 
 #include <cmath>
 #include <cstring>
+#include <bitset>
 #include <map>
 #include <unordered_map>
 
@@ -43,6 +44,14 @@ enum Slot : int {
     TimeHi,        // start_ns / issue_ns < or <= ?
     SlotCount
 };
+// idxNum bits beyond the slots: the plan reads one launch at most and SQLite wants its rows ordered (ORDER
+// BY) or grouped (GROUP BY) by kind / kind_name. The cursor then decodes the launch's matching chunks first
+// and returns them kind by kind, so SQLite needs no sorter (a GROUP BY kind over 4 M intervals: 0.8 s of
+// sorting saved; docs/benchmarks.md).
+constexpr int kByKind = 1 << 10;
+constexpr int kByKindName = 1 << 11;
+// Bits 16..30: the columns the statement reads (xBestIndex's colUsed): a grouped cursor keeps only those.
+constexpr int kColumnsShift = 16;
 
 enum class Kind { Intervals, Loads, Metrics };
 
@@ -208,7 +217,18 @@ struct Cursor {
     const WarpMeta* warp = nullptr;
     const CtaMeta* cta = nullptr;
     std::size_t pos = 0, end = 0;
+    const Lane* cur = nullptr;  // the lane the row is in: &lane, or a part's (grouped)
     Lane lane;
+    // grouped by kind (kByKind / kByKindName): every matching chunk of the launch, decoded
+    struct Part {
+        RowId warpId;
+        const WarpMeta* warp;
+        Lane lane;
+        std::size_t begin, end;
+    };
+    std::vector<Part> parts;
+    std::vector<std::bitset<256>> groups;  // the kind codes of each group, in output order
+    std::size_t group = 0, part = 0;
     ChunkDecoder decoder;
     std::vector<LoadTransfer> loads;
     Zstd zstd;
@@ -256,6 +276,18 @@ void loadMeta(Cursor& c, RowId kernelId)
     c.metaKernel = kernelId;
 }
 
+// kind_name of a code in the launch whose phase names are loaded: the standard name, or a user phase's
+// recorded name ("phase_<i>" when it has none).
+std::string kindNameOf(const Cursor& c, int code)
+{
+    const auto k = static_cast<IntervalKind>(code);
+    if (!isUserPhase(k))
+        return std::string(intervalKindName(k));
+    auto it = c.phaseNames.find(code);
+    return it != c.phaseNames.end() && !it->second.empty() ? it->second
+                                                            : "phase_" + std::to_string(code - kUserPhaseBase);
+}
+
 // Reads chunks until one has a row in [lo, hi] (or none is left); positions the cursor on that row.
 void nextChunk(Cursor& c)
 {
@@ -286,6 +318,7 @@ void nextChunk(Cursor& c)
             const auto& s = c.lane.start;
             c.pos = static_cast<std::size_t>(std::lower_bound(s.begin(), s.end(), c.lo) - s.begin());
             c.end = static_cast<std::size_t>(std::upper_bound(s.begin(), s.end(), c.hi) - s.begin());
+            c.cur = &c.lane;
             break;
         }
         case Kind::Loads: {
@@ -324,6 +357,82 @@ void nextChunk(Cursor& c)
         if (c.pos < c.end)
             return;
     }
+}
+
+// Grouped by kind: positions the cursor on the next row of the current group (from the current row on
+// when `advance` is false), moving on to the next part and group; eof when none is left.
+void nextGrouped(Cursor& c, bool advance)
+{
+    if (advance)
+        ++c.pos;
+    while (c.group < c.groups.size()) {
+        const auto& bits = c.groups[c.group];
+        while (c.part < c.parts.size()) {
+            const Cursor::Part& p = c.parts[c.part];
+            const IntervalKind* kind = p.lane.kind.data();
+            for (; c.pos < p.end; ++c.pos)
+                if (bits.test(static_cast<std::uint8_t>(kind[c.pos]))) {
+                    c.cur = &p.lane;
+                    c.warp = p.warp;
+                    c.ownerId = p.warpId;
+                    return;
+                }
+            if (++c.part < c.parts.size())
+                c.pos = c.parts[c.part].begin;
+        }
+        ++c.group;
+        c.part = 0;
+        c.pos = c.parts.empty() ? 0 : c.parts[0].begin;
+    }
+    c.eof = true;
+}
+
+// Grouped by kind (one launch): decodes every matching chunk, then makes the groups (one per kind code, in
+// code order; or one per kind_name, in name order) and positions the cursor on the first row.
+void startGrouped(Cursor& c, bool byName, int columns)
+{
+    auto used = [columns](int col) { return (columns & (1 << col)) != 0; };
+    const bool start = used(ic::StartNs) || used(ic::EndNs), dur = used(ic::DurNs) || used(ic::EndNs);
+    const bool slot = used(ic::Slot), kstep = used(ic::Kstep);
+    c.parts.clear();
+    while (!c.eof) {
+        // Only the columns read (a GROUP BY kind summing durations keeps 5 bytes per interval, not 19).
+        const Lane& l = c.lane;
+        auto b = static_cast<std::ptrdiff_t>(c.pos), e = static_cast<std::ptrdiff_t>(c.end);
+        Cursor::Part& p = c.parts.emplace_back(Cursor::Part{c.ownerId, c.warp, Lane(), 0, c.end - c.pos});
+        p.lane.kind.assign(l.kind.begin() + b, l.kind.begin() + e);
+        if (start)
+            p.lane.start.assign(l.start.begin() + b, l.start.begin() + e);
+        if (dur)
+            p.lane.duration.assign(l.duration.begin() + b, l.duration.begin() + e);
+        if (slot)
+            p.lane.slot.assign(l.slot.begin() + b, l.slot.begin() + e);
+        if (kstep)
+            p.lane.kstep.assign(l.kstep.begin() + b, l.kstep.begin() + e);
+        nextChunk(c);
+    }
+    std::bitset<256> present;
+    for (const auto& p : c.parts)
+        for (std::size_t i = p.begin; i < p.end; ++i)
+            present.set(static_cast<std::uint8_t>(p.lane.kind[i]));
+    c.groups.clear();
+    if (byName) {
+        std::map<std::string, std::bitset<256>> names;  // std::string order = SQLite's BINARY collation
+        for (int k = 0; k < 256; ++k)
+            if (present.test(static_cast<std::size_t>(k)))
+                names[kindNameOf(c, k)].set(static_cast<std::size_t>(k));
+        for (auto& [name, bits] : names)
+            c.groups.push_back(bits);
+    } else {
+        for (int k = 0; k < 256; ++k)
+            if (present.test(static_cast<std::size_t>(k)))
+                c.groups.emplace_back().set(static_cast<std::size_t>(k));
+    }
+    c.group = 0;
+    c.part = 0;
+    c.pos = c.parts.empty() ? 0 : c.parts[0].begin;
+    c.eof = false;
+    nextGrouped(c, false);
 }
 
 // The SQL that selects the chunks for the slots in idxNum; parameter ?N+1 is argv[N].
@@ -447,6 +556,16 @@ int xBestIndex(sqlite3_vtab* v, sqlite3_index_info* info)
         cost *= f;
         rows *= f;
     }
+    // One launch at most (an IN on kernel_id makes SQLite call xFilter per value and ignore orderByConsumed):
+    // rows can come kind by kind.
+    const bool oneLaunch = use[KernelEq] >= 0 || use[WarpIdEq] >= 0 || use[CtaIdEq] >= 0;
+    if (oneLaunch && &def == &kIntervals && info->nOrderBy == 1
+        && !info->aOrderBy[0].desc
+        && (info->aOrderBy[0].iColumn == ic::Kind || info->aOrderBy[0].iColumn == ic::KindName)) {
+        idxNum |= info->aOrderBy[0].iColumn == ic::Kind ? kByKind : kByKindName;
+        idxNum |= static_cast<int>(info->colUsed & 0x7fff) << kColumnsShift;
+        info->orderByConsumed = 1;
+    }
     info->idxNum = idxNum;
     info->estimatedCost = cost;
     info->estimatedRows = static_cast<sqlite3_int64>(std::max(1.0, rows));
@@ -492,6 +611,11 @@ int xFilter(sqlite3_vtab_cursor* cur, int idxNum, const char*, int argc, sqlite3
         c.rowid = 0;
         c.lo = std::numeric_limits<TimeNs>::min();
         c.hi = std::numeric_limits<TimeNs>::max();
+        const int grouped = idxNum & (kByKind | kByKindName);
+        const int columns = idxNum >> kColumnsShift;
+        idxNum &= (1 << SlotCount) - 1;
+        c.parts.clear();
+        c.groups.clear();
         int argOf[SlotCount];
         int a = 0;
         for (int s = 0; s < SlotCount; ++s)
@@ -518,6 +642,8 @@ int xFilter(sqlite3_vtab_cursor* cur, int idxNum, const char*, int argc, sqlite3
                 sqlite3_bind_value(c.chunks.st, argOf[s] + 1, argv[argOf[s]]);
         c.eof = false;
         nextChunk(c);
+        if (grouped)
+            startGrouped(c, grouped == kByKindName, columns);
     });
 }
 
@@ -525,6 +651,10 @@ int xNext(sqlite3_vtab_cursor* cur)
 {
     return guarded(cur, [](Cursor& c) {
         ++c.rowid;
+        if (!c.groups.empty()) {
+            nextGrouped(c, true);
+            return;
+        }
         if (++c.pos < c.end)
             return;
         nextChunk(c);
@@ -541,19 +671,13 @@ int xRowid(sqlite3_vtab_cursor* cur, sqlite3_int64* id)
 
 void kindName(sqlite3_context* ctx, const Cursor& c, IntervalKind k)
 {
-    const auto code = static_cast<int>(k);
-    if (isUserPhase(k)) {
-        auto it = c.phaseNames.find(code);
-        if (it != c.phaseNames.end() && !it->second.empty()) {
-            sqlite3_result_text(ctx, it->second.data(), static_cast<int>(it->second.size()), SQLITE_TRANSIENT);
-            return;
-        }
-        const std::string name = "phase_" + std::to_string(code - kUserPhaseBase);
-        sqlite3_result_text(ctx, name.data(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
+    if (!isUserPhase(k)) {
+        const std::string_view n = intervalKindName(k);
+        sqlite3_result_text(ctx, n.data(), static_cast<int>(n.size()), SQLITE_STATIC);
         return;
     }
-    const std::string_view n = intervalKindName(k);
-    sqlite3_result_text(ctx, n.data(), static_cast<int>(n.size()), SQLITE_STATIC);
+    const std::string n = kindNameOf(c, static_cast<int>(k));
+    sqlite3_result_text(ctx, n.data(), static_cast<int>(n.size()), SQLITE_TRANSIENT);
 }
 
 void text(sqlite3_context* ctx, const std::string& s)
@@ -567,7 +691,7 @@ int xColumn(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col)
     const std::size_t i = c.pos;
     switch (c.table->kind) {
     case Kind::Intervals: {
-        const Lane& l = c.lane;
+        const Lane& l = *c.cur;
         const WarpMeta& w = *c.warp;
         switch (col) {
         case ic::KernelId: sqlite3_result_int64(ctx, c.kernelId); break;
@@ -580,11 +704,14 @@ int xColumn(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col)
         case ic::Role: text(ctx, w.role); break;
         case ic::Kind: sqlite3_result_int(ctx, static_cast<int>(l.kind[i])); break;
         case ic::KindName: kindName(ctx, c, l.kind[i]); break;
-        case ic::StartNs: sqlite3_result_int64(ctx, l.start[i]); break;
-        case ic::EndNs: sqlite3_result_int64(ctx, l.end(i)); break;
-        case ic::DurNs: sqlite3_result_int64(ctx, l.duration[i]); break;
-        case ic::Kstep: sqlite3_result_int64(ctx, l.kstep[i]); break;
-        case ic::Slot: sqlite3_result_int64(ctx, l.slot[i]); break;
+        // (a grouped cursor keeps only the columns xBestIndex was told about: NULL if one is asked anyway)
+        case ic::StartNs: i < l.start.size() ? sqlite3_result_int64(ctx, l.start[i]) : sqlite3_result_null(ctx); break;
+        case ic::EndNs:
+            i < l.start.size() && i < l.duration.size() ? sqlite3_result_int64(ctx, l.end(i)) : sqlite3_result_null(ctx);
+            break;
+        case ic::DurNs: i < l.duration.size() ? sqlite3_result_int64(ctx, l.duration[i]) : sqlite3_result_null(ctx); break;
+        case ic::Kstep: i < l.kstep.size() ? sqlite3_result_int64(ctx, l.kstep[i]) : sqlite3_result_null(ctx); break;
+        case ic::Slot: i < l.slot.size() ? sqlite3_result_int64(ctx, l.slot[i]) : sqlite3_result_null(ctx); break;
         default: sqlite3_result_null(ctx);
         }
         break;
