@@ -529,7 +529,8 @@ int xBestIndex(sqlite3_vtab* v, sqlite3_index_info* info)
         if (!con.usable)
             continue;
         for (int s = 0; s < SlotCount; ++s) {
-            if (def.column[s] != con.iColumn || use[s] >= 0)
+            // (iColumn -1 is the rowid: no slot is about it)
+            if (def.column[s] < 0 || def.column[s] != con.iColumn || use[s] >= 0)
                 continue;
             const bool eq = con.op == SQLITE_INDEX_CONSTRAINT_EQ;
             const bool lo = con.op == SQLITE_INDEX_CONSTRAINT_GT || con.op == SQLITE_INDEX_CONSTRAINT_GE;

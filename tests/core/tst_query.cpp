@@ -356,6 +356,10 @@ private slots:
         QVERIFY(has("SELECT * FROM intervals WHERE warp_id = 7 AND start_ns > 5 AND start_ns <= 9", "VIRTUAL TABLE INDEX 98:"));
         QVERIFY(has("SELECT * FROM intervals WHERE cta_id = 7 AND cta = 1 AND warp = 2", "VIRTUAL TABLE INDEX 28:"));
         QVERIFY(has("SELECT * FROM intervals WHERE kernel_id + 0 = 1", "VIRTUAL TABLE INDEX 0:"));
+        // a rowid constraint is SQLite's to check (the rowid is the row's number in the scan)
+        QVERIFY(has("SELECT * FROM loads WHERE rowid = 3", "VIRTUAL TABLE INDEX 0:"));
+        QCOMPARE(c.rows("SELECT count(*) FROM loads WHERE rowid = 3")[0][0], std::string("1"));
+        QCOMPARE(c.rows("SELECT count(*) FROM intervals WHERE kernel_id = 1 AND rowid < 10")[0][0], std::string("10"));
         QVERIFY(has("SELECT * FROM loads WHERE kernel_id = 1 AND cta_id = 2 AND issue_ns >= 0", "VIRTUAL TABLE INDEX 37:"));
         const std::string grouped = c.plan("SELECT kind, sum(dur_ns) FROM intervals WHERE kernel_id = 1 GROUP BY kind");
         QVERIFY2(grouped.find("TEMP B-TREE") == std::string::npos, grouped.c_str());  // no sorter
