@@ -42,6 +42,10 @@ QString helpText()
         "                                intra-kernel traces (.chrome_trace; --sm-clock-mhz: the SM\n"
         "                                clock, else 1980 assumed; --mapping: scope name rules,\n"
         "                                'glob = kind [role]' per line; docs/interop.md)\n"
+        "  warpstage query FILE \"SQL\" [--csv|--json]\n"
+        "                                run one read-only SQL statement on a trace (tables of\n"
+        "                                docs/schema.md plus the virtual tables intervals, loads,\n"
+        "                                chunk_metrics); default output: an aligned text table\n"
         "  warpstage --screenshot IMAGE [FILE]\n"
         "                                open FILE (or the sample), save a picture of the window once\n"
         "                                its first kernel is drawn, and quit (needs a display or Xvfb)\n"
@@ -64,7 +68,8 @@ QString helpText()
         "\n"
         "Exit codes:\n"
         "  0  success\n"
-        "  1  the command failed (export: unknown run or kernel, empty range, cannot write the image)\n"
+        "  1  the command failed (export: unknown run or kernel, empty range, cannot write the image;\n"
+        "     query: bad SQL, a statement that writes)\n"
         "  2  bad command line (unknown subcommand or option, missing or malformed value)\n"
         "  3  the trace file cannot be read (missing, not SQLite, not a Warpstage trace, corrupt,\n"
         "     or made by a newer Warpstage); import: an input that is no trace it reads, or is cut short\n"
@@ -76,7 +81,8 @@ bool isHeadlessCommand(int argc, char** argv)
     if (argc < 2)
         return false;
     const char* a = argv[1];
-    return !std::strcmp(a, "info") || !std::strcmp(a, "export") || !std::strcmp(a, "import") || !std::strcmp(a, "--help") ||
+    return !std::strcmp(a, "info") || !std::strcmp(a, "export") || !std::strcmp(a, "import") || !std::strcmp(a, "query") ||
+           !std::strcmp(a, "--help") ||
            !std::strcmp(a, "-h") || !std::strcmp(a, "--version") || !std::strcmp(a, "-v") ||
            !std::strcmp(a, "help");
 }
@@ -325,6 +331,8 @@ int runHeadless(int argc, char** argv)
         return runExport(argc, argv, args);
     if (cmd == QLatin1String("import"))
         return runImport(args);
+    if (cmd == QLatin1String("query"))
+        return runQueryCommand(args);
     return usage(QStringLiteral("unknown subcommand '%1'").arg(cmd));
 }
 

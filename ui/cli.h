@@ -1,9 +1,10 @@
-// Headless subcommands of the `warpstage` executable: `info`, `export`,
+// Headless subcommands of the `warpstage` executable: `info`, `export`, `query`,
 // `--help`, `--version`. They run without a display (no QApplication is made
 // for `info`; `export` forces the offscreen platform).
 #pragma once
 
 #include <QString>
+#include <QStringList>
 
 namespace ws::ui {
 
@@ -15,10 +16,12 @@ enum ExitCode : int {
     ExitNeedsMigration = 4, // the trace file is an older Warpstage schema (open it in the GUI to migrate a copy)
 };
 
-// True if argv asks for a headless subcommand (info, export, --help, --version).
+// True if argv asks for a headless subcommand (info, export, query, --help, --version).
 bool isHeadlessCommand(int argc, char** argv);
 // Runs it and returns the process exit code.
 int runHeadless(int argc, char** argv);
+// `warpstage query FILE SQL [--csv|--json]` (cli_query.cpp); args start after "query".
+int runQueryCommand(const QStringList& args);
 QString helpText();
 
 // --dpi range of `export` (the same as TimelineWidget::exportImage accepts).
