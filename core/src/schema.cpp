@@ -5,7 +5,8 @@ namespace ws::detail {
 // THE schema. Versions: 1 = intervals as rows ('intervals'); 2 = intervals packed
 // per warp ('interval_chunks'); 3 = programs (run kind/process/exit, streams, nvtx_ranges,
 // api_spans, launch context/graph ids) and compressed chunks (interval_chunks.codec); 4 = loads and
-// per-CTA / per-warpgroup metrics packed (load_chunks, metric_chunks), phase_names, sources.
+// per-CTA / per-warpgroup metrics packed (load_chunks, metric_chunks), phase_names, sources; 5 = API call and
+// NVTX names interned (names, api_calls, nvtx_events; views api_spans, nvtx_ranges with the old columns).
 // See docs/schema.md for what every column means.
 const std::vector<TableDef>& schemaTables()
 {
@@ -52,7 +53,13 @@ const std::vector<TableDef>& schemaTables()
           {"process_start_ns", "INTEGER NOT NULL DEFAULT 0", 3},
           {"process_end_ns", "INTEGER NOT NULL DEFAULT 0", 3},
           {"exit_code", "INTEGER NOT NULL DEFAULT -1", 3},
-          {"exit_signal", "INTEGER NOT NULL DEFAULT 0", 3}},
+          {"exit_signal", "INTEGER NOT NULL DEFAULT 0", 3},
+          // version 5: the id range of the run's rows in api_calls / nvtx_events (one run = one transaction, so
+          // its rows have consecutive ids); 0, 0 = not known (readers then look at every row's run_id)
+          {"api_first_id", "INTEGER NOT NULL DEFAULT 0", 5},
+          {"api_last_id", "INTEGER NOT NULL DEFAULT 0", 5},
+          {"nvtx_first_id", "INTEGER NOT NULL DEFAULT 0", 5},
+          {"nvtx_last_id", "INTEGER NOT NULL DEFAULT 0", 5}},
          {}, {}},
         {"kernels",
          {{"id", "INTEGER PRIMARY KEY"},
@@ -112,7 +119,7 @@ const std::vector<TableDef>& schemaTables()
           {"color", "INTEGER NOT NULL DEFAULT 0"},
           {"category", "INTEGER NOT NULL DEFAULT 0"},
           {"closed", "INTEGER NOT NULL DEFAULT 1"}},
-         {}, {"CREATE INDEX nvtx_ranges_run ON nvtx_ranges(run_id, start_ns)"}, 3},
+         {}, {"CREATE INDEX nvtx_ranges_run ON nvtx_ranges(run_id, start_ns)"}, 3, 4},
         {"api_spans",  // version 3
          {{"id", "INTEGER PRIMARY KEY"},
           {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
@@ -124,7 +131,36 @@ const std::vector<TableDef>& schemaTables()
           {"thread_id", "INTEGER NOT NULL DEFAULT 0"},
           {"correlation_id", "INTEGER NOT NULL DEFAULT 0"},
           {"result", "INTEGER NOT NULL DEFAULT 0"}},
-         {}, {"CREATE INDEX api_spans_run ON api_spans(run_id, start_ns)"}, 3},
+         {}, {"CREATE INDEX api_spans_run ON api_spans(run_id, start_ns)"}, 3, 4},
+        {"names",  // version 5: every API call name, NVTX name and NVTX domain once (interned)
+         {{"id", "INTEGER PRIMARY KEY"}, {"name", "TEXT NOT NULL"}},
+         "UNIQUE(name)", {}, 5},
+        {"api_calls",  // version 5: api_spans' rows with the name interned (view api_spans)
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"name_id", "INTEGER NOT NULL REFERENCES names(id)"},
+          {"cbid", "INTEGER NOT NULL DEFAULT 0"},
+          {"driver", "INTEGER NOT NULL DEFAULT 0"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"end_ns", "INTEGER NOT NULL"},
+          {"thread_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"correlation_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"result", "INTEGER NOT NULL DEFAULT 0"}},
+         {}, {}, 5},  // no per-row index: a run's rows are found by runs.api_first_id .. api_last_id
+        {"nvtx_events",  // version 5: nvtx_ranges' rows with name and domain interned (view nvtx_ranges)
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"run_id", "INTEGER NOT NULL REFERENCES runs(id)"},
+          {"kind", "TEXT NOT NULL DEFAULT 'push_pop'"},
+          {"domain_id", "INTEGER NOT NULL REFERENCES names(id)"},
+          {"name_id", "INTEGER NOT NULL REFERENCES names(id)"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"end_ns", "INTEGER NOT NULL"},
+          {"thread_id", "INTEGER NOT NULL DEFAULT 0"},
+          {"depth", "INTEGER NOT NULL DEFAULT 0"},
+          {"color", "INTEGER NOT NULL DEFAULT 0"},
+          {"category", "INTEGER NOT NULL DEFAULT 0"},
+          {"closed", "INTEGER NOT NULL DEFAULT 1"}},
+         {}, {}, 5},  // found by runs.nvtx_first_id .. nvtx_last_id
         {"ctas",
          {{"id", "INTEGER PRIMARY KEY"},
           {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
@@ -250,6 +286,26 @@ const std::vector<TableDef>& schemaTables()
          "UNIQUE(run_id, path)", {}, 4},
     };
     return tables;
+}
+
+// Schema 5: the schema-4 tables api_spans and nvtx_ranges as views over the interned rows, same columns in the
+// same order, so that SQL written for schema 3/4 (docs/schema.md's examples) reads them unchanged.
+const std::vector<ViewDef>& schemaViews()
+{
+    static const std::vector<ViewDef> views = {
+        {"api_spans",
+         "CREATE VIEW api_spans AS SELECT a.id AS id, a.run_id AS run_id, n.name AS name, a.cbid AS cbid, "
+         "a.driver AS driver, a.start_ns AS start_ns, a.end_ns AS end_ns, a.thread_id AS thread_id, "
+         "a.correlation_id AS correlation_id, a.result AS result FROM api_calls a JOIN names n ON n.id = a.name_id",
+         5},
+        {"nvtx_ranges",
+         "CREATE VIEW nvtx_ranges AS SELECT e.id AS id, e.run_id AS run_id, e.kind AS kind, d.name AS domain, "
+         "n.name AS name, e.start_ns AS start_ns, e.end_ns AS end_ns, e.thread_id AS thread_id, e.depth AS depth, "
+         "e.color AS color, e.category AS category, e.closed AS closed "
+         "FROM nvtx_events e JOIN names d ON d.id = e.domain_id JOIN names n ON n.id = e.name_id",
+         5},
+    };
+    return views;
 }
 
 std::string createTableSql(const TableDef& t, int version)

@@ -25,8 +25,19 @@ struct TableDef {
     bool withoutRowid = false;           // CREATE TABLE ... WITHOUT ROWID
 };
 
+// A view of the schema (schema 5: api_spans and nvtx_ranges keep their schema-4 columns for SQL users
+// while the rows live in api_calls / nvtx_events with interned names).
+struct ViewDef {
+    std::string_view name;
+    std::string_view sql;                // "CREATE VIEW name AS ..."
+    int sinceVersion = 1;
+};
+
 // All tables of all versions.
 const std::vector<TableDef>& schemaTables();
+// All views of all versions.
+const std::vector<ViewDef>& schemaViews();
+inline bool viewActive(const ViewDef& v, int version) { return version >= v.sinceVersion; }
 // "CREATE TABLE name(...)" for one table as schema `version` has it (columns of later versions left out).
 std::string createTableSql(const TableDef& t, int version);
 inline bool columnActive(const ColumnDef& c, int version) { return version >= c.sinceVersion; }

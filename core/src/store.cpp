@@ -165,6 +165,15 @@ void requireTables(const Db& db, int version)
                 fail(db.path(), "damaged Warpstage trace (table '" + std::string(t.name) + "' lacks column '"
                                     + std::string(c.name) + "')");
     }
+    std::set<std::string> views;
+    {
+        Stmt s(db, "SELECT name FROM sqlite_master WHERE type = 'view'");
+        while (s.step())
+            views.insert(s.text(0));
+    }
+    for (const auto& v : schemaViews())
+        if (viewActive(v, version) && !views.count(std::string(v.name)))
+            fail(db.path(), "damaged Warpstage trace (view '" + std::string(v.name) + "' missing)");
 }
 
 // Returns the file's schema version after checking it is a Warpstage file
@@ -199,6 +208,9 @@ void createSchema(const Db& db)
             for (auto idx : t.indexes)
                 db.exec(std::string(idx).c_str());
         }
+        for (const auto& v : schemaViews())
+            if (viewActive(v, kSchemaVersion))
+                db.exec(std::string(v.sql).c_str());
         {
             Stmt s(db, "INSERT INTO interval_kinds(id, name, label) VALUES(?, ?, ?)");
             for (int i = 0; i < kIntervalKindCount; ++i) {

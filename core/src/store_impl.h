@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace ws {
@@ -250,6 +251,20 @@ struct TraceStore::Impl {
             }
         }
     }
+
+    // Schema 5: API call names, NVTX names and domains are interned in `names` (docs/schema.md). nameIds caches
+    // text -> id for this connection. A rolled-back transaction takes the names it inserted with it, so every
+    // rollback of a write calls forgetNames().
+    std::unordered_map<std::string, RowId> nameIds;
+    std::unique_ptr<Stmt> nameSel, nameIns;
+    RowId nameId(const std::string& name);
+    void forgetNames() noexcept { nameIds.clear(); }
+
+    // Schema 5: the largest ids of api_calls / nvtx_events when the open run began; writeRangesOf() writes the
+    // run's id ranges into its runs row before the commit.
+    RowId apiBase = 0, nvtxBase = 0;
+    static RowId maxId(const Db& db, const char* table);
+    void writeRangesOf(RowId runId);
 
     RowId insertRun(const RunInfo& r);
     void insertLaunches(RowId runId, const std::vector<KernelLaunch>& launches);

@@ -218,6 +218,60 @@ void migrate3to4(const Db& db)
         del.bind(1, id).run();
 }
 
+// Version 5: API call names, NVTX names and domains interned. Every distinct text goes once into `names`; the
+// rows move with their ids into api_calls / nvtx_events; the old tables are dropped and views of the same names
+// and columns take their place (docs/schema.md, "Version 5").
+void migrate4to5(const Db& db)
+{
+    for (const TableDef& t : schemaTables()) {
+        if (!tableActive(t, 5))
+            continue;
+        if (tableActive(t, 4)) {
+            for (const ColumnDef& c : t.columns)
+                if (c.sinceVersion == 5)
+                    db.exec(("ALTER TABLE " + std::string(t.name) + " ADD COLUMN " + std::string(c.name) + " "
+                             + std::string(c.decl)).c_str());
+            continue;
+        }
+        db.exec(createTableSql(t, 5).c_str());
+        for (auto idx : t.indexes)
+            db.exec(std::string(idx).c_str());
+    }
+    db.exec("INSERT INTO names(name) SELECT name FROM api_spans UNION SELECT domain FROM nvtx_ranges "
+            "UNION SELECT name FROM nvtx_ranges ORDER BY 1");
+    db.exec("INSERT INTO api_calls(id, run_id, name_id, cbid, driver, start_ns, end_ns, thread_id, correlation_id, "
+            "result) SELECT a.id, a.run_id, n.id, a.cbid, a.driver, a.start_ns, a.end_ns, a.thread_id, "
+            "a.correlation_id, a.result FROM api_spans a JOIN names n ON n.name = a.name ORDER BY a.id");
+    db.exec("INSERT INTO nvtx_events(id, run_id, kind, domain_id, name_id, start_ns, end_ns, thread_id, depth, color, "
+            "category, closed) SELECT r.id, r.run_id, r.kind, d.id, n.id, r.start_ns, r.end_ns, r.thread_id, r.depth, "
+            "r.color, r.category, r.closed FROM nvtx_ranges r JOIN names d ON d.name = r.domain "
+            "JOIN names n ON n.name = r.name ORDER BY r.id");
+    // Every row moved (a NULL name, which schema 4 does not allow, would have been left behind by the joins).
+    const auto moved = [&](const char* from, const char* to) {
+        Stmt a(db, (std::string("SELECT COUNT(*) FROM ") + from).c_str());
+        Stmt b(db, (std::string("SELECT COUNT(*) FROM ") + to).c_str());
+        if (!a.step() || !b.step() || a.i64(0) != b.i64(0))
+            fail(db.path(), std::string("cannot migrate table '") + from + "': a row has no name");
+    };
+    moved("api_spans", "api_calls");
+    moved("nvtx_ranges", "nvtx_events");
+    // Each run's id range (what readers look up instead of a per-row index), where its ids are consecutive: a
+    // run written by Warpstage is one transaction, so they are; otherwise the range stays 0, 0 (not known).
+    for (const auto& [table, first, last] : {std::tuple{"api_calls", "api_first_id", "api_last_id"},
+                                             std::tuple{"nvtx_events", "nvtx_first_id", "nvtx_last_id"}})
+        db.exec((std::string("UPDATE runs SET ") + first + " = r.lo, " + last + " = r.hi FROM (SELECT run_id, "
+                 "MIN(id) AS lo, MAX(id) AS hi, COUNT(*) AS n FROM " + table + " GROUP BY run_id) AS r "
+                 "WHERE runs.id = r.run_id AND r.n = r.hi - r.lo + 1").c_str());
+    // and an empty range (first = last + 1) for runs without such rows
+    db.exec("UPDATE runs SET api_first_id = 1, api_last_id = 0 WHERE id NOT IN (SELECT run_id FROM api_calls)");
+    db.exec("UPDATE runs SET nvtx_first_id = 1, nvtx_last_id = 0 WHERE id NOT IN (SELECT run_id FROM nvtx_events)");
+    db.exec("DROP TABLE api_spans");
+    db.exec("DROP TABLE nvtx_ranges");
+    for (const ViewDef& v : schemaViews())
+        if (viewActive(v, 5) && !viewActive(v, 4))
+            db.exec(std::string(v.sql).c_str());
+}
+
 MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::string& dst)
 {
     MigrationResult r;
@@ -236,6 +290,8 @@ MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::s
         }
         if (v < 4)
             migrate3to4(db);
+        if (v < 5)
+            migrate4to5(db);
         db.exec(("PRAGMA application_id = " + str(kApplicationId)).c_str());
         db.exec(("PRAGMA user_version = " + str(kSchemaVersion)).c_str());
         db.exec("COMMIT");

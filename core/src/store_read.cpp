@@ -256,12 +256,91 @@ std::vector<StreamInfo> TraceStore::streams(RowId runId) const
     return out;
 }
 
+namespace {
+
+// Schema 5: the id range of a run's rows in api_calls / nvtx_events (runs.api_first_id .. api_last_id): [lo, hi] to
+// bind beside run_id. 0, 0 (not known) gives every id; otherwise both ends must be rows of that run.
+std::pair<RowId, RowId> runRange(const Db& db, const std::string& path, RowId runId, const char* table,
+                                 const char* what)
+{
+    const std::string t = table;
+    const std::string p = t == "api_calls" ? "api" : "nvtx";
+    Stmt s(db, ("SELECT " + p + "_first_id, " + p + "_last_id FROM runs WHERE id = ?").c_str());
+    s.bind(1, runId);
+    if (!s.step())
+        return {1, 0};  // no such run: no rows
+    const RowId lo = s.i64(0), hi = s.i64(1);
+    if (lo == 0 && hi == 0)
+        return {std::numeric_limits<RowId>::min(), std::numeric_limits<RowId>::max()};
+    if (lo > hi)
+        return {lo, hi};  // none
+    Stmt end(db, ("SELECT run_id FROM " + t + " WHERE id = ?").c_str());
+    for (const RowId id : {lo, hi}) {
+        end.bind(1, id);
+        if (!end.step() || end.i64(0) != runId)
+            fail(path, "run " + str(runId) + ": its " + what + " range " + str(lo) + ".." + str(hi)
+                           + " does not match the rows (id " + str(id) + " is not one of its rows)");
+        end.reset();
+    }
+    return {lo, hi};
+}
+
+}  // namespace
+
+namespace {
+
+// Texts of `names` by id, looked up once each (a run's calls use a handful of names).
+class NameCache {
+public:
+    NameCache(const Db& db, const std::string& path) : m_sel(db, "SELECT name FROM names WHERE id = ?"), m_path(path) {}
+    // `what` and `row` name the row in the message when the name is missing.
+    const std::string& operator()(RowId id, const char* what, RowId row)
+    {
+        if (id == m_lastId)
+            return *m_last;
+        auto it = m_names.find(id);
+        if (it == m_names.end()) {
+            m_sel.bind(1, id);
+            if (!m_sel.step())
+                fail(m_path, std::string(what) + " " + str(row) + " points at missing name " + str(id));
+            it = m_names.emplace(id, m_sel.text(0)).first;
+            m_sel.reset();
+        }
+        m_lastId = id;
+        m_last = &it->second;
+        return it->second;
+    }
+
+private:
+    Stmt m_sel;
+    const std::string& m_path;
+    std::unordered_map<RowId, std::string> m_names;
+    RowId m_lastId = std::numeric_limits<RowId>::min();
+    const std::string* m_last = nullptr;
+};
+
+// Rows come in id order (a rowid range, no sort in SQLite); readers return them by (start, id). A recording
+// appends them nearly in start order, so this is usually a check.
+template <class T>
+void sortByStart(std::vector<T>& v)
+{
+    auto less = [](const T& x, const T& y) { return x.start != y.start ? x.start < y.start : x.id < y.id; };
+    if (!std::is_sorted(v.begin(), v.end(), less))
+        std::sort(v.begin(), v.end(), less);
+}
+
+}  // namespace
+
 std::vector<NvtxRange> TraceStore::nvtxRanges(RowId runId) const
 {
     std::vector<NvtxRange> out;
-    Stmt s(m_impl->db, "SELECT id, run_id, kind, domain, name, start_ns, end_ns, thread_id, depth, color, category, "
-                       "closed FROM nvtx_ranges WHERE run_id = ? ORDER BY start_ns, id");
-    s.bind(1, runId);
+    // Schema 5: the rows of nvtx_events (the view nvtx_ranges shows the same with the texts joined in), the run's
+    // id range first (runs.nvtx_first_id .. nvtx_last_id).
+    Stmt s(m_impl->db, "SELECT id, run_id, kind, domain_id, name_id, start_ns, end_ns, thread_id, depth, color, "
+                       "category, closed FROM nvtx_events WHERE run_id = ? AND id BETWEEN ? AND ? ORDER BY id");
+    const auto [lo, hi] = runRange(m_impl->db, m_path, runId, "nvtx_events", "NVTX");
+    s.bind(1, runId).bind(2, lo).bind(3, hi);
+    NameCache names(m_impl->db, m_path);
     while (s.step()) {
         NvtxRange r;
         r.id = s.i64(0);
@@ -271,8 +350,8 @@ std::vector<NvtxRange> TraceStore::nvtxRanges(RowId runId) const
         if (!k)
             fail(m_path, "NVTX range " + str(r.id) + " has an unknown kind '" + kind + "'");
         r.kind = *k;
-        r.domain = s.text(3);
-        r.name = s.text(4);
+        r.domain = names(s.i64(3), "NVTX range", r.id);
+        r.name = names(s.i64(4), "NVTX range", r.id);
         r.start = s.i64(5);
         r.end = s.i64(6);
         r.threadId = static_cast<std::uint32_t>(s.i64(7));
@@ -284,20 +363,25 @@ std::vector<NvtxRange> TraceStore::nvtxRanges(RowId runId) const
             fail(m_path, "NVTX range " + str(r.id) + " ends before it starts (negative duration)");
         out.push_back(std::move(r));
     }
+    sortByStart(out);
     return out;
 }
 
 std::vector<ApiSpan> TraceStore::apiSpans(RowId runId) const
 {
     std::vector<ApiSpan> out;
-    Stmt s(m_impl->db, "SELECT id, run_id, name, cbid, driver, start_ns, end_ns, thread_id, correlation_id, result "
-                       "FROM api_spans WHERE run_id = ? ORDER BY start_ns, id");
-    s.bind(1, runId);
+    // Schema 5: the rows of api_calls (the view api_spans shows the same with the name joined in), the run's id
+    // range first (runs.api_first_id .. api_last_id).
+    Stmt s(m_impl->db, "SELECT id, run_id, name_id, cbid, driver, start_ns, end_ns, thread_id, correlation_id, result "
+                       "FROM api_calls WHERE run_id = ? AND id BETWEEN ? AND ? ORDER BY id");
+    const auto [lo, hi] = runRange(m_impl->db, m_path, runId, "api_calls", "API call");
+    s.bind(1, runId).bind(2, lo).bind(3, hi);
+    NameCache names(m_impl->db, m_path);
     while (s.step()) {
         ApiSpan a;
         a.id = s.i64(0);
         a.runId = s.i64(1);
-        a.name = s.text(2);
+        a.name = names(s.i64(2), "API call", a.id);
         a.cbid = static_cast<std::uint32_t>(s.i64(3));
         a.driver = s.i64(4) != 0;
         a.start = s.i64(5);
@@ -309,6 +393,7 @@ std::vector<ApiSpan> TraceStore::apiSpans(RowId runId) const
             fail(m_path, "API call " + str(a.id) + " ends before it starts (negative duration)");
         out.push_back(std::move(a));
     }
+    sortByStart(out);
     return out;
 }
 

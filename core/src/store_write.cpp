@@ -37,7 +37,28 @@ RowId TraceStore::Impl::insertRun(const RunInfo& r)
         .bind(29, r.workingDir).bind(30, r.deviceOrdinal).bind(31, r.deviceUuid).bind(32, r.processStart)
         .bind(33, r.processEnd).bind(34, r.exitCode).bind(35, r.exitSignal);
     s.run();
-    return sqlite3_last_insert_rowid(db.get());
+    const RowId id = sqlite3_last_insert_rowid(db.get());
+    apiBase = maxId(db, "api_calls");
+    nvtxBase = maxId(db, "nvtx_events");
+    return id;
+}
+
+// The largest id of a table (0 when empty): its rightmost row, no scan.
+RowId TraceStore::Impl::maxId(const Db& db, const char* table)
+{
+    Stmt s(db, (std::string("SELECT COALESCE(MAX(id), 0) FROM ") + table).c_str());
+    return s.step() ? s.i64(0) : 0;
+}
+
+// Schema 5, before the run's commit: the rows this transaction added to api_calls / nvtx_events are the ids above
+// what the table held when the run began (SQLite gives a new row the largest id + 1, and the transaction holds the
+// write lock), so [base + 1, largest id now] is the run's range (docs/schema.md, runs.api_first_id); with no rows
+// that range is empty (first = last + 1).
+void TraceStore::Impl::writeRangesOf(RowId runId)
+{
+    Stmt s(db, "UPDATE runs SET api_first_id = ?, api_last_id = ?, nvtx_first_id = ?, nvtx_last_id = ? WHERE id = ?");
+    s.bind(1, apiBase + 1).bind(2, maxId(db, "api_calls")).bind(3, nvtxBase + 1).bind(4, maxId(db, "nvtx_events"))
+        .bind(5, runId).run();
 }
 
 namespace detail {
@@ -312,18 +333,44 @@ void TraceStore::Impl::insertStreams(RowId runId, const std::vector<StreamInfo>&
     }
 }
 
+RowId TraceStore::Impl::nameId(const std::string& name)
+{
+    if (const auto it = nameIds.find(name); it != nameIds.end())
+        return it->second;
+    Stmt& sel = cached(nameSel, "SELECT id FROM names WHERE name = ?");
+    sel.bind(1, name);
+    RowId id = 0;
+    const bool found = sel.step();
+    if (found)
+        id = sel.i64(0);
+    sel.reset();
+    if (!found) {
+        cached(nameIns, "INSERT INTO names(name) VALUES(?)").bind(1, name).run();
+        id = sqlite3_last_insert_rowid(db.get());
+    }
+    nameIds.emplace(name, id);
+    return id;
+}
+
 void TraceStore::Impl::insertNvtx(RowId runId, const std::vector<NvtxRange>& ranges)
 {
+    // Schema 5: domain and name interned (names); the rows go to nvtx_events, read through the view nvtx_ranges.
+    const std::string* lastDomain = nullptr;
+    RowId lastDomainId = 0;
     insertRows(nvtxStmt, nvtxBatch,
-               "INSERT INTO nvtx_ranges(run_id, kind, domain, name, start_ns, end_ns, thread_id, depth, color, "
+               "INSERT INTO nvtx_events(run_id, kind, domain_id, name_id, start_ns, end_ns, thread_id, depth, color, "
                "category, closed)", 11, ranges,
                [&](const NvtxRange& r) {
                    if (r.end < r.start)
                        fail(db.path(), "cannot write NVTX range '" + r.name + "': it ends before it starts");
                },
                [&](Stmt& s, int b, const NvtxRange& r) {
-                   s.bind(b + 1, runId).bindStatic(b + 2, nvtxKindName(r.kind)).bindStatic(b + 3, r.domain)
-                       .bindStatic(b + 4, r.name).bind(b + 5, r.start).bind(b + 6, r.end)
+                   if (!lastDomain || *lastDomain != r.domain) {
+                       lastDomainId = nameId(r.domain);
+                       lastDomain = &r.domain;
+                   }
+                   s.bind(b + 1, runId).bindStatic(b + 2, nvtxKindName(r.kind)).bind(b + 3, lastDomainId)
+                       .bind(b + 4, nameId(r.name)).bind(b + 5, r.start).bind(b + 6, r.end)
                        .bind(b + 7, static_cast<std::int64_t>(r.threadId)).bind(b + 8, r.depth)
                        .bind(b + 9, static_cast<std::int64_t>(r.color)).bind(b + 10, r.category).bind(b + 11, r.closed ? 1 : 0);
                });
@@ -331,15 +378,23 @@ void TraceStore::Impl::insertNvtx(RowId runId, const std::vector<NvtxRange>& ran
 
 void TraceStore::Impl::insertApiSpans(RowId runId, const std::vector<ApiSpan>& spans)
 {
+    // Schema 5: the name interned (names); the rows go to api_calls, read through the view api_spans. Calls come
+    // in runs of the same name: the last one is remembered before asking the cache.
+    const std::string* lastName = nullptr;
+    RowId lastId = 0;
     insertRows(apiStmt, apiBatch,
-               "INSERT INTO api_spans(run_id, name, cbid, driver, start_ns, end_ns, thread_id, correlation_id, result)",
-               9, spans,
+               "INSERT INTO api_calls(run_id, name_id, cbid, driver, start_ns, end_ns, thread_id, correlation_id, "
+               "result)", 9, spans,
                [&](const ApiSpan& a) {
                    if (a.end < a.start)
                        fail(db.path(), "cannot write API call '" + a.name + "': it ends before it starts");
                },
                [&](Stmt& s, int b, const ApiSpan& a) {
-                   s.bind(b + 1, runId).bindStatic(b + 2, a.name).bind(b + 3, static_cast<std::int64_t>(a.cbid))
+                   if (!lastName || *lastName != a.name) {
+                       lastId = nameId(a.name);
+                       lastName = &a.name;
+                   }
+                   s.bind(b + 1, runId).bind(b + 2, lastId).bind(b + 3, static_cast<std::int64_t>(a.cbid))
                        .bind(b + 4, a.driver ? 1 : 0).bind(b + 5, a.start).bind(b + 6, a.end)
                        .bind(b + 7, static_cast<std::int64_t>(a.threadId))
                        .bind(b + 8, static_cast<std::int64_t>(a.correlationId)).bind(b + 9, a.result);
@@ -440,11 +495,13 @@ RowId TraceStore::writeRun(const RunRecord& rec)
         m_impl->insertNvtx(runId, rec.nvtx);
         m_impl->insertApiSpans(runId, rec.apiSpans);
         m_impl->insertSources(runId, rec.sources);
+        m_impl->writeRangesOf(runId);
         db.exec("COMMIT");
         m_impl->useWal();
         return runId;
     } catch (...) {
         sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+        m_impl->forgetNames();
         throw;
     }
 }
@@ -669,6 +726,7 @@ void RunWriter::setHasStalls(bool hasStalls)
 void RunWriter::commit()
 {
     requireOpen(m_open, m_store);
+    m_store->m_impl->writeRangesOf(m_runId);
     m_store->m_impl->db.exec("COMMIT");
     m_open = false;
     m_store->m_impl->inRun = false;
@@ -680,6 +738,7 @@ void RunWriter::rollback()
     if (!m_open || !m_store)
         return;
     sqlite3_exec(m_store->m_impl->db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    m_store->m_impl->forgetNames();  // names this run inserted are gone with it
     m_open = false;
     m_store->m_impl->inRun = false;
 }

@@ -267,7 +267,10 @@ int programBench(const std::string& file, int scale)
                 t3 - t2, t4 - t3, p.kernels.size(), p.apiSpans.size(), p.nvtx.size(), p.memOps.size(), p.streams.size(),
                 t4 - t2);
     (void)sums;
-    std::filesystem::remove(file);
+    if (std::getenv("WARPSTAGE_BENCH_KEEP"))  // leave the recording for a look (sqlite3, dbstat)
+        std::printf("program file kept: %s\n", file.c_str());
+    else
+        std::filesystem::remove(file);
     return 0;
 }
 

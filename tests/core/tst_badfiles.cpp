@@ -25,6 +25,7 @@ void readEverything(const std::string& path)
         st.loadSources(r.info.id);
         for (const KernelSummary& k : st.kernelSummaries(r.info.id))
             st.loadKernel(k.launch.id);
+        st.loadProgram(r.info.id);  // launches, copies, streams, NVTX ranges, API calls (schema 5: interned names)
     }
 }
 
@@ -391,10 +392,21 @@ private slots:
         const std::string corpus = src.toStdString() + "/tests/fuzz/corpus/";
         readEverything(corpus + "valid_v4_packed.wstrace");
         QCOMPARE(TraceStore::openReadOnly(corpus + "valid_v4_packed.wstrace").loadSources(1).size(), std::size_t(1));
+        readEverything(corpus + "valid_v5_program.wstrace");
+        {
+            const ProgramTrace p = TraceStore::openReadOnly(corpus + "valid_v5_program.wstrace").loadProgram(1);
+            QCOMPARE(p.apiSpans.size(), std::size_t(6));
+            QCOMPARE(p.apiSpans[1].name, std::string("cudaLaunchKernel"));
+            QCOMPARE(p.nvtx[1].domain, std::string("torch"));
+        }
         for (const auto& [name, needle] : std::vector<std::pair<const char*, const char*>>{
                  {"v4_damaged_load_chunk.wstrace", "load chunk"},
                  {"v4_damaged_metric_chunk.wstrace", "metric chunk"},
-                 {"v4_damaged_source.wstrace", "source file"}}) {
+                 {"v4_damaged_source.wstrace", "source file"},
+                 // schema 5: interned names, the runs' id ranges, the views
+                 {"v5_missing_name.wstrace", "API call 3 points at missing name 4242"},
+                 {"v5_bad_range.wstrace", "its NVTX range 2..99 does not match the rows"},
+                 {"v5_missing_view.wstrace", "view 'nvtx_ranges' missing"}}) {
             const auto copy = fresh("v4");
             std::filesystem::copy_file(corpus + name, copy);
             expectError(copy, needle);

@@ -16,9 +16,12 @@ using namespace ws;
 
 namespace {
 
-// What schema 3 added, removed again with plain SQL (docs/schema.md, "versions").
+// What schemas 5 and 3 added, removed again with plain SQL (docs/schema.md, "versions").
 constexpr const char* kDropVersion3Sql =
-    "DROP TABLE streams; DROP TABLE nvtx_ranges; DROP TABLE api_spans; "
+    "DROP VIEW api_spans; DROP VIEW nvtx_ranges; DROP TABLE api_calls; DROP TABLE nvtx_events; DROP TABLE names; "
+    "ALTER TABLE runs DROP COLUMN api_first_id; ALTER TABLE runs DROP COLUMN api_last_id; "
+    "ALTER TABLE runs DROP COLUMN nvtx_first_id; ALTER TABLE runs DROP COLUMN nvtx_last_id; "
+    "DROP TABLE streams; "
     "ALTER TABLE runs DROP COLUMN kind; ALTER TABLE runs DROP COLUMN pid; ALTER TABLE runs DROP COLUMN parent_pid; "
     "ALTER TABLE runs DROP COLUMN program; ALTER TABLE runs DROP COLUMN working_dir; "
     "ALTER TABLE runs DROP COLUMN device_ordinal; ALTER TABLE runs DROP COLUMN device_uuid; "
@@ -420,7 +423,7 @@ private slots:
         const auto dst = file("fixture-v3.migrated.wstrace");
         const MigrationResult r = TraceStore::migrateCopy(v3, dst);
         QCOMPARE(r.fromVersion, 3);
-        QCOMPARE(r.toVersion, 4);
+        QCOMPARE(r.toVersion, kSchemaVersion);
         QCOMPARE(wstest::fileHash(v3), before);
         compareWithFixtureRecord(contentsOf(TraceStore::openReadOnly(dst)));
         QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'loads'"), 0LL);
@@ -472,6 +475,85 @@ private slots:
         }
         compareWithFixtureRecord(contentsOf(TraceStore::openReadOnly(current)));
         QCOMPARE(wstest::rawQueryInt(v4, "SELECT SUM(count) FROM load_chunks"), 32LL);
+    }
+
+    // The version-4 program fixture (tests/core/fixtures/schema-v4-program.wstrace, written by the RunWriter of
+    // schema 4): migrateCopy to 5 interns the names; api_spans and nvtx_ranges, views now, give exactly the rows
+    // the schema-4 tables held (every column, same ids); TraceStore reads the same; the original is untouched.
+    void version4ProgramFixture()
+    {
+        const auto src = fixture("schema-v4-program.wstrace");
+        QVERIFY2(std::filesystem::exists(src), src.c_str());
+        QCOMPARE(wstest::fileHash(src).toHex(),
+                 QByteArray("99f22572c81c6df1975bfd9ca4a03b431b02fc4bb74bae70eb4dad469377b284"));
+        const auto v4 = file("fixture-v4-program.wstrace");
+        std::filesystem::copy_file(src, v4);
+        QCOMPARE(TraceStore::checkFile(v4).fileVersion, 4);
+        const QByteArray before = wstest::fileHash(v4);
+        const auto dst = file("fixture-v4-program.migrated.wstrace");
+        const MigrationResult r = TraceStore::migrateCopy(v4, dst);
+        QCOMPARE(r.fromVersion, 4);
+        QCOMPARE(r.toVersion, kSchemaVersion);
+        QCOMPARE(wstest::fileHash(v4), before);
+        auto text = [](const std::string& path, const char* sql) {
+            sqlite3* db = nullptr;
+            std::string out = "(error)";
+            if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+                sqlite3_stmt* st = nullptr;
+                if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+                    out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+                sqlite3_finalize(st);
+            }
+            sqlite3_close(db);
+            return out;
+        };
+        const char* apiRows = "SELECT group_concat(x, ';') FROM (SELECT id || '|' || run_id || '|' || name || '|' || cbid "
+                              "|| '|' || driver || '|' || start_ns || '|' || end_ns || '|' || thread_id || '|' || "
+                              "correlation_id || '|' || result AS x FROM api_spans ORDER BY id)";
+        const char* nvtxRows = "SELECT group_concat(x, ';') FROM (SELECT id || '|' || run_id || '|' || kind || '|' || "
+                               "domain || '|' || name || '|' || start_ns || '|' || end_ns || '|' || thread_id || '|' || "
+                               "depth || '|' || color || '|' || category || '|' || closed AS x FROM nvtx_ranges ORDER BY id)";
+        QCOMPARE(text(dst, apiRows), text(v4, apiRows));
+        QCOMPARE(text(dst, nvtxRows), text(v4, nvtxRows));
+        QVERIFY(text(v4, apiRows).find("|cudaStreamGetCaptureInfo|") != std::string::npos);
+        // each text once; the run's id ranges found; no per-row index left behind
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM names"), 9LL);
+        QCOMPARE(text(dst, "SELECT api_first_id || '..' || api_last_id || ' ' || nvtx_first_id || '..' || nvtx_last_id "
+                           "FROM runs WHERE id = 1"),
+                 std::string("1..40 1..15"));
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('api_spans_run', "
+                                          "'nvtx_ranges_run')"),
+                 0LL);
+        {
+            auto a = TraceStore::openReadOnly(dst);
+            const ProgramTrace p = a.loadProgram(1);
+            QCOMPARE(p.kernels.size(), std::size_t(12));
+            QCOMPARE(p.apiSpans.size(), std::size_t(40));
+            QCOMPARE(p.nvtx.size(), std::size_t(15));
+            QCOMPARE(p.apiSpans[13].result, 700);
+            QCOMPARE(p.apiSpans[7].name, std::string(""));
+            QCOMPARE(p.apiSpans[5].name, std::string("cudaLaunchKernel"));
+            QCOMPARE(p.nvtx[4].closed, false);
+            QCOMPARE(p.nvtx[1].domain, std::string("torch"));
+            QCOMPARE(p.nvtx[1].name, std::string("step"));
+            QCOMPARE(int(p.nvtx[2].kind), int(NvtxKind::Mark));
+        }
+        {  // the migrated file takes a new program run, which finds the names already there
+            auto w = TraceStore::openForWriting(dst);
+            RunRecord prog;
+            prog.info.kind = RunKind::Program;
+            ApiSpan a;
+            a.name = "cudaStreamGetCaptureInfo";
+            prog.apiSpans = {a};
+            NvtxRange n;
+            n.domain = "torch";
+            n.name = "aten::addmm";
+            prog.nvtx = {n};
+            const RowId id = w.writeRun(prog);
+            QCOMPARE(w.apiSpans(id).size(), std::size_t(1));
+        }
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM names"), 9LL);
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM api_spans"), 41LL);
     }
 
     // Per-CTA / per-warpgroup metric rows of a version-3 file move into metric_chunks and read back the same.

@@ -226,7 +226,7 @@ private slots:
             id = st.writeRun(rec);
         }
         auto st = TraceStore::openReadOnly(p);
-        QCOMPARE(st.schemaVersion(), 4);
+        QCOMPARE(st.schemaVersion(), kSchemaVersion);
         const RunInfo r = st.run(id);
         CHECK_RUN_EQ(r, rec.info);
         QCOMPARE(int(r.status), int(RunStatus::Complete));
@@ -430,14 +430,13 @@ private slots:
 
     // The bulk writers' multi-row inserts (INSERT OR FAIL, no statement journal) keep the schema's
     // (run_id, ...) indexes: after any run, committed or rolled back, into a fresh file or one with
-    // runs, each index is there, as the schema spells it, and holds every row.
+    // runs, each index is there, as the schema spells it, and holds every row. Schema 5: API calls and NVTX
+    // ranges have no per-row index; each run's id range (runs.api_first_id ..) holds exactly its rows.
     void bulkIndexesKeptAcrossRuns()
     {
         const std::vector<std::pair<std::string, std::string>> indexes = {
             {"kernels_run", "CREATE INDEX kernels_run ON kernels(run_id)"},
             {"memops_run", "CREATE INDEX memops_run ON memops(run_id)"},
-            {"nvtx_ranges_run", "CREATE INDEX nvtx_ranges_run ON nvtx_ranges(run_id, start_ns)"},
-            {"api_spans_run", "CREATE INDEX api_spans_run ON api_spans(run_id, start_ns)"},
         };
         auto check = [&](const std::string& p, long long runs) {
             for (const auto& [name, sql] : indexes) {
@@ -453,11 +452,21 @@ private slots:
                      wstest::rawQueryInt(p, "SELECT COUNT(*) FROM kernels"));
             QCOMPARE(wstest::rawQueryInt(p, "SELECT COUNT(*) FROM memops INDEXED BY memops_run WHERE run_id > 0"),
                      wstest::rawQueryInt(p, "SELECT COUNT(*) FROM memops"));
-            QCOMPARE(wstest::rawQueryInt(p, "SELECT COUNT(*) FROM nvtx_ranges INDEXED BY nvtx_ranges_run "
-                                            "WHERE run_id > 0"),
-                     wstest::rawQueryInt(p, "SELECT COUNT(*) FROM nvtx_ranges"));
-            QCOMPARE(wstest::rawQueryInt(p, "SELECT COUNT(*) FROM api_spans INDEXED BY api_spans_run WHERE run_id > 0"),
-                     wstest::rawQueryInt(p, "SELECT COUNT(*) FROM api_spans"));
+            // every row is in its run's id range, every id of a range is a row of that run, and no index is left
+            for (const char* t : {"api", "nvtx"}) {
+                const std::string table = std::string(t) == "api" ? "api_calls" : "nvtx_events";
+                const std::string first = std::string(t) + "_first_id", last = std::string(t) + "_last_id";
+                QCOMPARE(wstest::rawQueryInt(p, "SELECT COUNT(*) FROM " + table + " x JOIN runs r ON r.id = x.run_id "
+                                                "AND x.id BETWEEN r." + first + " AND r." + last),
+                         wstest::rawQueryInt(p, "SELECT COUNT(*) FROM " + table));
+                QCOMPARE(wstest::rawQueryInt(p, "SELECT COALESCE(SUM(" + last + " - " + first + " + 1), 0) FROM runs"),
+                         wstest::rawQueryInt(p, "SELECT COUNT(*) FROM " + table));
+                QCOMPARE(wstest::rawQueryInt(p, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = '"
+                                                    + table + "'"),
+                         0LL);
+            }
+            QCOMPARE(wstest::rawQueryInt(p, "SELECT COUNT(*) FROM api_spans"),
+                     wstest::rawQueryInt(p, "SELECT COUNT(*) FROM api_calls"));
         };
         const auto p = file("bulk-indexes.wstrace");
         {
@@ -465,7 +474,7 @@ private slots:
             writeProgram(st, 1500, false);  // a fresh file
         }
         check(p, 1);
-        QCOMPARE(wstest::rawQueryInt(p, "SELECT COUNT(*) FROM api_spans INDEXED BY api_spans_run WHERE run_id > 0"), 6LL);
+        QCOMPARE(wstest::rawQueryInt(p, "SELECT COUNT(*) FROM api_spans WHERE run_id > 0"), 6LL);
         {
             auto st = TraceStore::openForWriting(p);
             writeProgram(st, 20, true);  // a file with a run
@@ -554,17 +563,31 @@ private slots:
     {
         QTest::addColumn<QString>("sql");
         QTest::addColumn<QString>("problem");
-        QTest::newRow("nvtx negative") << "UPDATE nvtx_ranges SET end_ns = start_ns - 1 WHERE id = 3"
+        QTest::newRow("nvtx negative") << "UPDATE nvtx_events SET end_ns = start_ns - 1 WHERE id = 3"
                                        << "NVTX range 3 ends before it starts";
-        QTest::newRow("nvtx kind") << "UPDATE nvtx_ranges SET kind = 'weird' WHERE id = 2"
+        QTest::newRow("nvtx kind") << "UPDATE nvtx_events SET kind = 'weird' WHERE id = 2"
                                    << "NVTX range 2 has an unknown kind 'weird'";
-        QTest::newRow("api negative") << "UPDATE api_spans SET end_ns = start_ns - 1 WHERE id = 4"
+        QTest::newRow("api negative") << "UPDATE api_calls SET end_ns = start_ns - 1 WHERE id = 4"
                                       << "API call 4 ends before it starts";
+        // schema 5: interned names and the runs' id ranges
+        QTest::newRow("api name missing") << "UPDATE api_calls SET name_id = 999 WHERE id = 4"
+                                          << "API call 4 points at missing name 999";
+        QTest::newRow("nvtx domain missing") << "UPDATE nvtx_events SET domain_id = 998 WHERE id = 2"
+                                             << "NVTX range 2 points at missing name 998";
+        QTest::newRow("nvtx name missing") << "UPDATE nvtx_events SET name_id = 997 WHERE id = 5"
+                                           << "NVTX range 5 points at missing name 997";
+        QTest::newRow("api range past the rows") << "UPDATE runs SET api_last_id = api_last_id + 1"
+                                                 << "its API call range 1..7 does not match the rows";
+        QTest::newRow("nvtx range of another run") << "UPDATE nvtx_events SET run_id = 77 WHERE id = 1"
+                                                   << "its NVTX range 1..10 does not match the rows (id 1";
+        QTest::newRow("view missing") << "DROP VIEW api_spans" << "view 'api_spans' missing";
+        QTest::newRow("names missing") << "DROP VIEW api_spans; DROP VIEW nvtx_ranges; DROP TABLE names"
+                                       << "table 'names' missing";
         QTest::newRow("launch negative") << "UPDATE kernels SET end_ns = start_ns - 1 WHERE id = 7"
                                          << "kernel 7 ends before it starts";
         QTest::newRow("memop negative") << "UPDATE memops SET end_ns = start_ns - 1 WHERE id = 2"
                                         << "memory operation 2 ends before it starts";
-        QTest::newRow("table missing") << "DROP TABLE api_spans" << "table 'api_spans' missing";
+        QTest::newRow("table missing") << "DROP VIEW api_spans; DROP TABLE api_calls" << "table 'api_calls' missing";
         QTest::newRow("column missing") << "ALTER TABLE kernels DROP COLUMN launch_index"
                                         << "table 'kernels' lacks column 'launch_index'";
     }

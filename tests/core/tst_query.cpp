@@ -164,11 +164,8 @@ std::string makeSynthetic(const QTemporaryDir& dir, long long target = 0)
     return path;
 }
 
-std::string samplePath()
-{
-    const QByteArray src = qgetenv("WARPSTAGE_SOURCE_DIR");
-    return (src.isEmpty() ? std::string(".") : src.toStdString()) + "/resources/samples/ladder-h200-4096.wstrace";
-}
+// The bundled sample at the store's current schema: the build migrates a copy when the committed file is older.
+std::string samplePath() { return std::string(WARPSTAGE_SAMPLES_DIR) + "/ladder-h200-4096.wstrace"; }
 
 std::vector<ws::RowId> tracedKernels(const ws::TraceStore& store)
 {

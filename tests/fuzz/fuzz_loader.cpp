@@ -42,6 +42,7 @@ void readEverything(const std::string& path)
             const ws::KernelMetrics m = ws::analyze(t);
             (void)ws::toMetrics(m, r.info.id, k.launch.id);
         }
+        (void)st.loadProgram(r.info.id);  // NVTX ranges and API calls (schema 5: interned names, id ranges)
     }
 }
 

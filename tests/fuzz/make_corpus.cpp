@@ -136,6 +136,44 @@ int main(int argc, char** argv)
         derived(dir, packed, "v4_damaged_metric_chunk.wstrace", "UPDATE metric_chunks SET count = count + 3");
         derived(dir, packed, "v4_damaged_source.wstrace", "UPDATE source_texts SET size = 1000000000");
     }
+    // Schema 5's interned names and per-run id ranges: a valid program run, and damaged ones
+    {
+        const std::string prog = (dir / "valid_v5_program.wstrace").string();
+        fs::remove(prog);
+        ws::RunRecord r;
+        r.info.kind = ws::RunKind::Program;
+        r.info.program = "python3";
+        for (int i = 0; i < 6; ++i) {
+            ws::KernelRecord kr;
+            ws::KernelLaunch& k = kr.launch;
+            k.name = i % 2 ? "gemm" : "elementwise";
+            k.start = 1000 + 100 * i;
+            k.end = k.start + 50;
+            k.correlationId = std::uint32_t(i + 1);
+            ws::ApiSpan a;
+            a.name = i % 3 ? "cudaLaunchKernel" : "cuLaunchKernelEx";
+            a.start = k.start - 20;
+            a.end = a.start + 10;
+            a.correlationId = k.correlationId;
+            r.apiSpans.push_back(a);
+            ws::NvtxRange n;
+            n.kind = static_cast<ws::NvtxKind>(i % 3);
+            n.domain = i % 2 ? "torch" : "";
+            n.name = i % 2 ? "aten::linear" : "step";
+            n.start = k.start - 30;
+            n.end = n.kind == ws::NvtxKind::Mark ? n.start : k.end;
+            r.nvtx.push_back(n);
+            r.kernels.push_back(kr);
+        }
+        {
+            auto st = ws::TraceStore::openForWriting(prog);
+            st.writeRun(r);
+        }
+        sql(prog, "PRAGMA journal_mode = DELETE; PRAGMA page_size = 512; VACUUM;");
+        derived(dir, prog, "v5_missing_name.wstrace", "UPDATE api_calls SET name_id = 4242 WHERE id = 3");
+        derived(dir, prog, "v5_bad_range.wstrace", "UPDATE runs SET nvtx_first_id = 2, nvtx_last_id = 99");
+        derived(dir, prog, "v5_missing_view.wstrace", "DROP VIEW nvtx_ranges");
+    }
     derived(dir, good, "orphan_chunk.wstrace", "UPDATE interval_chunks SET warp_id = 12345 WHERE id = 1");
     derived(dir, good, "orphan_warp.wstrace", "UPDATE warps SET cta_id = 12345 WHERE id = 1");
     derived(dir, good, "truncated_blob.wstrace", "UPDATE interval_chunks SET starts = substr(starts, 1, length(starts) - 1)");

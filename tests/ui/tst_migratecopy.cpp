@@ -71,9 +71,12 @@ bool makeVersion1(const QString& path, const ws::RunRecord& rec, QString* err)
         }
     }
     // and what schema 3 added (docs/schema.md): a version-1 file has none of it
-    sql += "DROP TABLE interval_chunks; DROP TABLE streams; DROP TABLE nvtx_ranges; DROP TABLE api_spans; ";
+    // and what schema 5 added (names interned, views in place of nvtx_ranges / api_spans)
+    sql += "DROP VIEW api_spans; DROP VIEW nvtx_ranges; DROP TABLE api_calls; DROP TABLE nvtx_events; DROP TABLE names; ";
+    sql += "DROP TABLE interval_chunks; DROP TABLE streams; ";
     for (const char* c : {"kind", "pid", "parent_pid", "program", "working_dir", "device_ordinal", "device_uuid",
-                          "process_start_ns", "process_end_ns", "exit_code", "exit_signal"})
+                          "process_start_ns", "process_end_ns", "exit_code", "exit_signal", "api_first_id", "api_last_id",
+                          "nvtx_first_id", "nvtx_last_id"})
         sql += std::string("ALTER TABLE runs DROP COLUMN ") + c + "; ";
     for (const char* c : {"context_id", "graph_id", "graph_node_id", "launch_index"})
         sql += std::string("ALTER TABLE kernels DROP COLUMN ") + c + "; ";

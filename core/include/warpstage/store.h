@@ -42,8 +42,10 @@ namespace ws {
 //      columns; interval chunks compressed (zstd over the delta-encoded columns)
 //   4: loads packed per CTA ('load_chunks'), per-CTA / per-warpgroup metrics packed per launch
 //      ('metric_chunks'), user phase names ('phase_names'), recorded source text ('sources',
-//      'source_texts') (current)
-inline constexpr int kSchemaVersion = 4;
+//      'source_texts')
+//   5: API call names, NVTX names and domains interned ('names'; rows in 'api_calls', 'nvtx_events');
+//      'api_spans' and 'nvtx_ranges' are views with the schema-4 columns (current)
+inline constexpr int kSchemaVersion = 5;
 inline constexpr int kOldestMigratableVersion = 1;
 // PRAGMA application_id of a Warpstage file ("WSTG").
 inline constexpr std::int32_t kApplicationId = 0x57535447;
