@@ -25,7 +25,7 @@ mv kernels/src kernels/src.hidden-by-selfcontained-check
 trap 'mv "$REPO/kernels/src.hidden-by-selfcontained-check" "$REPO/kernels/src"' EXIT
 cp "$B/warpstage-record" "$B/libwarpstage-inject.so" "$B/ws_testapp" "$W/"
 cd "$W"
-./warpstage-record --rungs tma_sync,pingpong --shape 2048x2048x2048 --out "$W/ladder.wstrace"; echo "ladder rc=$?"
+./warpstage-record --rungs tma_sync,pingpong --shape 2048x2048x2048 -o "$W/ladder.wstrace"; echo "ladder rc=$?"
 mkdir -p "$W/srcdir"; cp "$REPO/tests/recorder/programs/ws_testapp.cu" "$W/srcdir/"
 WARPSTAGE_INJECT_LIB=$W/libwarpstage-inject.so ./warpstage-record -o "$W/app.wstrace" --kernels '^wsScale' \
     --source-dir "$W/srcdir" -- ./ws_testapp basic; echo "program rc=$?"
