@@ -138,6 +138,54 @@ private slots:
         // And it pays: the top of the ladder is faster than the bottom.
         QVERIFY(m_rungs.at("pingpong").metrics.achievedTflops > 2 * m_rungs.at("sync").metrics.achievedTflops);
     }
+
+    // The second bundled recording: a user's own kernel (examples/softmax-ws built from the installed package,
+    // recorded on the H200 by the installed recorder). What the real tool decoded and stored: user phase and
+    // role names, every warp's intervals inside CUPTI's window, loads, no overflow, the example's source.
+    void userKernelSample()
+    {
+        const std::string path = std::string(WARPSTAGE_SAMPLES_DIR) + "/softmax-ws-h200.wstrace";
+        QVERIFY2(QFileInfo::exists(QString::fromStdString(path)), path.c_str());
+        const auto store = TraceStore::openReadOnly(path);
+        const auto runs = store.runs();
+        QCOMPARE(runs.size(), std::size_t(1));
+        QVERIFY2(runs[0].notes.find("overflow") == std::string::npos, runs[0].notes.c_str());
+        int traced = 0;
+        for (const auto& k : store.kernels(runs[0].id)) {
+            if (!k.traced) continue;
+            ++traced;
+            QVERIFY2(k.name.find("softmaxWs") != std::string::npos, k.name.c_str());
+            const KernelTrace t = store.loadKernel(k.id);
+            QCOMPARE(t.ctas.size(), std::size_t(16));
+            QCOMPARE(t.lanes.size(), std::size_t(80));   // 16 CTAs x (1 streamer + 4 softmax warps)
+            QCOMPARE(t.intervalCount(), std::size_t(8208));
+            // The user's phase names, in the order of WARPSTAGE_PHASE_NAMES, and both are used.
+            QCOMPARE(t.phaseNames.size(), std::size_t(2));
+            QCOMPARE(t.phaseNames[0], std::string("combine"));
+            QCOMPARE(t.phaseNames[1], std::string("write"));
+            std::map<int, std::size_t> perUser;
+            std::map<std::string, std::size_t> perRoleName;
+            for (const auto& lane : t.lanes) {
+                perRoleName[lane.roleName] += 1;
+                for (std::size_t i = 0; i < lane.size(); ++i)
+                    if (isUserPhase(lane.kind[i])) ++perUser[int(lane.kind[i]) - int(kUserPhaseBase)];
+                QVERIFY(lane.size() > 0);
+                QVERIFY(lane.start.front() >= k.start && lane.end(lane.size() - 1) <= k.end);
+            }
+            QVERIFY2(perUser[0] > 0 && perUser[1] > 0, "both user phases appear");
+            QCOMPARE(perRoleName.size(), std::size_t(5));   // "streamer", "softmax 0" .. "softmax 3"
+            QCOMPARE(perRoleName["streamer"], std::size_t(16));
+            // Loads: the streamer's issue/ready pairs feed the overlap metrics as for the ladder.
+            QVERIFY(!t.loads.empty());
+            const KernelMetrics m = analyze(t);
+            QVERIFY2(m.total.loadHiddenShare > 0.05 && m.total.loadHiddenShare < 1.0, qPrintable(QString::number(m.total.loadHiddenShare)));
+            // Self-contained: the example's source travelled with the trace.
+            bool source = false;
+            for (const auto& f : t.sources) source = source || f.path.find("softmax_ws.cu") != std::string::npos;
+            QVERIFY2(source, "examples/softmax-ws/softmax_ws.cu is stored in the run");
+        }
+        QCOMPARE(traced, 2);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSample)
