@@ -1,4 +1,5 @@
 #include "mainwindow.h"
+#include "warpstage/program.h"
 
 #include "comparepanel.h"
 #include "exportdialog.h"
@@ -345,7 +346,9 @@ QString MainWindow::selectionScope() const
 {
     if (!m_trace)
         return tr("No kernel selected");
-    const QString kernel = tr("Kernel %1 (%2)").arg(m_trace->launch.id).arg(QString::fromStdString(m_trace->launch.variant));
+    const std::string label = m_trace->launch.variant.empty() ? ws::kernelFamily(m_trace->launch.name)
+                                                                : m_trace->launch.variant;
+    const QString kernel = tr("Kernel %1 (%2)").arg(m_trace->launch.id).arg(QString::fromStdString(label));
     QStringList parts;
     if (m_selection.ctaIndex && size_t(*m_selection.ctaIndex) < m_trace->ctas.size()) {
         const auto& c = m_trace->ctas[size_t(*m_selection.ctaIndex)];

@@ -61,7 +61,10 @@ ProgramPanel::ProgramPanel(QWidget *parent) : QWidget(parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
     m_table->verticalHeader()->setDefaultSectionSize(20);
-    m_table->horizontalHeader()->setSectionResizeMode(KernelSummaryModel::Name, QHeaderView::Stretch);
+    // the numbers take what they need, the kernel's name the rest (it was squeezed to a few letters)
+    for (int c = 0; c < KernelSummaryModel::ColumnCount; ++c)
+        m_table->horizontalHeader()->setSectionResizeMode(
+            c, c == KernelSummaryModel::Name ? QHeaderView::Stretch : QHeaderView::ResizeToContents);
     m_table->setWordWrap(false);
     m_gaps = new QTreeWidget(bottom);
     m_gaps->setColumnCount(4);

@@ -1,4 +1,5 @@
 #include "runsmodel.h"
+#include "warpstage/program.h"
 
 #include <QBrush>
 #include <QFont>
@@ -238,7 +239,8 @@ QVariant RunsModel::kernelData(const RunEntry& r, const KernelEntry& k, int colu
         switch (column) {
         case ColName:
             return l.traced ? tr("#%1 traced").arg(l.id) : tr("#%1 untraced").arg(l.id);
-        case ColRung: return rung.isEmpty() ? tr("(library)") : rung;
+        case ColRung:  // a program run's kernels have no rung: their name without namespaces and parameters
+            return rung.isEmpty() ? QString::fromStdString(ws::kernelFamily(l.name)) : rung;
         case ColShape: return shapeText(r.summary.info);
         case ColDuration: return formatDuration(double(l.end - l.start));
         case ColTflops: return std::isnan(k.tflops) ? QStringLiteral("—") : QString::number(k.tflops, 'f', 1);

@@ -6,6 +6,7 @@
 #include "rungcatalog.h"
 #include "timelinewidget.h"
 
+#include <memory>
 #include <QApplication>
 #include <QIcon>
 
@@ -72,8 +73,17 @@ int main(int argc, char** argv)
                          qPrintable(screenshot));
             QApplication::exit(ok ? 0 : 1);
         };
-        // Save once the first kernel is shown and its level-of-detail index is ready.
-        QObject::connect(&w, &ws::ui::MainWindow::kernelShown, &w, [&w, save] {
+        // Save once the first kernel is shown and its level-of-detail index is ready; a program run without a
+        // per-warp timeline (nothing traced) is saved once its program view is drawn.
+        auto kernelSeen = std::make_shared<bool>(false);
+        QObject::connect(&w, &ws::ui::MainWindow::programShown, &w, [&w, save, kernelSeen] {
+            QTimer::singleShot(1500, &w, [save, kernelSeen] {
+                if (!*kernelSeen)
+                    save();
+            });
+        });
+        QObject::connect(&w, &ws::ui::MainWindow::kernelShown, &w, [&w, save, kernelSeen] {
+            *kernelSeen = true;
             TimelineWidget* tl = w.timeline();
             if (tl->indexReady()) {
                 QTimer::singleShot(300, &w, save);
