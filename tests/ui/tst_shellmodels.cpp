@@ -9,6 +9,10 @@
 #include "sourcemodel.h"
 #include "tracedocument.h"
 
+#include "warpstage/program.h"
+#include "warpstage/store.h"
+#include "warpstage/synthetic.h"
+
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -23,6 +27,7 @@ class TestShellModels : public QObject {
 private slots:
     void initTestCase();
     void runsModelTree();
+    void runsModelProgramKernelNames();
     void metricsModel();
     void deltaModel();
     void sourceModel();
@@ -98,6 +103,34 @@ void TestShellModels::runsModelTree()
     QVERIFY(!model.indexOfKernel(999999).isValid());
     model.setContents(nullptr);
     QCOMPARE(model.rowCount(), 0);
+}
+
+// A program run's kernels have no rung: the Rung column names the kernel (its family: no namespaces, template
+// arguments or parameters), not "(library)" for every row.
+void TestShellModels::runsModelProgramKernelNames()
+{
+    const QString file = m_dir.filePath(QStringLiteral("program.wstrace"));
+    {
+        auto store = ws::TraceStore::openForWriting(file.toStdString());
+        ws::SyntheticProgramParams p;
+        p.steps = 2;
+        p.launchesPerStep = 5;
+        ws::writeSyntheticProgram(store, p);
+    }
+    FileContents fc = readFileContents(file);
+    QCOMPARE(fc.runs.size(), size_t(1));
+    RunsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setContents(&fc);
+    const QModelIndex run = model.index(0, 0);
+    QVERIFY(model.rowCount(run) > 0);
+    for (int k = 0; k < model.rowCount(run); ++k) {
+        const QString shown = model.index(k, RunsModel::ColRung, run).data().toString();
+        const auto& launch = fc.runs[0].kernels[size_t(k)].summary.launch;
+        QVERIFY(launch.variant.empty());
+        QCOMPARE(shown, QString::fromStdString(ws::kernelFamily(launch.name)));
+        QVERIFY2(!shown.isEmpty() && !shown.contains('('), qPrintable(shown));
+    }
 }
 
 static std::shared_ptr<const ws::KernelMetrics> metricsOf(const FileContents& fc, const QString& rung, LoadedKernel* out = nullptr)
