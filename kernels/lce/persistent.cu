@@ -296,8 +296,7 @@ std::string runPersistent(Problem& p)
     q.nPairs = walk.nPairs;
     q.userUnits = walk.userUnits;
     q.units = walk.units;
-    static int epoch = 0;
-    q.epoch = ++epoch;
+    q.epoch = nextFlagEpoch();
     const int clusters = walk.clusters;
     kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(tmWu, tmEu, tmWc, tmEc, p.out, p.u,
                                                                       p.userOf, p.flags, q);
