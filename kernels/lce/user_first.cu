@@ -17,6 +17,10 @@
 // Trace: rung 3's, plus WaitOrder on the epilogue warp around the flag acquire; user tiles' tileN = tn + 1000.
 #include <warpstage/trace.cuh>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 #include "../src/common/epilogue.cuh"
 #include "../src/common/mma.cuh"
 #include "../src/common/ring.cuh"
@@ -29,16 +33,21 @@ namespace r_userfirst {
 using namespace ws::kern;
 namespace wt = ws::trace;
 
-constexpr int BM = 128, BN = 256, BK = 64, S = 3, CL = 2, kThreads = 384, kWarps = kThreads / 32;
+constexpr int BM = 128, BN = 256, BK = 64, CL = 2, kThreads = 384, kWarps = kThreads / 32;
 constexpr int kConsumerWarps = 8;
 constexpr uint32_t kBytesA = BM * BK * 2, kBoxB = 64 * BK * 2, kStage = kBytesA + BN / 64 * kBoxB;
 constexpr int kBoxesPerHalf = BN / kStoreBoxCols;                  // 8 boxes of 64 x 32
 constexpr uint32_t kHalfBytes = kBoxesPerHalf * kStoreBoxBytes;    // 32 KB: one warpgroup's 64 x 256
 constexpr uint32_t kEpiBytes = 2 * kHalfBytes;
 constexpr uint32_t kUserBar0 = 1;  // named barriers 1, 2: warpgroup cw's user-tile store
-using Plan = SmemPlan<kStage, S, kEpiBytes>;
-static_assert(Plan::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
-static_assert(2 * S + 4 <= 16, "ring + epilogue barriers fit the barrier area");
+// S = 3 ring stages beside the 64 KB staging (the default); the diagnostics without the candidate epilogue
+// (LCE_RUNG4_EPILOGUE=none: same ring; none4: 4 stages in the staging's room) tell the ring's cost from the
+// epilogue's.
+template <int S, bool Epi>
+using PlanOf = SmemPlan<kStage, S, Epi ? kEpiBytes : 0u>;
+static_assert(BM == kUfTileM && BN == kUfTileN && CL == kUfCluster, "the walk of lce_shape.h is this kernel's");
+static_assert(PlanOf<3, true>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
+static_assert(PlanOf<4, false>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
 
 struct Params {
     int M, N, kUser, kCand, userUnits, units, mTiles, mUnits, nTiles, epoch;
@@ -80,12 +89,16 @@ __device__ __forceinline__ int flagAcquire(const int* f)
 // Generic-proxy global writes (another CTA's user tile) <-> this thread's async-proxy (TMA) reads.
 __device__ __forceinline__ void fenceProxyAsyncAll() { asm volatile("fence.proxy.async;" ::: "memory"); }
 
+// Epi = false: a diagnostic (output wrong): no candidate epilogue, the user tiles as usual.
+template <int S, bool Epi>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceUserFirst(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                  const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  __half* __restrict__ U, const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
+    static_assert(2 * S + 4 <= 16, "ring + epilogue barriers fit the barrier area");
+    using Plan = PlanOf<S, Epi>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
     Ring<S, CL> ring{plan.full(), plan.empty()};
@@ -164,7 +177,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
             };
             for (int u = cluster; u < p.units; u += clusters) {
                 const Unit x = unitAt(u, p, rank);
-                if (x.user) continue;  // the consumers store user tiles themselves
+                if (x.user || !Epi) continue;  // the consumers store user tiles themselves
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn));
                 const int user = userOf[x.b];
                 for (int cw = 0; cw < 2; ++cw) {
@@ -243,7 +256,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
                     storeBarrier(kUserBar0 + cw);
                     if (tInWg == 0) flagRelease(&flags[flagIndex(p, x.b, x.tm, x.tn, cw)], p.epoch);
                 }
-            } else if (active) {
+            } else if (Epi && active) {
                 w.event(wt::kind::WaitOrder, done);
                 mbarWait(&uFull[cw], uint32_t(done & 1));  // U's tile is in the half (and the last store read it)
                 w.event(wt::kind::Epilogue, done);
@@ -304,43 +317,49 @@ std::string runUserFirst(Problem& p)
     if (err.empty())
         err = map3(&tmOut, p.out, s.n, s.m, s.b, uint32_t(kStoreBoxCols), 64, CU_TENSOR_MAP_SWIZZLE_64B);
     if (!err.empty()) return "rung 4 (user first): " + err;
-    const int mTiles = (s.m + BM - 1) / BM, nTiles = (s.n + BN - 1) / BN;
-    const int mUnits = (mTiles + CL - 1) / CL;
-    if (size_t(p.users) * mTiles * nTiles * 2 > lceFlagCount(s))
+    const UserFirstWalk walk = userFirstWalk(s, 1);  // lce_shape.cpp: tiles, units, flags (clusters below)
+    if (walk.flags > lceFlagCount(s))
         return "rung 4 (user first): the driver allocated too few ready flags for this shape";
-    const int smem = int(Plan::bytes(true, kWarps));
+    if (walk.units > 2147483647LL) return "rung 4 (user first): too many tiles for 32-bit unit numbers";
+    static const int variant = [] {  // 0: the rung; 1, 2: the diagnostics without the candidate epilogue
+        const char* e = std::getenv("LCE_RUNG4_EPILOGUE");
+        const int v = !e ? 0 : std::strcmp(e, "none") == 0 ? 1 : std::strcmp(e, "none4") == 0 ? 2 : 0;
+        if (v) std::fprintf(stderr, "lce: rung 4 variant %s: no candidate epilogue (output wrong, timing only)\n", e);
+        return v;
+    }();
+    const auto kern = variant == 0 ? lceUserFirst<3, true> : variant == 1 ? lceUserFirst<3, false> : lceUserFirst<4, false>;
+    const int smem = int(variant == 0   ? PlanOf<3, true>::bytes(true, kWarps)
+                         : variant == 1 ? PlanOf<3, false>::bytes(true, kWarps)
+                                        : PlanOf<4, false>::bytes(true, kWarps));
     static int maxClusters = 0;
     if (maxClusters == 0) {
-        if (cudaFuncSetAttribute(lceUserFirst, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+        if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
             return "rung 4 (user first): cannot get " + std::to_string(smem) + " bytes of shared memory";
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(CL * 256, 1, 1);
         cfg.blockDim = dim3(kThreads, 1, 1);
         cfg.dynamicSmemBytes = size_t(smem);
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, lceUserFirst, &cfg) != cudaSuccess || n <= 0) {
+        if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n <= 0) {
             cudaGetLastError();
             return "rung 4 (user first): cannot tell how many CTA pairs are resident (it needs all of them resident)";
         }
         maxClusters = n;
     }
+    const UserFirstWalk w = userFirstWalk(s, maxClusters);
     Params q;
     q.M = s.m;
     q.N = s.n;
     q.kUser = s.kUser;
     q.kCand = s.kCand;
-    q.mTiles = mTiles;
-    q.mUnits = mUnits;
-    q.nTiles = nTiles;
-    const long long userUnits = (long long)mUnits * nTiles * p.users;
-    const long long units = userUnits + (long long)mUnits * nTiles * s.b;
-    if (units > 2147483647LL) return "rung 4 (user first): too many tiles for 32-bit unit numbers";
-    q.userUnits = int(userUnits);
-    q.units = int(units);
+    q.mTiles = w.mTiles;
+    q.mUnits = w.mUnits;
+    q.nTiles = w.nTiles;
+    q.userUnits = int(w.userUnits);
+    q.units = int(w.units);
     q.epoch = nextFlagEpoch();
-    long long clusters = units < maxClusters ? units : maxClusters;
-    if (clusters > 1 && clusters % mUnits == 0) --clusters;
-    lceUserFirst<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, p.u,
+    const long long clusters = w.clusters;
+    kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, p.u,
                                                                       p.userOf, p.flags, q);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 4 (user first) launch: ") + cudaGetErrorString(e);
