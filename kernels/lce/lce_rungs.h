@@ -51,6 +51,14 @@ std::string runFusedEpilogue(Problem& p);
 std::string runFusedEpilogueWarp(Problem& p);
 // persistent.cu
 std::string runPersistent(Problem& p);
+// user_first.cu (rung 4 since session 5's third pass; LCE_RUNG4=pingpong selects persistent.cu)
+std::string runUserFirst(Problem& p);
+// The epoch a rung-4 launch writes into the ready flags: one counter for both kernels (they share p.flags).
+inline int nextFlagEpoch()
+{
+    static int epoch = 0;
+    return ++epoch;
+}
 // Ready flags rung 4 needs (lce_shape.h: one per user tile of its walk).
 inline size_t lceFlagCount(const Shape& s) { return pingpongFlagCount(s); }
 

@@ -33,8 +33,8 @@ const char* rungIdea(int rung)
         "user GEMM once per user, candidate GEMM, then gather + add (cuBLAS, unaligned K)",
         "as rung 1 with K padded to a multiple of 8 (16-byte rows: cuBLAS's aligned kernels)",
         "our TMA + wgmma candidate GEMM with the broadcast add of U[u(b)] fused in its epilogue (run by an epilogue warp)",
-        "one persistent ping-pong kernel for both stages: two consumer warpgroups on different tiles, user tiles first, "
-        "per-user-tile ready flags"};
+        "one persistent kernel for both stages: rung 3's epilogue-warp kernel with the user tiles first in its walk, "
+        "per-user-tile ready flags (LCE_RUNG4=pingpong: the earlier ping-pong kernel)"};
     return rung >= 0 && rung < kRungs ? ideas[rung] : "?";
 }
 
@@ -189,6 +189,22 @@ std::size_t pingpongFlagCount(const Shape& s)
 {
     const PingpongWalk w = pingpongWalk(s, 1);
     return std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nPairs) * kPpCluster;
+}
+
+UserFirstWalk userFirstWalk(const Shape& s, int maxClusters)
+{
+    UserFirstWalk w;
+    w.mTiles = (s.m + kUfTileM - 1) / kUfTileM;
+    w.mUnits = (w.mTiles + kUfCluster - 1) / kUfCluster;
+    w.nTiles = (s.n + kUfTileN - 1) / kUfTileN;
+    const long long perBatch = (long long)w.mUnits * w.nTiles;
+    w.userUnits = perBatch * s.users();
+    w.units = w.userUnits + perBatch * s.b;
+    long long c = w.units < maxClusters ? w.units : maxClusters;
+    if (c > 1 && c % w.mUnits == 0) --c;
+    w.clusters = int(c);
+    w.flags = std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nTiles) * 2;
+    return w;
 }
 
 }  // namespace ws::lce

@@ -57,6 +57,21 @@ PingpongWalk pingpongWalk(const Shape& s, int maxClusters);
 // allocates (zeroed once; each launch writes its epoch).
 std::size_t pingpongFlagCount(const Shape& s);
 
+// Rung 4's walk since session 5's third pass (user_first.cu, host side): a unit is (batch, M unit = kUfCluster
+// M tiles of 128 rows: one per CTA of the pair, N tile of 256 columns), user units first, M units fastest; cluster c
+// of `clusters` takes units c, c + clusters, ... `clusters` is the resident count, one less when it is a multiple of
+// mUnits (as rung 3: consecutive clusters then take different M units of the same batch). Ready flags: one per
+// (user, M tile, N tile, half of 64 rows), index ((user * mTiles + tm) * nTiles + tn) * 2 + half; `flags` of them,
+// never more than pingpongFlagCount (the driver allocates that many).
+inline constexpr int kUfTileM = 128, kUfTileN = 256, kUfCluster = 2;
+struct UserFirstWalk {
+    int mTiles = 0, mUnits = 0, nTiles = 0;
+    long long userUnits = 0, units = 0;
+    int clusters = 0;
+    std::size_t flags = 0;
+};
+UserFirstWalk userFirstWalk(const Shape& s, int maxClusters);
+
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {
     Shape shape;

@@ -1,4 +1,6 @@
-// Rung 4 -- persistent ping-pong, both stages in one kernel.
+// Rung 4 until session 5's third pass, now behind LCE_RUNG4=pingpong (rung 4 is user_first.cu: rung 3's kernel
+// with the user stage folded in, 0.452-0.457 ms against this kernel's 0.564-0.566 ms) -- persistent ping-pong,
+// both stages in one kernel.
 // IDEA: the two consumer warpgroups work on DIFFERENT tiles, alternately: warpgroup 0 takes the CTA's
 // even units, warpgroup 1 its odd ones, so while one converts, adds U[u(b)] and stores its tile (the
 // epilogue that rung 3 runs with the tensor cores idle, 0.21 of its 0.52 ms), the other issues the MMAs of
@@ -296,8 +298,7 @@ std::string runPersistent(Problem& p)
     q.nPairs = walk.nPairs;
     q.userUnits = walk.userUnits;
     q.units = walk.units;
-    static int epoch = 0;
-    q.epoch = ++epoch;
+    q.epoch = nextFlagEpoch();
     const int clusters = walk.clusters;
     kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(tmWu, tmEu, tmWc, tmEc, p.out, p.u,
                                                                       p.userOf, p.flags, q);

@@ -6,9 +6,12 @@
 #   3. the PyTorch forms at the same point (scripts/lce/torch_reference.py, each compile capped);
 #   4. rung 3's variants: fused_epilogue.cu's kernel (CTA pairs or single CTAs; epilogue direct / TMA store /
 #      no add / none), the kernel rung 3 was before the epilogue-warp kernel (the default since session 5) won;
-#      and rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none: the ping-pong's mainloop alone);
+#      rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none, and none4 with 4 ring stages), and the old
+#      ping-pong's mainloop alone (LCE_RUNG4=pingpong LCE_RUNG4_EPILOGUE=none);
 #   5. the sweep, checked and timed (LCE_SWEEP=0 skips it).
-# Shorter calls: LCE_VARIANT_CLUSTERS="2" LCE_VARIANT_EPILOGUES="none" (only the mainloop-alone reference), LCE_SWEEP=0.
+# Shorter calls: LCE_VARIANT_CLUSTERS="2" LCE_VARIANT_EPILOGUES="none" (only the mainloop-alone reference), LCE_SWEEP=0,
+# LCE_TORCH=0 (no PyTorch), LCE_VARIANTS=0 (no variants), LCE_TIME_RUNGS="2 3 4" (time only those rungs).
+# Rung 4 is user_first.cu; the earlier ping-pong (persistent.cu) is timed as a variant (LCE_RUNG4=pingpong).
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
 # folder of that checkout and carry it:
 #   cmake --build build/default --target lce gpu_lce
@@ -42,14 +45,18 @@ else
     done
 fi
 echo "== timing"
-for r in $RUNGS; do timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 | grep TIME; done
-echo "== torch"
+for r in ${LCE_TIME_RUNGS:-$RUNGS}; do timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 | grep TIME; done
+[ $R4 = 1 ] && echo "variant rung 4 pingpong (persistent.cu, LCE_RUNG4=pingpong): $(LCE_RUNG4=pingpong timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+[ "${LCE_TORCH:-1}" != 0 ] && echo "== torch" &&
 timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2>&1 | grep -E "^TORCH|^torch"
-echo "== rung 3 variants"
+[ "${LCE_VARIANTS:-1}" != 0 ] && echo "== rung 3 variants" &&
 for c in ${LCE_VARIANT_CLUSTERS:-1 2}; do for e in ${LCE_VARIANT_EPILOGUES:-direct tma noadd none}; do
     echo "variant cluster=$c epilogue=$e: $(LCE_RUNG3_CLUSTER=$c LCE_RUNG3_EPILOGUE=$e timeout 60 "$L" --time --rung 3 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done; done
-[ $R4 = 1 ] && echo "variant rung 4 epilogue=none (mainloop alone, output wrong): $(LCE_RUNG4_EPILOGUE=none timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+[ $R4 = 1 ] && [ "${LCE_VARIANTS:-1}" != 0 ] && for v in none none4; do
+    echo "variant rung 4 epilogue=$v (output wrong; none4: 4 ring stages): $(LCE_RUNG4_EPILOGUE=$v timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+done
+[ $R4 = 1 ] && [ "${LCE_VARIANTS:-1}" != 0 ] && echo "variant rung 4 pingpong epilogue=none (mainloop alone, output wrong): $(LCE_RUNG4=pingpong LCE_RUNG4_EPILOGUE=none timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 if [ "${LCE_SWEEP:-1}" != 0 ] && [ $R4 = 1 ]; then
     echo "== sweep"; timeout 120 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:"
 fi

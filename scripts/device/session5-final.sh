@@ -20,13 +20,13 @@ echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --forma
 echo "== selfcontained-check"
 timeout 200 bash scripts/device/selfcontained-check.sh > $OUT/selfcontained.log 2>&1; echo "selfcontained rc=$?"
 grep -E "stage mapping|mapped|sha256|PASS|FAIL|rc=" $OUT/selfcontained.log | tail -20
-echo "== lce rungs 3-4 recorded (--kernels lceEpilogueWarp|lcePersistent)"
+echo "== lce rungs 3-4 recorded (--kernels lceEpilogueWarp|lcePersistent|lceUserFirst)"
 ( cd $B && if ldd ./lce | grep -q "not found"; then
     d=$(python3 -c "import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))" 2>/dev/null)
     for lib in $(find "$d" /usr -name 'libcublas*.so.13*' 2>/dev/null | xargs -r -n1 dirname | sort -u); do
       export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}; done; fi
   for r in 3 4; do
-    WARPSTAGE_INJECT_LIB=$PWD/libwarpstage-inject.so timeout 120 ./warpstage-record --no-stalls --kernels 'lce(EpilogueWarp|Persistent)' \
+    WARPSTAGE_INJECT_LIB=$PWD/libwarpstage-inject.so timeout 120 ./warpstage-record --no-stalls --kernels 'lce(EpilogueWarp|Persistent|UserFirst)' \
       --launch-range 0:0 --trace-events 8192 --source-dir /work/main/build/default -o /tmp/lce-rung$r.wstrace -- ./lce --rung $r --check --time --warmup 2 --iters 5 > $OUT/lce-rec$r.log 2>&1
     echo "rung $r record rc=$?"; grep -E "PASS|FAIL|TIME" $OUT/lce-rec$r.log
     python3 - /tmp/lce-rung$r.wstrace <<'PY'

@@ -125,6 +125,57 @@ int main()
         }
     }
 
+    // rung 4's walk since session 5's third pass (user_first.cu's host side)
+    {
+        const UserFirstWalk w = userFirstWalk(bench, 66);
+        expect(w.mTiles == 4 && w.mUnits == 2 && w.nTiles == 1 && w.userUnits == 15 * 2 && w.units == (15 + 1024) * 2,
+               "user-first walk at the benchmark point: 4 M tiles in 2 pairs, one N tile of 256, 30 user units, 2078 units");
+        expect(w.clusters == 65, "user-first walk: 66 resident pairs -> 65 (not a multiple of the 2 M units; got "
+                                     + std::to_string(w.clusters) + ")");
+        expect(w.flags == size_t(15) * 4 * 1 * 2, "user-first walk: one flag per user tile half (120 at the benchmark point)");
+        expect(userFirstWalk(bench, 1).clusters == 1, "user-first walk: one resident pair stays one");
+        Shape few = m1;  // M = 1: one M unit, so no stride is a multiple-of-M-units problem; 12 units < 66 pairs
+        few.b = 9;
+        few.perUser = 4;
+        const UserFirstWalk f = userFirstWalk(few, 66);
+        expect(f.mUnits == 1 && f.units == 3 + 9 && f.clusters == 11,
+               "user-first walk: fewer units than pairs -> one pair per unit, less one (got " + std::to_string(f.clusters)
+                   + ")");
+        // the flags it needs fit the buffer the driver allocates for rung 4 (pingpongFlagCount), at odd shapes and
+        // over the whole sweep
+        std::vector<Shape> shapes = {bench, n200, m1, few};
+        Shape n264 = bench;  // two N tiles of 256, the second 8 columns wide
+        n264.m = 257;
+        n264.n = 264;
+        n264.perUser = 1000;
+        shapes.push_back(n264);
+        Shape own = bench;  // every candidate its own user
+        own.b = 200;
+        own.perUser = 1;
+        shapes.push_back(own);
+        Shape n64 = bench;  // N = 64: a quarter of an N tile
+        n64.n = 64;
+        shapes.push_back(n64);
+        for (int b : {512, 1024, 2048, 3072})
+            for (int pu : {2, 5, 10, 50, 100, 1000}) {
+                Shape sh = bench;
+                sh.b = b;
+                sh.perUser = pu;
+                shapes.push_back(sh);
+            }
+        bool fits = true;
+        std::string where;
+        for (const Shape& sh : shapes) {
+            const UserFirstWalk v = userFirstWalk(sh, 66);
+            const size_t last = ((size_t(sh.users() - 1) * v.mTiles + (v.mTiles - 1)) * v.nTiles + (v.nTiles - 1)) * 2 + 1;
+            if (!(last < v.flags && v.flags <= pingpongFlagCount(sh))) {
+                fits = false;
+                where = sh.text();
+            }
+        }
+        expect(fits, "user-first walk: every user tile half's flag fits the allocated buffer" + (where.empty() ? std::string() : " (not at " + where + ")"));
+    }
+
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
     return g_fail ? 1 : 0;
 }
