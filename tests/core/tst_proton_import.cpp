@@ -450,6 +450,25 @@ private slots:
         }
     }
 
+    // Detection reads only the first events, not the whole document: a Proton file cut in the middle of its event
+    // array is still detected as Proton (the import, which reads it once, then says it is truncated).
+    void detectedFromTheFirstEvents()
+    {
+        QFile in(QString::fromStdString(fixturePath("triton_add.chrome_trace")));
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray all = in.readAll();
+        QTemporaryDir dir;
+        const QString cut = dir.filePath(QStringLiteral("cut.chrome_trace"));
+        writeFile(cut, all.left(all.size() / 2));
+        QVERIFY(detectImportFormat(cut.toStdString()) == ImportFormat::ProtonJson);
+        try {
+            importProtonFile(cut.toStdString(), {});
+            QFAIL("a truncated file was imported");
+        } catch (const ProtonError& e) {
+            QVERIFY2(std::string(e.what()).find("cut.chrome_trace") != std::string::npos, e.what());
+        }
+    }
+
     void fileImportEqualsEventImport()
     {
         // The streaming reader gives the same run as the events Qt's JSON reads.
