@@ -2,7 +2,9 @@
 # every target exists). Three install components, one Debian package each (cmake/WarpstagePackaging.cmake):
 #
 #   viewer    bin/warpstage, the bundled samples (share/warpstage/samples), the .desktop entry, the icon
-#             (hicolor theme) and the MIME type application/x-warpstage-trace (*.wstrace)      -> warpstage
+#             (hicolor theme) and the MIME type application/x-warpstage-trace (*.wstrace), and the SQLite
+#             extension <libdir>/warpstage/libwarpstage_sqlite.so (`warpstage query`'s tables in the sqlite3
+#             shell: a tool for reading traces, so it goes with the viewer, not with dev)      -> warpstage
 #   recorder  bin/warpstage-record (and bin/warpstage-sink-dump) and its CUDA/NVTX injection library, kept private in
 #             <libdir>/warpstage/ (found relative to the recorder's own executable)             -> warpstage-recorder
 #   dev       the public device headers (include/warpstage/) and the CMake package
@@ -76,6 +78,13 @@ if(TARGET warpstage)
     install(FILES ${PROJECT_SOURCE_DIR}/resources/icons/warpstage.svg
             DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/mimetypes
             RENAME application-x-warpstage-trace.svg COMPONENT viewer)
+endif()
+
+# The loadable SQLite extension (core/CMakeLists.txt): not a library anyone links, so private like the injection
+# library, in <libdir>/warpstage/; `.load /usr/lib/warpstage/libwarpstage_sqlite` (docs/schema.md). It needs
+# only libzstd and the host's SQLite (through sqlite3_api): no Qt, so it is installed with or without the viewer.
+if(TARGET warpstage_sqlite)
+    install(TARGETS warpstage_sqlite LIBRARY DESTINATION ${WARPSTAGE_INSTALL_PRIVLIBDIR} COMPONENT viewer)
 endif()
 
 # --- recorder --------------------------------------------------------------------------------------------------

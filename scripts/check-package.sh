@@ -108,6 +108,17 @@ if [ "$HAVE_VIEWER" = 1 ]; then
         fi
     fi
 fi
+# the SQLite extension (viewer component): installed, and the sqlite3 shell loads it from there
+check_file "$P/$LIBDIR/warpstage/libwarpstage_sqlite.so" "$P"
+if [ -n "$SAMPLE" ] && [ -f "$P/$LIBDIR/warpstage/libwarpstage_sqlite.so" ] && command -v sqlite3 >/dev/null; then
+    n=$(printf '.load %s\nSELECT count(*) FROM intervals WHERE kernel_id = (SELECT min(id) FROM kernels WHERE traced = 1);\n' \
+        "$P/$LIBDIR/warpstage/libwarpstage_sqlite" | sqlite3 -readonly -batch "$SAMPLE" 2>"$W/sqlite3.txt")
+    if [[ "$n" =~ ^[1-9][0-9]*$ ]] && [ ! -s "$W/sqlite3.txt" ]; then
+        ok "sqlite3 .load $LIBDIR/warpstage/libwarpstage_sqlite: $n intervals in the installed sample's first traced launch"
+    else
+        bad "sqlite3 could not .load the installed extension: '$n' $(tail -2 "$W/sqlite3.txt")"
+    fi
+fi
 if [ "$HAVE_RECORDER" = 1 ]; then
     check_file "$P/bin/warpstage-record" "$P"
     check_file "$P/bin/warpstage-sink-dump" "$P"
@@ -207,7 +218,8 @@ if [ ${#FAILS[@]} = 0 ]; then
         deb_has warpstage usr/bin/warpstage "usr/share/warpstage/samples/$(basename "$SAMPLE")" \
             usr/share/applications/warpstage.desktop usr/share/mime/packages/warpstage.xml \
             usr/share/icons/hicolor/scalable/apps/warpstage.svg \
-            usr/share/icons/hicolor/scalable/mimetypes/application-x-warpstage-trace.svg
+            usr/share/icons/hicolor/scalable/mimetypes/application-x-warpstage-trace.svg \
+            "usr/$LIBDIR/warpstage/libwarpstage_sqlite.so"
         # libqt6svg6 also holds the SVG icon engine the viewer's icons need
         depends_has warpstage libqt6core6 libqt6gui6 libqt6widgets6 libqt6svg6 'libqcustomplot2\.1-qt6' \
             libsqlite3-0 libzstd1

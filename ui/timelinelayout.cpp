@@ -3,6 +3,8 @@
 #include <QRegularExpression>
 
 #include <algorithm>
+#include <tuple>
+#include <unordered_map>
 
 namespace {
 bool inRanges(const std::vector<LaneFilter::Range> &r, int v)
@@ -82,12 +84,40 @@ void TimelineLayout::build(const ws::KernelTrace *trace, const LaneFilter &filte
 {
     m_rows.clear();
     m_rowOfLane.clear();
+    m_scopeOrder.clear();
+    m_scopeSpan.clear();
     m_total = 0;
     m_visibleLanes = 0;
     if (!trace)
         return;
     auto h = [rowScale](int px) { return std::max(3, int(px * rowScale + 0.5)); };
     m_rowOfLane.assign(trace->lanes.size(), -1);
+    // outer scopes per lane (bracket rows)
+    m_scopeSpan.assign(trace->lanes.size(), {0, 0});
+    std::vector<int> levelsOf(trace->lanes.size(), 0);
+    if (!trace->scopes.empty()) {
+        std::unordered_map<ws::RowId, int> laneOfWarp;
+        for (std::size_t i = 0; i < trace->lanes.size(); ++i)
+            laneOfWarp.emplace(trace->lanes[i].warpId, int(i));
+        std::vector<std::pair<int, int>> keyed;  // (lane, scope index)
+        for (std::size_t i = 0; i < trace->scopes.size(); ++i) {
+            const auto it = laneOfWarp.find(trace->scopes[i].warpId);
+            if (it != laneOfWarp.end() && trace->scopes[i].depth >= 0)
+                keyed.push_back({it->second, int(i)});
+        }
+        std::stable_sort(keyed.begin(), keyed.end(), [trace](const auto &a, const auto &b) {
+            const ws::ScopeSpan &x = trace->scopes[std::size_t(a.second)], &y = trace->scopes[std::size_t(b.second)];
+            return std::tie(a.first, x.depth, x.start) < std::tie(b.first, y.depth, y.start);
+        });
+        for (std::size_t j = 0; j < keyed.size(); ++j) {
+            const auto l = std::size_t(keyed[j].first);
+            if (j == 0 || keyed[j - 1].first != keyed[j].first)
+                m_scopeSpan[l].first = int(j);
+            m_scopeSpan[l].second = int(j + 1);
+            levelsOf[l] = std::max(levelsOf[l], trace->scopes[std::size_t(keyed[j].second)].depth + 1);
+            m_scopeOrder.push_back(keyed[j].second);
+        }
+    }
     // lanes of each CTA, in trace order (SM, CTA, warp)
     std::vector<std::vector<int>> lanesOf(trace->ctas.size());
     for (std::size_t i = 0; i < trace->lanes.size(); ++i) {
@@ -137,6 +167,18 @@ void TimelineLayout::build(const ws::KernelTrace *trace, const LaneFilter &filte
         y += loads.height;
         m_rows.push_back(loads);
         for (int li : lanesOf[c]) {
+            if (const int levels = levelsOf[std::size_t(li)]; levels > 0) {
+                TimelineRow b;
+                b.type = TimelineRow::Brackets;
+                b.sm = cta.smId;
+                b.cta = int(c);
+                b.lane = li;
+                b.levels = levels;
+                b.top = y;
+                b.height = levels * h(kBracketLevelHeight);
+                y += b.height;
+                m_rows.push_back(b);
+            }
             TimelineRow r;
             r.type = TimelineRow::Warp;
             r.sm = cta.smId;
@@ -172,6 +214,14 @@ int TimelineLayout::rowAt(int y) const
 int TimelineLayout::rowOfLane(int lane) const
 {
     return lane >= 0 && std::size_t(lane) < m_rowOfLane.size() ? m_rowOfLane[std::size_t(lane)] : -1;
+}
+
+TimelineLayout::ScopeRange TimelineLayout::scopesOfLane(int lane) const
+{
+    if (lane < 0 || std::size_t(lane) >= m_scopeSpan.size() || m_scopeOrder.empty())
+        return {};
+    const auto [a, b] = m_scopeSpan[std::size_t(lane)];
+    return {m_scopeOrder.data() + a, m_scopeOrder.data() + b};
 }
 
 int TimelineLayout::rowOfCta(int cta) const

@@ -1,5 +1,6 @@
 // Rows of the timeline: SM header > CTA header (the CTA's overlap band) >
-// "loads in flight" sub-lane > one lane per warp. Collapsible groups and a
+// "loads in flight" sub-lane > one lane per warp, with a thin bracket row above
+// each warp that has outer scopes (KernelTrace::scopes, one level per depth). Collapsible groups and a
 // lane filter ("sm:0-3", "cta:0-7", "role:producer", "warp:4-7", "wg:1";
 // terms separated by ';' or spaces are ANDed; CTA numbers are blockIdx linear).
 #pragma once
@@ -26,12 +27,13 @@ struct LaneFilter {
 };
 
 struct TimelineRow {
-    enum Type : std::uint8_t { SmHeader, CtaHeader, Loads, Warp };
+    enum Type : std::uint8_t { SmHeader, CtaHeader, Loads, Warp, Brackets };
     Type type = Warp;
     bool collapsed = false;  // headers
     int sm = -1;
     int cta = -1;            // index into trace.ctas
-    int lane = -1;           // index into trace.lanes (Warp rows)
+    int lane = -1;           // index into trace.lanes (Warp and Brackets rows)
+    int levels = 0;          // Brackets: scope depths drawn (one level each, outermost on top)
     int top = 0;             // y of the row's top in the scrolled content, px
     int height = 0;
 };
@@ -43,6 +45,7 @@ public:
     static constexpr int kLoadsHeight = 10;
     static constexpr int kWarpHeight = 15;
     static constexpr int kIdleWarpHeight = 7;
+    static constexpr int kBracketLevelHeight = 7;   // one depth of outer scopes
 
     void build(const ws::KernelTrace *trace, const LaneFilter &filter, const QSet<int> &collapsedSms,
                const QSet<int> &collapsedCtas, double rowScale = 1.0);
@@ -53,8 +56,16 @@ public:
     int rowOfLane(int lane) const;              // -1 if hidden
     int rowOfCta(int cta) const;
     int visibleLaneCount() const { return m_visibleLanes; }
+    // The outer scopes of a lane: indices into trace.scopes, sorted by (depth, start); empty if none.
+    struct ScopeRange {
+        const int *begin = nullptr, *end = nullptr;
+        bool empty() const { return begin == end; }
+    };
+    ScopeRange scopesOfLane(int lane) const;
 
 private:
+    std::vector<int> m_scopeOrder;                  // trace.scopes indices by (lane, depth, start)
+    std::vector<std::pair<int, int>> m_scopeSpan;   // per lane: [first, last) in m_scopeOrder
     std::vector<TimelineRow> m_rows;
     std::vector<int> m_rowOfLane;
     int m_total = 0;

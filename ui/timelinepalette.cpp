@@ -1,5 +1,7 @@
 #include "timelinepalette.h"
 
+#include <cstdlib>
+
 #include <warpstage/lod.h>
 
 #include <QObject>
@@ -129,6 +131,17 @@ QColor rowShade() { return QColor(0xF4, 0xF5, 0xF7); }
 QColor gridLine() { return QColor(0xE2, 0xE4, 0xE8); }
 QColor labelText() { return QColor(0x20, 0x24, 0x2A); }
 QColor headerBackground() { return QColor(0xE8, 0xEB, 0xF0); }
+// light, so that the lanes below stay the eye's target; three hues cycled by depth
+QColor bracketFill(int depth)
+{
+    static const QColor c[] = {QColor(0xC9, 0xD3, 0xE2), QColor(0xDD, 0xD3, 0xE8), QColor(0xD3, 0xE4, 0xD6)};
+    return c[std::abs(depth) % 3];
+}
+QColor bracketEdge(int depth)
+{
+    static const QColor c[] = {QColor(0x5A, 0x6E, 0x8C), QColor(0x6E, 0x5A, 0x8C), QColor(0x5A, 0x82, 0x64)};
+    return c[std::abs(depth) % 3];
+}
 
 QColor faded(QColor c, double f)
 {

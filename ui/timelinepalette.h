@@ -34,6 +34,8 @@ QColor rowShade();                           // alternate CTA group background
 QColor gridLine();
 QColor labelText();
 QColor headerBackground();
+QColor bracketFill(int depth);               // bracket rows (outer scopes): a level's fill, by depth
+QColor bracketEdge(int depth);               // its ends and bottom line
 
 // Blend c towards the background by f (0 = c, 1 = background).
 QColor faded(QColor c, double f = 0.78);

@@ -115,6 +115,10 @@ void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int wi
     QImage &m_image = const_cast<QImage &>(this->m_image);  // rows write disjoint scan lines
     enum { Kinds, Loads, Overlap } mode = Kinds;
     const ws::Lane *lane = nullptr;
+    if (row.type == TimelineRow::Brackets) {
+        rasterBrackets(row, y0, y1, width, t0, t1, scale, texts, ar);
+        return;
+    }
     if (row.type == TimelineRow::Warp) {
         lane = &tr.lanes[std::size_t(row.lane)];
         ref = ws::lod::laneRef(*lane);
@@ -597,6 +601,7 @@ void TimelinePlottable::drawLabels(QCPPainter *painter, const QRect &ar)
                 drawCached(painter, rr.adjusted(36, 0, -6, 0), t);
                 break;
             }
+            case TimelineRow::Brackets: break;  // the warp's label below names it
             case TimelineRow::Warp: {
                 const ws::Lane &lane = m_trace->lanes[std::size_t(row.lane)];
                 painter->fillRect(QRect(lr.left() + 30, y + 2, 3, row.height - 4), tlpalette::roleColor(lane.role));
@@ -661,7 +666,9 @@ TimelinePlottable::Hit TimelinePlottable::hitTest(const QPointF &pos) const
         return h;
     }
     const double slack = 3.0 * std::abs(mKeyAxis->pixelToCoord(1) - mKeyAxis->pixelToCoord(0));
-    if (row.type == TimelineRow::Warp) {
+    if (row.type == TimelineRow::Brackets) {
+        h.index = bracketAt(row, pos.y() - ar.top() + m_scrollY - row.top, h.t);
+    } else if (row.type == TimelineRow::Warp) {
         h.index = ws::lod::findAt(ws::lod::laneRef(m_trace->lanes[std::size_t(row.lane)]), m_origin, h.t, slack);
     } else if (m_index && (row.type == TimelineRow::Loads || row.type == TimelineRow::CtaHeader)) {
         const ws::lod::OwnedSeries &s = row.type == TimelineRow::Loads ? m_index->ctaLoads(std::size_t(row.cta))

@@ -60,7 +60,7 @@ public:
         bool inLabels = false;
         bool onArrow = false;     // on a header's collapse arrow / label
         int lane = -1;
-        qsizetype index = -1;     // interval index in the lane (Warp rows)
+        qsizetype index = -1;     // interval index in the lane (Warp rows); index into trace.scopes (Brackets)
         int cta = -1;
         int sm = -1;
         int category = -1;        // Loads: loads in flight (4 = 4+); CtaHeader: OverlapState
@@ -98,6 +98,10 @@ private:
     // Thread-safe for distinct rows (disjoint image rows; own mix and text list).
     void rasterRow(const TimelineRow &row, int y0, int y1, int width, double t0, double t1, double scale,
                    std::vector<TextItem> &texts, const QRect &ar, ws::lod::BucketMix &mix) const;
+    // bracket rows (timelinebrackets.cpp): the lane's outer scopes, one level per depth
+    void rasterBrackets(const TimelineRow &row, int y0, int y1, int width, double t0, double t1, double scale,
+                        std::vector<TextItem> &texts, const QRect &ar) const;
+    int bracketAt(const TimelineRow &row, double yInRow, double t) const;  // index into trace.scopes, -1 if none
     void drawLabels(QCPPainter *painter, const QRect &ar);
     void drawOverlays(QCPPainter *painter, const QRect &ar);
     QRectF intervalRect(int lane, qsizetype index, const QRect &ar) const;

@@ -17,6 +17,15 @@ QString TimelineWidget::Private::tooltipFor(const TimelinePlottable::Hit &h) con
     auto rel = [&](TimeNs t) { return timemap::formatDuration(double(t - origin)); };
     const auto &rows = layout.rows();
     const TimelineRow &row = rows[std::size_t(h.row)];
+    if (row.type == TimelineRow::Brackets && h.index >= 0 && std::size_t(h.index) < trace->scopes.size()) {
+        const ws::ScopeSpan &sc = trace->scopes[std::size_t(h.index)];
+        const ws::Lane &l = trace->lanes[std::size_t(h.lane)];
+        return QStringLiteral("<b>%1</b><br>scope, depth %2 · warp %3<br>start %4 · duration %5")
+            .arg(QString::fromStdString(sc.name).toHtmlEscaped())
+            .arg(sc.depth)
+            .arg(l.warpIndex)
+            .arg(rel(sc.start), timemap::formatDuration(double(sc.end - sc.start)));
+    }
     if (row.type == TimelineRow::Warp && h.index >= 0) {
         const ws::Lane &l = trace->lanes[std::size_t(h.lane)];
         const auto i = std::size_t(h.index);

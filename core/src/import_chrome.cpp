@@ -489,13 +489,19 @@ ImportFormat detectImportFormat(const std::string& path)
                         return ImportFormat::WarpstageChromeJson;
                     r.skipContainer();
                 }
+            } else if (key == "traceEvents" && v == Tok::BeginArray) {
+                // Decided from the first events (looksLikeProtonTrace reads up to the first Proton scope, at
+                // most 256 events), not after skipping the whole array: a Proton file is then read once more
+                // only by the import itself. Warpstage's own export writes otherData before traceEvents.
+                if (looksLikeProtonTrace(path))
+                    return ImportFormat::ProtonJson;
+                events = true;
+                r.skipContainer();
             } else {
                 events = events || key == "traceEvents";
                 r.skipContainer();
             }
         }
-        if (events && looksLikeProtonTrace(path))
-            return ImportFormat::ProtonJson;
         if (events)
             throw ImportError(path + ": a Chrome trace not written by Warpstage (no otherData.warpstage) nor by "
                                      "Triton's Proton (no event pid \"<kernel> Core<SM> CTA<n>\")");

@@ -489,8 +489,8 @@ ProtonImport ProtonBuilder::finish()
         L.block[0] = 32 * (maxWarp + 1);
         L.start = kStart;
         L.end = kEnd;
+        k.scopes = std::move(brackets);
         run.kernels.push_back(std::move(k));
-        result.scopes.push_back(std::move(brackets));
     }
     rep.unmappedScopes.assign(unmapped.begin(), unmapped.end());
 

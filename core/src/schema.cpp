@@ -6,7 +6,8 @@ namespace ws::detail {
 // per warp ('interval_chunks'); 3 = programs (run kind/process/exit, streams, nvtx_ranges,
 // api_spans, launch context/graph ids) and compressed chunks (interval_chunks.codec); 4 = loads and
 // per-CTA / per-warpgroup metrics packed (load_chunks, metric_chunks), phase_names, sources; 5 = API call and
-// NVTX names interned (names, api_calls, nvtx_events; views api_spans, nvtx_ranges with the old columns).
+// NVTX names interned (names, api_calls, nvtx_events; views api_spans, nvtx_ranges with the old columns);
+// 6 = scope_spans (the outer scopes of a warp, drawn as bracket lanes).
 // See docs/schema.md for what every column means.
 const std::vector<TableDef>& schemaTables()
 {
@@ -284,6 +285,15 @@ const std::vector<TableDef>& schemaTables()
           {"path", "TEXT NOT NULL"},
           {"sha256", "TEXT NOT NULL REFERENCES source_texts(sha256)"}},
          "UNIQUE(run_id, path)", {}, 4},
+        {"scope_spans",  // version 6: outer scopes of a warp (Proton's nested scopes), drawn as bracket lanes
+         {{"id", "INTEGER PRIMARY KEY"},
+          {"kernel_id", "INTEGER NOT NULL REFERENCES kernels(id)"},
+          {"warp_id", "INTEGER NOT NULL REFERENCES warps(id)"},
+          {"depth", "INTEGER NOT NULL DEFAULT 0"},
+          {"name", "TEXT NOT NULL DEFAULT ''"},
+          {"start_ns", "INTEGER NOT NULL"},
+          {"end_ns", "INTEGER NOT NULL"}},
+         {}, {"CREATE INDEX scope_spans_kernel ON scope_spans(kernel_id)"}, 6},
     };
     return tables;
 }

@@ -272,6 +272,18 @@ void migrate4to5(const Db& db)
             db.exec(std::string(v.sql).c_str());
 }
 
+// Version 6: the table scope_spans (outer scopes of a warp, for bracket lanes), empty: older files have none.
+void migrate5to6(const Db& db)
+{
+    for (const TableDef& t : schemaTables()) {
+        if (!tableActive(t, 6) || tableActive(t, 5))
+            continue;
+        db.exec(createTableSql(t, 6).c_str());
+        for (auto idx : t.indexes)
+            db.exec(std::string(idx).c_str());
+    }
+}
+
 MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::string& dst)
 {
     MigrationResult r;
@@ -292,6 +304,8 @@ MigrationResult migrateOpenDb(const Db& db, const std::string& src, const std::s
             migrate3to4(db);
         if (v < 5)
             migrate4to5(db);
+        if (v < 6)
+            migrate5to6(db);
         db.exec(("PRAGMA application_id = " + str(kApplicationId)).c_str());
         db.exec(("PRAGMA user_version = " + str(kSchemaVersion)).c_str());
         db.exec("COMMIT");

@@ -654,6 +654,26 @@ KernelTrace TraceStore::loadKernel(RowId kernelId, const LoadOptions& options) c
             t.phaseNames[i] = s.text(1);
         }
     }
+    if (m_version >= 6) {
+        // Schema 6: outer scopes (bracket lanes); files of older versions have none.
+        Stmt s(db, "SELECT id, warp_id, depth, name, start_ns, end_ns FROM scope_spans WHERE kernel_id = ? "
+                   "ORDER BY warp_id, depth, start_ns, id");
+        s.bind(1, kernelId);
+        while (s.step()) {
+            ScopeSpan x;
+            const RowId id = s.i64(0);
+            x.warpId = s.i64(1);
+            if (!laneIndex.count(x.warpId))
+                fail(m_path, "scope span " + str(id) + " points at missing warp " + str(x.warpId));
+            x.depth = s.i32(2);
+            x.name = s.text(3);
+            x.start = s.i64(4);
+            x.end = s.i64(5);
+            if (x.end < x.start)
+                fail(m_path, "scope span " + str(id) + " ends before it starts (negative duration)");
+            t.scopes.push_back(std::move(x));
+        }
+    }
     if (options.sources)
         t.sources = loadSources(t.run.id);
     return t;

@@ -271,6 +271,21 @@ RowId TraceStore::Impl::insertKernel(RowId runId, const KernelRecord& k)
             s.run();
         }
     }
+    if (!k.scopes.empty()) {
+        // Schema 6: outer scopes of a warp (bracket lanes).
+        Stmt s(db, "INSERT INTO scope_spans(kernel_id, warp_id, depth, name, start_ns, end_ns) VALUES(?, ?, ?, ?, ?, ?)");
+        for (const ScopeSpan& x : k.scopes) {
+            if (x.warpId < 0 || static_cast<std::size_t>(x.warpId) >= warpIds.size())
+                fail(path, where + ": scope '" + x.name + "' points at missing warp " + str(x.warpId));
+            if (x.end < x.start)
+                fail(path, where + ": scope '" + x.name + "' ends before it starts (negative duration)");
+            if (x.depth < 0)
+                fail(path, where + ": scope '" + x.name + "' has a negative depth");
+            s.bind(1, kernelId).bind(2, warpIds[static_cast<std::size_t>(x.warpId)]).bind(3, x.depth).bind(4, x.name)
+                .bind(5, x.start).bind(6, x.end);
+            s.run();
+        }
+    }
     if (!k.stalls.empty()) {
         Stmt s(db, "INSERT INTO stall_samples(kernel_id, pc_offset, function_name, source_file, line, reason, "
                    "reason_label, count, role, stage) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");

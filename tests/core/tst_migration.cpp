@@ -16,8 +16,9 @@ using namespace ws;
 
 namespace {
 
-// What schemas 5 and 3 added, removed again with plain SQL (docs/schema.md, "versions").
+// What schemas 6, 5 and 3 added, removed again with plain SQL (docs/schema.md, "versions").
 constexpr const char* kDropVersion3Sql =
+    "DROP TABLE scope_spans; "
     "DROP VIEW api_spans; DROP VIEW nvtx_ranges; DROP TABLE api_calls; DROP TABLE nvtx_events; DROP TABLE names; "
     "ALTER TABLE runs DROP COLUMN api_first_id; ALTER TABLE runs DROP COLUMN api_last_id; "
     "ALTER TABLE runs DROP COLUMN nvtx_first_id; ALTER TABLE runs DROP COLUMN nvtx_last_id; "
@@ -626,6 +627,46 @@ private slots:
         QVERIFY(r.intervalsMigrated > 0);
         QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM interval_chunks WHERE codec <> 0"), 0);
         compareWithFixtureRecord(contentsOf(TraceStore::openReadOnly(dst)));
+    }
+
+    // 5 -> 6 adds the empty table scope_spans: a schema-5 file (a current one with the table dropped by plain
+    // SQL) needs migration, migrates on a copy (original untouched), reads the same, and the copy takes runs with
+    // scopes.
+    void version5To6AddsScopeSpans()
+    {
+        const auto v5 = file("v5.wstrace");
+        const RunRecord rec = record();
+        {
+            auto st = TraceStore::openForWriting(v5);
+            st.writeRun(rec);
+        }
+        wstest::rawExec(v5, "BEGIN; DROP TABLE scope_spans; PRAGMA user_version = 5; COMMIT; VACUUM;");
+        const FileCheck c = TraceStore::checkFile(v5);
+        QCOMPARE(c.fileVersion, 5);
+        QVERIFY(c.needsMigration);
+        const QByteArray before = wstest::fileHash(v5);
+        const auto dst = file("v5.migrated.wstrace");
+        const MigrationResult r = TraceStore::migrateCopy(v5, dst);
+        QCOMPARE(r.fromVersion, 5);
+        QCOMPARE(r.toVersion, 6);
+        QCOMPARE(wstest::fileHash(v5), before);
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'scope_spans'"), 1LL);
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'scope_spans_kernel'"), 1LL);
+        QCOMPARE(wstest::rawQueryInt(dst, "SELECT COUNT(*) FROM scope_spans"), 0LL);
+        compareWithFresh(dst, rec);
+        RowId runId = 0;
+        {
+            auto st = TraceStore::openForWriting(dst);
+            RunRecord withScopes = rec;
+            withScopes.kernels[0].scopes = {{0, 0, "kernel", withScopes.kernels[0].launch.start,
+                                             withScopes.kernels[0].launch.end}};
+            runId = st.writeRun(withScopes);
+        }
+        auto st = TraceStore::openReadOnly(dst);
+        QVERIFY(st.loadKernel(st.kernels(st.runs().front().id)[0].id).scopes.empty());
+        const KernelTrace t = st.loadKernel(st.kernels(runId)[0].id);
+        QCOMPARE(t.scopes.size(), std::size_t(1));
+        QCOMPARE(t.scopes[0].name, std::string("kernel"));
     }
 
     void newerVersionRefused()

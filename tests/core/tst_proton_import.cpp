@@ -218,7 +218,7 @@ private slots:
         QCOMPARE(kinds.at(IntervalKind::Epilogue), 16);
         QCOMPARE(k.intervals.size(), std::size_t(656));
         QVERIFY(k.phaseNames.empty());
-        QVERIFY(imp.scopes[0].empty());
+        QVERIFY(imp.run.kernels[0].scopes.empty());
         // 16 k-steps per CTA, one issue and one wait each: 16 loads per CTA, k-steps 0..15.
         QCOMPARE(k.loads.size(), std::size_t(64));
         QCOMPARE(imp.report.loadsInferred, std::int64_t(64));
@@ -325,15 +325,58 @@ private slots:
         QCOMPARE(lo, TimeNs(70));
         QCOMPARE(hi, TimeNs(70 + 609));
         // Brackets: kernel (depth 0) and load_and_add (depth 1) on every warp.
-        QCOMPARE(imp.scopes[0].size(), std::size_t(2 * 64));
-        QCOMPARE(imp.scopes[0][0].name, std::string("kernel"));
-        QCOMPARE(imp.scopes[0][0].depth, 0);
-        QCOMPARE(imp.scopes[0][1].name, std::string("load_and_add"));
-        QCOMPARE(imp.scopes[0][1].depth, 1);
-        QCOMPARE(imp.scopes[0][1].start, TimeNs(102));
+        QCOMPARE(imp.run.kernels[0].scopes.size(), std::size_t(2 * 64));
+        QCOMPARE(imp.run.kernels[0].scopes[0].name, std::string("kernel"));
+        QCOMPARE(imp.run.kernels[0].scopes[0].depth, 0);
+        QCOMPARE(imp.run.kernels[0].scopes[1].name, std::string("load_and_add"));
+        QCOMPARE(imp.run.kernels[0].scopes[1].depth, 1);
+        QCOMPARE(imp.run.kernels[0].scopes[1].start, TimeNs(102));
         // No waits: no loads are inferred, and the notes say so.
         QVERIFY(k.loads.empty());
         QVERIFY(imp.run.info.notes.find("Loads: none inferred") != std::string::npos);
+    }
+
+    // The nesting goes through the store (schema 6, scope_spans): imported triton_add, written and loaded, gives
+    // on every one of the 64 warps the rows kernel (depth 0) and load_and_add (depth 1), each around the warp's
+    // phases; load_x / load_y / store are innermost (intervals), not brackets.
+    void nestedScopesStored()
+    {
+        const auto imp = importProtonEvents(fixtureEvents("triton_add.chrome_trace"), {});
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("add.wstrace").toStdString();
+        RowId kernelId = 0;
+        {
+            auto store = TraceStore::openForWriting(path);
+            kernelId = store.kernels(store.writeRun(imp.run)).at(0).id;
+        }
+        const KernelTrace t = TraceStore::openReadOnly(path).loadKernel(kernelId);
+        QCOMPARE(t.lanes.size(), std::size_t(64));
+        QCOMPARE(t.scopes.size(), std::size_t(2 * 64));
+        std::map<RowId, std::vector<const ScopeSpan*>> perWarp;
+        for (const ScopeSpan& s : t.scopes)
+            perWarp[s.warpId].push_back(&s);
+        QCOMPARE(perWarp.size(), std::size_t(64));
+        for (const Lane& l : t.lanes) {
+            const auto& v = perWarp[l.warpId];
+            QCOMPARE(v.size(), std::size_t(2));
+            QCOMPARE(v[0]->name, std::string("kernel"));
+            QCOMPARE(v[0]->depth, 0);
+            QCOMPARE(v[1]->name, std::string("load_and_add"));
+            QCOMPARE(v[1]->depth, 1);
+            QVERIFY(v[0]->start <= v[1]->start && v[1]->end <= v[0]->end);
+            QVERIFY(v[1]->end > v[1]->start);
+            // the outer scope spans the lane's phases exactly (its pieces fill the gaps)
+            QCOMPARE(v[0]->start, l.start.front());
+            QCOMPARE(v[0]->end, l.start.back() + l.duration.back());
+        }
+        // CTA 0 warp 0 as in nestedScopes(): load_and_add starts at 102 ns
+        const auto first = std::find_if(t.lanes.begin(), t.lanes.end(), [&](const Lane& l) {
+            return t.ctas[std::size_t(l.ctaIndex)].blockLinear == 0 && l.warpIndex == 0;
+        });
+        QVERIFY(first != t.lanes.end());
+        QCOMPARE(perWarp[first->warpId][1]->start, TimeNs(102));
+        QCOMPARE(perWarp[first->warpId][0]->start, TimeNs(70));
+        QCOMPARE(perWarp[first->warpId][0]->end, TimeNs(70 + 609));
     }
 
     void pipelinedPrologueOutsideScopes()
@@ -358,7 +401,7 @@ private slots:
         const auto kinds = kindCounts(k);
         QCOMPARE(kinds.at(IntervalKind::MmaWait), 256 + 16);   // wgmma_wait + wgmma_last_wait
         QCOMPARE(kinds.at(IntervalKind::WaitData), 256);
-        QCOMPARE(imp.scopes[0].size(), std::size_t(16));        // 'kernel' around everything, per warp
+        QCOMPARE(imp.run.kernels[0].scopes.size(), std::size_t(16));        // 'kernel' around everything, per warp
     }
 
     void notAProtonTrace()
@@ -404,6 +447,25 @@ private slots:
         for (const char* f : {"triton_add.chrome_trace", "gluon_pipelined.chrome_trace", "gluon_ws.chrome_trace"}) {
             QVERIFY2(looksLikeProtonTrace(fixturePath(f)), f);
             QVERIFY2(detectImportFormat(fixturePath(f)) == ImportFormat::ProtonJson, f);
+        }
+    }
+
+    // Detection reads only the first events, not the whole document: a Proton file cut in the middle of its event
+    // array is still detected as Proton (the import, which reads it once, then says it is truncated).
+    void detectedFromTheFirstEvents()
+    {
+        QFile in(QString::fromStdString(fixturePath("triton_add.chrome_trace")));
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray all = in.readAll();
+        QTemporaryDir dir;
+        const QString cut = dir.filePath(QStringLiteral("cut.chrome_trace"));
+        writeFile(cut, all.left(all.size() / 2));
+        QVERIFY(detectImportFormat(cut.toStdString()) == ImportFormat::ProtonJson);
+        try {
+            importProtonFile(cut.toStdString(), {});
+            QFAIL("a truncated file was imported");
+        } catch (const ProtonError& e) {
+            QVERIFY2(std::string(e.what()).find("cut.chrome_trace") != std::string::npos, e.what());
         }
     }
 

@@ -244,6 +244,60 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(StoreError, st.writeRun(rec));
     }
 
+    // Schema 6: the outer scopes of a warp (bracket lanes) come back with the lane's warp id, name, depth
+    // and times, sorted by (warp, depth, start); a kernel without scopes loads none.
+    void scopeSpansRoundTrip()
+    {
+        const auto path = file("scopes.wstrace");
+        RunRecord rec = wstest::smallRun();
+        KernelRecord& k = rec.kernels[0];
+        QVERIFY(k.warps.size() >= 2);
+        const TimeNs t0 = k.launch.start;
+        k.scopes = {{1, 1, "load_and_add", t0 + 20, t0 + 80},
+                    {1, 0, "kernel", t0 + 10, t0 + 90},
+                    {0, 0, "outer \u00b5 scope", t0 + 5, t0 + 5}};  // zero-length scopes are kept
+        const std::vector<Warp> warps = k.warps;
+        rec.kernels.push_back(rec.kernels[0]);  // k dangles from here
+        rec.kernels[1].scopes.clear();
+        RowId runId;
+        {
+            auto st = TraceStore::openForWriting(path);
+            runId = st.writeRun(rec);
+        }
+        QCOMPARE(wstest::rawQueryInt(path, "SELECT COUNT(*) FROM scope_spans"), 3LL);
+        auto st = TraceStore::openReadOnly(path);
+        const auto kernels = st.kernels(runId);
+        QCOMPARE(kernels.size(), std::size_t(2));
+        const KernelTrace t = st.loadKernel(kernels[0].id);
+        QCOMPARE(t.scopes.size(), std::size_t(3));
+        auto laneOf = [&](RowId warpId) -> const Lane* {
+            for (const Lane& l : t.lanes)
+                if (l.warpId == warpId)
+                    return &l;
+            return nullptr;
+        };
+        // warp ids grow with the local index (written in order): local warp 0 first
+        const Lane* l0 = laneOf(t.scopes[0].warpId);
+        QVERIFY(l0);
+        QCOMPARE(l0->warpIndex, warps[0].warpIndex);
+        QCOMPARE(l0->ctaIndex >= 0, true);
+        QCOMPARE(t.scopes[0].name, std::string("outer \u00b5 scope"));
+        QCOMPARE(t.scopes[0].start, t0 + 5);
+        QCOMPARE(t.scopes[0].end, t0 + 5);
+        QCOMPARE(t.scopes[1].name, std::string("kernel"));
+        QCOMPARE(t.scopes[1].depth, 0);
+        QCOMPARE(t.scopes[1].start, t0 + 10);
+        QCOMPARE(t.scopes[1].end, t0 + 90);
+        QCOMPARE(t.scopes[2].name, std::string("load_and_add"));
+        QCOMPARE(t.scopes[2].depth, 1);
+        QCOMPARE(t.scopes[2].warpId, t.scopes[1].warpId);
+        QVERIFY(t.scopes[1].warpId != t.scopes[0].warpId);
+        const Lane* l1 = laneOf(t.scopes[1].warpId);
+        QVERIFY(l1);
+        QCOMPARE(l1->warpIndex, warps[1].warpIndex);
+        QVERIFY(st.loadKernel(kernels[1].id).scopes.empty());
+    }
+
     void roundTripSyntheticAllPatterns_data()
     {
         QTest::addColumn<int>("pattern");
@@ -521,6 +575,8 @@ private slots:
         QTest::newRow("kernel ends before start") << 4;
         QTest::newRow("metric -> missing kernel") << 5;
         QTest::newRow("CTA ends before start") << 6;
+        QTest::newRow("scope -> missing warp") << 7;
+        QTest::newRow("scope ends before start") << 8;
     }
     void invalidRecordsAreRefusedAtomically()
     {
@@ -541,6 +597,8 @@ private slots:
         case 4: k.launch.end = k.launch.start - 1; break;
         case 5: rec.metrics.push_back({0, 5, "kernel", "x", 1, ""}); break;
         case 6: k.ctas[1].end = k.ctas[1].start - 1; break;
+        case 7: k.scopes.push_back({99, 0, "kernel", k.launch.start, k.launch.end}); break;
+        case 8: k.scopes.push_back({0, 0, "kernel", k.launch.end, k.launch.start}); break;
         }
         {
             auto st = TraceStore::openForWriting(path);

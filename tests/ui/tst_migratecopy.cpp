@@ -72,6 +72,8 @@ bool makeVersion1(const QString& path, const ws::RunRecord& rec, QString* err)
     }
     // and what schema 3 added (docs/schema.md): a version-1 file has none of it
     // and what schema 5 added (names interned, views in place of nvtx_ranges / api_spans)
+    // and what schema 6 added (scope_spans)
+    sql += "DROP TABLE scope_spans; ";
     sql += "DROP VIEW api_spans; DROP VIEW nvtx_ranges; DROP TABLE api_calls; DROP TABLE nvtx_events; DROP TABLE names; ";
     sql += "DROP TABLE interval_chunks; DROP TABLE streams; ";
     for (const char* c : {"kind", "pid", "parent_pid", "program", "working_dir", "device_ordinal", "device_uuid",

@@ -102,6 +102,7 @@ private slots:
     void laneFilter();
     void highlightFadesOtherKinds();
     void rasterCacheOnlyWhenUnchanged();
+    void bracketRowAboveWarpWithScopes();
 
 private:
     std::unique_ptr<TimelineWidget> w;
@@ -527,6 +528,79 @@ void TestTimeline::rasterCacheOnlyWhenUnchanged()
     QVERIFY(!replotReused());
     w->plottable()->setScrollY(5);
     QVERIFY(!replotReused());
+}
+
+// Outer scopes (KernelTrace::scopes, schema 6) give a thin bracket row right above their warp: one level per depth,
+// each level painted only over its scope's time, hover finds the scope; warps without scopes get no such row.
+void TestTimeline::bracketRowAboveWarpWithScopes()
+{
+    m_tr = makeTrace(40);
+    for (std::size_t i = 0; i < m_tr->lanes.size(); ++i)
+        m_tr->lanes[i].warpId = ws::RowId(100 + i);  // as the store gives them: warps.id, one per lane
+    const ws::Lane &l1 = m_tr->lanes[1];
+    const ws::TimeNs a = l1.start.front(), b = l1.start.back() + l1.duration.back();
+    const ws::TimeNs ma = a + (b - a) / 3, mb = a + 2 * (b - a) / 3;
+    m_tr->scopes = {{l1.warpId, 1, "mainloop", ma, mb}, {l1.warpId, 0, "kernel", a, b}};
+    w->setTrace(m_tr);
+    QVERIFY(w->waitForIndex());
+    w->resetZoom();
+    w->plottable()->setIntervalLabels(false);
+    const QImage img = render();
+    const QRect ar = w->plottable()->lanesRect();
+    const QRect lane1 = w->plottable()->laneRowRect(1);
+    QVERIFY(lane1.isValid());
+    // the rows right above lane 1 are its bracket row (2 levels of 7 px)
+    int top = lane1.top();
+    while (top > ar.top()) {
+        const auto hit = w->plottable()->hitTest(QPointF(ar.left() + ar.width() / 2, top - 1));
+        if (hit.type != TimelineRow::Brackets)
+            break;
+        QCOMPARE(hit.lane, 1);
+        --top;
+    }
+    QCOMPARE(lane1.top() - top, 2 * TimelineLayout::kBracketLevelHeight);
+    // no other lane has one: the row above lane 0 and lane 3 is not a bracket row
+    for (int other : {0, 3}) {
+        const QRect r = w->plottable()->laneRowRect(other);
+        QVERIFY(r.isValid());
+        QVERIFY(w->plottable()->hitTest(QPointF(ar.left() + ar.width() / 2, r.top() - 1)).type != TimelineRow::Brackets);
+    }
+    const int xa = pxAtRel(rel(a)), xb = pxAtRel(rel(b)), xma = pxAtRel(rel(ma)), xmb = pxAtRel(rel(mb));
+    QVERIFY(xb - xa > 300);
+    const int y0 = top + TimelineLayout::kBracketLevelHeight / 2;      // level 0 (kernel)
+    const int y1 = y0 + TimelineLayout::kBracketLevelHeight;           // level 1 (mainloop)
+    const QRgb f0 = tlpalette::bracketFill(0).rgb(), f1 = tlpalette::bracketFill(1).rgb();
+    int k0 = 0, k1 = 0, k1Outside = 0;
+    for (int x = xa + 2; x < xb - 2; ++x) {
+        k0 += img.pixel(x, y0) == f0;
+        const bool filled = img.pixel(x, y1) == f1;
+        if (x > xma + 2 && x < xmb - 2)
+            k1 += filled;
+        else if (x < xma - 2 || x > xmb + 2)  // (the edges' pixels are rounded either way)
+            k1Outside += filled;
+    }
+    const QString got = QStringLiteral("kernel %1 px of %2, mainloop %3 px of %4, mainloop outside its span %5 px")
+                            .arg(k0).arg(xb - xa - 4).arg(k1).arg(xmb - xma - 4).arg(k1Outside);
+    QVERIFY2(k0 >= (xb - xa - 4) * 9 / 10, qPrintable(got));
+    QVERIFY2(k1 >= (xmb - xma - 4) * 9 / 10, qPrintable(got));
+    QVERIFY2(k1Outside == 0, qPrintable(got));
+    // before the scopes start nothing is drawn on the bracket row
+    QVERIFY(img.pixel(xa - 5, y0) != f0);
+    // hover: the scope under the cursor, by level
+    const auto h1 = w->plottable()->hitTest(QPointF((xma + xmb) / 2, y1));
+    QCOMPARE(h1.type, TimelineRow::Brackets);
+    QCOMPARE(h1.index, qsizetype(0));  // "mainloop"
+    const auto h0 = w->plottable()->hitTest(QPointF(xa + 5, y0));
+    QCOMPARE(h0.index, qsizetype(1));  // "kernel"
+    QCOMPARE(w->plottable()->hitTest(QPointF(xa + 5, y1)).index, qsizetype(-1));  // level 1, outside mainloop
+    // with labels, the wide scopes carry their names (dark text pixels on the level)
+    w->plottable()->setIntervalLabels(true);
+    const QImage withText = render();
+    int dark = 0;
+    for (int x = xa; x < xb; ++x)
+        for (int y = top; y < lane1.top(); ++y)
+            dark += qGray(withText.pixel(x, y)) < 90 && qGray(img.pixel(x, y)) >= 90;
+    QVERIFY2(dark > 20, qPrintable(QStringLiteral("%1 px of scope names").arg(dark)));
 }
 
 QTEST_MAIN(TestTimeline)

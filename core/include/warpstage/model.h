@@ -295,6 +295,16 @@ struct Metric {
     std::string unit;            // "ratio", "ns", "TFLOP/s", ...
 };
 
+// An outer scope of a warp (schema 6, table scope_spans): a named span that contains other phases of the
+// warp, drawn as a thin bracket lane above the warp (Proton's nested scopes, docs/interop.md).
+struct ScopeSpan {
+    RowId warpId = 0;            // KernelRecord: local warp index; KernelTrace: Lane::warpId
+    int depth = 0;               // 0 = outermost
+    std::string name;
+    TimeNs start = 0;
+    TimeNs end = 0;
+};
+
 // Everything of one kernel launch, as written by the recorder.
 struct KernelRecord {
     KernelLaunch launch;
@@ -305,6 +315,7 @@ struct KernelRecord {
     std::vector<LoadTransfer> loads;      // LoadTransfer::ctaId = local CTA index
     std::vector<StallSample> stalls;
     std::vector<std::string> phaseNames;  // names of user phases: [i] names kind kUserPhaseBase + i
+    std::vector<ScopeSpan> scopes;        // outer (bracket) scopes; ScopeSpan::warpId = local warp index
 };
 
 // Source text kept in the trace (issue 10: self-contained traces): every instrumented kernel's source
@@ -373,6 +384,8 @@ struct KernelTrace {
     std::vector<StallSample> stalls;      // of the run's untraced launch of the same rung, if any
     std::vector<std::string> phaseNames;  // user phase names, as KernelRecord::phaseNames
     std::vector<SourceFile> sources;      // the run's recorded source files (LoadOptions::sources)
+    std::vector<ScopeSpan> scopes;        // outer scopes (bracket lanes), warpId = Lane::warpId; sorted by
+                                          // (warpId, depth, start)
 
     std::size_t intervalCount() const;
     TimeNs firstStart() const;            // min over lanes (launch.start if empty)

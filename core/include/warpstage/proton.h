@@ -87,14 +87,8 @@ private:
 bool globMatch(std::string_view glob, std::string_view text);
 
 // --- nesting -----------------------------------------------------------------------------------------
-// An outer scope of a warp (it contains at least one other scope of that warp): kept for a bracket lane.
-struct ScopeSpan {
-    RowId warpId = 0;               // local warp index in the KernelRecord
-    int depth = 0;                  // 0 = outermost
-    std::string name;
-    TimeNs start = 0;
-    TimeNs end = 0;
-};
+// An outer scope of a warp (it contains at least one other scope of that warp) is kept as a ScopeSpan
+// (model.h) in KernelRecord::scopes, for the bracket lane.
 
 // One scope of one warp in ns, before flattening.
 struct WarpScope {
@@ -135,7 +129,6 @@ struct ProtonImportReport {
 // not a Proton trace (no event with a Proton pid/tid) or hold nothing usable.
 struct ProtonImport {
     RunRecord run;
-    std::vector<std::vector<ScopeSpan>> scopes;   // per kernel in run.kernels: outer scopes (bracket lane)
     ProtonImportReport report;
 };
 ProtonImport importProtonEvents(const std::vector<ProtonEvent>& events, const ProtonImportOptions& options);

@@ -44,8 +44,9 @@ namespace ws {
 //      ('metric_chunks'), user phase names ('phase_names'), recorded source text ('sources',
 //      'source_texts')
 //   5: API call names, NVTX names and domains interned ('names'; rows in 'api_calls', 'nvtx_events');
-//      'api_spans' and 'nvtx_ranges' are views with the schema-4 columns (current)
-inline constexpr int kSchemaVersion = 5;
+//      'api_spans' and 'nvtx_ranges' are views with the schema-4 columns
+//   6: outer scopes of a warp ('scope_spans'), drawn as bracket lanes (current)
+inline constexpr int kSchemaVersion = 6;
 inline constexpr int kOldestMigratableVersion = 1;
 // PRAGMA application_id of a Warpstage file ("WSTG").
 inline constexpr std::int32_t kApplicationId = 0x57535447;
