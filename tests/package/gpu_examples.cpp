@@ -12,6 +12,7 @@
 // WARPSTAGE_EXAMPLES_OUT=DIR copies the two recordings there (the device script bundles them).
 // Plain executable; exits 77 with "SKIP: ..." without a GPU (FAIL with WARPSTAGE_REQUIRE_GPU=1).
 #include "common/gpu_skip.h"
+#include "common/gpu_check.h"
 #include "warpstage/sink_reader.h"
 #include "warpstage/store.h"
 
@@ -24,16 +25,6 @@
 #include <vector>
 
 namespace {
-int g_failures = 0;
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            ++g_failures;                                                \
-            std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-            std::printf(__VA_ARGS__);                                    \
-            std::printf("\n");                                           \
-        }                                                                \
-    } while (0)
 
 std::string env(const char* name, const std::string& fallback)
 {

@@ -5,6 +5,7 @@
 // API spans are checked whatever the store's state); and the stall pass (--kernels, --launch-range) on it.
 // Plain executable; exits 77 with "SKIP: ..." without a GPU.
 #include "common/gpu_skip.h"
+#include "common/gpu_check.h"
 #include "warpstage/sink_reader.h"
 #include "warpstage/store.h"
 
@@ -27,16 +28,6 @@
 extern char** environ;
 
 namespace {
-int g_failures = 0;
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            ++g_failures;                                                \
-            std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-            std::printf(__VA_ARGS__);                                    \
-            std::printf("\n");                                           \
-        }                                                                \
-    } while (0)
 
 int record(const std::vector<std::string>& args)
 {

@@ -2,6 +2,7 @@
 // first run was committed. Every committed run must be intact and the file must open.
 // Plain executable; exits 77 with "SKIP: ..." without a GPU.
 #include "common/gpu_skip.h"
+#include "common/gpu_check.h"
 #include "warpstage/recorder.h"
 #include "warpstage/store.h"
 
@@ -18,16 +19,6 @@
 extern char** environ;
 
 namespace {
-int g_failures = 0;
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            ++g_failures;                                                \
-            std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-            std::printf(__VA_ARGS__);                                    \
-            std::printf("\n");                                           \
-        }                                                                \
-    } while (0)
 
 // Starts the recorder, waits for its first {"type":"run"} line, sends `sig`, returns the wait status.
 int recordAndSignal(const std::string& out, int sig, int& runLinesSeen)
