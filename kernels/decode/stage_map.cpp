@@ -321,13 +321,18 @@ std::optional<IntervalKind> helperStageFromName(std::string_view function, std::
     for (auto& c : n) c = char(std::tolower(static_cast<unsigned char>(c)));
     auto has = [&](const char* k) { return n.find(k) != std::string::npos; };
     if (has("wgmmawait")) return IntervalKind::MmaWait;
-    // The shared pieces of kernels/src/common (ring.cuh, mma.cuh) are named after the stage they open.
+    // The shared pieces of kernels/src/common (ring.cuh, mma.cuh, epilogue_warp.cuh) are named after the stage they
+    // open.
     if (has("waitslot")) return IntervalKind::WaitSlot;
     if (has("issueload")) return IntervalKind::IssueLoad;
     if (has("waitdata")) return IntervalKind::WaitData;
     if (has("mmawait")) return IntervalKind::MmaWait;
     if (has("mmaissue")) return IntervalKind::MmaIssue;
     if (n == "release") return IntervalKind::Release;
+    // epilogue_warp.cuh (the epilogue warp and its staging): waitDataHalf is caught above; storeHalf below
+    if (has("waitorder")) return IntervalKind::WaitOrder;     // waitOrderStaged, waitOrderFlag
+    if (has("loadstaging")) return IntervalKind::Load;        // U's tile TMA-loaded into the staging half
+    if (has("epilogueadd")) return IntervalKind::Epilogue;    // the consumers' add + hand-off
     if (n.rfind("wgmma", 0) == 0 || has("mmakstep") || has("fenceacc")) return IntervalKind::MmaIssue;
     if (has("tmaload") || has("arriveexpecttx") || has("tmaprefetch")) return IntervalKind::IssueLoad;
     if (has("mbartrywait") || has("mbarwait")) {

@@ -1,14 +1,17 @@
 // `lce`: the driver of the linear-compression family (kernels/lce). Runs one rung or all on one shape
 // or the sweep, checks against the fp32 reference, times with CUDA events (median after warmup) and
 // prints TFLOP/s (useful FLOPs 2*M*N*(K_cand*B + K_user*users)) and the bytes each rung moves.
-// It is also the program `warpstage-record -- lce ... --kernels REGEX` records (rung 3 is
-// instrumented with <warpstage/trace.cuh>).
+// It is also the program `warpstage-record -- lce ... --kernels REGEX` records (rungs 3-4 are
+// instrumented with <warpstage/trace.cuh>). --trace-cost measures what recording costs them (traceCost below).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include <cuda.h>
+
 #include "lce_rungs.h"
+#include "warpstage/trace_format.h"
 
 namespace ws::lce {
 
@@ -123,6 +126,100 @@ struct Row {
     bool checked = false, passed = false;
 };
 
+// --trace-cost: the cost of the per-warp timeline on rungs 3-4, measured the way warpstage-record records: the
+// launched kernel's module's control symbol (warpstage_trace_control, found through the driver as the recorder finds
+// it) pointed at a zeroed trace buffer with a valid header before a launch, and back to null after it. Untraced and
+// traced launches alternate (warmup, then iters pairs); each is timed by CUDA events around the whole rung (rung 3:
+// with its cuBLAS user GEMM). The buffer reset is outside the timed span. Prints the medians and the difference,
+// and the events CTA 0 recorded in the last traced launch (0 would mean the buffer was not attached).
+struct TraceCost {
+    double untracedMs = 0, tracedMs = 0;
+    unsigned long long events = 0;
+};
+std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
+{
+    using FnGetModule = CUresult (*)(CUmodule*, CUfunction);
+    using FnGetGlobal = CUresult (*)(CUdeviceptr*, size_t*, CUmodule, const char*);
+    static FnGetModule getModule = nullptr;
+    static FnGetGlobal getGlobal = nullptr;
+    if (!getModule || !getGlobal) {
+        void* a = nullptr;
+        void* b = nullptr;
+        cudaDriverEntryPointQueryResult qa{}, qb{};
+        if (cudaGetDriverEntryPointByVersion("cuFuncGetModule", &a, 11000, cudaEnableDefault, &qa) != cudaSuccess
+            || qa != cudaDriverEntryPointSuccess
+            || cudaGetDriverEntryPointByVersion("cuModuleGetGlobal", &b, 11000, cudaEnableDefault, &qb) != cudaSuccess
+            || qb != cudaDriverEntryPointSuccess)
+            return "the driver offers no cuFuncGetModule / cuModuleGetGlobal";
+        getModule = reinterpret_cast<FnGetModule>(a);
+        getGlobal = reinterpret_cast<FnGetGlobal>(b);
+    }
+    p.lastKernel = nullptr;
+    std::string err = runRung(rung, p);
+    if (err.empty() && cudaStreamSynchronize(p.stream) != cudaSuccess) err = "the first launch failed";
+    if (!err.empty()) return err;
+    if (!p.lastKernel) return "rung " + std::to_string(rung) + " is not instrumented";
+    cudaFunction_t f = nullptr;
+    CUmodule mod = nullptr;
+    CUdeviceptr ctl = 0;
+    size_t ctlBytes = 0;
+    if (cudaGetFuncBySymbol(&f, p.lastKernel) != cudaSuccess || getModule(&mod, reinterpret_cast<CUfunction>(f)) != CUDA_SUCCESS
+        || getGlobal(&ctl, &ctlBytes, mod, "warpstage_trace_control") != CUDA_SUCCESS || ctlBytes != 16)
+        return "cannot find the kernel's warpstage_trace_control";
+    const std::uint32_t ctas = p.lastGrid, warps = 12, events = 8192;
+    ws::trace::TraceBufferHeader h{};
+    h.magic = ws::trace::kMagic;
+    h.version = ws::trace::kFormatVersion;
+    h.numCtas = ctas;
+    h.warpsPerCta = warps;
+    h.eventsPerWarp = events;
+    const size_t bytes = size_t(ws::trace::bufferBytes(ctas, warps, events));
+    void* buf = nullptr;
+    if (cudaMalloc(&buf, bytes) != cudaSuccess) return "no memory for the trace buffer";
+    struct {
+        void* buffer;
+        std::uint32_t magic, version;
+    } on{buf, ws::trace::kMagic, ws::trace::kFormatVersion}, off{nullptr, ws::trace::kMagic, ws::trace::kFormatVersion};
+    cudaEvent_t e[4];
+    for (auto& x : e) cudaEventCreate(&x);
+    std::vector<float> plain, traced;
+    for (int i = 0; i < o.warmup + o.iters && err.empty(); ++i) {
+        cudaEventRecord(e[0], p.stream);
+        err = runRung(rung, p);
+        cudaEventRecord(e[1], p.stream);
+        cudaMemsetAsync(buf, 0, bytes, p.stream);
+        cudaMemcpyAsync(buf, &h, sizeof h, cudaMemcpyHostToDevice, p.stream);
+        cudaMemcpyAsync(reinterpret_cast<void*>(ctl), &on, 16, cudaMemcpyHostToDevice, p.stream);
+        cudaEventRecord(e[2], p.stream);
+        if (err.empty()) err = runRung(rung, p);
+        cudaEventRecord(e[3], p.stream);
+        cudaMemcpyAsync(reinterpret_cast<void*>(ctl), &off, 16, cudaMemcpyHostToDevice, p.stream);
+        if (cudaStreamSynchronize(p.stream) != cudaSuccess && err.empty()) err = "a traced launch failed";
+        float a = 0, b = 0;
+        cudaEventElapsedTime(&a, e[0], e[1]);
+        cudaEventElapsedTime(&b, e[2], e[3]);
+        if (i >= o.warmup) {
+            plain.push_back(a);
+            traced.push_back(b);
+        }
+    }
+    if (err.empty()) {  // events of CTA 0's warps in the last traced launch
+        for (std::uint32_t w = 0; w < warps; ++w) {
+            ws::trace::WarpRegionHeader r{};
+            cudaMemcpy(&r, static_cast<char*>(buf) + ws::trace::warpRegionOffset(ctas, warps, events, 0, w), sizeof r,
+                       cudaMemcpyDeviceToHost);
+            out.events += r.count;
+        }
+        std::sort(plain.begin(), plain.end());
+        std::sort(traced.begin(), traced.end());
+        out.untracedMs = plain[plain.size() / 2];
+        out.tracedMs = traced[traced.size() / 2];
+    }
+    for (auto& x : e) cudaEventDestroy(x);
+    cudaFree(buf);
+    return err;
+}
+
 int runShape(const Shape& s, const Options& o, Problem& p, std::vector<Row>& rows)
 {
     int rc = 0;
@@ -210,6 +307,18 @@ int runShape(const Shape& s, const Options& o, Problem& p, std::vector<Row>& row
             std::printf("TIME rung %d %-15s %8.4f ms  %6.1f TFLOP/s  %7.1f MB moved (%5.2f TB/s)  min %.4f max %.4f\n",
                         r, rungName(r), row.ms, s.flops() / (row.ms * 1e-3) * 1e-12, bytes * 1e-6,
                         bytes / (row.ms * 1e-3) * 1e-12, ms.front(), ms.back());
+        }
+        if (o.traceCost && r >= 3) {
+            TraceCost t;
+            err = traceCost(r, p, o, t);
+            if (!err.empty()) {
+                std::printf("FAIL rung %d %s trace cost: %s\n", r, rungName(r), err.c_str());
+                rc = 1;
+            } else {
+                std::printf("TRACECOST rung %d %-15s untraced %.4f ms  traced %.4f ms  %+.2f%%  (%llu events in CTA 0)\n",
+                            r, rungName(r), t.untracedMs, t.tracedMs, (t.tracedMs / t.untracedMs - 1) * 100,
+                            t.events);
+            }
         }
         rows.push_back(row);
     }

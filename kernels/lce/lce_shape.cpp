@@ -34,7 +34,7 @@ const char* rungIdea(int rung)
         "as rung 1 with K padded to a multiple of 8 (16-byte rows: cuBLAS's aligned kernels)",
         "our TMA + wgmma candidate GEMM with the broadcast add of U[u(b)] fused in its epilogue (run by an epilogue warp)",
         "one persistent kernel for both stages: rung 3's epilogue-warp kernel with the user tiles first in its walk, "
-        "per-user-tile ready flags (LCE_RUNG4=pingpong: the earlier ping-pong kernel)"};
+        "per-user-tile ready flags"};
     return rung >= 0 && rung < kRungs ? ideas[rung] : "?";
 }
 
@@ -111,10 +111,13 @@ const char* usage()
 {
     return "usage: lce [--rung 0..4|all] [--m M] [--n N] [--k-user K] [--k-cand K] [--b B] [--per-user P]\n"
            "           [--shuffled] [--seed S] [--check] [--time] [--warmup W] [--iters I] [--sweep]\n"
+           "           [--trace-cost]\n"
            "  Linear compression of embeddings: out[b] = W_cand.E_cand[b] + W_user.E_user[u(b)], fp16.\n"
            "  Defaults: the benchmark point M=433 N=256 K_user=1178 K_cand=866 B=1024, 70 per user.\n"
            "  --check: against an fp32 reference on random inputs; --time: CUDA events, median of --iters\n"
            "  after --warmup; --sweep: B in {512,1024,2048,3072} x per-user in {2,5,10,50,100,1000}.\n"
+           "  --trace-cost: rungs 3-4 timed with a per-warp trace buffer attached (what warpstage-record\n"
+           "  does) against the same launches without, interleaved; medians and the difference.\n"
            "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"
            "        77 no sm_90 GPU.\n";
 }
@@ -164,31 +167,15 @@ std::string parseOptions(int argc, char** argv, Options& o)
         else if (a == "--check") o.check = true;
         else if (a == "--time") o.time = true;
         else if (a == "--sweep") o.sweep = true;
+        else if (a == "--trace-cost") o.traceCost = true;
         else if (a == "--help" || a == "-h") return "help";
         else return "unknown option '" + a + "'";
         if (!err.empty()) return err;
     }
     if (o.iters < 1) return "--iters must be at least 1";
-    if (!o.check && !o.time) o.check = true;  // nothing asked: check
+    if (o.traceCost && o.rung >= 0 && o.rung < 3) return "--trace-cost: only rungs 3 and 4 are instrumented";
+    if (!o.check && !o.time && !o.traceCost) o.check = true;  // nothing asked: check
     return {};
-}
-
-PingpongWalk pingpongWalk(const Shape& s, int maxClusters)
-{
-    PingpongWalk w;
-    w.mTiles = (s.m + kPpTileM - 1) / kPpTileM;
-    w.nPairs = ((s.n + kPpTileN - 1) / kPpTileN + kPpCluster - 1) / kPpCluster;
-    w.userUnits = s.users() * w.mTiles * w.nPairs;
-    w.units = w.userUnits + s.b * w.mTiles * w.nPairs;
-    w.clusters = w.units < maxClusters ? w.units : maxClusters;
-    if (w.clusters > 1 && w.clusters % 2 == 0) --w.clusters;
-    return w;
-}
-
-std::size_t pingpongFlagCount(const Shape& s)
-{
-    const PingpongWalk w = pingpongWalk(s, 1);
-    return std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nPairs) * kPpCluster;
 }
 
 UserFirstWalk userFirstWalk(const Shape& s, int maxClusters)

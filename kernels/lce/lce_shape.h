@@ -42,27 +42,12 @@ double compulsoryBytes(const Shape& s);
 // u(b) for every candidate: b / perUser, then (shuffled) a Fisher-Yates permutation from the seed.
 std::vector<std::int32_t> userMapping(const Shape& s);
 
-// Rung 4's walk (persistent.cu, host side): a unit is (batch, M tile of 128 rows, pair of N tiles of 128 columns:
-// one per CTA of the cluster), user units first, M fastest; cluster c of `clusters` takes units c, c + clusters,
-// ...; its j-th unit goes to consumer warpgroup j % 2. `clusters` is the resident count, made odd (when more than
-// one) so that every cluster walks every M tile alike: with an even stride a cluster would see two M tiles only,
-// and those with the short last one (M = 433: 49 rows) would idle while the others finish.
-inline constexpr int kPpTileM = 128, kPpTileN = 128, kPpCluster = 2;
-struct PingpongWalk {
-    int mTiles = 0, nPairs = 0, userUnits = 0, units = 0, clusters = 0;
-    int mTileOf(int unit) const { return (unit < userUnits ? unit : unit - userUnits) % mTiles; }
-};
-PingpongWalk pingpongWalk(const Shape& s, int maxClusters);
-// Ready flags of the user tiles, (user, tm, tn) -> (user * mTiles + tm) * nPairs * 2 + tn: how many the driver
-// allocates (zeroed once; each launch writes its epoch).
-std::size_t pingpongFlagCount(const Shape& s);
-
-// Rung 4's walk since session 5's third pass (user_first.cu, host side): a unit is (batch, M unit = kUfCluster
+// Rung 4's walk (user_first.cu, host side): a unit is (batch, M unit = kUfCluster
 // M tiles of 128 rows: one per CTA of the pair, N tile of 256 columns), user units first, M units fastest; cluster c
 // of `clusters` takes units c, c + clusters, ... `clusters` is the resident count, one less when it is a multiple of
 // mUnits (as rung 3: consecutive clusters then take different M units of the same batch). Ready flags: one per
 // (user, M tile, N tile, half of 64 rows), index ((user * mTiles + tm) * nTiles + tn) * 2 + half; `flags` of them,
-// never more than pingpongFlagCount (the driver allocates that many).
+// the driver allocates that many (lceFlagCount).
 inline constexpr int kUfTileM = 128, kUfTileN = 256, kUfCluster = 2;
 struct UserFirstWalk {
     int mTiles = 0, mUnits = 0, nTiles = 0;
@@ -77,6 +62,7 @@ struct Options {
     Shape shape;
     int rung = -1;  // -1: all
     bool check = false, time = false, sweep = false;
+    bool traceCost = false;  // rungs 3-4: traced vs untraced time (lce_main.cu)
     int warmup = 5, iters = 20;
 };
 std::string parseOptions(int argc, char** argv, Options& o);

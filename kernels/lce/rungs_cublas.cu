@@ -140,14 +140,8 @@ std::string runRung(int rung, Problem& p)
     case 0: return runOriginal(p);
     case 1: return runDecomposed(p, false);
     case 2: return runDecomposed(p, true);
-    case 3: return runFusedEpilogue(p);
-    case 4: {  // LCE_RUNG4=pingpong: persistent.cu's earlier kernel (measured slower than rung 3)
-        static const bool pingpong = [] {
-            const char* e = std::getenv("LCE_RUNG4");
-            return e && std::string(e) == "pingpong";
-        }();
-        return pingpong ? runPersistent(p) : runUserFirst(p);
-    }
+    case 3: return runFusedEpilogueWarp(p);
+    case 4: return runUserFirst(p);
     default: return "rung " + std::to_string(rung) + " is not built";
     }
 }

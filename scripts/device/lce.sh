@@ -1,26 +1,27 @@
 #!/usr/bin/env bash
 # The linear-compression family (issue 11) on the GPU machine, in ONE call: what docs/benchmarks.md reports.
-#   1. rung 4 smoke check (30 s cap: a hang of the persistent kernel must not eat the call), then gpu_lce: every
-#      rung vs the fp32 reference at the benchmark point and odd sizes, and the refusals;
-#   2. timing of every rung at the benchmark point (median of 50 after 10 warmup);
-#   3. the PyTorch forms at the same point (scripts/lce/torch_reference.py, each compile capped);
-#   4. rung 3's variants: fused_epilogue.cu's kernel (CTA pairs or single CTAs; epilogue direct / TMA store /
-#      no add / none), the kernel rung 3 was before the epilogue-warp kernel (the default since session 5) won;
-#      rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none, and none4 with 4 ring stages), and the old
-#      ping-pong's mainloop alone (LCE_RUNG4=pingpong LCE_RUNG4_EPILOGUE=none);
-#   5. the sweep, checked and timed (LCE_SWEEP=0 skips it).
-# Shorter calls: LCE_VARIANT_CLUSTERS="2" LCE_VARIANT_EPILOGUES="none" (only the mainloop-alone reference), LCE_SWEEP=0,
-# LCE_TORCH=0 (no PyTorch), LCE_VARIANTS=0 (no variants), LCE_TIME_RUNGS="2 3 4" (time only those rungs).
-# Rung 4 is user_first.cu; the earlier ping-pong (persistent.cu) is timed as a variant (LCE_RUNG4=pingpong).
+#   1. rung 4 smoke check of every kernel variant in LCE_KERNELS (30 s cap each: a hang of the persistent kernel must
+#      not eat the call), then gpu_lce for each variant (LCE_KERNEL=v): every rung vs the fp32 reference at the
+#      benchmark point and odd sizes, and the refusals;
+#   2. timing at the benchmark point (median of 50 after 10 warmup): rungs LCE_TIME_RUNGS (default 0 1 2) once,
+#      rungs 3 and 4 for each variant;
+#   3. the tracing cost of rungs 3-4 for each variant (`lce --trace-cost`: the same launches with a per-warp trace
+#      buffer attached to the kernel's module, as warpstage-record does, vs not; interleaved, medians);
+#   4. the PyTorch forms at the same point (scripts/lce/torch_reference.py, each compile capped; LCE_TORCH=0 skips);
+#   5. rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none, and none4 with 4 ring stages; output wrong:
+#      what the epilogue and the ring depth cost; LCE_VARIANTS=0 skips);
+#   6. the sweep, checked and timed, with the default variant (LCE_SWEEP=0 skips it).
+# Kernel variants of rungs 3-4 (LCE_KERNEL, kernels/lce/epiwarp_kernel.cuh): 0 = BK 64, 3 stages, add pair by pair;
+# 1 = the same with the add batched; 2 = BK 32, 6 stages, add batched. LCE_KERNELS="0 1 2" by default.
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
 # folder of that checkout and carry it:
 #   cmake --build build/default --target lce gpu_lce
-#   mkdir -p build-lce/scripts/device build-lce/scripts/lce
-#   cp build/default/kernels/lce/lce build/default/tests/kernels/gpu_lce build-lce/ && strip build-lce/lce build-lce/gpu_lce
-#   cp scripts/device/lce.sh build-lce/scripts/device/ && cp scripts/lce/torch_reference.py build-lce/scripts/lce/
+#   B=/work/main/build-lce; mkdir -p $B/scripts/device $B/scripts/lce
+#   cp build/default/kernels/lce/lce build/default/tests/kernels/gpu_lce $B/ && strip $B/lce $B/gpu_lce
+#   cp scripts/device/lce.sh $B/scripts/device/ && cp scripts/lce/torch_reference.py $B/scripts/lce/
 #   run (carry build-lce):  cd build-lce && bash scripts/device/lce.sh 2>&1 | tee $OUT/lce.txt
-# Success: "R4=1", "gpu_lce rc=0" (PASSED: 0 failure(s)), TIME lines for rungs 0-4, TORCH lines, SWEEP lines and
-# "lce: OK" at the end. About 75 s on a warm H200.
+# Success: "R4 v=0 ok" for each variant, "gpu_lce v=... rc=0" (PASSED: 0 failure(s)), TIME and TRACECOST lines,
+# TORCH lines, SWEEP lines and "lce: OK" at the end.
 set -u
 export WARPSTAGE_REQUIRE_GPU=1
 L=${LCE:-./lce}
@@ -32,31 +33,32 @@ if ldd "$L" | grep -q "not found"; then  # no CUDA toolkit libraries: use the cu
     done
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
-echo "== rung 4 smoke"; R4=0
-timeout 30 "$L" --check --rung 4 --b 64 --per-user 5 && R4=1
-echo "R4=$R4"
-RUNGS="0 1 2 3"
-if [ $R4 = 1 ]; then
-    RUNGS="0 1 2 3 4"
-    echo "== gpu_lce"; timeout 150 ./gpu_lce ./lce-t; echo "gpu_lce rc=$?"
-else
-    for a in "" "--m 1 --n 200 --k-user 37 --k-cand 29 --b 9 --per-user 4" "--b 200 --per-user 1"; do
-        timeout 60 "$L" --check --rung 3 $a | grep -E "PASS|FAIL|lce:"
-    done
-fi
+KS=${LCE_KERNELS:-0 1 2}
+OK=""
+echo "== rung 4 smoke"
+for v in $KS; do
+    if LCE_KERNEL=$v timeout 30 "$L" --check --rung 4 --b 64 --per-user 5 > smoke$v.txt 2>&1; then
+        echo "R4 v=$v ok"; OK="$OK $v"
+    else echo "R4 v=$v FAILED rc=$?"; tail -3 smoke$v.txt; fi
+done
+for v in $OK; do
+    echo "== gpu_lce v=$v"; LCE_KERNEL=$v timeout 150 ./gpu_lce ./lce-t > gpu_lce$v.txt 2>&1; rc=$?
+    grep -E "^FAIL|PASSED|FAILED" gpu_lce$v.txt | head -8; echo "gpu_lce v=$v rc=$rc"
+done
 echo "== timing"
-for r in ${LCE_TIME_RUNGS:-$RUNGS}; do timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 | grep TIME; done
-[ $R4 = 1 ] && echo "variant rung 4 pingpong (persistent.cu, LCE_RUNG4=pingpong): $(LCE_RUNG4=pingpong timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+for r in ${LCE_TIME_RUNGS:-0 1 2}; do timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 | grep TIME; done
+for v in $OK; do for r in 3 4; do
+    echo "v=$v $(LCE_KERNEL=$v timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+done; done
+echo "== tracing cost"
+for v in $OK; do for r in 3 4; do
+    echo "v=$v $(LCE_KERNEL=$v timeout 60 "$L" --trace-cost --rung $r --warmup 5 --iters ${LCE_TC_ITERS:-30} 2>/dev/null | grep -E "TRACECOST|FAIL")"
+done; done
 [ "${LCE_TORCH:-1}" != 0 ] && echo "== torch" &&
 timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2>&1 | grep -E "^TORCH|^torch"
-[ "${LCE_VARIANTS:-1}" != 0 ] && echo "== rung 3 variants" &&
-for c in ${LCE_VARIANT_CLUSTERS:-1 2}; do for e in ${LCE_VARIANT_EPILOGUES:-direct tma noadd none}; do
-    echo "variant cluster=$c epilogue=$e: $(LCE_RUNG3_CLUSTER=$c LCE_RUNG3_EPILOGUE=$e timeout 60 "$L" --time --rung 3 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
-done; done
-[ $R4 = 1 ] && [ "${LCE_VARIANTS:-1}" != 0 ] && for v in none none4; do
-    echo "variant rung 4 epilogue=$v (output wrong; none4: 4 ring stages): $(LCE_RUNG4_EPILOGUE=$v timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+[ "${LCE_VARIANTS:-1}" != 0 ] && for d in none none4; do
+    echo "variant rung 4 epilogue=$d (output wrong; none4: 4 ring stages): $(LCE_RUNG4_EPILOGUE=$d timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done
-[ $R4 = 1 ] && [ "${LCE_VARIANTS:-1}" != 0 ] && echo "variant rung 4 pingpong epilogue=none (mainloop alone, output wrong): $(LCE_RUNG4=pingpong LCE_RUNG4_EPILOGUE=none timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
-if [ "${LCE_SWEEP:-1}" != 0 ] && [ $R4 = 1 ]; then
-    echo "== sweep"; timeout 120 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:"
+if [ "${LCE_SWEEP:-1}" != 0 ]; then
+    echo "== sweep (LCE_KERNEL=${LCE_KERNEL:-default})"; timeout 150 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:"
 fi

@@ -13,6 +13,9 @@
 using namespace ws::lce;
 
 namespace {
+// The ready flags the driver allocates for rung 4 (lce_rungs.h: lceFlagCount = userFirstWalk(s, 1).flags): a launch
+// with any number of resident pairs must need no more.
+std::size_t flagBuffer(const Shape& s) { return userFirstWalk(s, 1).flags; }
 
 int g_fail = 0;
 void expect(bool ok, const std::string& what)
@@ -92,40 +95,22 @@ int main()
     expect(parse({}, d).empty() && d.check && d.rung == -1, "no options: check every rung");
     Options e;
     expect(!parse({"--rung", "7"}, e).empty(), "--rung 7 is refused");
+    {
+        Options t;
+        expect(parse({"--rung", "4", "--trace-cost"}, t).empty() && t.traceCost && !t.check && !t.time,
+               "--trace-cost alone: no check, no plain timing");
+        Options t2;
+        expect(!parse({"--rung", "2", "--trace-cost"}, t2).empty(), "--trace-cost on an uninstrumented rung is refused");
+        Options t3;
+        expect(parse({"--trace-cost"}, t3).empty() && t3.rung == -1, "--trace-cost for all rungs: rungs 3-4 measured");
+    }
     expect(!parse({"--m", "x"}, e).empty(), "--m x is refused");
     expect(!parse({"--m", "-4"}, e).empty(), "--m -4 is refused");
     expect(!parse({"--b"}, e).empty(), "--b without a value is refused");
     expect(!parse({"--frobnicate"}, e).empty(), "an unknown option is refused");
     expect(!parse({"--iters", "0"}, e).empty(), "--iters 0 is refused");
 
-    // rung 4's walk (persistent.cu's host side)
-    {
-        const PingpongWalk w = pingpongWalk(bench, 66);  // 132 SMs: 66 resident CTA pairs
-        expect(w.mTiles == 4 && w.nPairs == 1 && w.userUnits == 15 * 4 && w.units == (15 + 1024) * 4,
-               "rung 4 at the benchmark point: 4 M tiles, one pair of N tiles, 60 user units, 4156 units");
-        expect(w.clusters == 65, "rung 4: 66 resident pairs -> an odd stride of 65 (got " + std::to_string(w.clusters) + ")");
-        // every cluster walks every M tile alike (the short 4th tile spread evenly): per cluster, the counts of
-        // its units per M tile differ by at most one
-        bool even = true;
-        for (int c = 0; c < w.clusters && even; ++c) {
-            std::vector<int> perTm(size_t(w.mTiles), 0);
-            for (int u = c; u < w.units; u += w.clusters) ++perTm[size_t(w.mTileOf(u))];
-            const auto [lo, hi] = std::minmax_element(perTm.begin(), perTm.end());
-            even = *hi - *lo <= 1;
-        }
-        expect(even, "rung 4: every cluster gets each M tile as often as the others (+-1)");
-        expect(pingpongWalk(bench, 1).clusters == 1 && pingpongWalk(m1, 66).clusters % 2 == 1,
-               "rung 4: one resident pair stays one; otherwise the stride is odd");
-        // flags: every user tile's index fits the buffer the driver allocates
-        for (const Shape& sh : {bench, n200, m1}) {
-            const PingpongWalk v = pingpongWalk(sh, 66);
-            const size_t last = (size_t(sh.users() - 1) * v.mTiles + (v.mTiles - 1)) * (v.nPairs * 2) + (v.nPairs * 2 - 1);
-            expect(last < pingpongFlagCount(sh) && pingpongFlagCount(sh) == size_t(sh.users()) * v.mTiles * v.nPairs * 2,
-                   "rung 4: one ready flag per user tile at " + sh.text());
-        }
-    }
-
-    // rung 4's walk since session 5's third pass (user_first.cu's host side)
+    // rung 4's walk (user_first.cu's host side; rung 3 walks the same units without the user part)
     {
         const UserFirstWalk w = userFirstWalk(bench, 66);
         expect(w.mTiles == 4 && w.mUnits == 2 && w.nTiles == 1 && w.userUnits == 15 * 2 && w.units == (15 + 1024) * 2,
@@ -141,7 +126,7 @@ int main()
         expect(f.mUnits == 1 && f.units == 3 + 9 && f.clusters == 11,
                "user-first walk: fewer units than pairs -> one pair per unit, less one (got " + std::to_string(f.clusters)
                    + ")");
-        // the flags it needs fit the buffer the driver allocates for rung 4 (pingpongFlagCount), at odd shapes and
+        // the flags it needs fit the buffer the driver allocates for rung 4, at odd shapes and
         // over the whole sweep
         std::vector<Shape> shapes = {bench, n200, m1, few};
         Shape n264 = bench;  // two N tiles of 256, the second 8 columns wide
@@ -168,7 +153,7 @@ int main()
         for (const Shape& sh : shapes) {
             const UserFirstWalk v = userFirstWalk(sh, 66);
             const size_t last = ((size_t(sh.users() - 1) * v.mTiles + (v.mTiles - 1)) * v.nTiles + (v.nTiles - 1)) * 2 + 1;
-            if (!(last < v.flags && v.flags <= pingpongFlagCount(sh))) {
+            if (!(last < v.flags && v.flags <= flagBuffer(sh))) {
                 fits = false;
                 where = sh.text();
             }

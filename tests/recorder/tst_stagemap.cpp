@@ -334,6 +334,14 @@ private slots:
         QCOMPARE(*decode::helperStageFromName("mmaWait", K::MmaIssue, false), K::MmaWait);
         QCOMPARE(*decode::helperStageFromName("release", K::MmaWait, false), K::Release);
         QCOMPARE(*decode::helperStageFromName("storeAccTmaF16", K::MmaWait, false), K::Store);
+        // kernels/src/common/epilogue_warp.cuh
+        QCOMPARE(*decode::helperStageFromName("waitDataHalf", K::Load, false), K::WaitData);
+        QCOMPARE(*decode::helperStageFromName("storeHalf", K::WaitData, false), K::Store);
+        QCOMPARE(*decode::helperStageFromName("waitOrderFlag", K::Store, false), K::WaitOrder);
+        QCOMPARE(*decode::helperStageFromName("waitOrderStaged", K::MmaWait, false), K::WaitOrder);
+        QCOMPARE(*decode::helperStageFromName("loadStaging", K::WaitOrder, false), K::Load);
+        QCOMPARE(*decode::helperStageFromName("epilogueAdd", K::WaitOrder, false), K::Epilogue);
+        QVERIFY(!decode::helperStageFromName("half", K::Epilogue, false).has_value());  // address maths: no opinion
         QVERIFY(!decode::helperStageFromName("flagRelease", std::nullopt, false).has_value() ||
                 *decode::helperStageFromName("flagRelease", std::nullopt, false) != K::Release);  // not the ring's
         QVERIFY(!decode::helperStageFromName("slot", K::WaitData, false).has_value());  // slot maths: no opinion

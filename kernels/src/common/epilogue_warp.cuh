@@ -1,0 +1,224 @@
+// Shared piece (kernels/src/common): the epilogue warp -- an output staging tile in shared memory shared by the two
+// consumer warpgroups of a cooperative 128 x BN tile and one epilogue warp (warp 1 of the producer warpgroup) that
+// moves it: TMA-loads a fused operand U's tile into a warpgroup's half ahead of time, lets the warpgroup add its
+// accumulator to it in place, TMA-stores the half and, once the stores have read it, loads the next U tile.
+// The consumers hand their accumulators over and go straight on to the next tile's main loop.
+// Layout: two halves (one per consumer warpgroup cw: rows 64 cw .. 64 cw + 63 of the tile), each BN / 32 boxes of
+// 64 rows x 32 columns fp16 in the 64-byte swizzle (staging64Offset) -- the TMA boxes of tmU and tmOut ({32, 64, 1}
+// fp16 boxes, SWIZZLE_64B).
+// Protocol per half cw (n counts the tiles where warpgroup cw has rows, on both sides):
+//   epilogue warp: [waitDataHalf(n - 1); storeHalf (TMA store, wait until read)]; [waitOrderFlag]; loadStaging(n)
+//   consumer cw:   main loop; waitOrderStaged(n); epilogueAdd (+ hand-off: fence.proxy.async, arrive)
+// Barriers: uFull[2] (1 arrival + U's bytes), stFull[2] (128 arrivals: the warpgroup's threads).
+// Method names are the stage names the stall pass's stage map reads (kernels/decode/stage_map.cpp:
+// waitData, store, waitOrder, loadStaging, epilogue).
+// Ready flags (waitOrderFlag / releaseFlag): a producer-consumer hand-off between CTAs of one persistent launch
+// through global memory (the linear-compression family's rung 4: U's tiles computed earlier in the same kernel).
+#pragma once
+
+#include <cstdint>
+#include <string>  // hopper.cuh declares std::string helpers
+#include <cuda_fp16.h>
+
+#include "../hopper.cuh"
+#include "tma.cuh"
+#include "warpstage/trace.cuh"
+
+namespace ws::kern {
+
+// Publishes a flag (st.release.gpu) / reads it (ld.acquire.gpu).
+__device__ __forceinline__ void releaseFlag(int* f, int v)
+{
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(f), "r"(v) : "memory");
+}
+__device__ __forceinline__ int acquireFlag(const int* f)
+{
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+    return v;
+}
+// Generic-proxy global writes <-> async-proxy (TMA) accesses, both directions.
+__device__ __forceinline__ void fenceProxyAsyncGlobal() { asm volatile("fence.proxy.async;" ::: "memory"); }
+
+// Whole warp: `issuer` spins until *f == epoch (the producer CTA's writes before its releaseFlag are then
+// visible), then fences so that this thread's TMA loads see them. Phase WaitOrder on the trace.
+template <class Tr>
+__device__ __forceinline__ void waitOrderFlag(const int* f, int epoch, bool issuer, int n, uint8_t slot, Tr& tr)
+{
+    tr.event(ws::trace::kind::WaitOrder, n, slot);
+    if (issuer) {
+        while (acquireFlag(f) != epoch) {
+        }
+        fenceProxyAsyncGlobal();
+    }
+    __syncwarp();
+}
+
+template <int BN>
+struct EpilogueStaging {
+    static constexpr int kBoxes = BN / kStoreBoxCols;                // boxes of 64 x 32 per half
+    static constexpr uint32_t kHalfBytes = kBoxes * kStoreBoxBytes;  // one warpgroup's 64 x BN
+    static constexpr uint32_t kBytes = 2 * kHalfBytes;
+    static constexpr int kBarriers = 4;
+    uint8_t* base;     // kBytes, 1024-byte aligned
+    uint64_t* uFull;   // [2]
+    uint64_t* stFull;  // [2]
+
+    __device__ __forceinline__ EpilogueStaging(uint8_t* staging, uint64_t* barriers)
+        : base(staging), uFull(barriers), stFull(barriers + 2)
+    {
+    }
+    __device__ __forceinline__ uint8_t* half(int cw) const { return base + cw * kHalfBytes; }
+    // One thread, before the CTA (cluster) barrier that follows the ring's init.
+    __device__ __forceinline__ void init() const
+    {
+        for (int h = 0; h < 2; ++h) {
+            mbarInit(&uFull[h], 1);
+            mbarInit(&stFull[h], 128);
+        }
+    }
+
+    // ---- the epilogue warp (all 32 lanes; `issuer` = one lane issues)
+    // Wait until warpgroup cw handed over its n-th tile (phase WaitData, slot = cw).
+    template <class Tr>
+    __device__ __forceinline__ void waitDataHalf(int cw, int n, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::WaitData, n, uint8_t(cw));
+        mbarWait(&stFull[cw], uint32_t(n & 1));
+    }
+    // TMA-store half cw at (x, y, z) of tmOut, box by box, and wait until the stores have read it (phase Store).
+    template <class Tr>
+    __device__ __forceinline__ void storeHalf(const CUtensorMap* tmOut, int cw, int n, int x, int y, int z,
+                                              bool issuer, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Store, n, uint8_t(cw));
+        if (issuer) {
+#pragma unroll
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * kStoreBoxBytes, x + c * kStoreBoxCols, y, z);
+            bulkCommit();
+            bulkWaitRead<0>();  // the half may be written again
+        }
+        __syncwarp();
+    }
+    // TMA-load U's tile at (x, y, z) of tmU into half cw for the warpgroup's n-th tile (phase Load).
+    template <class Tr>
+    __device__ __forceinline__ void loadStaging(const CUtensorMap* tmU, int cw, int n, int x, int y, int z,
+                                                bool issuer, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Load, n, uint8_t(cw));
+        if (issuer) {
+            mbarArriveExpectTx(&uFull[cw], kHalfBytes);
+#pragma unroll
+            for (int c = 0; c < kBoxes; ++c)
+                tmaLoad3d(half(cw) + c * kStoreBoxBytes, tmU, &uFull[cw], x + c * kStoreBoxCols, y, z);
+        }
+        __syncwarp();
+    }
+
+    // ---- a consumer warpgroup (all 128 threads)
+    // Wait until U's tile of the n-th tile is in the half (and so the previous store has read it): phase WaitOrder.
+    template <class Tr>
+    __device__ __forceinline__ void waitOrderStaged(int cw, int n, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::WaitOrder, n);
+        mbarWait(&uFull[cw], uint32_t(n & 1));
+    }
+    // half(cw) = fp16(acc + half(cw)), then the hand-off to the epilogue warp (phase Epilogue). The accumulator is
+    // the warpgroup's 64 x BN wgmma fragment (epilogue.cuh: rows 16 w + l / 4 (+ 8), columns 8 j + 2 (l % 4)).
+    // Batch = boxes whose U values are read before any of them is written: 0 reads and writes pair by pair
+    // (each read then waits behind the previous write: the compiler cannot reorder them), k > 0 reads k boxes
+    // (8 k pairs per thread) ahead.
+    template <int Batch, class Tr>
+    __device__ __forceinline__ void epilogueAdd(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Epilogue, n);
+        const int r0 = (tInWg >> 5) * 16 + ((tInWg & 31) >> 2), t = tInWg & 3;
+        uint8_t* h = half(cw);
+        if constexpr (Batch == 0) {
+#pragma unroll
+            for (int c = 0; c < kBoxes; ++c) {
+                uint8_t* box = h + c * kStoreBoxBytes;
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {  // 16-byte unit q of the box's rows = accumulator column group 4c+q
+                    const int j = 4 * c + q;
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        __half2* p = reinterpret_cast<__half2*>(box + staging64Offset(r0 + 8 * e, q, 4 * t));
+                        const float2 u = __half22float2(*p);
+                        *p = __floats2half2_rn(acc[4 * j + 2 * e] + u.x, acc[4 * j + 2 * e + 1] + u.y);
+                    }
+                }
+            }
+        } else {
+            static_assert(kBoxes % Batch == 0, "whole batches of boxes");
+#pragma unroll
+            for (int c0 = 0; c0 < kBoxes; c0 += Batch) {
+                __half2 u[Batch][4][2];
+#pragma unroll
+                for (int b = 0; b < Batch; ++b)
+#pragma unroll
+                    for (int q = 0; q < 4; ++q)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e)
+                            u[b][q][e] = *reinterpret_cast<const __half2*>(h + (c0 + b) * kStoreBoxBytes
+                                                                           + staging64Offset(r0 + 8 * e, q, 4 * t));
+#pragma unroll
+                for (int b = 0; b < Batch; ++b)
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) {
+                        const int j = 4 * (c0 + b) + q;
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            const float2 f = __half22float2(u[b][q][e]);
+                            *reinterpret_cast<__half2*>(h + (c0 + b) * kStoreBoxBytes
+                                                        + staging64Offset(r0 + 8 * e, q, 4 * t)) =
+                                __floats2half2_rn(acc[4 * j + 2 * e] + f.x, acc[4 * j + 2 * e + 1] + f.y);
+                        }
+                    }
+            }
+        }
+        fenceProxyAsync();  // the writes above, visible to the TMA engine's store
+        mbarArrive(&stFull[cw]);
+    }
+};
+
+// The epilogue warp's walk: for each tile where warpgroup cw has rows, next() stores the half's previous tile
+// (waitDataHalf + storeHalf), runs `ready(n)` (e.g. waitOrderFlag: U's tile may not exist yet), then loads U's
+// tile for the n-th; finish() stores what is left and waits until every store has landed.
+template <int BN>
+struct EpilogueWarp {
+    const EpilogueStaging<BN>& st;
+    const CUtensorMap* tmOut;
+    const CUtensorMap* tmU;
+    bool issuer;
+    int done[2] = {0, 0};
+    int out[2][3] = {};  // (x, y, z) of the half's pending output
+
+    template <class Tr>
+    __device__ __forceinline__ void flush(int cw, Tr& tr) const
+    {
+        st.waitDataHalf(cw, done[cw] - 1, tr);
+        st.storeHalf(tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
+    }
+    // Output at (ox, oy, oz) of tmOut, U's tile at (ux, uy, uz) of tmU.
+    template <class Tr, class Ready>
+    __device__ __forceinline__ void next(int cw, int ox, int oy, int oz, int ux, int uy, int uz, Ready&& ready, Tr& tr)
+    {
+        if (done[cw] > 0) flush(cw, tr);
+        ready(done[cw]);
+        st.loadStaging(tmU, cw, done[cw], ux, uy, uz, issuer, tr);
+        out[cw][0] = ox;
+        out[cw][1] = oy;
+        out[cw][2] = oz;
+        ++done[cw];
+    }
+    template <class Tr>
+    __device__ __forceinline__ void finish(Tr& tr) const
+    {
+        for (int cw = 0; cw < 2; ++cw)
+            if (done[cw] > 0) flush(cw, tr);
+        if (issuer) bulkWait<0>();  // every store has landed before the CTA ends
+    }
+};
+
+}  // namespace ws::kern
