@@ -332,7 +332,7 @@ std::optional<IntervalKind> helperStageFromName(std::string_view function, std::
     // epilogue_warp.cuh (the epilogue warp and its staging): waitDataHalf is caught above; storeHalf below
     if (has("waitorder")) return IntervalKind::WaitOrder;     // waitOrderStaged, waitOrderFlag
     if (has("loadstaging")) return IntervalKind::Load;        // U's tile TMA-loaded into the staging half
-    if (has("epilogueadd")) return IntervalKind::Epilogue;    // the consumers' add + hand-off
+    if (has("epilogue")) return IntervalKind::Epilogue;       // epilogueAdd, epilogueHandOff, epilogueAddU
     if (n.rfind("wgmma", 0) == 0 || has("mmakstep") || has("fenceacc")) return IntervalKind::MmaIssue;
     if (has("tmaload") || has("arriveexpecttx") || has("tmaprefetch")) return IntervalKind::IssueLoad;
     if (has("mbartrywait") || has("mbarwait")) {

@@ -18,13 +18,13 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, int BK, int AddBatch>
+template <int S, int BK, int AddBatch, bool Hand>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarp(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                     const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
-                    const int32_t* __restrict__ userOf, const Params p)
+                    __half* __restrict__ U, const int32_t* __restrict__ userOf, const Params p)
 {
-    body<S, BK, AddBatch, false, true>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, nullptr, userOf, nullptr, p);
+    body<S, BK, AddBatch, false, true, Hand>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
 }
 
 int kernelVariant()
@@ -32,7 +32,7 @@ int kernelVariant()
     static const int v = [] {
         const char* e = std::getenv("LCE_KERNEL");
         const int k = e ? std::atoi(e) : 0;
-        if (k < 0 || k > 2) return 0;
+        if (k < 0 || k > 3) return 0;
         if (k) std::fprintf(stderr, "lce: rungs 3-4 kernel variant %d (LCE_KERNEL)\n", k);
         return k;
     }();
@@ -40,11 +40,11 @@ int kernelVariant()
 }
 
 namespace {
-template <int S, int BK, int AddBatch>
+template <int S, int BK, int AddBatch, bool Hand = false>
 std::string launch3(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceEpilogueWarp<S, BK, AddBatch>;
+    const auto kern = lceEpilogueWarp<S, BK, AddBatch, Hand>;
     const int smem = int(PlanOf<S, BK, true>::bytes(true, kWarps));
     static_assert(PlanOf<S, BK, true>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     static int maxClusters = 0;
@@ -79,7 +79,7 @@ std::string launch3(Problem& p)
     q.units = int(units);
     long long clusters = units < maxClusters ? units : maxClusters;
     if (clusters > 1 && clusters % q.mUnits == 0) --clusters;  // consecutive clusters take different M units
-    kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.userOf, q);
+    kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.u, p.userOf, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
     p.lastGrid = unsigned(clusters * CL);
     const cudaError_t e = cudaGetLastError();
@@ -96,6 +96,7 @@ std::string runFusedEpilogueWarp(Problem& p)
     switch (epiwarp::kernelVariant()) {
     case 1: return epiwarp::launch3<3, 64, 4>(p);
     case 2: return epiwarp::launch3<6, 32, 4>(p);
+    case 3: return epiwarp::launch3<3, 64, 0, true>(p);
     default: return epiwarp::launch3<3, 64, 0>(p);
     }
 }

@@ -11,7 +11,7 @@
 // in increasing order with user units first, and only the epilogue warp waits for a flag, never holding ring slots.
 // Template: S ring stages of BK-deep k-steps (BK = 64: 128-byte swizzled W rows; 32: 64-byte), AddBatch (the
 // consumers' add, EpilogueStaging::epilogueAdd), Epi = false: a diagnostic without the candidate epilogue (output
-// wrong). Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step,
+// wrong), Hand: the hand-off form (HandOffStaging: warps 1-3 add U; U = the pointer U reads from). Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step,
 // WaitOrder + Epilogue per tile (Store per user tile); epilogue warp WaitData / Store / WaitOrder / Load per half;
 // tile markers tileM = b * mTiles + tm, tileN = tn (+ 1000 for user tiles). Consumer lanes: "consumer WG0/WG1".
 #pragma once
@@ -34,6 +34,9 @@ namespace wt = ws::trace;
 
 constexpr int BM = 128, BN = 256, CL = 2, kThreads = 384, kWarps = kThreads / 32, kConsumerWarps = 8;
 using Staging = EpilogueStaging<BN>;
+using HandOff = HandOffStaging<BN>;
+static_assert(HandOff::kBytes == Staging::kBytes && HandOff::kBarriers == Staging::kBarriers, "one room, two forms");
+constexpr uint32_t kEpiBar = 3;  // named barrier 3: the three epilogue warps (Hand)
 constexpr uint32_t kUserBar0 = 1;  // named barriers 1, 2: warpgroup cw's user-tile store
 static_assert(BM == kUfTileM && BN == kUfTileN && CL == kUfCluster, "the walk of lce_shape.h is this kernel's");
 
@@ -72,7 +75,7 @@ __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int 
     return ((user * p.mTiles + tm) * p.nTiles + tn) * 2 + cw;
 }
 
-template <int S, int BK, int AddBatch, bool UserStage, bool Epi>
+template <int S, int BK, int AddBatch, bool UserStage, bool Epi, bool Hand = false>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      __half* __restrict__ U, const int32_t* __restrict__ userOf,
@@ -87,6 +90,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     const uint32_t rank = clusterCtaRank();
     ring.peer = rank ^ 1u;
     const Staging staging(plan.epiStaging(), plan.empty() + S);
+    const HandOff handOff(plan.epiStaging(), plan.empty() + S);  // Hand: the same room, the second protocol
     wt::Cta cta;
     cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
@@ -100,7 +104,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         tmaPrefetchDesc(&tmEc);
         tmaPrefetchDesc(&tmU);
         tmaPrefetchDesc(&tmOut);
-        staging.init();
+        if constexpr (Hand) handOff.init();
+        else staging.init();
         ring.init(kConsumerWarps);  // (its fenceBarrierInit covers the staging's barriers)
     }
     clusterSync();
@@ -133,6 +138,31 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 }
                 w.tileEnd();
             }
+            w.end();
+        } else if (Hand && Epi) {  // warps 1-3: the epilogue warps of the hand-off form
+            wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, uint8_t(warp - 1), wt::kNoUserRole,
+                                   plan.traceStaging(warp));
+            const int e = tid - 32;
+            const size_t mn = size_t(p.M) * p.N;
+            int done[2] = {0, 0};
+            for (int u = cluster; u < p.units; u += clusters) {
+                const Unit x = unitAt(u, p, rank);
+                if (x.user) continue;  // the consumers store user tiles themselves
+                w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn));
+                const int user = userOf[x.b];
+                for (int cw = 0; cw < 2; ++cw) {
+                    if (x.tm * BM + cw * 64 >= p.M) continue;  // that warpgroup has no rows here: no epilogue
+                    const int y = x.tm * BM + cw * 64, n = done[cw]++;
+                    if constexpr (UserStage)  // U[user]'s rows of this half are published by their warpgroup
+                        waitOrderFlag(&flags[flagIndex(p, user, x.tm, x.tn, cw)], p.epoch, laneId() == 0, n,
+                                      uint8_t(cw), w);
+                    handOff.waitDataHalf(cw, n, w);
+                    handOff.epilogueAddU(U + user * mn, p.N, p.M, p.N, y, x.tn * BN, cw, n, e, w);
+                    handOff.storeHalf(&tmOut, cw, n, x.tn * BN, y, x.b, kEpiBar, e == 0, w);
+                }
+                w.tileEnd();
+            }
+            if (e == 0) bulkWait<0>();  // every store has landed before the CTA ends
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
@@ -201,8 +231,13 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     if (tInWg == 0) releaseFlag(&flags[flagIndex(p, x.b, x.tm, x.tn, cw)], p.epoch);
                 }
             } else if (Epi && active) {
-                staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store read it)
-                staging.template epilogueAdd<AddBatch>(acc, cw, done, tInWg, w);
+                if constexpr (Hand) {
+                    handOff.waitOrderStaged(cw, done, w);  // the half's previous store has read it
+                    handOff.epilogueHandOff(acc, cw, done, tInWg, w);
+                } else {
+                    staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store read it)
+                    staging.template epilogueAdd<AddBatch>(acc, cw, done, tInWg, w);
+                }
                 ++done;
             }
             w.tileEnd();
@@ -253,7 +288,8 @@ inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m)
 
 // The kernel variant a launch uses (LCE_KERNEL; the same for rungs 3 and 4): 0 = BK 64, 3 stages, the add pair by
 // pair (session 5's rung); 1 = the same with the add batched by 4 boxes; 2 = BK 32, 6 stages (the same shared
-// memory in finer stages: 5 in flight instead of 2), add batched by 4.
+// memory in finer stages: 5 in flight instead of 2), add batched by 4; 3 = BK 64, 3 stages, the hand-off form
+// (HandOffStaging: the consumers store fp16(acc) with stmatrix, warps 1-3 add U from global and TMA-store).
 int kernelVariant();
 
 }  // namespace ws::lce::epiwarp

@@ -20,22 +20,22 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, int BK, int AddBatch, bool Epi>
+template <int S, int BK, int AddBatch, bool Epi, bool Hand>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceUserFirst(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                  const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  __half* __restrict__ U, const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    body<S, BK, AddBatch, true, Epi>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
+    body<S, BK, AddBatch, true, Epi, Hand>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
 }
 
 namespace {
-template <int S, int BK, int AddBatch, bool Epi>
+template <int S, int BK, int AddBatch, bool Epi, bool Hand = false>
 std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceUserFirst<S, BK, AddBatch, Epi>;
+    const auto kern = lceUserFirst<S, BK, AddBatch, Epi, Hand>;
     const int smem = int(PlanOf<S, BK, Epi>::bytes(true, kWarps));
     static_assert(PlanOf<S, BK, Epi>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
@@ -96,6 +96,7 @@ std::string runUserFirst(Problem& p)
     switch (epiwarp::kernelVariant()) {
     case 1: return epiwarp::launch4<3, 64, 4, true>(p);
     case 2: return epiwarp::launch4<6, 32, 4, true>(p);
+    case 3: return epiwarp::launch4<3, 64, 0, true, true>(p);
     default: return epiwarp::launch4<3, 64, 0, true>(p);
     }
 }

@@ -12,7 +12,9 @@
 #      what the epilogue and the ring depth cost; LCE_VARIANTS=0 skips);
 #   6. the sweep, checked and timed, with the default variant (LCE_SWEEP=0 skips it).
 # Kernel variants of rungs 3-4 (LCE_KERNEL, kernels/lce/epiwarp_kernel.cuh): 0 = BK 64, 3 stages, add pair by pair;
-# 1 = the same with the add batched; 2 = BK 32, 6 stages, add batched. LCE_KERNELS="0 1 2" by default.
+# 1 = the same with the add batched; 2 = BK 32, 6 stages, add batched; 3 = the hand-off form (consumers store fp16(acc)
+# by stmatrix, warps 1-3 add U from global and TMA-store). LCE_KERNELS="0 1 2 3" by default; LCE_SWEEP_KERNELS
+# (default: "default", the rung as built) the variants the sweep runs.
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
 # folder of that checkout and carry it:
 #   cmake --build build/default --target lce gpu_lce
@@ -33,7 +35,7 @@ if ldd "$L" | grep -q "not found"; then  # no CUDA toolkit libraries: use the cu
     done
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
-KS=${LCE_KERNELS:-0 1 2}
+KS=${LCE_KERNELS:-0 1 2 3}
 OK=""
 echo "== rung 4 smoke"
 for v in $KS; do
@@ -59,6 +61,7 @@ timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2
 [ "${LCE_VARIANTS:-1}" != 0 ] && for d in none none4; do
     echo "variant rung 4 epilogue=$d (output wrong; none4: 4 ring stages): $(LCE_RUNG4_EPILOGUE=$d timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done
-if [ "${LCE_SWEEP:-1}" != 0 ]; then
-    echo "== sweep (LCE_KERNEL=${LCE_KERNEL:-default})"; timeout 150 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:"
-fi
+if [ "${LCE_SWEEP:-1}" != 0 ]; then for v in ${LCE_SWEEP_KERNELS:-default}; do
+    echo "== sweep (LCE_KERNEL=$v)"
+    ( [ "$v" != default ] && export LCE_KERNEL=$v; timeout 150 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:" )
+done; fi

@@ -341,6 +341,8 @@ private slots:
         QCOMPARE(*decode::helperStageFromName("waitOrderStaged", K::MmaWait, false), K::WaitOrder);
         QCOMPARE(*decode::helperStageFromName("loadStaging", K::WaitOrder, false), K::Load);
         QCOMPARE(*decode::helperStageFromName("epilogueAdd", K::WaitOrder, false), K::Epilogue);
+        QCOMPARE(*decode::helperStageFromName("epilogueHandOff", K::WaitOrder, false), K::Epilogue);
+        QCOMPARE(*decode::helperStageFromName("epilogueAddU", K::WaitData, false), K::Epilogue);
         QVERIFY(!decode::helperStageFromName("half", K::Epilogue, false).has_value());  // address maths: no opinion
         QVERIFY(!decode::helperStageFromName("flagRelease", std::nullopt, false).has_value() ||
                 *decode::helperStageFromName("flagRelease", std::nullopt, false) != K::Release);  // not the ring's

@@ -221,4 +221,143 @@ struct EpilogueWarp {
     }
 };
 
+// ---------------------------------------------------------------------------------------------------------------------
+// The second form (session 6): the consumers only hand over fp16(acc) (stmatrix, 16 instructions per thread) and the
+// epilogue warps (warps 1-3 of the producer warpgroup, otherwise idle) add U from global memory into the staging
+// half, in place, and TMA-store it -- the add, its U reads and its conversions leave the consumers' critical path.
+// out = fp16(fp16(acc) + U): the matmul rounded first, then the add (as PyTorch's `matmul(W, E) + U` rounds).
+// Protocol per half cw (n: the tiles where warpgroup cw has rows):
+//   consumer cw:      main loop; waitOrderStaged (n >= 1: store n - 1 has read the half); epilogueHandOff (stmatrix,
+//                     fence.proxy.async, arrive stFull[cw])
+//   epilogue warps:   waitDataHalf(n); [ready]; epilogueAddU (U[rows, cols] from global, 16-byte chunks, in place);
+//                     fence.proxy.async; barrier of the 96 threads; storeHalf (issuer: TMA store, wait until read);
+//                     arrive stFree[cw]
+// Barriers: stFull[2] (128 arrivals), stFree[2] (1 arrival).
+__device__ __forceinline__ void stmatrixX4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+__device__ __forceinline__ uint32_t packHalf2(float a, float b)
+{
+    const __half2 h = __floats2half2_rn(a, b);
+    return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+template <int BN>
+struct HandOffStaging {
+    static constexpr int kBoxes = BN / kStoreBoxCols;
+    static constexpr uint32_t kHalfBytes = kBoxes * kStoreBoxBytes;
+    static constexpr uint32_t kBytes = 2 * kHalfBytes;
+    static constexpr int kBarriers = 4;
+    static constexpr int kEpiThreads = 96;  // warps 1-3
+    static constexpr int kChunks = 64 * BN / 8;  // 16-byte chunks per half
+    uint8_t* base;
+    uint64_t* stFull;  // [2]
+    uint64_t* stFree;  // [2]
+
+    __device__ __forceinline__ HandOffStaging(uint8_t* staging, uint64_t* barriers)
+        : base(staging), stFull(barriers), stFree(barriers + 2)
+    {
+    }
+    __device__ __forceinline__ uint8_t* half(int cw) const { return base + cw * kHalfBytes; }
+    __device__ __forceinline__ void init() const
+    {
+        for (int h = 0; h < 2; ++h) {
+            mbarInit(&stFull[h], 128);
+            mbarInit(&stFree[h], 1);
+        }
+    }
+
+    // ---- a consumer warpgroup
+    template <class Tr>
+    __device__ __forceinline__ void waitOrderStaged(int cw, int n, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::WaitOrder, n);
+        if (n > 0) mbarWait(&stFree[cw], uint32_t((n - 1) & 1));
+    }
+    // fp16(acc) into half cw with stmatrix (four 8 x 8 matrices per instruction: column groups j, j + 1 x row
+    // halves), then the hand-off. Lane L gives the address of row L % 8 of matrix L / 8.
+    template <class Tr>
+    __device__ __forceinline__ void epilogueHandOff(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Epilogue, n);
+        const int lane = tInWg & 31, m = lane >> 3;
+        const int row = (tInWg >> 5) * 16 + 8 * (m & 1) + (lane & 7);
+        const uint32_t h = smemAddr(half(cw));
+#pragma unroll
+        for (int j = 0; j < BN / 8; j += 2) {
+            const int jj = j + (m >> 1);
+            const uint32_t addr = h + uint32_t((jj >> 2) * kStoreBoxBytes) + staging64Offset(row, jj & 3, 0);
+            stmatrixX4(addr, packHalf2(acc[4 * j], acc[4 * j + 1]), packHalf2(acc[4 * j + 2], acc[4 * j + 3]),
+                       packHalf2(acc[4 * j + 4], acc[4 * j + 5]), packHalf2(acc[4 * j + 6], acc[4 * j + 7]));
+        }
+        fenceProxyAsync();  // the writes above, visible to the TMA engine's store
+        mbarArrive(&stFull[cw]);
+    }
+
+    // ---- the epilogue warps (threads e = 0..95 of warps 1-3)
+    template <class Tr>
+    __device__ __forceinline__ void waitDataHalf(int cw, int n, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::WaitData, n, uint8_t(cw));
+        mbarWait(&stFull[cw], uint32_t(n & 1));
+    }
+    // half(cw) += U[y.., x..] (row stride ld; rows >= rows / columns >= cols skipped: the TMA store clips them), in
+    // 16-byte chunks: chunk i = (box c, row r, unit q) with q fastest, so a warp covers 512 contiguous bytes of a
+    // box (no bank conflicts) and 64 contiguous bytes of each of 8 rows of U. Read through L2 (U may have been
+    // written by other CTAs of the launch, after a flag acquire).
+    template <class Tr>
+    __device__ __forceinline__ void epilogueAddU(const __half* U, int ld, int rows, int cols, int y, int x, int cw, int n,
+                                                 int e, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Epilogue, n, uint8_t(cw));
+        uint8_t* hp = half(cw);
+        constexpr int kBatch = 2;
+        for (int i0 = e; i0 < kChunks; i0 += kEpiThreads * kBatch) {
+            uint4 u[kBatch];
+            uint32_t off[kBatch];
+            bool ok[kBatch];
+#pragma unroll
+            for (int k = 0; k < kBatch; ++k) {
+                const int i = i0 + k * kEpiThreads;
+                const int q = i & 3, r = (i >> 2) & 63, c = i >> 8;
+                const int gr = y + r, gc = x + c * kStoreBoxCols + q * 8;
+                ok[k] = i < kChunks && gr < rows && gc < cols;
+                off[k] = uint32_t(c * kStoreBoxBytes) + staging64Offset(r, q, 0);
+                if (ok[k]) u[k] = __ldcg(reinterpret_cast<const uint4*>(U + size_t(gr) * ld + gc));
+            }
+#pragma unroll
+            for (int k = 0; k < kBatch; ++k) {
+                if (!ok[k]) continue;
+                uint4* p = reinterpret_cast<uint4*>(hp + off[k]);
+                uint4 v = *p;
+                __half2* a = reinterpret_cast<__half2*>(&v);
+                const __half2* b = reinterpret_cast<const __half2*>(&u[k]);
+#pragma unroll
+                for (int w = 0; w < 4; ++w) a[w] = __hadd2(a[w], b[w]);
+                *p = v;
+            }
+        }
+        fenceProxyAsync();  // this thread's writes, visible to the TMA engine's store
+    }
+    // All 96 threads: barrier (the adds are done), then the issuer TMA-stores the half, waits until read, frees it.
+    template <class Tr>
+    __device__ __forceinline__ void storeHalf(const CUtensorMap* tmOut, int cw, int n, int x, int y, int z,
+                                              uint32_t barId, bool issuer, Tr& tr) const
+    {
+        namedBarSync(barId, kEpiThreads);
+        tr.event(ws::trace::kind::Store, n, uint8_t(cw));
+        if (issuer) {
+#pragma unroll
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * kStoreBoxBytes, x + c * kStoreBoxCols, y, z);
+            bulkCommit();
+            bulkWaitRead<0>();
+            mbarArrive(&stFree[cw]);
+        }
+        __syncwarp();
+    }
+};
+
 }  // namespace ws::kern
