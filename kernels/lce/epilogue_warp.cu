@@ -18,35 +18,35 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, int BK, int AddBatch, bool Hand>
+template <int S, int Add>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarp(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                     const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                     __half* __restrict__ U, const int32_t* __restrict__ userOf, const Params p)
 {
-    body<S, BK, AddBatch, false, true, Hand>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
+    body<S, Add, false, true, false>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
 }
 
 int kernelVariant()
 {
     static const int v = [] {
         const char* e = std::getenv("LCE_KERNEL");
-        const int k = e ? std::atoi(e) : 0;
-        if (k < 0 || k > 3) return 0;
-        if (k) std::fprintf(stderr, "lce: rungs 3-4 kernel variant %d (LCE_KERNEL)\n", k);
+        const int k = e ? std::atoi(e) : 1;
+        if (k != 1 && k != 4 && k != 5 && k != 6) return 1;
+        if (k != 1) std::fprintf(stderr, "lce: rungs 3-4 kernel variant %d (LCE_KERNEL)\n", k);
         return k;
     }();
     return v;
 }
 
 namespace {
-template <int S, int BK, int AddBatch, bool Hand = false>
+template <int S, int Add>
 std::string launch3(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceEpilogueWarp<S, BK, AddBatch, Hand>;
-    const int smem = int(PlanOf<S, BK, true>::bytes(true, kWarps));
-    static_assert(PlanOf<S, BK, true>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
+    const auto kern = lceEpilogueWarp<S, Add>;
+    const int smem = int(PlanOf<S, true>::bytes(true, kWarps));
+    static_assert(PlanOf<S, true>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     static int maxClusters = 0;
     if (maxClusters == 0) {
         if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
@@ -65,7 +65,7 @@ std::string launch3(Problem& p)
         maxClusters = n;
     }
     Maps m;
-    const std::string err = encodeMaps<BK>(p, false, m);
+    const std::string err = encodeMaps(p, false, m);
     if (!err.empty()) return "rung 3 (epilogue warp): " + err;
     Params q{};
     q.M = s.m;
@@ -93,12 +93,9 @@ std::string runFusedEpilogueWarp(Problem& p)
 {
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;
-    switch (epiwarp::kernelVariant()) {
-    case 1: return epiwarp::launch3<3, 64, 4>(p);
-    case 2: return epiwarp::launch3<6, 32, 4>(p);
-    case 3: return epiwarp::launch3<3, 64, 0, true>(p);
-    default: return epiwarp::launch3<3, 64, 0>(p);
-    }
+    const int v = epiwarp::kernelVariant();  // 4: rung 4's user tiles only; rung 3 is then the rung
+    if (v == 5 || v == 6) return epiwarp::launch3<3, epiwarp::kAddMatrix>(p);
+    return epiwarp::launch3<3, epiwarp::kAddScalar>(p);
 }
 
 }  // namespace ws::lce

@@ -9,9 +9,10 @@
 // one ready flag per (user, M tile, N tile, half); the epilogue warp acquires the flag of the half it is about to
 // load (waitOrderFlag). No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units
 // in increasing order with user units first, and only the epilogue warp waits for a flag, never holding ring slots.
-// Template: S ring stages of BK-deep k-steps (BK = 64: 128-byte swizzled W rows; 32: 64-byte), AddBatch (the
-// consumers' add, EpilogueStaging::epilogueAdd), Epi = false: a diagnostic without the candidate epilogue (output
-// wrong), Hand: the hand-off form (HandOffStaging: warps 1-3 add U; U = the pointer U reads from). Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step,
+// Template: S ring stages of 64-deep k-steps; Add: the consumers' add (kAddScalar: EpilogueStaging::epilogueAdd
+// batched by 4 boxes; kAddMatrix: epilogueAddMatrix, ldmatrix / stmatrix); UserStaged (rung 4): the user tiles go
+// through the staging and the epilogue warp too (TMA store, flag released by the warp) instead of register stores;
+// Epi = false: a diagnostic without the candidate epilogue (output wrong). Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step,
 // WaitOrder + Epilogue per tile (Store per user tile); epilogue warp WaitData / Store / WaitOrder / Load per half;
 // tile markers tileM = b * mTiles + tm, tileN = tn (+ 1000 for user tiles). Consumer lanes: "consumer WG0/WG1".
 #pragma once
@@ -32,21 +33,16 @@ namespace ws::lce::epiwarp {
 using namespace ws::kern;
 namespace wt = ws::trace;
 
-constexpr int BM = 128, BN = 256, CL = 2, kThreads = 384, kWarps = kThreads / 32, kConsumerWarps = 8;
+constexpr int BM = 128, BN = 256, BK = 64, CL = 2, kThreads = 384, kWarps = kThreads / 32, kConsumerWarps = 8;
+constexpr int kAddScalar = 4, kAddMatrix = -1;
 using Staging = EpilogueStaging<BN>;
-using HandOff = HandOffStaging<BN>;
-static_assert(HandOff::kBytes == Staging::kBytes && HandOff::kBarriers == Staging::kBarriers, "one room, two forms");
-constexpr uint32_t kEpiBar = 3;  // named barrier 3: the three epilogue warps (Hand)
 constexpr uint32_t kUserBar0 = 1;  // named barriers 1, 2: warpgroup cw's user-tile store
 static_assert(BM == kUfTileM && BN == kUfTileN && CL == kUfCluster, "the walk of lce_shape.h is this kernel's");
 
-template <int BK>
-constexpr uint32_t stageBytes()
-{
-    return BM * BK * 2 + BN * BK * 2;  // W: 128 rows x BK; E: BN / 64 boxes of 64 (N) x BK
-}
-template <int S, int BK, bool Epi>
-using PlanOf = SmemPlan<stageBytes<BK>(), S, Epi ? Staging::kBytes : 0u>;
+constexpr uint32_t kBytesA = BM * BK * 2, kBoxB = 64 * BK * 2;  // W: 128 rows x 64 K; E: one 64 (N) x 64 (K) box
+constexpr uint32_t kStage = kBytesA + BN / 64 * kBoxB;
+template <int S, bool Epi>
+using PlanOf = SmemPlan<kStage, S, Epi ? Staging::kBytes : 0u>;
 
 struct Params {
     int M, N, kUser, kCand, userUnits, units, mTiles, mUnits, nTiles, epoch;
@@ -75,22 +71,21 @@ __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int 
     return ((user * p.mTiles + tm) * p.nTiles + tn) * 2 + cw;
 }
 
-template <int S, int BK, int AddBatch, bool UserStage, bool Epi, bool Hand = false>
+template <int S, int Add, bool UserStage, bool Epi, bool UserStaged>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      __half* __restrict__ U, const int32_t* __restrict__ userOf,
                                      int* __restrict__ flags, const Params& p)
 {
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
-    constexpr uint32_t kStage = stageBytes<BK>(), kBytesA = BM * BK * 2, kBoxB = 64 * BK * 2;
-    using Plan = PlanOf<S, BK, Epi>;
+    static_assert(!UserStaged || (UserStage && Epi), "user tiles through the staging: rung 4 with its epilogue");
+    using Plan = PlanOf<S, Epi>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
     Ring<S, CL> ring{plan.full(), plan.empty()};
     const uint32_t rank = clusterCtaRank();
     ring.peer = rank ^ 1u;
     const Staging staging(plan.epiStaging(), plan.empty() + S);
-    const HandOff handOff(plan.epiStaging(), plan.empty() + S);  // Hand: the same room, the second protocol
     wt::Cta cta;
     cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
@@ -104,8 +99,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         tmaPrefetchDesc(&tmEc);
         tmaPrefetchDesc(&tmU);
         tmaPrefetchDesc(&tmOut);
-        if constexpr (Hand) handOff.init();
-        else staging.init();
+        staging.init();
         ring.init(kConsumerWarps);  // (its fenceBarrierInit covers the staging's barriers)
     }
     clusterSync();
@@ -139,38 +133,21 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 w.tileEnd();
             }
             w.end();
-        } else if (Hand && Epi) {  // warps 1-3: the epilogue warps of the hand-off form
-            wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, uint8_t(warp - 1), wt::kNoUserRole,
-                                   plan.traceStaging(warp));
-            const int e = tid - 32;
-            const size_t mn = size_t(p.M) * p.N;
-            int done[2] = {0, 0};
-            for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt(u, p, rank);
-                if (x.user) continue;  // the consumers store user tiles themselves
-                w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn));
-                const int user = userOf[x.b];
-                for (int cw = 0; cw < 2; ++cw) {
-                    if (x.tm * BM + cw * 64 >= p.M) continue;  // that warpgroup has no rows here: no epilogue
-                    const int y = x.tm * BM + cw * 64, n = done[cw]++;
-                    if constexpr (UserStage)  // U[user]'s rows of this half are published by their warpgroup
-                        waitOrderFlag(&flags[flagIndex(p, user, x.tm, x.tn, cw)], p.epoch, laneId() == 0, n,
-                                      uint8_t(cw), w);
-                    handOff.waitDataHalf(cw, n, w);
-                    handOff.epilogueAddU(U + user * mn, p.N, p.M, p.N, y, x.tn * BN, cw, n, e, w);
-                    handOff.storeHalf(&tmOut, cw, n, x.tn * BN, y, x.b, kEpiBar, e == 0, w);
-                }
-                w.tileEnd();
-            }
-            if (e == 0) bulkWait<0>();  // every store has landed before the CTA ends
-            w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<BN> ew{staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
                 const Unit x = unitAt(u, p, rank);
-                if (x.user || !Epi) continue;  // the consumers store user tiles themselves
-                w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn));
+                if (!Epi || (x.user && !UserStaged)) continue;  // (else the consumers store user tiles themselves)
+                w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
+                if (UserStaged && x.user) {  // into U[user] itself, then the half's ready flag
+                    for (int cw = 0; cw < 2; ++cw)
+                        if (x.tm * BM + cw * 64 < p.M)
+                            ew.nextPublished(cw, x.tn * BN, x.tm * BM + cw * 64, x.b,
+                                             &flags[flagIndex(p, x.b, x.tm, x.tn, cw)], p.epoch, w);
+                    w.tileEnd();
+                    continue;
+                }
                 const int user = userOf[x.b];
                 for (int cw = 0; cw < 2; ++cw) {
                     if (x.tm * BM + cw * 64 >= p.M) continue;  // that warpgroup has no rows here: no epilogue
@@ -212,7 +189,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 const int s = Ring<S, CL>::slot(fill);
                 ring.waitData(fill, w);
                 const uint32_t st = smemAddr(plan.stage(s));
-                if (active) mmaIssue<BN, BK>(acc, st + cw * 64 * BK * 2, st + kBytesA, kt == 0, fill, s, w);
+                if (active) mmaIssue<BN>(acc, st + cw * 64 * BK * 2, st + kBytesA, kt == 0, fill, s, w);
                 if (kt > 0) {
                     mmaWait<1>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
                     ring.release(fill - 1, lane0, w);
@@ -221,7 +198,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             mmaWait<0>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
-            if (UserStage && x.user) {
+            if (UserStage && x.user && !UserStaged) {
                 if (active) {  // store this warpgroup's 64 rows of the user tile, then publish them
                     storeAccF16<BN>(acc, U + x.b * mn, p.N, p.M, p.N, x.tm * BM + cw * 64, x.tn * BN, tInWg, NoFuse{},
                                     w);
@@ -231,13 +208,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     if (tInWg == 0) releaseFlag(&flags[flagIndex(p, x.b, x.tm, x.tn, cw)], p.epoch);
                 }
             } else if (Epi && active) {
-                if constexpr (Hand) {
-                    handOff.waitOrderStaged(cw, done, w);  // the half's previous store has read it
-                    handOff.epilogueHandOff(acc, cw, done, tInWg, w);
-                } else {
-                    staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store read it)
-                    staging.template epilogueAdd<AddBatch>(acc, cw, done, tInWg, w);
-                }
+                staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store read it)
+                if (UserStaged && x.user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free
+                else if constexpr (Add == kAddMatrix) staging.epilogueAddMatrix(acc, cw, done, tInWg, w);
+                else staging.template epilogueAdd<Add>(acc, cw, done, tInWg, w);
                 ++done;
             }
             w.tileEnd();
@@ -248,12 +222,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     clusterSync();
 }
 
-// Host: the tensor maps both rungs use (W boxes of BK x 128 rows: 128-byte swizzle for BK = 64, 64-byte for 32;
-// E boxes of 64 (N) x BK, 128-byte swizzle; U / out boxes of 32 x 64, 64-byte swizzle).
+// Host: the tensor maps both rungs use (W boxes of 64 (K) x 128 rows and E boxes of 64 (N) x 64 (K), 128-byte
+// swizzle; U / out boxes of 32 x 64, 64-byte swizzle).
 struct Maps {
     CUtensorMap wUser, eUser, wCand, eCand, u, out;
 };
-template <int BK>
 inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m)
 {
     const Shape& s = p.s;
@@ -261,8 +234,7 @@ inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m)
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};
         const uint64_t strides[1] = {uint64_t(kp) * 2};
         const uint32_t box[2] = {BK, BM};
-        return encodeTmaF16(t, base, 2, dims, strides, box,
-                            BK == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B);
+        return encodeTmaF16(t, base, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
     };
     auto map3 = [&](CUtensorMap* t, const void* base, int inner, int mid, int outer, uint32_t b0, uint32_t b1,
                     CUtensorMapSwizzle sw) {
@@ -286,10 +258,10 @@ inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m)
     return err;
 }
 
-// The kernel variant a launch uses (LCE_KERNEL; the same for rungs 3 and 4): 0 = BK 64, 3 stages, the add pair by
-// pair (session 5's rung); 1 = the same with the add batched by 4 boxes; 2 = BK 32, 6 stages (the same shared
-// memory in finer stages: 5 in flight instead of 2), add batched by 4; 3 = BK 64, 3 stages, the hand-off form
-// (HandOffStaging: the consumers store fp16(acc) with stmatrix, warps 1-3 add U from global and TMA-store).
+// The kernel variant a launch uses (LCE_KERNEL; epilogue_warp.cu): 1 = the rung (the add batched by 4 boxes, user
+// tiles stored from registers); 4 = user tiles through the staging (rung 4; rung 3 as 1); 5 = the add by ldmatrix /
+// stmatrix; 6 = 4 + 5. Session 6's first calls also measured 0 (the add pair by pair: session 5's rung), 2 (32-deep
+// k-steps, 6 stages) and 3 (the add moved to warps 1-3, U from global): all slower, removed (docs/kernel-notes.md).
 int kernelVariant();
 
 }  // namespace ws::lce::epiwarp

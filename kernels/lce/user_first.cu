@@ -20,26 +20,26 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, int BK, int AddBatch, bool Epi, bool Hand>
+template <int S, int Add, bool Epi, bool UserStaged>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceUserFirst(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                  const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  __half* __restrict__ U, const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    body<S, BK, AddBatch, true, Epi, Hand>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
+    body<S, Add, true, Epi, UserStaged>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
 }
 
 namespace {
-template <int S, int BK, int AddBatch, bool Epi, bool Hand = false>
+template <int S, int Add, bool Epi, bool UserStaged>
 std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceUserFirst<S, BK, AddBatch, Epi, Hand>;
-    const int smem = int(PlanOf<S, BK, Epi>::bytes(true, kWarps));
-    static_assert(PlanOf<S, BK, Epi>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
+    const auto kern = lceUserFirst<S, Add, Epi, UserStaged>;
+    const int smem = int(PlanOf<S, Epi>::bytes(true, kWarps));
+    static_assert(PlanOf<S, Epi>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
-    std::string err = encodeMaps<BK>(p, true, m);
+    std::string err = encodeMaps(p, true, m);
     if (!err.empty()) return "rung 4 (user first): " + err;
     const UserFirstWalk walk = userFirstWalk(s, 1);  // lce_shape.cpp: tiles, units, flags (clusters below)
     if (walk.flags > lceFlagCount(s))
@@ -91,13 +91,14 @@ std::string runUserFirst(Problem& p)
         if (v) std::fprintf(stderr, "lce: rung 4 variant %s: no candidate epilogue (output wrong, timing only)\n", e);
         return v;
     }();
-    if (diag == 1) return epiwarp::launch4<3, 64, 0, false>(p);
-    if (diag == 2) return epiwarp::launch4<4, 64, 0, false>(p);
-    switch (epiwarp::kernelVariant()) {
-    case 1: return epiwarp::launch4<3, 64, 4, true>(p);
-    case 2: return epiwarp::launch4<6, 32, 4, true>(p);
-    case 3: return epiwarp::launch4<3, 64, 0, true, true>(p);
-    default: return epiwarp::launch4<3, 64, 0, true>(p);
+    using namespace epiwarp;
+    if (diag == 1) return launch4<3, kAddScalar, false, false>(p);
+    if (diag == 2) return launch4<4, kAddScalar, false, false>(p);
+    switch (kernelVariant()) {
+    case 4: return launch4<3, kAddScalar, true, true>(p);
+    case 5: return launch4<3, kAddMatrix, true, false>(p);
+    case 6: return launch4<3, kAddMatrix, true, true>(p);
+    default: return launch4<3, kAddScalar, true, false>(p);
     }
 }
 

@@ -11,10 +11,9 @@
 #   5. rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none, and none4 with 4 ring stages; output wrong:
 #      what the epilogue and the ring depth cost; LCE_VARIANTS=0 skips);
 #   6. the sweep, checked and timed, with the default variant (LCE_SWEEP=0 skips it).
-# Kernel variants of rungs 3-4 (LCE_KERNEL, kernels/lce/epiwarp_kernel.cuh): 0 = BK 64, 3 stages, add pair by pair;
-# 1 = the same with the add batched; 2 = BK 32, 6 stages, add batched; 3 = the hand-off form (consumers store fp16(acc)
-# by stmatrix, warps 1-3 add U from global and TMA-store). LCE_KERNELS="0 1 2 3" by default; LCE_SWEEP_KERNELS
-# (default: "default", the rung as built) the variants the sweep runs.
+# Kernel variants of rungs 3-4 (LCE_KERNEL, kernels/lce/epiwarp_kernel.cuh): 1 = the rung (default); 4 = rung 4's user
+# tiles through the staging and the epilogue warp; 5 = the add by ldmatrix / stmatrix; 6 = 4 + 5. LCE_KERNELS="1 4 5 6"
+# by default; LCE_SWEEP_KERNELS (default: "default", the rung as built) the variants the sweep runs.
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
 # folder of that checkout and carry it:
 #   cmake --build build/default --target lce gpu_lce
@@ -35,7 +34,7 @@ if ldd "$L" | grep -q "not found"; then  # no CUDA toolkit libraries: use the cu
     done
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
-KS=${LCE_KERNELS:-0 1 2 3}
+KS=${LCE_KERNELS:-1 4 5 6}
 OK=""
 echo "== rung 4 smoke"
 for v in $KS; do

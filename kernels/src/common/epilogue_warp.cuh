@@ -8,7 +8,11 @@
 // fp16 boxes, SWIZZLE_64B).
 // Protocol per half cw (n counts the tiles where warpgroup cw has rows, on both sides):
 //   epilogue warp: [waitDataHalf(n - 1); storeHalf (TMA store, wait until read)]; [waitOrderFlag]; loadStaging(n)
-//   consumer cw:   main loop; waitOrderStaged(n); epilogueAdd (+ hand-off: fence.proxy.async, arrive)
+//   consumer cw:   main loop; waitOrderStaged(n); epilogueAdd or epilogueAddMatrix (+ hand-off: fence.proxy.async,
+//                  arrive)
+// A tile without U (EpilogueWarp::nextPublished: rung 4's user-stage tiles, stored into U itself): the epilogue warp
+// completes uFull with no bytes (loadStagingEmpty) once the half is free; the consumers write fp16(acc) (epilogueStage);
+// the warp stores the half, waits until the stores are complete and releases the tile's ready flag (storeHalfPublish).
 // Barriers: uFull[2] (1 arrival + U's bytes), stFull[2] (128 arrivals: the warpgroup's threads).
 // Method names are the stage names the stall pass's stage map reads (kernels/decode/stage_map.cpp:
 // waitData, store, waitOrder, loadStaging, epilogue).
@@ -52,6 +56,39 @@ __device__ __forceinline__ void waitOrderFlag(const int* f, int epoch, bool issu
         fenceProxyAsyncGlobal();
     }
     __syncwarp();
+}
+
+__device__ __forceinline__ void stmatrixX4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+__device__ __forceinline__ uint32_t packHalf2(float a, float b)
+{
+    const __half2 h = __floats2half2_rn(a, b);
+    return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+__device__ __forceinline__ void ldmatrixX4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr)
+                 : "memory");
+}
+__device__ __forceinline__ uint32_t addHalf2(uint32_t u, float a, float b)
+{
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&u));
+    return packHalf2(a + f.x, b + f.y);
+}
+// The staging half's address that lane `lane` of a consumer warp gives ldmatrix/stmatrix .x4 for the column groups
+// j, j + 1 of its accumulator (matrix m = lane / 8: rows 8 (m % 2) .. + 7 of the warp's 16, column group j + m / 2).
+__device__ __forceinline__ uint32_t stagingMatrixAddr(uint32_t half, int tInWg, int j)
+{
+    const int lane = tInWg & 31, m = lane >> 3;
+    const int row = (tInWg >> 5) * 16 + 8 * (m & 1) + (lane & 7), jj = j + (m >> 1);
+    return half + uint32_t((jj >> 2) * kStoreBoxBytes) + staging64Offset(row, jj & 3, 0);
 }
 
 template <int BN>
@@ -125,60 +162,110 @@ struct EpilogueStaging {
     }
     // half(cw) = fp16(acc + half(cw)), then the hand-off to the epilogue warp (phase Epilogue). The accumulator is
     // the warpgroup's 64 x BN wgmma fragment (epilogue.cuh: rows 16 w + l / 4 (+ 8), columns 8 j + 2 (l % 4)).
-    // Batch = boxes whose U values are read before any of them is written: 0 reads and writes pair by pair
-    // (each read then waits behind the previous write: the compiler cannot reorder them), k > 0 reads k boxes
-    // (8 k pairs per thread) ahead.
+    // Batch = boxes whose U values are read before any of them is written (8 Batch pairs per thread ahead).
+    // Reading pair by pair -- each read then waits behind the previous write, which the compiler cannot reorder --
+    // was session 5's rung, 0.02-0.03 ms slower at the benchmark point (H200, session 6).
     template <int Batch, class Tr>
     __device__ __forceinline__ void epilogueAdd(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
     {
         tr.event(ws::trace::kind::Epilogue, n);
         const int r0 = (tInWg >> 5) * 16 + ((tInWg & 31) >> 2), t = tInWg & 3;
         uint8_t* h = half(cw);
-        if constexpr (Batch == 0) {
+        static_assert(kBoxes % Batch == 0, "whole batches of boxes");
 #pragma unroll
-            for (int c = 0; c < kBoxes; ++c) {
-                uint8_t* box = h + c * kStoreBoxBytes;
+        for (int c0 = 0; c0 < kBoxes; c0 += Batch) {
+            __half2 u[Batch][4][2];
 #pragma unroll
-                for (int q = 0; q < 4; ++q) {  // 16-byte unit q of the box's rows = accumulator column group 4c+q
-                    const int j = 4 * c + q;
+            for (int b = 0; b < Batch; ++b)
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        u[b][q][e] = *reinterpret_cast<const __half2*>(h + (c0 + b) * kStoreBoxBytes
+                                                                       + staging64Offset(r0 + 8 * e, q, 4 * t));
+#pragma unroll
+            for (int b = 0; b < Batch; ++b)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const int j = 4 * (c0 + b) + q;
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        __half2* p = reinterpret_cast<__half2*>(box + staging64Offset(r0 + 8 * e, q, 4 * t));
-                        const float2 u = __half22float2(*p);
-                        *p = __floats2half2_rn(acc[4 * j + 2 * e] + u.x, acc[4 * j + 2 * e + 1] + u.y);
+                        const float2 f = __half22float2(u[b][q][e]);
+                        *reinterpret_cast<__half2*>(h + (c0 + b) * kStoreBoxBytes
+                                                    + staging64Offset(r0 + 8 * e, q, 4 * t)) =
+                            __floats2half2_rn(acc[4 * j + 2 * e] + f.x, acc[4 * j + 2 * e + 1] + f.y);
                     }
                 }
-            }
-        } else {
-            static_assert(kBoxes % Batch == 0, "whole batches of boxes");
-#pragma unroll
-            for (int c0 = 0; c0 < kBoxes; c0 += Batch) {
-                __half2 u[Batch][4][2];
-#pragma unroll
-                for (int b = 0; b < Batch; ++b)
-#pragma unroll
-                    for (int q = 0; q < 4; ++q)
-#pragma unroll
-                        for (int e = 0; e < 2; ++e)
-                            u[b][q][e] = *reinterpret_cast<const __half2*>(h + (c0 + b) * kStoreBoxBytes
-                                                                           + staging64Offset(r0 + 8 * e, q, 4 * t));
-#pragma unroll
-                for (int b = 0; b < Batch; ++b)
-#pragma unroll
-                    for (int q = 0; q < 4; ++q) {
-                        const int j = 4 * (c0 + b) + q;
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            const float2 f = __half22float2(u[b][q][e]);
-                            *reinterpret_cast<__half2*>(h + (c0 + b) * kStoreBoxBytes
-                                                        + staging64Offset(r0 + 8 * e, q, 4 * t)) =
-                                __floats2half2_rn(acc[4 * j + 2 * e] + f.x, acc[4 * j + 2 * e + 1] + f.y);
-                        }
-                    }
-            }
         }
         fenceProxyAsync();  // the writes above, visible to the TMA engine's store
         mbarArrive(&stFull[cw]);
+    }
+    // The same add by ldmatrix / stmatrix (.x4: two column groups x both row halves per instruction, 16 of each per
+    // thread instead of 64 + 64 scalar accesses), U read 4 instructions ahead of the writes.
+    template <class Tr>
+    __device__ __forceinline__ void epilogueAddMatrix(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Epilogue, n);
+        const uint32_t h = smemAddr(half(cw));
+        constexpr int kB = 4;  // pairs of column groups per batch
+#pragma unroll
+        for (int j0 = 0; j0 < BN / 8; j0 += 2 * kB) {
+            uint32_t u[kB][4];
+#pragma unroll
+            for (int b = 0; b < kB; ++b)
+                ldmatrixX4(stagingMatrixAddr(h, tInWg, j0 + 2 * b), u[b][0], u[b][1], u[b][2], u[b][3]);
+#pragma unroll
+            for (int b = 0; b < kB; ++b) {
+                const int j = j0 + 2 * b;
+                stmatrixX4(stagingMatrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[4 * j], acc[4 * j + 1]),
+                           addHalf2(u[b][1], acc[4 * j + 2], acc[4 * j + 3]),
+                           addHalf2(u[b][2], acc[4 * j + 4], acc[4 * j + 5]),
+                           addHalf2(u[b][3], acc[4 * j + 6], acc[4 * j + 7]));
+            }
+        }
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
+    }
+    // A tile without U (the user stage's own tiles): fp16(acc) into the half by stmatrix, then the hand-off.
+    template <class Tr>
+    __device__ __forceinline__ void epilogueStage(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Epilogue, n);
+        const uint32_t h = smemAddr(half(cw));
+#pragma unroll
+        for (int j = 0; j < BN / 8; j += 2)
+            stmatrixX4(stagingMatrixAddr(h, tInWg, j), packHalf2(acc[4 * j], acc[4 * j + 1]),
+                       packHalf2(acc[4 * j + 2], acc[4 * j + 3]), packHalf2(acc[4 * j + 4], acc[4 * j + 5]),
+                       packHalf2(acc[4 * j + 6], acc[4 * j + 7]));
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
+    }
+    // Epilogue warp, a tile without U: the half is free (its previous store has read it): uFull completes with no
+    // bytes (phase Load).
+    template <class Tr>
+    __device__ __forceinline__ void loadStagingEmpty(int cw, int n, bool issuer, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Load, n, uint8_t(cw));
+        if (issuer) mbarArrive(&uFull[cw]);
+        __syncwarp();
+    }
+    // Epilogue warp: TMA-store half cw as storeHalf does, then wait until the stores are COMPLETE and publish them:
+    // *flag = epoch (release) for the readers in other CTAs, which TMA-load the tile after their acquire.
+    template <class Tr>
+    __device__ __forceinline__ void storeHalfPublish(const CUtensorMap* tmDst, int cw, int n, int x, int y, int z,
+                                                     int* flag, int epoch, bool issuer, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Store, n, uint8_t(cw));
+        if (issuer) {
+#pragma unroll
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmDst, half(cw) + c * kStoreBoxBytes, x + c * kStoreBoxCols, y, z);
+            bulkCommit();
+            bulkWait<0>();            // written to global memory (and so read from the half)
+            fenceProxyAsyncGlobal();  // the async-proxy writes, ordered before the generic release below
+            __threadfence();
+            releaseFlag(flag, epoch);
+        }
+        __syncwarp();
     }
 };
 
@@ -192,13 +279,18 @@ struct EpilogueWarp {
     const CUtensorMap* tmU;
     bool issuer;
     int done[2] = {0, 0};
-    int out[2][3] = {};  // (x, y, z) of the half's pending output
+    int out[2][3] = {};            // (x, y, z) of the half's pending output
+    int* flag[2] = {nullptr, nullptr};  // a user-stage tile: stored into tmU, then this flag released
+    int epoch = 0;
 
     template <class Tr>
     __device__ __forceinline__ void flush(int cw, Tr& tr) const
     {
         st.waitDataHalf(cw, done[cw] - 1, tr);
-        st.storeHalf(tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
+        if (flag[cw])
+            st.storeHalfPublish(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], flag[cw], epoch, issuer, tr);
+        else
+            st.storeHalf(tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
     }
     // Output at (ox, oy, oz) of tmOut, U's tile at (ux, uy, uz) of tmU.
     template <class Tr, class Ready>
@@ -210,6 +302,20 @@ struct EpilogueWarp {
         out[cw][0] = ox;
         out[cw][1] = oy;
         out[cw][2] = oz;
+        flag[cw] = nullptr;
+        ++done[cw];
+    }
+    // A tile without U whose output goes to (x, y, z) of tmU, published by `f` = e (the user stage's tiles).
+    template <class Tr>
+    __device__ __forceinline__ void nextPublished(int cw, int x, int y, int z, int* f, int e, Tr& tr)
+    {
+        if (done[cw] > 0) flush(cw, tr);
+        st.loadStagingEmpty(cw, done[cw], issuer, tr);
+        out[cw][0] = x;
+        out[cw][1] = y;
+        out[cw][2] = z;
+        flag[cw] = f;
+        epoch = e;
         ++done[cw];
     }
     template <class Tr>
@@ -218,145 +324,6 @@ struct EpilogueWarp {
         for (int cw = 0; cw < 2; ++cw)
             if (done[cw] > 0) flush(cw, tr);
         if (issuer) bulkWait<0>();  // every store has landed before the CTA ends
-    }
-};
-
-// ---------------------------------------------------------------------------------------------------------------------
-// The second form (session 6): the consumers only hand over fp16(acc) (stmatrix, 16 instructions per thread) and the
-// epilogue warps (warps 1-3 of the producer warpgroup, otherwise idle) add U from global memory into the staging
-// half, in place, and TMA-store it -- the add, its U reads and its conversions leave the consumers' critical path.
-// out = fp16(fp16(acc) + U): the matmul rounded first, then the add (as PyTorch's `matmul(W, E) + U` rounds).
-// Protocol per half cw (n: the tiles where warpgroup cw has rows):
-//   consumer cw:      main loop; waitOrderStaged (n >= 1: store n - 1 has read the half); epilogueHandOff (stmatrix,
-//                     fence.proxy.async, arrive stFull[cw])
-//   epilogue warps:   waitDataHalf(n); [ready]; epilogueAddU (U[rows, cols] from global, 16-byte chunks, in place);
-//                     fence.proxy.async; barrier of the 96 threads; storeHalf (issuer: TMA store, wait until read);
-//                     arrive stFree[cw]
-// Barriers: stFull[2] (128 arrivals), stFree[2] (1 arrival).
-__device__ __forceinline__ void stmatrixX4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
-{
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
-                 "r"(r2), "r"(r3)
-                 : "memory");
-}
-__device__ __forceinline__ uint32_t packHalf2(float a, float b)
-{
-    const __half2 h = __floats2half2_rn(a, b);
-    return *reinterpret_cast<const uint32_t*>(&h);
-}
-
-template <int BN>
-struct HandOffStaging {
-    static constexpr int kBoxes = BN / kStoreBoxCols;
-    static constexpr uint32_t kHalfBytes = kBoxes * kStoreBoxBytes;
-    static constexpr uint32_t kBytes = 2 * kHalfBytes;
-    static constexpr int kBarriers = 4;
-    static constexpr int kEpiThreads = 96;  // warps 1-3
-    static constexpr int kChunks = 64 * BN / 8;  // 16-byte chunks per half
-    uint8_t* base;
-    uint64_t* stFull;  // [2]
-    uint64_t* stFree;  // [2]
-
-    __device__ __forceinline__ HandOffStaging(uint8_t* staging, uint64_t* barriers)
-        : base(staging), stFull(barriers), stFree(barriers + 2)
-    {
-    }
-    __device__ __forceinline__ uint8_t* half(int cw) const { return base + cw * kHalfBytes; }
-    __device__ __forceinline__ void init() const
-    {
-        for (int h = 0; h < 2; ++h) {
-            mbarInit(&stFull[h], 128);
-            mbarInit(&stFree[h], 1);
-        }
-    }
-
-    // ---- a consumer warpgroup
-    template <class Tr>
-    __device__ __forceinline__ void waitOrderStaged(int cw, int n, Tr& tr) const
-    {
-        tr.event(ws::trace::kind::WaitOrder, n);
-        if (n > 0) mbarWait(&stFree[cw], uint32_t((n - 1) & 1));
-    }
-    // fp16(acc) into half cw with stmatrix (four 8 x 8 matrices per instruction: column groups j, j + 1 x row
-    // halves), then the hand-off. Lane L gives the address of row L % 8 of matrix L / 8.
-    template <class Tr>
-    __device__ __forceinline__ void epilogueHandOff(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
-    {
-        tr.event(ws::trace::kind::Epilogue, n);
-        const int lane = tInWg & 31, m = lane >> 3;
-        const int row = (tInWg >> 5) * 16 + 8 * (m & 1) + (lane & 7);
-        const uint32_t h = smemAddr(half(cw));
-#pragma unroll
-        for (int j = 0; j < BN / 8; j += 2) {
-            const int jj = j + (m >> 1);
-            const uint32_t addr = h + uint32_t((jj >> 2) * kStoreBoxBytes) + staging64Offset(row, jj & 3, 0);
-            stmatrixX4(addr, packHalf2(acc[4 * j], acc[4 * j + 1]), packHalf2(acc[4 * j + 2], acc[4 * j + 3]),
-                       packHalf2(acc[4 * j + 4], acc[4 * j + 5]), packHalf2(acc[4 * j + 6], acc[4 * j + 7]));
-        }
-        fenceProxyAsync();  // the writes above, visible to the TMA engine's store
-        mbarArrive(&stFull[cw]);
-    }
-
-    // ---- the epilogue warps (threads e = 0..95 of warps 1-3)
-    template <class Tr>
-    __device__ __forceinline__ void waitDataHalf(int cw, int n, Tr& tr) const
-    {
-        tr.event(ws::trace::kind::WaitData, n, uint8_t(cw));
-        mbarWait(&stFull[cw], uint32_t(n & 1));
-    }
-    // half(cw) += U[y.., x..] (row stride ld; rows >= rows / columns >= cols skipped: the TMA store clips them), in
-    // 16-byte chunks: chunk i = (box c, row r, unit q) with q fastest, so a warp covers 512 contiguous bytes of a
-    // box (no bank conflicts) and 64 contiguous bytes of each of 8 rows of U. Read through L2 (U may have been
-    // written by other CTAs of the launch, after a flag acquire).
-    template <class Tr>
-    __device__ __forceinline__ void epilogueAddU(const __half* U, int ld, int rows, int cols, int y, int x, int cw, int n,
-                                                 int e, Tr& tr) const
-    {
-        tr.event(ws::trace::kind::Epilogue, n, uint8_t(cw));
-        uint8_t* hp = half(cw);
-        constexpr int kBatch = 2;
-        for (int i0 = e; i0 < kChunks; i0 += kEpiThreads * kBatch) {
-            uint4 u[kBatch];
-            uint32_t off[kBatch];
-            bool ok[kBatch];
-#pragma unroll
-            for (int k = 0; k < kBatch; ++k) {
-                const int i = i0 + k * kEpiThreads;
-                const int q = i & 3, r = (i >> 2) & 63, c = i >> 8;
-                const int gr = y + r, gc = x + c * kStoreBoxCols + q * 8;
-                ok[k] = i < kChunks && gr < rows && gc < cols;
-                off[k] = uint32_t(c * kStoreBoxBytes) + staging64Offset(r, q, 0);
-                if (ok[k]) u[k] = __ldcg(reinterpret_cast<const uint4*>(U + size_t(gr) * ld + gc));
-            }
-#pragma unroll
-            for (int k = 0; k < kBatch; ++k) {
-                if (!ok[k]) continue;
-                uint4* p = reinterpret_cast<uint4*>(hp + off[k]);
-                uint4 v = *p;
-                __half2* a = reinterpret_cast<__half2*>(&v);
-                const __half2* b = reinterpret_cast<const __half2*>(&u[k]);
-#pragma unroll
-                for (int w = 0; w < 4; ++w) a[w] = __hadd2(a[w], b[w]);
-                *p = v;
-            }
-        }
-        fenceProxyAsync();  // this thread's writes, visible to the TMA engine's store
-    }
-    // All 96 threads: barrier (the adds are done), then the issuer TMA-stores the half, waits until read, frees it.
-    template <class Tr>
-    __device__ __forceinline__ void storeHalf(const CUtensorMap* tmOut, int cw, int n, int x, int y, int z,
-                                              uint32_t barId, bool issuer, Tr& tr) const
-    {
-        namedBarSync(barId, kEpiThreads);
-        tr.event(ws::trace::kind::Store, n, uint8_t(cw));
-        if (issuer) {
-#pragma unroll
-            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * kStoreBoxBytes, x + c * kStoreBoxCols, y, z);
-            bulkCommit();
-            bulkWaitRead<0>();
-            mbarArrive(&stFree[cw]);
-        }
-        __syncwarp();
     }
 };
 

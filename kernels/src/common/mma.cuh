@@ -46,39 +46,14 @@ __device__ __forceinline__ void mmaKStepF16Nt(float (&acc)[N / 2], uint32_t aTil
                           kk == 0 ? accumulate : 1);
 }
 
-// K-major descriptor for the 64-byte swizzle (rows of 32 fp16 = 64 B, 8-row groups 512 B apart; 512-aligned
-// tile): a k16 step adds 32 bytes to the start address.
-__device__ __forceinline__ uint64_t wgmmaDescSw64(uint32_t addr)
-{
-    uint64_t d = 0;
-    d |= uint64_t((addr & 0x3FFFF) >> 4);
-    d |= uint64_t(1) << 16;          // leading byte offset (ignored for this layout)
-    d |= uint64_t(512 >> 4) << 32;   // stride byte offset: 8 rows x 64 B
-    d |= uint64_t(2) << 62;          // 64-byte swizzle
-    return d;
-}
-// A 32-deep k-step: A = 64 rows x 32 K (K-major, 64-byte swizzle), B = N columns x 32 K as N/64 MN-major boxes
-// of 64 x 32 (4 KB each, 128-byte swizzle, consecutive).
-template <int N>
-__device__ __forceinline__ void mmaKStepF16NtK32(float (&acc)[N / 2], uint32_t aTile, uint32_t bTile, int accumulate)
-{
-#pragma unroll
-    for (int kk = 0; kk < 2; ++kk)
-        wgmmaTileF16Nt<N>(acc, wgmmaDescSw64(aTile + kk * 32), wgmmaDescSw128Mn(bTile + kk * 16 * 128, 64 * 32 * 2),
-                          kk == 0 ? accumulate : 1);
-}
-
-// Fence, the k-step's wgmmas, commit (the phase MmaIssue). BK: the k-step's depth, 64 (mmaKStepF16Nt) or 32
-// (mmaKStepF16NtK32).
-template <int N, int BK = 64, class Tr>
+// Fence, the k-step's wgmmas, commit (the phase MmaIssue).
+template <int N, class Tr>
 __device__ __forceinline__ void mmaIssue(float (&acc)[N / 2], uint32_t aTile, uint32_t bTile, bool first, int fill,
                                          int slot, Tr& tr)
 {
-    static_assert(BK == 64 || BK == 32, "k-steps of 64 or 32");
     tr.event(ws::trace::kind::MmaIssue, fill, uint8_t(slot));
     wgmmaFence();
-    if constexpr (BK == 64) mmaKStepF16Nt<N>(acc, aTile, bTile, first ? 0 : 1);
-    else mmaKStepF16NtK32<N>(acc, aTile, bTile, first ? 0 : 1);
+    mmaKStepF16Nt<N>(acc, aTile, bTile, first ? 0 : 1);
     wgmmaCommit();
 }
 // The same for a warpgroup that owns R blocks of 64 rows of the tile (A's rows 64r.. at aTile + r * 64 * 128,
