@@ -39,6 +39,17 @@ int kernelVariant()
     return v;
 }
 
+int rotateWalk()
+{
+    static const int r = [] {
+        const char* e = std::getenv("LCE_ROTATE");
+        const int v = e && std::atoi(e) == 1 ? 1 : 0;
+        if (v) std::fprintf(stderr, "lce: rungs 3-4 walk rotated, every resident pair used (LCE_ROTATE)\n");
+        return v;
+    }();
+    return r;
+}
+
 namespace {
 template <int S, int Add>
 std::string launch3(Problem& p)
@@ -78,7 +89,8 @@ std::string launch3(Problem& p)
     if (units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
     q.units = int(units);
     long long clusters = units < maxClusters ? units : maxClusters;
-    if (clusters > 1 && clusters % q.mUnits == 0) --clusters;  // consecutive clusters take different M units
+    q.rotate = rotateWalk();
+    if (!q.rotate && clusters > 1 && clusters % q.mUnits == 0) --clusters;  // consecutive clusters: other M units
     kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.u, p.userOf, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
     p.lastGrid = unsigned(clusters * CL);

@@ -46,6 +46,7 @@ using PlanOf = SmemPlan<kStage, S, Epi ? Staging::kBytes : 0u>;
 
 struct Params {
     int M, N, kUser, kCand, userUnits, units, mTiles, mUnits, nTiles, epoch;
+    int rotate;  // 1: walkIndex rotates odd rounds (LCE_ROTATE=1: an even cluster count, all SMs busy)
 };
 struct Unit {
     bool user;
@@ -64,6 +65,17 @@ __device__ __forceinline__ Unit unitAt(int u, const Params& p, uint32_t rank)
     x.b = r / p.nTiles;
     x.K = x.user ? p.kUser : p.kCand;
     return x;
+}
+// The unit cluster c (of C) takes as its u-th walk step (u = c + r C, round r): u itself, or with p.rotate, on odd rounds
+// the round's next one, base + (c + 1) % L (L: the round's length) -- a permutation of each round, so every unit is
+// taken once and each cluster's units still increase (user units first). With C a multiple of mUnits a cluster
+// would otherwise see the same M unit (and the short last M tile) forever; rotation alternates them.
+__device__ __forceinline__ int walkIndex(int u, int cluster, int clusters, const Params& p)
+{
+    const int r = u / clusters;
+    if (!p.rotate || (r & 1) == 0) return u;
+    const int base = r * clusters, len = min(clusters, p.units - base);
+    return base + (cluster + 1) % len;
 }
 // One flag per (user, M tile, N tile, half) (lce_shape.h: userFirstWalk).
 __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int tn, int cw)
@@ -111,7 +123,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             const bool issuer = laneId() == 0;
             int fill = 0;
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt(u, p, rank);
+                const Unit x = unitAt(walkIndex(u, cluster, clusters, p), p, rank);
                 const CUtensorMap* tmA = x.user ? &tmWu : &tmWc;
                 const CUtensorMap* tmB = x.user ? &tmEu : &tmEc;
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
@@ -137,7 +149,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<BN> ew{staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt(u, p, rank);
+                const Unit x = unitAt(walkIndex(u, cluster, clusters, p), p, rank);
                 if (!Epi || (x.user && !UserStaged)) continue;  // (else the consumers store user tiles themselves)
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
                 if (UserStaged && x.user) {  // into U[user] itself, then the half's ready flag
@@ -180,7 +192,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         const size_t mn = size_t(p.M) * p.N;
         int fill = 0, done = 0;
         for (int u = cluster; u < p.units; u += clusters) {
-            const Unit x = unitAt(u, p, rank);
+            const Unit x = unitAt(walkIndex(u, cluster, clusters, p), p, rank);
             w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
             const bool active = x.tm * BM + cw * 64 < p.M;
             const int KT = (x.K + BK - 1) / BK;
@@ -263,5 +275,7 @@ inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m)
 // stmatrix; 6 = 4 + 5. Session 6's first calls also measured 0 (the add pair by pair: session 5's rung), 2 (32-deep
 // k-steps, 6 stages) and 3 (the add moved to warps 1-3, U from global): all slower, removed (docs/kernel-notes.md).
 int kernelVariant();
+// LCE_ROTATE=1: Params::rotate and every resident cluster (epilogue_warp.cu).
+int rotateWalk();
 
 }  // namespace ws::lce::epiwarp

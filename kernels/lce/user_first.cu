@@ -72,10 +72,12 @@ std::string launch4(Problem& p)
     q.userUnits = int(w.userUnits);
     q.units = int(w.units);
     q.epoch = nextFlagEpoch();
-    kern<<<unsigned(w.clusters * CL), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out, p.u,
-                                                                  p.userOf, p.flags, q);
+    q.rotate = rotateWalk();
+    const long long clusters = q.rotate ? (w.units < maxClusters ? w.units : maxClusters) : w.clusters;
+    kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out, p.u,
+                                                                p.userOf, p.flags, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
-    p.lastGrid = unsigned(w.clusters * CL);
+    p.lastGrid = unsigned(clusters * CL);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 4 (user first) launch: ") + cudaGetErrorString(e);
     return {};

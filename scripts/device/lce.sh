@@ -13,7 +13,8 @@
 #   6. the sweep, checked and timed, with the default variant (LCE_SWEEP=0 skips it).
 # Kernel variants of rungs 3-4 (LCE_KERNEL, kernels/lce/epiwarp_kernel.cuh): 1 = the rung (default); 4 = rung 4's user
 # tiles through the staging and the epilogue warp; 5 = the add by ldmatrix / stmatrix; 6 = 4 + 5. LCE_KERNELS="1 4 5 6"
-# by default; LCE_SWEEP_KERNELS (default: "default", the rung as built) the variants the sweep runs.
+# by default; LCE_SWEEP_KERNELS (default: "default", the rung as built) the variants the sweep runs. A variant "Nr"
+# is N with LCE_ROTATE=1 (the walk rotated on odd rounds, all 66 CTA pairs used instead of 65).
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
 # folder of that checkout and carry it:
 #   cmake --build build/default --target lce gpu_lce
@@ -35,25 +36,26 @@ if ldd "$L" | grep -q "not found"; then  # no CUDA toolkit libraries: use the cu
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
 KS=${LCE_KERNELS:-1 4 5 6}
+kenv() { case "$1" in default) echo "";; *r) echo "LCE_KERNEL=${1%r} LCE_ROTATE=1";; *) echo "LCE_KERNEL=$1";; esac; }
 OK=""
 echo "== rung 4 smoke"
 for v in $KS; do
-    if LCE_KERNEL=$v timeout 30 "$L" --check --rung 4 --b 64 --per-user 5 > smoke$v.txt 2>&1; then
+    if env $(kenv $v) timeout 30 "$L" --check --rung 4 --b 64 --per-user 5 > smoke$v.txt 2>&1; then
         echo "R4 v=$v ok"; OK="$OK $v"
     else echo "R4 v=$v FAILED rc=$?"; tail -3 smoke$v.txt; fi
 done
 for v in $OK; do
-    echo "== gpu_lce v=$v"; LCE_KERNEL=$v timeout 150 ./gpu_lce ./lce-t > gpu_lce$v.txt 2>&1; rc=$?
+    echo "== gpu_lce v=$v"; env $(kenv $v) timeout 150 ./gpu_lce ./lce-t > gpu_lce$v.txt 2>&1; rc=$?
     grep -E "^FAIL|PASSED|FAILED" gpu_lce$v.txt | head -8; echo "gpu_lce v=$v rc=$rc"
 done
 echo "== timing"
 for r in ${LCE_TIME_RUNGS:-0 1 2}; do timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 | grep TIME; done
 for v in $OK; do for r in 3 4; do
-    echo "v=$v $(LCE_KERNEL=$v timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+    echo "v=$v $(env $(kenv $v) timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done; done
 echo "== tracing cost"
 for v in $OK; do for r in 3 4; do
-    echo "v=$v $(LCE_KERNEL=$v timeout 60 "$L" --trace-cost --rung $r --warmup 5 --iters ${LCE_TC_ITERS:-30} 2>/dev/null | grep -E "TRACECOST|FAIL")"
+    echo "v=$v $(env $(kenv $v) timeout 60 "$L" --trace-cost --rung $r --warmup 5 --iters ${LCE_TC_ITERS:-30} 2>/dev/null | grep -E "TRACECOST|FAIL")"
 done; done
 [ "${LCE_TORCH:-1}" != 0 ] && echo "== torch" &&
 timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2>&1 | grep -E "^TORCH|^torch"
@@ -62,5 +64,5 @@ timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2
 done
 if [ "${LCE_SWEEP:-1}" != 0 ]; then for v in ${LCE_SWEEP_KERNELS:-default}; do
     echo "== sweep (LCE_KERNEL=$v)"
-    ( [ "$v" != default ] && export LCE_KERNEL=$v; timeout 150 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:" )
+    ( env $(kenv $v) timeout 150 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:" )
 done; fi
