@@ -18,44 +18,21 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, int Add>
+template <int S>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarp(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                     const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                     __half* __restrict__ U, const int32_t* __restrict__ userOf, const Params p)
 {
-    body<S, Add, false, true, false>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
-}
-
-int kernelVariant()
-{
-    static const int v = [] {
-        const char* e = std::getenv("LCE_KERNEL");
-        const int k = e ? std::atoi(e) : 1;
-        if (k != 1 && k != 4 && k != 5 && k != 6) return 1;
-        if (k != 1) std::fprintf(stderr, "lce: rungs 3-4 kernel variant %d (LCE_KERNEL)\n", k);
-        return k;
-    }();
-    return v;
-}
-
-int rotateWalk()
-{
-    static const int r = [] {
-        const char* e = std::getenv("LCE_ROTATE");
-        const int v = e && std::atoi(e) == 1 ? 1 : 0;
-        if (v) std::fprintf(stderr, "lce: rungs 3-4 walk rotated, every resident pair used (LCE_ROTATE)\n");
-        return v;
-    }();
-    return r;
+    body<S, false, true>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
 }
 
 namespace {
-template <int S, int Add>
+template <int S>
 std::string launch3(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceEpilogueWarp<S, Add>;
+    const auto kern = lceEpilogueWarp<S>;
     const int smem = int(PlanOf<S, true>::bytes(true, kWarps));
     static_assert(PlanOf<S, true>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     static int maxClusters = 0;
@@ -89,8 +66,7 @@ std::string launch3(Problem& p)
     if (units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
     q.units = int(units);
     long long clusters = units < maxClusters ? units : maxClusters;
-    q.rotate = rotateWalk();
-    if (!q.rotate && clusters > 1 && clusters % q.mUnits == 0) --clusters;  // consecutive clusters: other M units
+    if (clusters > 1 && clusters % q.mUnits == 0) --clusters;  // consecutive clusters take different M units
     kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.u, p.userOf, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
     p.lastGrid = unsigned(clusters * CL);
@@ -105,9 +81,7 @@ std::string runFusedEpilogueWarp(Problem& p)
 {
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;
-    const int v = epiwarp::kernelVariant();  // 4: rung 4's user tiles only; rung 3 is then the rung
-    if (v == 5 || v == 6) return epiwarp::launch3<3, epiwarp::kAddMatrix>(p);
-    return epiwarp::launch3<3, epiwarp::kAddScalar>(p);
+    return epiwarp::launch3<3>(p);
 }
 
 }  // namespace ws::lce

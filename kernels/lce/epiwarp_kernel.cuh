@@ -5,14 +5,14 @@
 // producer; warp 1: the epilogue warp (EpilogueWarp, kernels/src/common/epilogue_warp.cuh: U TMA-loaded into the
 // staging half ahead of time, the consumers add their accumulators to it in shared memory and hand it over, the
 // warp TMA-stores it); warps 2-3 idle; warps 4-11 the two consumer warpgroups.
-// Rung 4's user tiles: a consumer warpgroup stores its 64 rows from registers (storeAccF16), fences, and releases
-// one ready flag per (user, M tile, N tile, half); the epilogue warp acquires the flag of the half it is about to
-// load (waitOrderFlag). No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units
+// Rung 4's user tiles go through the staging too: the consumers hand over fp16(acc) (epilogueStage), the epilogue warp
+// TMA-stores the half into U, waits until the stores are complete and releases one ready flag per (user, M tile,
+// N tile, half) (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag of the half it is about
+// to load (waitOrderFlag). (Session 5's consumers stored user tiles from registers: ~7 us per tile with neither
+// warpgroup issuing MMAs; through the staging rung 4's sweep is 2-5 % faster, docs/benchmarks.md.) No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units
 // in increasing order with user units first, and only the epilogue warp waits for a flag, never holding ring slots.
-// Template: S ring stages of 64-deep k-steps; Add: the consumers' add (kAddScalar: EpilogueStaging::epilogueAdd
-// batched by 4 boxes; kAddMatrix: epilogueAddMatrix, ldmatrix / stmatrix); UserStaged (rung 4): the user tiles go
-// through the staging and the epilogue warp too (TMA store, flag released by the warp) instead of register stores;
-// Epi = false: a diagnostic without the candidate epilogue (output wrong). Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step,
+// Template: S ring stages of 64-deep k-steps; Epi = false: a diagnostic without the candidate epilogue (output wrong;
+// its user tiles are stored from registers by the consumers, storeAccF16, and published by them). Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step,
 // WaitOrder + Epilogue per tile (Store per user tile); epilogue warp WaitData / Store / WaitOrder / Load per half;
 // tile markers tileM = b * mTiles + tm, tileN = tn (+ 1000 for user tiles). Consumer lanes: "consumer WG0/WG1".
 #pragma once
@@ -34,7 +34,6 @@ using namespace ws::kern;
 namespace wt = ws::trace;
 
 constexpr int BM = 128, BN = 256, BK = 64, CL = 2, kThreads = 384, kWarps = kThreads / 32, kConsumerWarps = 8;
-constexpr int kAddScalar = 4, kAddMatrix = -1;
 using Staging = EpilogueStaging<BN>;
 constexpr uint32_t kUserBar0 = 1;  // named barriers 1, 2: warpgroup cw's user-tile store
 static_assert(BM == kUfTileM && BN == kUfTileN && CL == kUfCluster, "the walk of lce_shape.h is this kernel's");
@@ -46,7 +45,6 @@ using PlanOf = SmemPlan<kStage, S, Epi ? Staging::kBytes : 0u>;
 
 struct Params {
     int M, N, kUser, kCand, userUnits, units, mTiles, mUnits, nTiles, epoch;
-    int rotate;  // 1: walkIndex rotates odd rounds (LCE_ROTATE=1: an even cluster count, all SMs busy)
 };
 struct Unit {
     bool user;
@@ -66,31 +64,20 @@ __device__ __forceinline__ Unit unitAt(int u, const Params& p, uint32_t rank)
     x.K = x.user ? p.kUser : p.kCand;
     return x;
 }
-// The unit cluster c (of C) takes as its u-th walk step (u = c + r C, round r): u itself, or with p.rotate, on odd rounds
-// the round's next one, base + (c + 1) % L (L: the round's length) -- a permutation of each round, so every unit is
-// taken once and each cluster's units still increase (user units first). With C a multiple of mUnits a cluster
-// would otherwise see the same M unit (and the short last M tile) forever; rotation alternates them.
-__device__ __forceinline__ int walkIndex(int u, int cluster, int clusters, const Params& p)
-{
-    const int r = u / clusters;
-    if (!p.rotate || (r & 1) == 0) return u;
-    const int base = r * clusters, len = min(clusters, p.units - base);
-    return base + (cluster + 1) % len;
-}
 // One flag per (user, M tile, N tile, half) (lce_shape.h: userFirstWalk).
 __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int tn, int cw)
 {
     return ((user * p.mTiles + tm) * p.nTiles + tn) * 2 + cw;
 }
 
-template <int S, int Add, bool UserStage, bool Epi, bool UserStaged>
+template <int S, bool UserStage, bool Epi>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      __half* __restrict__ U, const int32_t* __restrict__ userOf,
                                      int* __restrict__ flags, const Params& p)
 {
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
-    static_assert(!UserStaged || (UserStage && Epi), "user tiles through the staging: rung 4 with its epilogue");
+    constexpr bool UserStaged = UserStage && Epi;  // user tiles through the staging (else register stores)
     using Plan = PlanOf<S, Epi>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -123,7 +110,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             const bool issuer = laneId() == 0;
             int fill = 0;
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt(walkIndex(u, cluster, clusters, p), p, rank);
+                const Unit x = unitAt(u, p, rank);
                 const CUtensorMap* tmA = x.user ? &tmWu : &tmWc;
                 const CUtensorMap* tmB = x.user ? &tmEu : &tmEc;
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
@@ -149,7 +136,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<BN> ew{staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt(walkIndex(u, cluster, clusters, p), p, rank);
+                const Unit x = unitAt(u, p, rank);
                 if (!Epi || (x.user && !UserStaged)) continue;  // (else the consumers store user tiles themselves)
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
                 if (UserStaged && x.user) {  // into U[user] itself, then the half's ready flag
@@ -192,7 +179,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         const size_t mn = size_t(p.M) * p.N;
         int fill = 0, done = 0;
         for (int u = cluster; u < p.units; u += clusters) {
-            const Unit x = unitAt(walkIndex(u, cluster, clusters, p), p, rank);
+            const Unit x = unitAt(u, p, rank);
             w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
             const bool active = x.tm * BM + cw * 64 < p.M;
             const int KT = (x.K + BK - 1) / BK;
@@ -222,8 +209,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             } else if (Epi && active) {
                 staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store read it)
                 if (UserStaged && x.user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free
-                else if constexpr (Add == kAddMatrix) staging.epilogueAddMatrix(acc, cw, done, tInWg, w);
-                else staging.template epilogueAdd<Add>(acc, cw, done, tInWg, w);
+                else staging.epilogueAdd(acc, cw, done, tInWg, w);
                 ++done;
             }
             w.tileEnd();
@@ -269,13 +255,5 @@ inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m)
         err = map3(&m.out, p.out, s.n, s.m, s.b, uint32_t(kStoreBoxCols), 64, CU_TENSOR_MAP_SWIZZLE_64B);
     return err;
 }
-
-// The kernel variant a launch uses (LCE_KERNEL; epilogue_warp.cu): 1 = the rung (the add batched by 4 boxes, user
-// tiles stored from registers); 4 = user tiles through the staging (rung 4; rung 3 as 1); 5 = the add by ldmatrix /
-// stmatrix; 6 = 4 + 5. Session 6's first calls also measured 0 (the add pair by pair: session 5's rung), 2 (32-deep
-// k-steps, 6 stages) and 3 (the add moved to warps 1-3, U from global): all slower, removed (docs/kernel-notes.md).
-int kernelVariant();
-// LCE_ROTATE=1: Params::rotate and every resident cluster (epilogue_warp.cu).
-int rotateWalk();
 
 }  // namespace ws::lce::epiwarp

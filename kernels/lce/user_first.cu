@@ -1,9 +1,9 @@
 // Rung 4 -- rung 3 + the user stage (since session 5's third pass): rung 3's epilogue-warp kernel (epiwarp_kernel.cuh,
 // the same body) with the user GEMM U = W_user . E_user folded in -- ONE persistent launch, no cuBLAS user GEMM.
-// The user tiles are the first units of the walk: a consumer warpgroup that finishes a user tile stores it from
-// registers (storeAccF16), fences and releases the tile half's ready flag; the epilogue warp acquires the flag
-// (waitOrderFlag) before it TMA-loads U's tile into the staging half -- one tile ahead of its consumers, so the
-// wait hides under their mainloop. Flags hold the launch's epoch (nextFlagEpoch: never reset).
+// The user tiles are the first units of the walk and go through the staging like the candidate tiles: the epilogue
+// warp TMA-stores a user tile's half into U, waits until the stores are complete and releases the half's ready flag
+// (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag (waitOrderFlag) before it TMA-loads U's
+// tile into the staging half -- one tile ahead of its consumers, so the wait hides under their mainloop. Flags hold the launch's epoch (nextFlagEpoch: never reset).
 // Diagnostics (output wrong, timing only): LCE_RUNG4_EPILOGUE=none (no candidate epilogue, same ring), none4
 // (4 ring stages in the staging's room): what the epilogue and the ring depth cost.
 // History: session 5's ping-pong rung 4 (persistent.cu: two consumer warpgroups on different 128 x 128 tiles) was
@@ -20,22 +20,22 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, int Add, bool Epi, bool UserStaged>
+template <int S, bool Epi>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceUserFirst(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                  const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  __half* __restrict__ U, const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    body<S, Add, true, Epi, UserStaged>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
+    body<S, true, Epi>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
 }
 
 namespace {
-template <int S, int Add, bool Epi, bool UserStaged>
+template <int S, bool Epi>
 std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceUserFirst<S, Add, Epi, UserStaged>;
+    const auto kern = lceUserFirst<S, Epi>;
     const int smem = int(PlanOf<S, Epi>::bytes(true, kWarps));
     static_assert(PlanOf<S, Epi>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
@@ -72,8 +72,7 @@ std::string launch4(Problem& p)
     q.userUnits = int(w.userUnits);
     q.units = int(w.units);
     q.epoch = nextFlagEpoch();
-    q.rotate = rotateWalk();
-    const long long clusters = q.rotate ? (w.units < maxClusters ? w.units : maxClusters) : w.clusters;
+    const long long clusters = w.clusters;
     kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out, p.u,
                                                                 p.userOf, p.flags, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
@@ -93,15 +92,9 @@ std::string runUserFirst(Problem& p)
         if (v) std::fprintf(stderr, "lce: rung 4 variant %s: no candidate epilogue (output wrong, timing only)\n", e);
         return v;
     }();
-    using namespace epiwarp;
-    if (diag == 1) return launch4<3, kAddScalar, false, false>(p);
-    if (diag == 2) return launch4<4, kAddScalar, false, false>(p);
-    switch (kernelVariant()) {
-    case 4: return launch4<3, kAddScalar, true, true>(p);
-    case 5: return launch4<3, kAddMatrix, true, false>(p);
-    case 6: return launch4<3, kAddMatrix, true, true>(p);
-    default: return launch4<3, kAddScalar, true, false>(p);
-    }
+    if (diag == 1) return epiwarp::launch4<3, false>(p);
+    if (diag == 2) return epiwarp::launch4<4, false>(p);
+    return epiwarp::launch4<3, true>(p);
 }
 
 }  // namespace ws::lce

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The linear-compression family (issue 11) on the GPU machine, in ONE call: what docs/benchmarks.md reports.
 #   1. rung 4 smoke check of every kernel variant in LCE_KERNELS (30 s cap each: a hang of the persistent kernel must
-#      not eat the call), then gpu_lce for each variant (LCE_KERNEL=v): every rung vs the fp32 reference at the
-#      benchmark point and odd sizes, and the refusals;
+#      not eat the call), then gpu_lce for each: every rung vs the fp32 reference at the benchmark point and odd
+#      sizes, and the refusals;
 #   2. timing at the benchmark point (median of 50 after 10 warmup): rungs LCE_TIME_RUNGS (default 0 1 2) once,
 #      rungs 3 and 4 for each variant;
 #   3. the tracing cost of rungs 3-4 for each variant (`lce --trace-cost`: the same launches with a per-warp trace
@@ -11,10 +11,9 @@
 #   5. rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none, and none4 with 4 ring stages; output wrong:
 #      what the epilogue and the ring depth cost; LCE_VARIANTS=0 skips);
 #   6. the sweep, checked and timed, with the default variant (LCE_SWEEP=0 skips it).
-# Kernel variants of rungs 3-4 (LCE_KERNEL, kernels/lce/epiwarp_kernel.cuh): 1 = the rung (default); 4 = rung 4's user
-# tiles through the staging and the epilogue warp; 5 = the add by ldmatrix / stmatrix; 6 = 4 + 5. LCE_KERNELS="1 4 5 6"
-# by default; LCE_SWEEP_KERNELS (default: "default", the rung as built) the variants the sweep runs. A variant "Nr"
-# is N with LCE_ROTATE=1 (the walk rotated on odd rounds, all 66 CTA pairs used instead of 65).
+# Kernel variants: none are built now (session 6's candidates were measured and the winner became the rung). The loops
+# over LCE_KERNELS (default "default": the rung as built) and LCE_SWEEP_KERNELS stay for the next candidate: a value v
+# runs with LCE_KERNEL=v, "vr" with LCE_KERNEL=v LCE_ROTATE=1 (the environment a candidate reads).
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
 # folder of that checkout and carry it:
 #   cmake --build build/default --target lce gpu_lce
@@ -22,7 +21,7 @@
 #   cp build/default/kernels/lce/lce build/default/tests/kernels/gpu_lce $B/ && strip $B/lce $B/gpu_lce
 #   cp scripts/device/lce.sh $B/scripts/device/ && cp scripts/lce/torch_reference.py $B/scripts/lce/
 #   run (carry build-lce):  cd build-lce && bash scripts/device/lce.sh 2>&1 | tee $OUT/lce.txt
-# Success: "R4 v=0 ok" for each variant, "gpu_lce v=... rc=0" (PASSED: 0 failure(s)), TIME and TRACECOST lines,
+# Success: "R4 v=default ok" (each variant), "gpu_lce v=... rc=0" (PASSED: 0 failure(s)), TIME and TRACECOST lines,
 # TORCH lines, SWEEP lines and "lce: OK" at the end.
 set -u
 export WARPSTAGE_REQUIRE_GPU=1
@@ -35,7 +34,7 @@ if ldd "$L" | grep -q "not found"; then  # no CUDA toolkit libraries: use the cu
     done
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
-KS=${LCE_KERNELS:-1 4 5 6}
+KS=${LCE_KERNELS:-default}
 kenv() { case "$1" in default) echo "";; *r) echo "LCE_KERNEL=${1%r} LCE_ROTATE=1";; *) echo "LCE_KERNEL=$1";; esac; }
 OK=""
 echo "== rung 4 smoke"

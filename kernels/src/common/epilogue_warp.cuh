@@ -8,8 +8,7 @@
 // fp16 boxes, SWIZZLE_64B).
 // Protocol per half cw (n counts the tiles where warpgroup cw has rows, on both sides):
 //   epilogue warp: [waitDataHalf(n - 1); storeHalf (TMA store, wait until read)]; [waitOrderFlag]; loadStaging(n)
-//   consumer cw:   main loop; waitOrderStaged(n); epilogueAdd or epilogueAddMatrix (+ hand-off: fence.proxy.async,
-//                  arrive)
+//   consumer cw:   main loop; waitOrderStaged(n); epilogueAdd (+ hand-off: fence.proxy.async, arrive)
 // A tile without U (EpilogueWarp::nextPublished: rung 4's user-stage tiles, stored into U itself): the epilogue warp
 // completes uFull with no bytes (loadStagingEmpty) once the half is free; the consumers write fp16(acc) (epilogueStage);
 // the warp stores the half, waits until the stores are complete and releases the tile's ready flag (storeHalfPublish).
@@ -161,49 +160,13 @@ struct EpilogueStaging {
         mbarWait(&uFull[cw], uint32_t(n & 1));
     }
     // half(cw) = fp16(acc + half(cw)), then the hand-off to the epilogue warp (phase Epilogue). The accumulator is
-    // the warpgroup's 64 x BN wgmma fragment (epilogue.cuh: rows 16 w + l / 4 (+ 8), columns 8 j + 2 (l % 4)).
-    // Batch = boxes whose U values are read before any of them is written (8 Batch pairs per thread ahead).
-    // Reading pair by pair -- each read then waits behind the previous write, which the compiler cannot reorder --
-    // was session 5's rung, 0.02-0.03 ms slower at the benchmark point (H200, session 6).
-    template <int Batch, class Tr>
-    __device__ __forceinline__ void epilogueAdd(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
-    {
-        tr.event(ws::trace::kind::Epilogue, n);
-        const int r0 = (tInWg >> 5) * 16 + ((tInWg & 31) >> 2), t = tInWg & 3;
-        uint8_t* h = half(cw);
-        static_assert(kBoxes % Batch == 0, "whole batches of boxes");
-#pragma unroll
-        for (int c0 = 0; c0 < kBoxes; c0 += Batch) {
-            __half2 u[Batch][4][2];
-#pragma unroll
-            for (int b = 0; b < Batch; ++b)
-#pragma unroll
-                for (int q = 0; q < 4; ++q)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        u[b][q][e] = *reinterpret_cast<const __half2*>(h + (c0 + b) * kStoreBoxBytes
-                                                                       + staging64Offset(r0 + 8 * e, q, 4 * t));
-#pragma unroll
-            for (int b = 0; b < Batch; ++b)
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const int j = 4 * (c0 + b) + q;
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float2 f = __half22float2(u[b][q][e]);
-                        *reinterpret_cast<__half2*>(h + (c0 + b) * kStoreBoxBytes
-                                                    + staging64Offset(r0 + 8 * e, q, 4 * t)) =
-                            __floats2half2_rn(acc[4 * j + 2 * e] + f.x, acc[4 * j + 2 * e + 1] + f.y);
-                    }
-                }
-        }
-        fenceProxyAsync();  // the writes above, visible to the TMA engine's store
-        mbarArrive(&stFull[cw]);
-    }
-    // The same add by ldmatrix / stmatrix (.x4: two column groups x both row halves per instruction, 16 of each per
-    // thread instead of 64 + 64 scalar accesses), U read 4 instructions ahead of the writes.
+    // the warpgroup's 64 x BN wgmma fragment (epilogue.cuh: rows 16 w + l / 4 (+ 8), columns 8 j + 2 (l % 4)), which
+    // is ldmatrix / stmatrix's fragment of 8 x 8 b16 matrices: .x4 moves two column groups x both row halves per
+    // instruction (16 of each per thread), U read 4 instructions ahead of the writes. (Measured, H200, session 6:
+    // scalar 4-byte accesses read pair by pair 0.02-0.03 ms slower at the benchmark point, batched by 4 boxes about
+    // 0.5 % slower.)
     template <class Tr>
-    __device__ __forceinline__ void epilogueAddMatrix(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
+    __device__ __forceinline__ void epilogueAdd(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
     {
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
