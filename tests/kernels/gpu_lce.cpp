@@ -1,7 +1,7 @@
 // GPU test of the linear-compression family (issue 11): runs the driver's --check (every rung against the
 // fp32 reference, the output poisoned with NaN before each run) at the benchmark point and at odd sizes,
 // and checks the refusals: rungs 3-4 refuse N = 100 (not a multiple of 8) with a sentence and exit 3
-// when asked alone, while rungs 0-2 still pass. Usage: gpu_lce PATH_TO_LCE [--quick]
+// when asked alone, while rungs 0-2 still pass; and --trace-cost records events on rungs 3-4. Usage: gpu_lce PATH_TO_LCE [--quick]
 // Exit: 0 passed, 1 failed, 77 no sm_90 GPU (SKIP).
 #include <cstdio>
 #include <string>
@@ -86,6 +86,11 @@ int main(int argc, char** argv)
     const Result one = runLce(lce, "--check --rung 3 --n 100");
     expect(one.rc == 3 && count(one.out, "refuses") == 1 && count(one.out, "PASS") == 0,
            "rung 3 asked alone at N = 100: exit 3");
+    // --trace-cost: rungs 3-4 launched with a trace buffer attached to their module (the recorder's way) record events
+    const Result tc = runLce(lce, "--trace-cost --rung all --warmup 0 --iters 2 --b 64 --per-user 5");
+    expect(tc.rc == 0 && count(tc.out, "TRACECOST rung") == 2 && count(tc.out, "(0 events") == 0
+               && count(tc.out, "FAIL") == 0,
+           "--trace-cost: rungs 3 and 4 record per-warp events through their control symbol");
     const Result bad = runLce(lce, "--rung 9");
     expect(bad.rc == 2, "a bad option: exit 2");
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
