@@ -8,13 +8,15 @@
 // Rung 4's user tiles go through the staging too: the consumers hand over fp16(acc) (epilogueStage), the epilogue warp
 // TMA-stores the half into U, waits until the stores are complete and releases one ready flag per (user, M tile,
 // N tile, half) (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag of the half it is about
-// to load (waitOrderFlag). (Session 5's consumers stored user tiles from registers: ~7 us per tile with neither
-// warpgroup issuing MMAs; through the staging rung 4's sweep is 2-5 % faster, docs/benchmarks.md.) No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units
-// in increasing order with user units first, and only the epilogue warp waits for a flag, never holding ring slots.
+// to load (waitOrderFlag). (Session 5's consumers stored user tiles from registers, ~7 us per tile with neither
+// warpgroup issuing MMAs; through the staging rung 4's sweep is ~3 % faster, docs/benchmarks.md.)
+// No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units in increasing order with
+// user units first (which wait for no flag), and only the epilogue warp waits for a flag, never holding ring slots.
 // Template: S ring stages of 64-deep k-steps; Epi = false: a diagnostic without the candidate epilogue (output wrong;
-// its user tiles are stored from registers by the consumers, storeAccF16, and published by them). Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step,
-// WaitOrder + Epilogue per tile (Store per user tile); epilogue warp WaitData / Store / WaitOrder / Load per half;
-// tile markers tileM = b * mTiles + tm, tileN = tn (+ 1000 for user tiles). Consumer lanes: "consumer WG0/WG1".
+// its user tiles are stored from registers by the consumers, storeAccF16, and published by them).
+// Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
+// Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
+// tileN = tn (+ 1000 for user tiles). Consumer lanes: "consumer WG0" / "consumer WG1".
 #pragma once
 
 #include <warpstage/trace.cuh>

@@ -3,7 +3,8 @@
 // The user tiles are the first units of the walk and go through the staging like the candidate tiles: the epilogue
 // warp TMA-stores a user tile's half into U, waits until the stores are complete and releases the half's ready flag
 // (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag (waitOrderFlag) before it TMA-loads U's
-// tile into the staging half -- one tile ahead of its consumers, so the wait hides under their mainloop. Flags hold the launch's epoch (nextFlagEpoch: never reset).
+// tile into the staging half -- one tile ahead of its consumers, so the wait hides under their mainloop. Flags hold
+// the launch's epoch (nextFlagEpoch: never reset).
 // Diagnostics (output wrong, timing only): LCE_RUNG4_EPILOGUE=none (no candidate epilogue, same ring), none4
 // (4 ring stages in the staging's room): what the epilogue and the ring depth cost.
 // History: session 5's ping-pong rung 4 (persistent.cu: two consumer warpgroups on different 128 x 128 tiles) was
