@@ -13,7 +13,10 @@
 #      tests/kernels/check_sass.py scripts/device/shapes-check.sh $D/
 #   plus, from a build of the base commit: ladder_bench -> $D/ladder_bench_base,
 #   libwarpstage_ladder.a -> $D/libwarpstage_ladder_base.a
-# On the device (run tool, carry ["build-s6-shapes"]):  bash build-s6-shapes/shapes-check.sh [DIR]
+# On the device (run tool, carry ["build-s6-shapes"]):  bash build-s6-shapes/shapes-check.sh [DIR] [2]
+# The second argument 2 runs the follow-up instead: the full correctness set (every rung at the square and
+# LLM shapes too), and the top rungs cold and hot (--rest-ms 0: back to back) at the non-multiple shapes, with
+# 4096x4096x4160 (K a multiple of 64 again, rows 128-byte aligned) beside 4096x4096x4104.
 # Logs: $OUT/*.log, $OUT/summary.txt (the last thing printed).
 set -u
 D=${1:-build-s6-shapes}
@@ -33,6 +36,22 @@ run() {  # run NAME LIMIT CMD...
     note "$name: rc=$? in $((SECONDS - t0))s | $(grep -E "passed, .* failed|PASSED|FAILED|ERROR SUMMARY|^OK|^FAIL" "$OUT/$name.log" | tail -2 | tr '\n' ' ')"
 }
 
+if [ "${2:-1}" = 2 ]; then
+    note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 | head -1); $(date -u)"
+    run correctness-full 120 "$D/gpu_ladder_correctness"
+    ODD="--shape 4000x4000x4000 --shape 8191x8193x4104 --shape 4096x4096x4104 --shape 4096x4096x4160 --shape 4096x4096x4096"
+    run bench-cold 100 "$D/ladder_bench" --rung cooperative --rung pingpong $ODD --target-ms 60 --csv "$OUT/bench-cold.csv"
+    run bench-hot 100 "$D/ladder_bench" --rung cooperative --rung pingpong $ODD --target-ms 60 --rest-ms 0 \
+        --csv "$OUT/bench-hot.csv"
+    for f in bench-cold bench-hot; do
+        echo "=== $f"
+        sed -n '/^### Kernel ladder vs cuBLAS/,$p' "$OUT/$f.log" | grep -E "^\|" | head -40
+    done
+    grep -h "^FAIL" "$OUT/correctness-full.log" | head -20
+    echo "=== summary"
+    cat "$S"
+    exit 0
+fi
 note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 | head -1); $(date -u)"
 run shape 30 "$D/tst_ladder_shape"
 # SASS: the check of the new archive with this machine's cuobjdump; registers/stack/local of old and new.
