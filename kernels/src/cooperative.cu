@@ -38,8 +38,8 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
     uint64_t* full = reinterpret_cast<uint64_t*>(smem + S * kStage);
     uint64_t* empty = full + S;
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
-    const int KT = K / kBK;
-    const int tilesM = M / BM, tilesN = N / BN, numTiles = tilesM * tilesN;
+    const int KT = (K + kBK - 1) / kBK;  // a partial last k-step: TMA zero-fills past K
+    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN, numTiles = tilesM * tilesN;  // edge tiles partial
 
     ws::trace::WarpTrace<Traced> wt;
     ws::trace::CtaTrace<Traced> ct;
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
             if (laneId() == 0) mbarArrive(&empty[last % S]);
             if constexpr (Traced) wt.eventAt(tRel, tk::Release, last, last % S);
             if constexpr (Traced) wt.event(tk::Store);
-            storeAccBf16<BN>(acc[0], C, N, tm * BM + cw * 64, tn * BN, tid & 127);
+            storeAccBf16<BN>(acc[0], C, N, M, N, tm * BM + cw * 64, tn * BN, tid & 127);
             if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
         }
     }

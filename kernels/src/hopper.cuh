@@ -251,19 +251,44 @@ __device__ __forceinline__ void clusterSync()
 
 // --- epilogue: one warpgroup's 64 x N accumulator block (wgmma m64nN layout) -> bf16 C.
 // Thread t of the warpgroup holds rows 16*(t/32) + (t%32)/4 and +8, columns 8*j + 2*(t%4) + {0,1}.
+// Clipped to rows x cols (partial tiles: the block's rows >= rows and columns >= cols are not written).
+// A whole block inside C with an even ldc takes the unclipped path (paired 4-byte stores, no tests);
+// a block over an edge tests each pair, and with an odd ldc (pairs not 4-byte aligned) stores
+// single elements.
 template <int N>
-__device__ __forceinline__ void storeAccBf16(const float (&d)[N / 2], __nv_bfloat16* C, int ldc, int row0,
-                                             int col0, int tInWg)
+__device__ __forceinline__ void storeAccBf16(const float (&d)[N / 2], __nv_bfloat16* C, int ldc, int rows, int cols,
+                                             int row0, int col0, int tInWg)
 {
     const int warp = tInWg >> 5, lane = tInWg & 31;
     const int r = row0 + warp * 16 + (lane >> 2);
     const int c = col0 + 2 * (lane & 3);
     __nv_bfloat16* p0 = C + size_t(r) * ldc + c;
     __nv_bfloat16* p1 = p0 + size_t(8) * ldc;
+    if (row0 + 64 <= rows && col0 + N <= cols && (ldc & 1) == 0) {  // warpgroup-uniform
 #pragma unroll
-    for (int j = 0; j < N / 8; ++j) {
-        *reinterpret_cast<__nv_bfloat162*>(p0 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 0], d[4 * j + 1]);
-        *reinterpret_cast<__nv_bfloat162*>(p1 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+        for (int j = 0; j < N / 8; ++j) {
+            *reinterpret_cast<__nv_bfloat162*>(p0 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 0], d[4 * j + 1]);
+            *reinterpret_cast<__nv_bfloat162*>(p1 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+        }
+        return;
+    }
+    const bool pairs = (ldc & 1) == 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        if (r + 8 * h >= rows) continue;
+        __nv_bfloat16* p = h ? p1 : p0;
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j) {
+            const int cc = c + 8 * j;
+            if (cc >= cols) break;
+            const float v0 = d[4 * j + 2 * h], v1 = d[4 * j + 2 * h + 1];
+            if (pairs && cc + 1 < cols) {
+                *reinterpret_cast<__nv_bfloat162*>(p + 8 * j) = __floats2bfloat162_rn(v0, v1);
+            } else {
+                p[8 * j] = __float2bfloat16_rn(v0);
+                if (cc + 1 < cols) p[8 * j + 1] = __float2bfloat16_rn(v1);
+            }
+        }
     }
 }
 
@@ -275,6 +300,8 @@ __device__ __forceinline__ void storeAccBf16(const float (&d)[N / 2], __nv_bfloa
 // has read it. Thread kStoreIssuer of the warpgroup owns the bulk groups: it must bulkWait<0>()
 // before the kernel exits. It is lane 1, not lane 0: lane 0 of each warp is the trace writer,
 // whose bulk groups (the trace copies) would otherwise share one queue with the stores.
+// Partial tiles: the TMA engine drops the parts of a box outside C (no clipping code here); C's row
+// stride must be a multiple of 16 bytes (cols % 8 == 0), else the caller uses storeAccBf16.
 // `barId`: a named barrier of the warpgroup's 128 threads.
 // (The barrier is spelled out here rather than namedBarSync so that the stall pass's stage map
 // files its samples under the store.)

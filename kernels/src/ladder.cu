@@ -72,7 +72,7 @@ namespace {
 
 struct RungImpl {
     RungInfo info;
-    int bm, bn, bk;      // tile the shape must divide into
+    int bm, bn, bk;      // tile (tensor-core rungs: edge tiles may be partial; sync: the shape must divide)
     int threads;
     int stages;
     bool persistent;
@@ -136,6 +136,7 @@ const RungImpl* findImpl(std::string_view name)
 
 bool n_is_pingpong(std::string_view n) { return n == "pingpong"; }
 
+constexpr int kTmaRowElems = 8;  // 16 bytes of bf16: TMA's row-stride unit
 constexpr int kMaxDim = 1 << 17;  // 131072: keeps every index and TMA coordinate well inside int32
 
 int smCountOrQuery(int smCount)
@@ -147,9 +148,15 @@ int smCountOrQuery(int smCount)
     return n;
 }
 
+// Tiles of the output (ceil-div: the tensor-core rungs compute partial tiles at the right and bottom edges).
+std::uint64_t tileCount(const RungImpl& r, const Shape& s)
+{
+    return std::uint64_t((s.m + r.bm - 1) / r.bm) * std::uint64_t((s.n + r.bn - 1) / r.bn);
+}
+
 std::uint32_t gridCtas(const RungImpl& r, const Shape& s, int smCount)
 {
-    const std::uint64_t tiles = std::uint64_t(s.m / r.bm) * std::uint64_t(s.n / r.bn);
+    const std::uint64_t tiles = tileCount(r, s);
     if (!r.persistent) return std::uint32_t(tiles);
     if (r.info.name == "pingpong") {  // clusters of kPpCluster CTAs, one pair tile each at a time
         int clusters = ws::kern::pingpongMaxClusters();
@@ -188,9 +195,22 @@ std::string checkShape(std::string_view rung, const Shape& s)
                       kMaxDim, s.m, s.n, s.k);
         return buf;
     }
-    if (s.m % r->bm || s.n % r->bn || s.k % r->bk) {
-        std::snprintf(buf, sizeof buf, "%s needs M a multiple of %d, N a multiple of %d and K a multiple of %d; got %dx%dx%d",
-                      r->info.name.c_str(), r->bm, r->bn, r->bk, s.m, s.n, s.k);
+    if (!r->info.tensorCores) {  // the CUDA-core rung loads whole tiles with no bounds tests
+        if (s.m % r->bm || s.n % r->bn || s.k % r->bk) {
+            std::snprintf(buf, sizeof buf,
+                          "%s needs M a multiple of %d, N a multiple of %d and K a multiple of %d; got %dx%dx%d",
+                          r->info.name.c_str(), r->bm, r->bn, r->bk, s.m, s.n, s.k);
+            return buf;
+        }
+        return {};
+    }
+    // Tensor-core rungs: partial tiles come from TMA (zero fill past M, N, K; stores clipped), so the only
+    // limit left is TMA's: the rows of A and B (K bf16 each) must be a multiple of 16 bytes apart.
+    if (s.k % kTmaRowElems) {
+        std::snprintf(buf, sizeof buf,
+                      "%s needs K a multiple of %d: TMA reads rows of A and B whose length (K x 2 bytes) must be a "
+                      "multiple of 16 bytes; got %dx%dx%d",
+                      r->info.name.c_str(), kTmaRowElems, s.m, s.n, s.k);
         return buf;
     }
     return {};
@@ -207,8 +227,8 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     // bytes one CTA's k-step stage receives (pingpong's shape unit spans the cluster's two CTAs)
     g.bytesPerKStep = n_is_pingpong(r->info.name) ? std::uint32_t((kPpBM + kPpBN) * kBK * 2)
                                                    : std::uint32_t((r->bm + r->bn) * r->bk * 2);
-    const std::uint64_t kt = std::uint64_t(s.k / r->bk);
-    const std::uint64_t tiles = std::uint64_t(s.m / r->bm) * std::uint64_t(s.n / r->bn);
+    const std::uint64_t kt = std::uint64_t((s.k + r->bk - 1) / r->bk);  // k-steps (the last may be partial)
+    const std::uint64_t tiles = tileCount(*r, s);
     // tiles (pingpong: pair tiles, one per cluster) each CTA walks
     const std::uint64_t walkers = n_is_pingpong(r->info.name) ? g.numCtas / kPpCluster : g.numCtas;
     const std::uint64_t tilesPerCta = (tiles + walkers - 1) / walkers;

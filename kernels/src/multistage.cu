@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kMsThreads, 1) gemmMultistage(const __grid_con
     uint64_t* full = reinterpret_cast<uint64_t*>(smem + S * kStage);
     const int tid = threadIdx.x, wg = tid / 128;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    const int KT = K / kBK;
+    const int KT = (K + kBK - 1) / kBK;  // a partial last k-step: TMA zero-fills past K
 
     ws::trace::WarpTrace<Traced> wt;
     ws::trace::CtaTrace<Traced> ct;
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(kMsThreads, 1) gemmMultistage(const __grid_con
     }
 
     if constexpr (Traced) wt.event(tk::Store);
-    storeAccBf16<BN>(acc[0], C, N, m0 + wg * 64, n0, tid & 127);
+    storeAccBf16<BN>(acc[0], C, N, M, N, m0 + wg * 64, n0, tid & 127);
     if constexpr (Traced) {
         wt.end();
         ct.end(trace);
@@ -112,7 +112,7 @@ cudaError_t launchMultistage(const LaunchArgs& a, const char** err)
         return cudaErrorInvalidValue;
     }
     auto* C = static_cast<__nv_bfloat16*>(a.c);
-    const dim3 grid(a.n / BN, a.m / BM);
+    const dim3 grid((a.n + BN - 1) / BN, (a.m + BM - 1) / BM);  // partial tiles at the edges
     auto kern = a.trace ? gemmMultistage<true> : gemmMultistage<false>;
     const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);

@@ -20,6 +20,7 @@
 // Trace: TileBegin/TileEnd markers (kstep = tileM, aux = tileN); consumers WaitOrder (the
 // ordering barrier), WaitData / MmaIssue / MmaWait / Release per k-step, Store (staging the
 // TMA store); producer WaitSlot / IssueLoad. kstep is the CTA-wide fill counter.
+#include <cstring>
 #include <string>
 
 #include "hopper.cuh"
@@ -64,11 +65,14 @@ __device__ __forceinline__ void pingpongBody(const CUtensorMap& tmA, const CUten
     uint64_t* full = reinterpret_cast<uint64_t*>(staging + kEpiBytes);
     uint64_t* empty = full + S;
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
-    const int KT = K / kBK;
+    const int KT = (K + kBK - 1) / kBK;  // a partial last k-step: TMA zero-fills past K
     const uint32_t rank = CL > 1 ? clusterCtaRank() : 0u;
     const uint32_t peer = rank ^ 1u;
     const int cluster = int(blockIdx.x) / CL, numClusters = int(gridDim.x) / CL;
-    const int pairsM = M / (BM * CL), tilesN = N / BN, numPairs = pairsM * tilesN;
+    // partial tiles at the edges: TMA zero-fills the loads past M, N and K, and clips the stores
+    const int pairsM = (M + BM * CL - 1) / (BM * CL), tilesN = (N + BN - 1) / BN, numPairs = pairsM * tilesN;
+    // the TMA store needs C's rows 16-byte aligned (N % 8 == 0); otherwise the clipped register stores
+    const bool tmaStore = kTmaStore && (N & 7) == 0;
     // pair tiles of this cluster: cluster + i * numClusters, i < nLocal (the same for both CTAs)
     const int nLocal = (numPairs - cluster + numClusters - 1) / numClusters;
 
@@ -84,7 +88,7 @@ __device__ __forceinline__ void pingpongBody(const CUtensorMap& tmA, const CUten
     if (tid == 0) {
         tmaPrefetchDesc(&tmA);
         tmaPrefetchDesc(&tmB);
-        if constexpr (kTmaStore) tmaPrefetchDesc(&tmC);
+        if (tmaStore) tmaPrefetchDesc(&tmC);
         for (int s = 0; s < S; ++s) {
             mbarInit(&full[s], 1);
             mbarInit(&empty[s], kConsumerWarps * CL);  // the 8 consumer warps, in both CTAs
@@ -196,14 +200,14 @@ __device__ __forceinline__ void pingpongBody(const CUtensorMap& tmA, const CUten
             }
             if constexpr (Traced) wt.eventAt(tRel, tk::Release, last, last % S);
             if constexpr (Traced) wt.event(tk::Store);
-            if constexpr (kTmaStore)
+            if (tmaStore)
                 storeAccTmaBf16<BN>(acc[0], &tmC, staging + cw * 2 * kEpiBox, tm * BM + cw * 64, tn * BN,
                                     tid & 127, kEpiBar0 + cw);
             else
-                storeAccBf16<BN>(acc[0], C, N, tm * BM + cw * 64, tn * BN, tid & 127);
+                storeAccBf16<BN>(acc[0], C, N, M, N, tm * BM + cw * 64, tn * BN, tid & 127);
             if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
         }
-        if constexpr (kTmaStore)
+        if (tmaStore)
             if ((tid & 127) == kStoreIssuer) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
     }
     if constexpr (Traced) {
@@ -264,7 +268,10 @@ cudaError_t launchPingpong(const LaunchArgs& a, const char** err)
     CUtensorMap tmA, tmB, tmC;
     msg = encodeTmaK64(&tmA, a.a, a.m, a.k, BM);
     if (msg.empty()) msg = encodeTmaK64(&tmB, a.b, a.n, a.k, BN / CL);
-    if (msg.empty()) msg = encodeTmaStoreSw64(&tmC, a.c, a.m, a.n, 64);
+    // C's map exists only where TMA can store (rows a multiple of 16 bytes); otherwise the kernel stores
+    // from registers (same test there: N % 8) and never reads tmC.
+    std::memset(&tmC, 0, sizeof tmC);
+    if (msg.empty() && a.n % 8 == 0) msg = encodeTmaStoreSw64(&tmC, a.c, a.m, a.n, 64);
     if (!msg.empty()) {
         *err = msg.c_str();
         return cudaErrorInvalidValue;

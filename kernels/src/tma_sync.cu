@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kTmaSyncThreads) gemmTmaSync(const __grid_cons
     __syncthreads();
 
     float acc[2][BN / 2];  // no zeroing: the first k-step's wgmma overwrites (accumulate = 0)
-    const int KT = K / kBK;
+    const int KT = (K + kBK - 1) / kBK;  // a partial last k-step: TMA zero-fills past K
     for (int kt = 0; kt < KT; ++kt) {
         if (Traced ? tid < 32 : tid == 0) {  // thread 0 issues; traced, all of warp 0 records (warp-uniform)
             uint64_t t = 0;
@@ -83,8 +83,8 @@ __global__ void __launch_bounds__(kTmaSyncThreads) gemmTmaSync(const __grid_cons
     }
 
     if constexpr (Traced) wt.event(tk::Store);
-    storeAccBf16<BN>(acc[0], C, N, m0, n0, tid);
-    storeAccBf16<BN>(acc[1], C, N, m0 + 64, n0, tid);
+    storeAccBf16<BN>(acc[0], C, N, M, N, m0, n0, tid);
+    storeAccBf16<BN>(acc[1], C, N, M, N, m0 + 64, n0, tid);
     if constexpr (Traced) {
         wt.end();
         ct.end(trace);
@@ -104,7 +104,7 @@ cudaError_t launchTmaSync(const LaunchArgs& a, const char** err)
         return cudaErrorInvalidValue;
     }
     auto* C = static_cast<__nv_bfloat16*>(a.c);
-    const dim3 grid(a.n / BN, a.m / BM);
+    const dim3 grid((a.n + BN - 1) / BN, (a.m + BM - 1) / BM);  // partial tiles at the edges
     auto kern = a.trace ? gemmTmaSync<true> : gemmTmaSync<false>;
     const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);

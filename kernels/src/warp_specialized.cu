@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) gemmWarpSpecialized(const __gri
     uint64_t* empty = full + S;
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    const int KT = K / kBK;
+    const int KT = (K + kBK - 1) / kBK;  // a partial last k-step: TMA zero-fills past K
 
     ws::trace::WarpTrace<Traced> wt;
     ws::trace::CtaTrace<Traced> ct;
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) gemmWarpSpecialized(const __gri
         if (laneId() == 0) mbarArrive(&empty[(KT - 1) % S]);
         if constexpr (Traced) wt.eventAt(tRel, tk::Release, KT - 1, (KT - 1) % S);
         if constexpr (Traced) wt.event(tk::Store);
-        storeAccBf16<BN>(acc[0], C, N, m0 + cw * 64, n0, tid & 127);
+        storeAccBf16<BN>(acc[0], C, N, M, N, m0 + cw * 64, n0, tid & 127);
     }
     if constexpr (Traced) {
         wt.end();
@@ -133,7 +133,7 @@ cudaError_t launchWarpSpecialized(const LaunchArgs& a, const char** err)
         return cudaErrorInvalidValue;
     }
     auto* C = static_cast<__nv_bfloat16*>(a.c);
-    const dim3 grid(a.n / BN, a.m / BM);
+    const dim3 grid((a.n + BN - 1) / BN, (a.m + BM - 1) / BM);  // partial tiles at the edges
     auto kern = a.trace ? gemmWarpSpecialized<true> : gemmWarpSpecialized<false>;
     const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);

@@ -31,8 +31,10 @@ struct RungInfo {
 const std::vector<RungInfo>& rungs();
 const RungInfo* findRung(std::string_view name);
 
-// "" if the rung accepts the shape, else a sentence saying why not
-// ("pingpong needs M a multiple of 256, N a multiple of 256 and K a multiple of 64; got 1000x4096x4096").
+// "" if the rung accepts the shape, else a sentence saying why not. The tensor-core rungs take any
+// M, N >= 1 and any K that is a multiple of 8 (partial tiles by TMA zero fill and clipped stores):
+// ("pingpong needs K a multiple of 8: TMA reads rows of A and B whose length (K x 2 bytes) must be a multiple
+// of 16 bytes; got 1000x4096x4100"); sync needs whole 128x128x32 tiles.
 std::string checkShape(std::string_view rung, const Shape& s);
 
 // Geometry of a traced launch, so the caller can size and decode the event buffer.

@@ -1,0 +1,128 @@
+// CPU test (no GPU needed; registered where the CUDA toolkit builds the ladder): the ladder's shape rules
+// (issue 14, "every shape"). The tensor-core rungs take any M, N >= 1 and any K that is a multiple of 8
+// (partial tiles by TMA zero fill and clipped stores) and refuse only what TMA cannot do, with a sentence;
+// the CUDA-core rung still needs whole tiles; traceGeometry counts partial tiles and a partial last k-step
+// (ceil-div), so a traced launch at an odd shape has room for every event. Exit: 0 passed, 1 failed.
+#include <warpstage/ladder.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace ws;
+
+namespace {
+
+int g_fail = 0;
+void expect(bool ok, const std::string& what)
+{
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    if (!ok) ++g_fail;
+}
+
+std::string str(const ladder::Shape& s)
+{
+    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+const std::vector<std::string> kTensorCoreRungs = {"tma_sync", "multistage", "warp_specialized", "cooperative",
+                                                   "pingpong"};
+
+}  // namespace
+
+int main()
+{
+    for (const auto& r : ladder::rungs())
+        expect(r.tensorCores == (r.name != "sync"), "rung " + r.name + ": tensor cores flag as the test expects");
+
+    // Shapes the issue names (and the edges: M = 1, N = 1, K = 8, the largest dimension).
+    const std::vector<ladder::Shape> odd = {{4000, 4000, 4000}, {8191, 8193, 4104}, {1, 4096, 4096}, {4096, 1, 4096},
+                                            {129, 257, 72},     {256, 4096, 4096},  {1, 1, 8},       {1000, 4096, 1000},
+                                            {131072, 8, 8},     {4096, 4096, 4096}};
+    for (const auto& rung : kTensorCoreRungs)
+        for (const auto& s : odd) {
+            const std::string why = ladder::checkShape(rung, s);
+            expect(why.empty(), rung + " takes " + str(s) + (why.empty() ? "" : ": " + why));
+        }
+
+    // K not a multiple of 8: TMA's 16-byte row stride; the sentence says why and echoes the shape.
+    for (const auto& rung : kTensorCoreRungs) {
+        const ladder::Shape s{1000, 4096, 4100};
+        const std::string why = ladder::checkShape(rung, s);
+        expect(has(why, rung) && has(why, "K a multiple of 8") && has(why, "16 bytes") && has(why, "1000x4096x4100"),
+               rung + " refuses K = 4100 with a sentence: " + why);
+        const std::string why1 = ladder::checkShape(rung, {64, 64, 1});
+        expect(has(why1, "K a multiple of 8"), rung + " refuses K = 1: " + why1);
+        // only the hardware rule: no tile-multiple wording any more
+        expect(!has(why, "M a multiple") && !has(why, "N a multiple"), rung + ": no M/N multiple rule in: " + why);
+    }
+
+    // Out of range: every rung, one sentence with the range.
+    for (const auto& r : ladder::rungs())
+        for (const ladder::Shape& s : std::vector<ladder::Shape>{{0, 256, 256}, {256, -8, 256}, {256, 256, 0},
+                                                                 {131073, 256, 256}, {256, 256, 262144}}) {
+            const std::string why = ladder::checkShape(r.name, s);
+            expect(has(why, "between 1 and 131072") && has(why, str(s)), r.name + " refuses " + str(s) + ": " + why);
+        }
+
+    // The CUDA-core rung keeps its whole-tile rule.
+    {
+        const std::string why = ladder::checkShape("sync", {4000, 4000, 4000});
+        expect(has(why, "M a multiple of 128") && has(why, "4000x4000x4000"), "sync refuses 4000^3: " + why);
+        expect(ladder::checkShape("sync", {4096, 4096, 4096}).empty(), "sync takes 4096^3");
+    }
+    expect(has(ladder::checkShape("nope", {128, 128, 64}), "unknown rung 'nope'"), "unknown rung refused by name");
+
+    // Trace geometry at 129x257x72: partial tiles and a partial last k-step are counted (ceil-div).
+    // tma_sync: 128x128 tiles -> 2 x 3 CTAs; 2 k-steps: 5*2+4 = 14 events, + 14/16 + 32 margin = 46.
+    const ladder::Shape s{129, 257, 72};
+    {
+        const auto g = ladder::traceGeometry("tma_sync", s, 132);
+        expect(g.numCtas == 6 && g.warpsPerCta == 4 && g.eventsPerWarp == 46,
+               "tma_sync geometry at 129x257x72: " + std::to_string(g.numCtas) + " CTAs, "
+                   + std::to_string(g.eventsPerWarp) + " events/warp (want 6, 46)");
+    }
+    {  // multistage / warp_specialized: 128x256 tiles -> 2 x 2
+        const auto g = ladder::traceGeometry("multistage", s, 132);
+        expect(g.numCtas == 4 && g.eventsPerWarp == (5 * 2 + 4 + 4) + 1 + 32,
+               "multistage geometry at 129x257x72: " + std::to_string(g.numCtas) + " CTAs, "
+                   + std::to_string(g.eventsPerWarp) + " events/warp");
+        const auto w = ladder::traceGeometry("warp_specialized", s, 132);
+        expect(w.numCtas == 4 && w.eventsPerWarp == (4 * 2 + 6) + 0 + 32,
+               "warp_specialized geometry at 129x257x72: " + std::to_string(w.numCtas) + " CTAs, "
+                   + std::to_string(w.eventsPerWarp) + " events/warp");
+    }
+    {  // cooperative: 4 tiles, persistent grid min(tiles, SMs) = 4, one tile each: (4*2+6)+4 = 18 -> 18+1+32
+        const auto g = ladder::traceGeometry("cooperative", s, 132);
+        expect(g.numCtas == 4 && g.eventsPerWarp == 51,
+               "cooperative geometry at 129x257x72: " + std::to_string(g.numCtas) + " CTAs, "
+                   + std::to_string(g.eventsPerWarp) + " events/warp (want 4, 51)");
+        // 8191x8193x4104: 64 x 33 = 2112 tiles over 132 CTAs = 16 each; 65 k-steps (the last partial)
+        const auto b = ladder::traceGeometry("cooperative", {8191, 8193, 4104}, 132);
+        const unsigned ev = 16 * (4 * 65 + 6) + 4;
+        expect(b.numCtas == 132 && b.eventsPerWarp == ev + ev / 16 + 32,
+               "cooperative geometry at 8191x8193x4104: " + std::to_string(b.numCtas) + " CTAs, "
+                   + std::to_string(b.eventsPerWarp) + " events/warp (want 132, " + std::to_string(ev + ev / 16 + 32)
+                   + ")");
+    }
+    {  // pingpong at 257x257x72: 256x256 pair tiles -> 2 x 2 = 4 pairs, fewer than any device's clusters: 8 CTAs;
+       // one pair each: (4*2+8)+4 = 20 -> 20+1+32
+        const auto g = ladder::traceGeometry("pingpong", {257, 257, 72}, 132);
+        expect(g.numCtas == 8 && g.eventsPerWarp == 53,
+               "pingpong geometry at 257x257x72: " + std::to_string(g.numCtas) + " CTAs, "
+                   + std::to_string(g.eventsPerWarp) + " events/warp (want 8, 53)");
+        const auto one = ladder::traceGeometry("pingpong", {1, 1, 8}, 132);
+        expect(one.numCtas == 2 && one.eventsPerWarp == (4 * 1 + 8 + 4) + 1 + 32,
+               "pingpong geometry at 1x1x8: " + std::to_string(one.numCtas) + " CTAs, "
+                   + std::to_string(one.eventsPerWarp) + " events/warp");
+    }
+    {
+        const auto g = ladder::traceGeometry("pingpong", {1000, 4096, 4100}, 132);
+        expect(g.numCtas == 0 && g.bufferBytes == 0, "a refused shape has an empty trace geometry");
+    }
+
+    std::printf("\n%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
+    return g_fail ? 1 : 0;
+}
