@@ -99,9 +99,6 @@ CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r)
         rev.push_back(s);
     };
     auto ctaOf = [&](std::int32_t i) { return m.trace.lanes[m.itemLane[i]].ctaIndex; };
-    auto overlapped = [&](std::int32_t i) {
-        return r.overlapEpilogue && isEpilogueKind(m.itemKind[i]) && m.itemLaterMma[i];
-    };
 
     enum class N { KernelEnd, CtaEnd, CtaStart, ItemEnd, ItemStart, Done };
     N node = N::KernelEnd;
@@ -229,16 +226,15 @@ CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r)
             const int c = ctaOf(i);
             const TimeNs c0 = r.ctaStart[c];
             const int lane = m.itemLane[i];
-            if (i == m.laneBegin[lane]) {
+            const std::int32_t prev = r.clockFrom[i];
+            if (prev < 0) {
                 seg(PathStep::What::Gap, c0, c0 + r.st[i], Cause::Prologue, lane, -1, c, -1);
                 node = N::CtaStart;
                 at = c;
                 break;
             }
-            const std::int32_t prev = i - 1;
-            const bool ov = overlapped(prev);
-            seg(PathStep::What::Gap, c0 + (ov ? r.st[prev] : r.en[prev]), c0 + r.st[i], Cause::Other, lane, -1, c, -1);
-            node = ov ? N::ItemStart : N::ItemEnd;
+            seg(PathStep::What::Gap, c0 + r.en[prev], c0 + r.st[i], Cause::Other, lane, -1, c, -1);
+            node = N::ItemEnd;
             at = prev;
             break;
         }

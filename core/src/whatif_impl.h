@@ -60,6 +60,7 @@ struct WhatIfModel::Impl {
 struct Replay {
     std::vector<std::int64_t> st, en;       // item start / end, relative to its CTA's start
     std::vector<std::uint8_t> bound;        // 1: the item's end was set by its dependency
+    std::vector<std::int32_t> clockFrom;    // the item of the lane whose end the item's start follows, -1: CTA start
     std::vector<std::int64_t> ctaStart, ctaEnd, ctaMainStart, ctaMainEnd;
     std::vector<std::int32_t> ctaPred;      // the CTA whose end (or main loop end) started this one, -1
     std::vector<std::uint8_t> ctaPersistentChain; // started by the persistent rule

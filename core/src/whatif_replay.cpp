@@ -102,13 +102,15 @@ Replay runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<
     r.ctaMainStart.assign(nCta, 0);
     r.ctaMainEnd.assign(nCta, 0);
     std::vector<std::int64_t> ctaDur(nCta, 0), firstFlight(nCta, 0);
-    std::vector<std::int32_t> cursor;
+    r.clockFrom.assign(n, -1);
+    std::vector<std::int32_t> cursor, clockItem;
     std::vector<std::int64_t> clock;
 
     for (int c = 0; c < nCta; ++c) {
         const int lb = m.ctaLaneBegin[c], le = m.ctaLaneEnd[c];
         cursor.assign(le - lb, 0);
         clock.assign(le - lb, 0);
+        clockItem.assign(le - lb, -1);
         for (int li = lb; li < le; ++li)
             cursor[li - lb] = m.laneBegin[m.ctaLanes[li]];
         int left = 0;
@@ -122,8 +124,10 @@ Replay runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<
                 std::int64_t& cur = clock[li - lb];
                 const std::int32_t iEnd = m.laneEnd[l];
                 while (i < iEnd) {
-                    if (r.st[i] == kUnset)
+                    if (r.st[i] == kUnset) {
                         r.st[i] = cur + m.itemGap[i];
+                        r.clockFrom[i] = clockItem[li - lb];
+                    }
                     const std::int64_t st = r.st[i];
                     std::int64_t dep = kUnset;
                     bool ready = true;
@@ -192,7 +196,13 @@ Replay runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<
                         r.bound[i] = byDep > own;
                     }
                     r.en[i] = en;
-                    cur = (r.overlapEpilogue && isEpilogueKind(m.itemKind[i]) && m.itemLaterMma[i]) ? st : en;
+                    // The lane goes on after the latest end so far (phases may overlap in a recording); an
+                    // epilogue that overlaps the next main loop does not hold the lane.
+                    const bool aside = r.overlapEpilogue && isEpilogueKind(m.itemKind[i]) && m.itemLaterMma[i];
+                    if (!aside && (clockItem[li - lb] < 0 || en >= cur)) {
+                        cur = en;
+                        clockItem[li - lb] = i;
+                    }
                     ++i;
                     progress = true;
                     if (i == iEnd)
