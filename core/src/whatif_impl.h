@@ -6,11 +6,30 @@
 #include "warpstage/whatif.h"
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 namespace ws {
 
 enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4 };
+
+// Replay state of one predict() call.
+struct Replay {
+    std::vector<std::int64_t> st, en;       // item start / end, relative to its CTA's start
+    std::vector<std::uint8_t> bound;        // 1: the item's end was set by its dependency
+    std::vector<std::int32_t> clockFrom;    // the item of the lane whose end the item's start follows, -1: CTA start
+    std::vector<std::int64_t> ctaStart, ctaEnd, ctaMainStart, ctaMainEnd;
+    std::vector<std::int32_t> ctaPred;      // the CTA whose end (or main loop end) started this one, -1
+    std::vector<std::uint8_t> ctaPersistentChain; // started by the persistent rule
+    std::vector<std::int64_t> ctaStartBase; // the time the CTA's start was derived from (pred or launch)
+    std::vector<std::int32_t> ctaSm;        // SM the CTA runs on in this replay
+    TimeNs kernelEnd = 0;
+    int stages = 0;
+    int issueShift = 0;                     // worker kernels: fills issued this many earlier
+    double fLoad = 1, fMma = 1, fEpi = 1;
+    bool overlapEpilogue = false;
+    bool dropSync = false;
+};
 
 struct WhatIfModel::Impl {
     KernelTrace trace;                      // the recorded kernel (a copy: the model outlives the caller's)
@@ -54,32 +73,20 @@ struct WhatIfModel::Impl {
     TimeNs launchStart = 0, launchEnd = 0;
     std::int64_t kernelEndGap = 0;          // launch end - last CTA end
     GraphSummary summary;
+
+    // predict()'s working arrays, kept between calls: allocating ~20 bytes per phase anew on every call cost
+    // more in page faults than the replay itself (docs/benchmarks.md).
+    mutable std::mutex scratchLock;
+    mutable Replay scratch;
 };
 
-// Replay state of one predict() call.
-struct Replay {
-    std::vector<std::int64_t> st, en;       // item start / end, relative to its CTA's start
-    std::vector<std::uint8_t> bound;        // 1: the item's end was set by its dependency
-    std::vector<std::int32_t> clockFrom;    // the item of the lane whose end the item's start follows, -1: CTA start
-    std::vector<std::int64_t> ctaStart, ctaEnd, ctaMainStart, ctaMainEnd;
-    std::vector<std::int32_t> ctaPred;      // the CTA whose end (or main loop end) started this one, -1
-    std::vector<std::uint8_t> ctaPersistentChain; // started by the persistent rule
-    std::vector<std::int64_t> ctaStartBase; // the time the CTA's start was derived from (pred or launch)
-    std::vector<std::int32_t> ctaSm;        // SM the CTA runs on in this replay
-    TimeNs kernelEnd = 0;
-    int stages = 0;
-    int issueShift = 0;                     // worker kernels: fills issued this many earlier
-    double fLoad = 1, fMma = 1, fEpi = 1;
-    bool overlapEpilogue = false;
-    bool dropSync = false;
-};
 
 // critpath.cpp
 CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r);
 bool isMmaLike(IntervalKind k);
 bool isEpilogueKind(IntervalKind k);
 // whatif_replay.cpp
-Replay runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes);
+void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r);
 std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i);
 std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int32_t cta, std::int32_t k);
 

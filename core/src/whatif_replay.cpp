@@ -61,7 +61,7 @@ std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int
     return moved >= 0 ? moved : own;
 }
 
-Replay runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes)
+void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r)
 {
     if (!goodFactor(p.loadLatency) || !goodFactor(p.mma) || !goodFactor(p.epilogue))
         throw WhatIfError("factors must be finite numbers > 0 and <= 1000");
@@ -70,7 +70,9 @@ Replay runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<
     if (p.sms < 0 || p.sms > 4096)
         throw WhatIfError("sms must be between 1 and 4096");
     const GraphSummary& s = m.summary;
-    Replay r;
+    r.stages = 0;
+    r.issueShift = 0;
+    r.kernelEnd = 0;
     r.fLoad = p.loadLatency;
     r.fMma = p.mma;
     r.fEpi = p.epilogue;
@@ -296,14 +298,15 @@ Replay runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<
     for (int c = 0; c < nCta; ++c)
         lastEnd = std::max(lastEnd, r.ctaEnd[c]);
     r.kernelEnd = lastEnd + m.kernelEndGap;
-    return r;
 }
 
 WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline) const
 {
     WhatIfResult out;
     const Impl& g = *m;
-    Replay r = runReplay(g, params, &out.notes);
+    const std::lock_guard<std::mutex> lock(g.scratchLock);
+    Replay& r = g.scratch;
+    runReplay(g, params, &out.notes, r);
     out.measuredNs = g.launchEnd - g.launchStart;
     out.predictedNs = r.kernelEnd - g.launchStart;
     out.path = walkCriticalPath(g, r);

@@ -46,10 +46,11 @@ void bench(const std::string& name, const KernelTrace& t)
     }
     std::sort(bare.begin(), bare.end());
     std::sort(full.begin(), full.end());
+    const GraphSummary& g = m.summary();
     std::printf("%-28s %9zu intervals  build %7.1f ms  predict %6.1f ms (median of 9; min %.1f max %.1f)  "
-                "with timeline %6.1f ms  [last prediction %.1f us]\n",
+                "with timeline %6.1f ms  [last prediction %.1f us; %d CTAs, %d warps, %lld unexplained waits]\n",
                 name.c_str(), t.intervalCount(), ms(t0, t1), bare[4], bare.front(), bare.back(), full[4],
-                double(predicted) / 1e3);
+                double(predicted) / 1e3, g.ctas, g.lanes, (long long)g.unexplainedWaits);
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ public:
     WhatIfModel& operator=(WhatIfModel&&) noexcept;
     ~WhatIfModel();
 
-    // Replays with `params`. withTimeline=false skips filling WhatIfResult::predicted (and the path's steps
+    // Replays with `params`; calls on one model are serialized (it reuses its working arrays), models of
+    // different kernels run in parallel. withTimeline=false skips filling WhatIfResult::predicted (and the path's steps
     // keep their indices into the model's trace lanes). Throws WhatIfError for bad parameters (factors not
     // finite or <= 0, stages < 0 or > 64, sms < 0).
     WhatIfResult predict(const WhatIfParams& params, bool withTimeline = true) const;
