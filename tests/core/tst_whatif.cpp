@@ -141,6 +141,14 @@ private slots:
         p.persistent = true;
         const WhatIfResult per = m.predict(p);
         QCOMPARE(per.predictedNs, TimeNs(190));  // CTA 1's main loop starts at CTA 0's end: its Setup hides
+        // The path crosses from CTA 1's start into CTA 0 (at its MMA's end, the last phase before CTA 1 began) and
+        // still sums to the predicted time.
+        double sum = 0;
+        for (double v : per.path.attributionNs)
+            sum += v;
+        QCOMPARE(sum, 190.0);
+        QCOMPARE(per.path.attributionNs[int(Cause::MmaThroughput)], 120.0);
+        QCOMPARE(per.path.attributionNs[int(Cause::Epilogue)], 30.0);  // only CTA 1's Store
         p.overlapEpilogue = true;
         QCOMPARE(m.predict(p).predictedNs, TimeNs(160));  // ... at CTA 0's main loop end: 10+60+60+30
         p = {};
