@@ -46,6 +46,13 @@ QString helpText()
         "                                run one read-only SQL statement on a trace (tables of\n"
         "                                docs/schema.md plus the virtual tables intervals, loads,\n"
         "                                chunk_metrics); default output: an aligned text table\n"
+        "  warpstage analyze FILE [--run ID] [--kernel ID] [--json]\n"
+        "                                critical path of a traced kernel and its time by cause\n"
+        "                                (load latency, MMA, back-pressure, epilogue, tail, ...)\n"
+        "  warpstage whatif FILE [--run ID] [--kernel ID] [--stages N] [--load-latency F] [--mma F]\n"
+        "                   [--epilogue F] [--overlap-epilogue] [--persistent] [--sms N] [--no-sync] [--json]\n"
+        "                                replay the kernel with edited parameters: measured and\n"
+        "                                predicted time, the new attribution (docs/whatif.md)\n"
         "  warpstage --screenshot IMAGE [FILE]\n"
         "                                open FILE (or the sample), save a picture of the window once\n"
         "                                its first kernel is drawn, and quit (needs a display or Xvfb)\n"
@@ -69,7 +76,8 @@ QString helpText()
         "Exit codes:\n"
         "  0  success\n"
         "  1  the command failed (export: unknown run or kernel, empty range, cannot write the image;\n"
-        "     query: bad SQL, a statement that writes)\n"
+        "     query: bad SQL, a statement that writes; analyze/whatif: unknown run or kernel, an\n"
+        "     untraced kernel, parameters the replay cannot run)\n"
         "  2  bad command line (unknown subcommand or option, missing or malformed value)\n"
         "  3  the trace file cannot be read (missing, not SQLite, not a Warpstage trace, corrupt,\n"
         "     or made by a newer Warpstage); import: an input that is no trace it reads, or is cut short\n"
@@ -82,6 +90,7 @@ bool isHeadlessCommand(int argc, char** argv)
         return false;
     const char* a = argv[1];
     return !std::strcmp(a, "info") || !std::strcmp(a, "export") || !std::strcmp(a, "import") || !std::strcmp(a, "query") ||
+           !std::strcmp(a, "analyze") || !std::strcmp(a, "whatif") ||
            !std::strcmp(a, "--help") ||
            !std::strcmp(a, "-h") || !std::strcmp(a, "--version") || !std::strcmp(a, "-v") ||
            !std::strcmp(a, "help");
@@ -333,6 +342,10 @@ int runHeadless(int argc, char** argv)
         return runImport(args);
     if (cmd == QLatin1String("query"))
         return runQueryCommand(args);
+    if (cmd == QLatin1String("analyze"))
+        return runAnalyzeCommand(args);
+    if (cmd == QLatin1String("whatif"))
+        return runWhatIfCommand(args);
     return usage(QStringLiteral("unknown subcommand '%1'").arg(cmd));
 }
 

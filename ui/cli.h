@@ -22,6 +22,9 @@ bool isHeadlessCommand(int argc, char** argv);
 int runHeadless(int argc, char** argv);
 // `warpstage query FILE SQL [--csv|--json]` (cli_query.cpp); args start after "query".
 int runQueryCommand(const QStringList& args);
+// `warpstage analyze FILE ...` and `warpstage whatif FILE ...` (cli_whatif.cpp, docs/whatif.md).
+int runAnalyzeCommand(const QStringList& args);
+int runWhatIfCommand(const QStringList& args);
 QString helpText();
 
 // --dpi range of `export` (the same as TimelineWidget::exportImage accepts).
