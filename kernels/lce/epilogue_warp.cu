@@ -18,21 +18,21 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, bool Split>
+template <int S>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarp(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                     const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                     __half* __restrict__ U, const int32_t* __restrict__ userOf, const Params p)
 {
-    body<S, false, true, Split>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
+    body<S, false, true>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
 }
 
 namespace {
-template <int S, bool Split>
+template <int S>
 std::string launch3(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceEpilogueWarp<S, Split>;
+    const auto kern = lceEpilogueWarp<S>;
     const int smem = int(PlanOf<S, true>::bytes(true, kWarps));
     static_assert(PlanOf<S, true>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     static int maxClusters = 0;
@@ -81,7 +81,7 @@ std::string runFusedEpilogueWarp(Problem& p)
 {
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;
-    return epiwarp::splitVariant() ? epiwarp::launch3<3, true>(p) : epiwarp::launch3<3, false>(p);
+    return epiwarp::launch3<3>(p);
 }
 
 }  // namespace ws::lce

@@ -21,9 +21,6 @@
 
 #include <warpstage/trace.cuh>
 
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "../src/common/epilogue.cuh"
@@ -75,37 +72,7 @@ __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int 
     return ((user * p.mTiles + tm) * p.nTiles + tn) * 2 + cw;
 }
 
-// The last k-step of a tile as two commit groups (Split): columns 0 .. BN/2 - 1, then the rest (m64n128 wgmmas on the
-// two halves of the accumulator; B's second half starts BN / 128 boxes further).
-template <int H, bool Commit = true>
-__device__ __forceinline__ void mmaIssueHalf(float (&acc)[BN / 2], uint32_t aTile, uint32_t bTile, bool first)
-{
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-        wgmmaTileF16Nt<BN / 2>(*reinterpret_cast<float(*)[BN / 4]>(&acc[H * BN / 4]), wgmmaDescSw128(aTile + kk * 32),
-                               wgmmaDescSw128Mn(bTile + H * (BN / 128) * kBoxB + kk * 16 * 128, kBoxB),
-                               kk == 0 ? (first ? 0 : 1) : 1);
-    if (Commit) wgmmaCommit();
-}
-// Both halves (m64n128 wgmmas: the Split kernel never mixes them with m64n256 on the same registers, which made
-// ptxas serialize every wgmma, C7511): Groups = 2 commits each half (the last k-step), 1 commits them together.
-template <int Groups, class Tr>
-__device__ __forceinline__ void mmaIssueHalves(float (&acc)[BN / 2], uint32_t aTile, uint32_t bTile, bool first,
-                                               int fill, int slot, Tr& tr)
-{
-    tr.event(wt::kind::MmaIssue, fill, uint8_t(slot));
-    wgmmaFence();
-    mmaIssueHalf<0, Groups == 2>(acc, aTile, bTile, first);
-    mmaIssueHalf<1, true>(acc, aTile, bTile, first);
-}
-template <int I0, int I1>
-__device__ __forceinline__ void fenceAccRange(float (&d)[BN / 2])
-{
-#pragma unroll
-    for (int i = I0; i < I1; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-template <int S, bool UserStage, bool Epi, bool Split = false>
+template <int S, bool UserStage, bool Epi>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      __half* __restrict__ U, const int32_t* __restrict__ userOf,
@@ -219,47 +186,17 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             const bool active = x.tm * BM + cw * 64 < p.M;
             const int KT = (x.K + BK - 1) / BK;
             float acc[BN / 2];
-            for (int kt = 0; kt < KT - (Split ? 1 : 0); ++kt, ++fill) {
+            for (int kt = 0; kt < KT; ++kt, ++fill) {
                 const int s = Ring<S, CL>::slot(fill);
                 ring.waitData(fill, w);
                 const uint32_t st = smemAddr(plan.stage(s));
-                if (active) {
-                    if constexpr (Split) mmaIssueHalves<1>(acc, st + cw * 64 * BK * 2, st + kBytesA, kt == 0, fill, s, w);
-                    else mmaIssue<BN>(acc, st + cw * 64 * BK * 2, st + kBytesA, kt == 0, fill, s, w);
-                }
+                if (active) mmaIssue<BN>(acc, st + cw * 64 * BK * 2, st + kBytesA, kt == 0, fill, s, w);
                 if (kt > 0) {
                     mmaWait<1>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
                     ring.release(fill - 1, lane0, w);
                 }
             }
-            if constexpr (Split) {  // the last k-step in two column halves (two commit groups)
-                const int s = Ring<S, CL>::slot(fill);
-                ring.waitData(fill, w);
-                const uint32_t st = smemAddr(plan.stage(s));
-                if (active) mmaIssueHalves<2>(acc, st + cw * 64 * BK * 2, st + kBytesA, KT == 1, fill, s, w);
-                if (KT > 1) {
-                    mmaWait<2>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
-                    ring.release(fill - 1, lane0, w);
-                }
-                ++fill;
-            }
-            const int lastSlot = Ring<S, CL>::slot(fill - 1);
-            if (Split && Epi && active && !x.user) {  // add the first half while the second half's wgmmas run
-                mmaWait<1>(fill - 1, lastSlot, w);
-                fenceAccRange<0, BN / 4>(acc);
-                staging.waitOrderStaged(cw, done, w);
-                staging.epilogueAddSplit(acc, cw, done, tInWg,
-                                         [&] {
-                                             mmaWait<0>(fill - 1, lastSlot, w);
-                                             fenceAccRange<BN / 4, BN / 2>(acc);
-                                             ring.release(fill - 1, lane0, w);
-                                         },
-                                         w);
-                ++done;
-                w.tileEnd();
-                continue;
-            }
-            mmaWait<0>(fill - 1, lastSlot, w);
+            mmaWait<0>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
             if (UserStage && x.user && !UserStaged) {
@@ -283,18 +220,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     }
     cta.end();
     clusterSync();
-}
-
-// Host: LCE_KERNEL=split selects the split hand-off (a candidate, session 6 s6-lce5), else the rung as built.
-inline bool splitVariant()
-{
-    static const bool v = [] {
-        const char* e = std::getenv("LCE_KERNEL");
-        const bool on = e && std::strcmp(e, "split") == 0;
-        if (on) std::fprintf(stderr, "lce: kernel variant split (the last k-step's hand-off in column halves)\n");
-        return on;
-    }();
-    return v;
 }
 
 // Host: the tensor maps both rungs use (W boxes of 64 (K) x 128 rows and E boxes of 64 (N) x 64 (K), 128-byte

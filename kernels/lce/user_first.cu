@@ -21,22 +21,22 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, bool Epi, bool Split>
+template <int S, bool Epi>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceUserFirst(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                  const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  __half* __restrict__ U, const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    body<S, true, Epi, Split>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
+    body<S, true, Epi>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
 }
 
 namespace {
-template <int S, bool Epi, bool Split = false>
+template <int S, bool Epi>
 std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceUserFirst<S, Epi, Split>;
+    const auto kern = lceUserFirst<S, Epi>;
     const int smem = int(PlanOf<S, Epi>::bytes(true, kWarps));
     static_assert(PlanOf<S, Epi>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
@@ -95,7 +95,7 @@ std::string runUserFirst(Problem& p)
     }();
     if (diag == 1) return epiwarp::launch4<3, false>(p);
     if (diag == 2) return epiwarp::launch4<4, false>(p);
-    return epiwarp::splitVariant() ? epiwarp::launch4<3, true, true>(p) : epiwarp::launch4<3, true>(p);
+    return epiwarp::launch4<3, true>(p);
 }
 
 }  // namespace ws::lce

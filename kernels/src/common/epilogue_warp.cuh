@@ -169,30 +169,10 @@ struct EpilogueStaging {
     __device__ __forceinline__ void epilogueAdd(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
     {
         tr.event(ws::trace::kind::Epilogue, n);
-        addColumns<0, BN / 8>(acc, cw, tInWg);
-        handOff(cw);
-    }
-    // The split hand-off (LCE_KERNEL=split): the add of the first column half, then `mid()` (the consumer waits for
-    // the wgmmas of the second half and frees its ring slot), the second half, the hand-off (phase Epilogue).
-    template <class Tr, class Mid>
-    __device__ __forceinline__ void epilogueAddSplit(const float (&acc)[BN / 2], int cw, int n, int tInWg, Mid&& mid,
-                                                     Tr& tr) const
-    {
-        tr.event(ws::trace::kind::Epilogue, n);
-        addColumns<0, BN / 16, 2>(acc, cw, tInWg);  // (2 pairs a batch: registers, the second half is in flight)
-        mid();
-        addColumns<BN / 16, BN / 8>(acc, cw, tInWg);
-        handOff(cw);
-    }
-    // The add alone for the column groups J0 .. J1 - 1 (8 columns each) of the warpgroup's accumulator: a split
-    // hand-off adds the first column half while the wgmmas of the second are still running (LCE_KERNEL=split).
-    template <int J0, int J1, int kB = 4>  // kB: pairs of column groups per batch
-    __device__ __forceinline__ void addColumns(const float (&acc)[BN / 2], int cw, int tInWg) const
-    {
-        static_assert(J0 % (2 * kB) == 0 && J1 % (2 * kB) == 0 && J0 < J1 && J1 <= BN / 8, "whole batches");
         const uint32_t h = smemAddr(half(cw));
+        constexpr int kB = 4;  // pairs of column groups per batch
 #pragma unroll
-        for (int j0 = J0; j0 < J1; j0 += 2 * kB) {
+        for (int j0 = 0; j0 < BN / 8; j0 += 2 * kB) {
             uint32_t u[kB][4];
 #pragma unroll
             for (int b = 0; b < kB; ++b)
@@ -206,10 +186,6 @@ struct EpilogueStaging {
                            addHalf2(u[b][3], acc[4 * j + 6], acc[4 * j + 7]));
             }
         }
-    }
-    // The hand-off of the half to the epilogue warp (after the add's shared-memory writes).
-    __device__ __forceinline__ void handOff(int cw) const
-    {
         fenceProxyAsync();
         mbarArrive(&stFull[cw]);
     }
