@@ -201,6 +201,13 @@ int runImport(const QStringList& args)
             if (i + 1 >= args.size())
                 return usage(QStringLiteral("import: --mapping needs a file"));
             options.mappingFile = args[++i].toStdString();
+        } else if (a == QLatin1String("--launch")) {
+            bool ok = false;
+            const int n = i + 1 < args.size() ? args[i + 1].toInt(&ok) : -1;
+            if (!ok || n < 0)
+                return usage(QStringLiteral("import: --launch needs a launch number (0 for the first)"));
+            options.protonLaunch = n;
+            ++i;
         } else if (a.startsWith(QLatin1String("-")) && a != QLatin1String("-")) {
             return usage(QStringLiteral("import: unknown option '%1'").arg(a));
         } else {

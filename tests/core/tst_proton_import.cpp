@@ -80,6 +80,34 @@ void writeFile(const QString& path, const QByteArray& bytes)
     QCOMPARE(f.write(bytes), qint64(bytes.size()));
 }
 
+// A file with several launches of one kernel, built from a real fixture's structure: Proton's writer puts
+// the launches one after the other in the file, each CTA's events together (warp by warp), and the
+// timestamps of all launches on one time base (each CTA at its global-timer start minus the earliest one).
+// Launch i is the fixture's events, `ts` shifted by i x shift µs, and with `moveSm` each CTA on another SM.
+QByteArray multiLaunch(const char* name, int launches, double shiftUs, bool moveSm)
+{
+    QFile f(QStringLiteral(WARPSTAGE_PROTON_FIXTURES "/") + QString::fromLatin1(name));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const auto events = QJsonDocument::fromJson(f.readAll()).object().value("traceEvents").toArray();
+    QJsonArray out;
+    for (int i = 0; i < launches; ++i)
+        for (const auto& v : events) {
+            QJsonObject o = v.toObject();
+            o["ts"] = o.value("ts").toDouble() + i * shiftUs;
+            if (moveSm) {
+                const auto p = parseProtonPid(o.value("pid").toString().toStdString());
+                o["pid"] = QString::fromStdString(p->kernel + " Core" + std::to_string((p->sm + 7 * i) % 132) + " CTA"
+                                                  + std::to_string(p->cta));
+            }
+            out.append(o);
+        }
+    QJsonObject doc;
+    doc["displayTimeUnit"] = "ns";
+    doc["traceEvents"] = out;
+    return QJsonDocument(doc).toJson(QJsonDocument::Compact);
+}
+
 }  // namespace
 
 class TestProtonImport : public QObject {
@@ -402,6 +430,67 @@ private slots:
         QCOMPARE(kinds.at(IntervalKind::MmaWait), 256 + 16);   // wgmma_wait + wgmma_last_wait
         QCOMPARE(kinds.at(IntervalKind::WaitData), 256);
         QCOMPARE(imp.run.kernels[0].scopes.size(), std::size_t(16));        // 'kernel' around everything, per warp
+    }
+
+
+    void severalLaunchesOneKernelEach_data()
+    {
+        QTest::addColumn<bool>("moveSm");
+        QTest::newRow("each launch on other SMs") << true;
+        QTest::newRow("same SMs, told apart by the order") << false;
+    }
+    void severalLaunchesOneKernelEach()
+    {
+        QFETCH(bool, moveSm);
+        QTemporaryDir dir;
+        const QString in = dir.filePath("add3.chrome_trace");
+        writeFile(in, multiLaunch("triton_add.chrome_trace", 3, 50.0, moveSm));
+        const auto one = importProtonEvents(fixtureEvents("triton_add.chrome_trace"), {});
+        const KernelRecord& ref = one.run.kernels.at(0);
+
+        const auto imp = importProtonFile(in.toStdString(), {});
+        QCOMPARE(imp.run.kernels.size(), std::size_t(3));
+        QCOMPARE(imp.report.launches, 3);
+        for (int i = 0; i < 3; ++i) {
+            const KernelRecord& k = imp.run.kernels[std::size_t(i)];
+            QCOMPARE(k.launch.name, ref.launch.name);
+            QCOMPARE(k.launch.launchIndex, i);
+            QCOMPARE(k.ctas.size(), ref.ctas.size());
+            QCOMPARE(k.warps.size(), ref.warps.size());
+            QCOMPARE(k.intervals.size(), ref.intervals.size());
+            QCOMPARE(k.scopes.size(), ref.scopes.size());
+            // the same scopes, 50 "µs" (50 000 ns at Proton's 1000 MHz frequency) later per launch
+            QCOMPARE(k.launch.start, ref.launch.start + TimeNs(i) * 50000);
+            QCOMPARE(k.launch.end, ref.launch.end + TimeNs(i) * 50000);
+            for (std::size_t j = 0; j < k.intervals.size(); ++j) {
+                QCOMPARE(k.intervals[j].start, ref.intervals[j].start + TimeNs(i) * 50000);
+                QCOMPARE(k.intervals[j].duration, ref.intervals[j].duration);
+                QCOMPARE(k.intervals[j].kind, ref.intervals[j].kind);
+            }
+            for (std::size_t c = 0; c < k.ctas.size(); ++c)
+                QCOMPARE(k.ctas[c].smId, moveSm ? (ref.ctas[c].smId + 7 * i) % 132 : ref.ctas[c].smId);
+        }
+        QVERIFY(imp.run.info.notes.find("Launches: 3") != std::string::npos);
+
+        // --launch N: only that one
+        ProtonImportOptions o;
+        o.launch = 2;
+        const auto only = importProtonFile(in.toStdString(), o);
+        QCOMPARE(only.run.kernels.size(), std::size_t(1));
+        QCOMPARE(only.run.kernels[0].launch.launchIndex, 2);
+        QCOMPARE(only.run.kernels[0].launch.start, ref.launch.start + 100000);
+        o.launch = 3;
+        const auto what = errorOf([&] { importProtonFile(in.toStdString(), o); });
+        QVERIFY2(what.find("--launch 3: the file holds 3 launches per kernel (0 to 2)") != std::string::npos, what.c_str());
+
+        // through `warpstage import`'s path, into the store: three kernels of one run
+        ImportOptions io;
+        const std::string out = dir.filePath("add3.wstrace").toStdString();
+        importTraces({in.toStdString()}, out, io);
+        const auto store = TraceStore::openReadOnly(out);
+        const auto runs = store.runs();
+        QCOMPARE(runs.size(), std::size_t(1));
+        QCOMPARE(store.kernels(runs[0].id).size(), std::size_t(3));
     }
 
     void notAProtonTrace()
