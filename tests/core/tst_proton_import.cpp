@@ -3,7 +3,9 @@
 // nesting, roles, inferred loads, cycles -> ns, the overlap metric of the imported gluon_ws matmul.
 #include "warpstage/analysis.h"
 #include "warpstage/proton.h"
+#include "warpstage/query.h"
 #include "warpstage/store.h"
+#include "warpstage/traceexport.h"
 #include "warpstage/traceimport.h"
 
 #include <QFile>
@@ -16,6 +18,8 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
+#include <tuple>
 
 using namespace ws;
 
@@ -491,6 +495,54 @@ private slots:
         const auto runs = store.runs();
         QCOMPARE(runs.size(), std::size_t(1));
         QCOMPARE(store.kernels(runs[0].id).size(), std::size_t(3));
+    }
+
+    void scopesSurviveExportAndImport()
+    {
+        // Proton fixture -> Warpstage file -> Chrome JSON -> imported back: the same brackets per warp.
+        QTemporaryDir dir;
+        const std::string first = dir.filePath("add.wstrace").toStdString();
+        importTraces({fixturePath("triton_add.chrome_trace")}, first, {});
+        const auto a = TraceStore::openReadOnly(first);
+        const RowId ka = a.kernels(a.runs().at(0).id).at(0).id;
+        const KernelTrace ta = a.loadKernel(ka);
+        QCOMPARE(ta.scopes.size(), std::size_t(128));
+        const std::string json = dir.filePath("add.json").toStdString();
+        const ExportStats st = exportKernelTrace(ta, {}, json);
+        QCOMPARE(st.scopes, std::int64_t(128));
+        const std::string second = dir.filePath("back.wstrace").toStdString();
+        importTraces({json}, second, {});
+        const auto b = TraceStore::openReadOnly(second);
+        const KernelTrace tb = b.loadKernel(b.kernels(b.runs().at(0).id).at(0).id);
+        using Key = std::tuple<int, int, int, std::string, TimeNs, TimeNs>;   // CTA, warp, depth, name, span
+        auto keys = [](const KernelTrace& t) {
+            std::map<RowId, const Lane*> lane;
+            for (const Lane& l : t.lanes)
+                lane[l.warpId] = &l;
+            std::multiset<Key> out;
+            for (const ScopeSpan& s : t.scopes) {
+                const Lane* l = lane.at(s.warpId);
+                out.insert({t.ctas[std::size_t(l->ctaIndex)].blockLinear, l->warpIndex, s.depth, s.name, s.start, s.end});
+            }
+            return out;
+        };
+        QCOMPARE(tb.scopes.size(), ta.scopes.size());
+        QVERIFY(keys(ta) == keys(tb));
+        QCOMPARE(tb.intervalCount(), ta.intervalCount());   // and the phases are not mistaken for scopes
+
+        // SQL: the `scopes` view of `warpstage query` (and of the loadable extension).
+        std::ostringstream out;
+        const auto rows = runQuery(first,
+                                   "SELECT count(*), min(depth), max(depth), sum(name = 'load_and_add'), min(dur_ns) > 0 "
+                                   "FROM scopes WHERE kernel_id = " + std::to_string(ka),
+                                   QueryFormat::Csv, out);
+        QCOMPARE(rows, std::int64_t(1));
+        QVERIFY2(out.str().find("\n128,0,1,64,1\n") != std::string::npos, out.str().c_str());
+        std::ostringstream one;
+        runQuery(first, "SELECT cta, warp, depth, name, start_ns, end_ns FROM scopes WHERE cta = 0 AND warp = 0 ORDER BY depth",
+                 QueryFormat::Csv, one);
+        QVERIFY2(one.str().find("0,0,0,kernel,") != std::string::npos, one.str().c_str());
+        QVERIFY2(one.str().find("0,0,1,load_and_add,") != std::string::npos, one.str().c_str());
     }
 
     void notAProtonTrace()
