@@ -22,6 +22,13 @@ bool isHeadlessCommand(int argc, char** argv);
 int runHeadless(int argc, char** argv);
 // `warpstage query FILE SQL [--csv|--json]` (cli_query.cpp); args start after "query".
 int runQueryCommand(const QStringList& args);
+// `warpstage migrate FILE --out COPY` (cli_migrate.cpp); args start after "migrate".
+int runMigrateCommand(const QStringList& args);
+// The line that follows an older-schema refusal: "(a migrated copy: warpstage migrate FILE --out COPY.wstrace)".
+inline QString migrateHint(const QString& file)
+{
+    return QStringLiteral("(a migrated copy: warpstage migrate %1 --out COPY.wstrace)").arg(file);
+}
 QString helpText();
 
 // --dpi range of `export` (the same as TimelineWidget::exportImage accepts).
