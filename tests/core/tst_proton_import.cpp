@@ -505,15 +505,25 @@ private slots:
         importTraces({fixturePath("triton_add.chrome_trace")}, first, {});
         const auto a = TraceStore::openReadOnly(first);
         const RowId ka = a.kernels(a.runs().at(0).id).at(0).id;
-        const KernelTrace ta = a.loadKernel(ka);
+        for (int launch = 0; launch < 2; ++launch) {
+        // launch 1: the second launch of a two-launch file, 50 µs later (the export's origin is not 0 there)
+        const std::string src = launch == 0 ? first : dir.filePath("add2.wstrace").toStdString();
+        if (launch == 1) {
+            const QString in = dir.filePath("add2.chrome_trace");
+            writeFile(in, multiLaunch("triton_add.chrome_trace", 2, 50.0, false));
+            importTraces({in.toStdString()}, src, {});
+        }
+        const auto sa = TraceStore::openReadOnly(src);
+        const KernelTrace ta = sa.loadKernel(sa.kernels(sa.runs().at(0).id).at(std::size_t(launch)).id);
         QCOMPARE(ta.scopes.size(), std::size_t(128));
-        const std::string json = dir.filePath("add.json").toStdString();
+        const std::string json = dir.filePath("add" + QString::number(launch) + ".json").toStdString();
         const ExportStats st = exportKernelTrace(ta, {}, json);
         QCOMPARE(st.scopes, std::int64_t(128));
-        const std::string second = dir.filePath("back.wstrace").toStdString();
+        const std::string second = dir.filePath("back" + QString::number(launch) + ".wstrace").toStdString();
         importTraces({json}, second, {});
         const auto b = TraceStore::openReadOnly(second);
         const KernelTrace tb = b.loadKernel(b.kernels(b.runs().at(0).id).at(0).id);
+        QVERIFY(launch == 0 || ta.scopes.front().start > 50000);
         using Key = std::tuple<int, int, int, std::string, TimeNs, TimeNs>;   // CTA, warp, depth, name, span
         auto keys = [](const KernelTrace& t) {
             std::map<RowId, const Lane*> lane;
@@ -529,6 +539,7 @@ private slots:
         QCOMPARE(tb.scopes.size(), ta.scopes.size());
         QVERIFY(keys(ta) == keys(tb));
         QCOMPARE(tb.intervalCount(), ta.intervalCount());   // and the phases are not mistaken for scopes
+        }
 
         // SQL: the `scopes` view of `warpstage query` (and of the loadable extension).
         std::ostringstream out;
