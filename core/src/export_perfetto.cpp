@@ -389,7 +389,10 @@ ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOption
             if (isUserPhase(l.kind[i]) || l.kind[i] == IntervalKind::Other) {
                 sub.clear();
                 sub.u(pf::kAnnNameIid, kAnnKind);
-                sub.str(pf::kAnnStringValue, intervalKindName(l.kind[i]));
+                // as the JSON's args.kind: "user:<i>" for user phase i ("other" said nothing about which)
+                sub.str(pf::kAnnStringValue, isUserPhase(l.kind[i])
+                                                 ? "user:" + std::to_string(static_cast<int>(l.kind[i]) - kUserPhaseBase)
+                                                 : std::string(intervalKindName(l.kind[i])));
                 inner.msg(pf::kDebugAnnotations, sub);
             }
             if (!flowsAt.empty()) {

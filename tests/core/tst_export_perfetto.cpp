@@ -406,6 +406,16 @@ private slots:
                 names.insert(n);
         QVERIFY(names.count("softmax (user)"));
         QVERIFY(names.count("rescale"));
+        // the `kind` annotation of a user phase names it as the JSON does ("user:<i>")
+        std::set<std::string> kinds;
+        for (const Event& ev : r.events)
+            for (auto [it, end] = ev.e.bytes.equal_range(4); it != end; ++it) {
+                const Msg a = decode(it->second);
+                if (ev.annNames->at(a.u(1)) == "kind")
+                    kinds.insert(a.b(6));
+            }
+        QVERIFY(kinds.count("user:0"));
+        QVERIFY(kinds.count("user:1"));
         std::multiset<std::uint64_t> from, to;
         for (const Event& ev : r.events)
             if (true) {
