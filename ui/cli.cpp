@@ -41,7 +41,12 @@ QString helpText()
         "                                Warpstage's own .json / .json.gz export, Triton Proton\n"
         "                                intra-kernel traces (.chrome_trace; --sm-clock-mhz: the SM\n"
         "                                clock, else 1980 assumed; --mapping: scope name rules,\n"
-        "                                'glob = kind [role]' per line; docs/interop.md)\n"
+        "                                'glob = kind [role]' per line; docs/interop.md;\n"
+        "                                --launch N: only launch N (0-based) of a kernel that the\n"
+        "                                file holds several launches of; default: each launch a kernel)\n"
+        "  warpstage migrate FILE --out COPY.wstrace\n"
+        "                                a copy of an older-schema trace migrated to the current\n"
+        "                                schema (FILE is never changed; other commands exit 4 on it)\n"
         "  warpstage query FILE \"SQL\" [--csv|--json]\n"
         "                                run one read-only SQL statement on a trace (tables of\n"
         "                                docs/schema.md plus the virtual tables intervals, loads,\n"
@@ -81,7 +86,8 @@ QString helpText()
         "  2  bad command line (unknown subcommand or option, missing or malformed value)\n"
         "  3  the trace file cannot be read (missing, not SQLite, not a Warpstage trace, corrupt,\n"
         "     or made by a newer Warpstage); import: an input that is no trace it reads, or is cut short\n"
-        "  4  the trace file is an older Warpstage schema: open it in the viewer to migrate a copy\n");
+        "  4  the trace file is an older Warpstage schema: open it in the viewer to migrate a copy,\n"
+        "     or warpstage migrate FILE --out COPY.wstrace\n");
 }
 
 bool isHeadlessCommand(int argc, char** argv)
@@ -91,6 +97,7 @@ bool isHeadlessCommand(int argc, char** argv)
     const char* a = argv[1];
     return !std::strcmp(a, "info") || !std::strcmp(a, "export") || !std::strcmp(a, "import") || !std::strcmp(a, "query") ||
            !std::strcmp(a, "analyze") || !std::strcmp(a, "whatif") ||
+           !std::strcmp(a, "migrate") ||
            !std::strcmp(a, "--help") ||
            !std::strcmp(a, "-h") || !std::strcmp(a, "--version") || !std::strcmp(a, "-v") ||
            !std::strcmp(a, "help");
@@ -189,6 +196,7 @@ static int runInfo(const QStringList& args)
         return ExitOk;
     } catch (const ws::NeedsMigrationError& e) {
         err(QString::fromStdString(e.what()));
+        err(migrateHint(QString::fromStdString(e.path())));
         return ExitNeedsMigration;
     } catch (const ws::StoreError& e) {
         err(QString::fromStdString(e.what()));
@@ -292,6 +300,7 @@ static int runExport(int argc, char** argv, const QStringList& args)
         ws::TraceStore::openReadOnly(opt.file.toStdString());
     } catch (const ws::NeedsMigrationError& e) {
         err(QString::fromStdString(e.what()));
+        err(migrateHint(QString::fromStdString(e.path())));
         return ExitNeedsMigration;
     } catch (const std::exception& e) {
         err(QString::fromStdString(e.what()));
@@ -346,6 +355,8 @@ int runHeadless(int argc, char** argv)
         return runAnalyzeCommand(args);
     if (cmd == QLatin1String("whatif"))
         return runWhatIfCommand(args);
+    if (cmd == QLatin1String("migrate"))
+        return runMigrateCommand(args);
     return usage(QStringLiteral("unknown subcommand '%1'").arg(cmd));
 }
 

@@ -25,6 +25,13 @@ int runQueryCommand(const QStringList& args);
 // `warpstage analyze FILE ...` and `warpstage whatif FILE ...` (cli_whatif.cpp, docs/whatif.md).
 int runAnalyzeCommand(const QStringList& args);
 int runWhatIfCommand(const QStringList& args);
+// `warpstage migrate FILE --out COPY` (cli_migrate.cpp); args start after "migrate".
+int runMigrateCommand(const QStringList& args);
+// The line that follows an older-schema refusal: "(a migrated copy: warpstage migrate FILE --out COPY.wstrace)".
+inline QString migrateHint(const QString& file)
+{
+    return QStringLiteral("(a migrated copy: warpstage migrate %1 --out COPY.wstrace)").arg(file);
+}
 QString helpText();
 
 // --dpi range of `export` (the same as TimelineWidget::exportImage accepts).

@@ -65,6 +65,7 @@ int runQueryCommand(const QStringList& args)
         return ExitFailure;
     } catch (const ws::NeedsMigrationError& e) {
         queryErr(e.what());
+        queryErr(migrateHint(QString::fromStdString(e.path())).toStdString());
         return ExitNeedsMigration;
     } catch (const ws::StoreError& e) {
         queryErr(e.what());

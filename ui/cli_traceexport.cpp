@@ -114,6 +114,7 @@ int runTraceExport(const QStringList& args)
         store.emplace(ws::TraceStore::openReadOnly(file.toStdString()));
     } catch (const ws::NeedsMigrationError& e) {
         err(QString::fromStdString(e.what()));
+        err(migrateHint(file));
         return ExitNeedsMigration;
     } catch (const std::exception& e) {
         err(QString::fromStdString(e.what()));
@@ -168,9 +169,10 @@ int runTraceExport(const QStringList& args)
             st = ws::exportKernelTrace(trace, opt, out.toStdString());
         }
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("%s: %lld warps, %lld slices, %lld counter samples, %lld flows, %s (%.2f s)\n",
+        const std::string scopes = st.scopes ? ", " + std::to_string(st.scopes) + " scope brackets" : std::string();
+        std::printf("%s: %lld warps, %lld slices%s, %lld counter samples, %lld flows, %s (%.2f s)\n",
                     out.toLocal8Bit().constData(), static_cast<long long>(st.lanes), static_cast<long long>(st.intervals),
-                    static_cast<long long>(st.counterSamples), static_cast<long long>(st.flows),
+                    scopes.c_str(), static_cast<long long>(st.counterSamples), static_cast<long long>(st.flows),
                     QLocale::c().formattedDataSize(QFileInfo(out).size()).toLocal8Bit().constData(), s);
         return ExitOk;
     } catch (const std::exception& e) {
@@ -201,6 +203,13 @@ int runImport(const QStringList& args)
             if (i + 1 >= args.size())
                 return usage(QStringLiteral("import: --mapping needs a file"));
             options.mappingFile = args[++i].toStdString();
+        } else if (a == QLatin1String("--launch")) {
+            bool ok = false;
+            const int n = i + 1 < args.size() ? args[i + 1].toInt(&ok) : -1;
+            if (!ok || n < 0)
+                return usage(QStringLiteral("import: --launch needs a launch number (0 for the first)"));
+            options.protonLaunch = n;
+            ++i;
         } else if (a.startsWith(QLatin1String("-")) && a != QLatin1String("-")) {
             return usage(QStringLiteral("import: unknown option '%1'").arg(a));
         } else {

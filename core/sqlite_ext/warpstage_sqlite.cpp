@@ -1,4 +1,4 @@
-// libwarpstage_sqlite: the virtual tables of `warpstage query` (intervals, loads, chunk_metrics; docs/schema.md,
+// libwarpstage_sqlite: the virtual tables of `warpstage query` (intervals, loads, chunk_metrics; the view scopes; docs/schema.md,
 // "Virtual tables") as a loadable SQLite extension, for the sqlite3 shell or any SQLite program:
 //
 //   sqlite3 trace.wstrace
@@ -10,6 +10,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
+#include "query_views.h"
 #include "query_vtab.h"
 
 #ifdef _WIN32
@@ -23,7 +24,9 @@ extern "C" {
 WS_EXPORT int sqlite3_warpstagesqlite_init(sqlite3* db, char** err, const sqlite3_api_routines* api)
 {
     SQLITE_EXTENSION_INIT2(api);
-    const int rc = ws::detail::vtab_ext::registerTables(db);
+    int rc = ws::detail::vtab_ext::registerTables(db);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, ws::detail::kScopesViewSql, nullptr, nullptr, nullptr);   // the `scopes` view
     if (rc != SQLITE_OK && err)
         *err = sqlite3_mprintf("warpstage: cannot register the virtual tables (%s)", sqlite3_errstr(rc));
     return rc;

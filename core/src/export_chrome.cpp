@@ -210,6 +210,9 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
         ++st.lanes;
     }
 
+    // Scope brackets (Proton's outer scopes): complete events of category "scope" on the warp's thread, written
+    // before its phases; viewers nest them by time (the phases inside a scope lie within it).
+    const auto scopesOf = scopesByLane(trace);
     // Slices: names are the kinds' labels; a short per-kind prefix string is built once.
     std::vector<std::string> namePart(256);
     for (const int li : sel.lanes) {
@@ -218,6 +221,24 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
         appendInt(where, l.ctaIndex + 1);
         where += ",\"tid\":";
         appendInt(where, l.warpIndex);
+        for (const ScopeSpan* sc : scopesOf[std::size_t(li)]) {
+            if (!sel.inRange(sc->start, sc->end))
+                continue;
+            std::string& s = ev.begin();
+            s += "{\"ph\":\"X\"";
+            s += where;
+            s += ",\"ts\":";
+            appendMicros(s, sc->start - sel.origin);
+            s += ",\"dur\":";
+            appendMicros(s, sc->end - sc->start);
+            s += ",\"name\":";
+            appendJsonString(s, sc->name);
+            s += ",\"cat\":\"scope\",\"args\":{\"depth\":";
+            appendInt(s, sc->depth);
+            s += "}}";
+            ev.end();
+            ++st.scopes;
+        }
         for (std::size_t i = sel.first[std::size_t(li)]; i < sel.last[std::size_t(li)]; ++i) {
             if (!sel.inRange(l.start[i], l.end(i)))
                 continue;

@@ -237,6 +237,24 @@ void appendJsonString(std::string& s, std::string_view v)
     s.push_back('"');
 }
 
+std::vector<std::vector<const ScopeSpan*>> scopesByLane(const KernelTrace& trace)
+{
+    std::vector<std::vector<const ScopeSpan*>> out(trace.lanes.size());
+    if (trace.scopes.empty())
+        return out;
+    std::unordered_map<RowId, std::size_t> laneOf;
+    for (std::size_t i = 0; i < trace.lanes.size(); ++i)
+        laneOf.emplace(trace.lanes[i].warpId, i);
+    for (const ScopeSpan& s : trace.scopes)
+        if (const auto it = laneOf.find(s.warpId); it != laneOf.end())
+            out[it->second].push_back(&s);
+    for (auto& v : out)
+        std::stable_sort(v.begin(), v.end(), [](const ScopeSpan* a, const ScopeSpan* b) {
+            return a->start != b->start ? a->start < b->start : a->depth < b->depth;
+        });
+    return out;
+}
+
 struct FileSink::Impl {
     std::FILE* f = nullptr;
     bool gzip = false;

@@ -71,6 +71,9 @@ struct Flow {
 };
 std::vector<Flow> loadFlows(const KernelTrace& trace, const Selection& sel);
 
+// Per trace lane: its scope brackets (KernelTrace::scopes by Lane::warpId), outermost first, then by start.
+std::vector<std::vector<const ScopeSpan*>> scopesByLane(const KernelTrace& trace);
+
 // A destination file written through a temporary name; gzip-compressed when asked.
 class FileSink : public ByteSink {
 public:

@@ -140,6 +140,7 @@ private:
         WarpRole role = WarpRole::Unknown;
         std::string roleName;
         std::vector<Iv> intervals;
+        std::vector<ScopeSpan> scopes;   // times after the origin; warpId set in run()
     };
 
     [[noreturn]] void bad(const std::string& what) const { throw ImportError(m_path + ": " + what); }
@@ -313,6 +314,13 @@ void Importer::event(const Fields& e, const Fields& args)
     const auto d = dur && dur->tok == Tok::Number ? microsToNs(dur->text) : std::nullopt;
     if (!start || !d || *d < 0)
         bad("slice '" + name + "' has no valid ts/dur (byte " + std::to_string(m_r.offset()) + ")");
+    if (e.string("cat").value_or("") == "scope") {   // a scope bracket (Proton's outer scopes)
+        const auto depth = args.integer("depth");
+        if (!depth || *depth < 0 || *depth > 1000)
+            bad("scope '" + name + "' has no valid args.depth (byte " + std::to_string(m_r.offset()) + ")");
+        m_warps[{pid, tid}].scopes.push_back(ScopeSpan{0, int(*depth), name, *start, *start + *d});
+        return;
+    }
     const std::string kindText = args.string("kind").value_or("");
     IntervalKind kind;
     if (kindText.rfind("user:", 0) == 0) {
@@ -390,7 +398,7 @@ RunRecord Importer::run()
     TimeNs lo = 0, hi = 0;
     bool any = false;
     for (auto& [key, w] : m_warps) {
-        if (w.intervals.empty() && !w.named)
+        if (w.intervals.empty() && w.scopes.empty() && !w.named)
             continue;
         if (!ctaIndex.count(key.first)) {
             const int i = int(k.ctas.size());
@@ -421,6 +429,12 @@ RunRecord Importer::run()
         Cta& cta = k.ctas[std::size_t(ci)];
         const auto it = m_ctas.find(key.first);
         const bool ctaTimes = it != m_ctas.end() && it->second.start && it->second.end;
+        for (ScopeSpan sc : w.scopes) {
+            sc.warpId = wp.id;
+            sc.start += m_origin;
+            sc.end += m_origin;
+            k.scopes.push_back(std::move(sc));
+        }
         for (const Iv& iv : w.intervals) {
             Interval x;
             x.warpId = wp.id;

@@ -70,7 +70,13 @@ struct CtaData {
 };
 struct KernelData {
     std::string name;
+    int launch = 0;                // 0-based among the file's launches of this kernel name
     std::map<int, CtaData> ctas;   // by CTA id
+    // Where the writer is in this launch: Proton writes one launch after the other, and inside a launch
+    // all the events of one CTA, warp by warp, together. A (CTA, warp) that comes back after the writer
+    // left it, or a CTA on another SM, is the next launch.
+    int curCta = -1, curWarp = -1;
+    std::set<std::pair<int, int>> doneWarps;
 };
 
 }  // namespace
@@ -202,7 +208,7 @@ std::vector<std::pair<std::size_t, int>> outerScopes(const std::vector<WarpScope
 
 struct ProtonBuilder::State {
     std::vector<KernelData> kernels;
-    std::map<std::string, std::size_t, std::less<>> kernelIndex;
+    std::map<std::string, std::size_t, std::less<>> kernelIndex;   // name -> its current (latest) launch
     std::vector<std::string> names;                       // scope names, interned
     std::map<std::string, std::uint32_t, std::less<>> nameIndex;
     std::int64_t foreign = 0, used = 0;
@@ -243,13 +249,26 @@ void ProtonBuilder::add(const ProtonEvent& e)
     auto it = st.kernelIndex.find(pid->kernel);
     if (it == st.kernelIndex.end()) {
         it = st.kernelIndex.emplace(pid->kernel, st.kernels.size()).first;
-        st.kernels.push_back(KernelData{pid->kernel, {}});
+        st.kernels.push_back(KernelData{pid->kernel, 0, {}});
     }
-    CtaData& c = st.kernels[it->second].ctas[pid->cta];
-    if (c.haveTs && c.sm != pid->sm)
-        throw ProtonError(src + ": CTA " + std::to_string(pid->cta) + " of kernel '" + pid->kernel
-                          + "' appears on two SMs (" + std::to_string(c.sm) + " and " + std::to_string(pid->sm)
-                          + "): several launches of one kernel in one file are not supported");
+    {
+        KernelData& kd = st.kernels[it->second];
+        const auto known = kd.ctas.find(pid->cta);
+        const bool otherSm = known != kd.ctas.end() && known->second.sm != pid->sm;
+        const bool sameBlock = kd.curCta == pid->cta && kd.curWarp == tid->warp;
+        if (otherSm || (!sameBlock && kd.doneWarps.count({pid->cta, tid->warp}))) {
+            const int launch = kd.launch + 1;   // the next launch of this kernel
+            it->second = st.kernels.size();
+            st.kernels.push_back(KernelData{pid->kernel, launch, {}});
+        }
+    }
+    KernelData& kd = st.kernels[it->second];
+    if (kd.curCta != pid->cta || kd.curWarp != tid->warp) {
+        kd.curCta = pid->cta;
+        kd.curWarp = tid->warp;
+        kd.doneWarps.insert({pid->cta, tid->warp});
+    }
+    CtaData& c = kd.ctas[pid->cta];
     c.cta = pid->cta;
     c.sm = pid->sm;
     c.freq = e.frequencyMhz;
@@ -305,6 +324,21 @@ ProtonImport ProtonBuilder::finish()
         rep.clockSource = "assumed (the trace does not record the SM clock; pass --sm-clock-mhz)";
     }
     const double nsPerCycle = 1000.0 / rep.clockMhz;
+
+    // 3. Launches: all (one kernel each), or the one asked for.
+    int launchesMax = 0;
+    for (const KernelData& kd : kernels)
+        launchesMax = std::max(launchesMax, kd.launch + 1);
+    if (options.launch) {
+        if (*options.launch < 0 || *options.launch >= launchesMax)
+            throw ProtonError(src + ": --launch " + std::to_string(*options.launch) + ": the file holds "
+                              + std::to_string(launchesMax) + (launchesMax == 1 ? " launch" : " launches")
+                              + " per kernel (0 to " + std::to_string(launchesMax - 1) + ")");
+        kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
+                                     [&](const KernelData& kd) { return kd.launch != *options.launch; }),
+                      kernels.end());
+    }
+    rep.launches = static_cast<int>(kernels.size());
 
     RunRecord& run = result.run;
     run.info.variant = kernels.front().name;
@@ -484,6 +518,7 @@ ProtonImport ProtonBuilder::finish()
         });
         KernelLaunch& L = k.launch;
         L.name = kd.name;
+        L.launchIndex = kd.launch;
         L.traced = true;
         L.grid[0] = maxCta + 1;
         L.block[0] = 32 * (maxWarp + 1);
@@ -502,17 +537,22 @@ ProtonImport ProtonBuilder::finish()
       << fmt(nsPerCycle) << ". CTA starts are Proton's global-timer offsets (ns), kept as they are.\n";
     n << "Original numbers: ";
     for (const auto& kd : kernels) {
-        n << "kernel '" << kd.name << "': " << kd.ctas.size() << " CTAs;";
+        n << "kernel '" << kd.name << "' launch " << kd.launch << ": " << kd.ctas.size() << " CTAs;";
         for (const auto& [ctaId, c] : kd.ctas)
             n << " CTA" << ctaId << "@Core" << c.sm << " first ts " << fmt(c.minTs) << ";";
         n << " ";
     }
+    if (launchesMax > 1)
+        n << "Launches: " << launchesMax << " of one kernel in the file (told apart by the order Proton writes them: a CTA's "
+          << "warp that comes back, or a CTA on another SM, starts the next launch); "
+          << (options.launch ? "launch " + std::to_string(*options.launch) + " imported (--launch). "
+                             : std::string("each is a kernel of this run. "));
     n << used << " scope events";
     if (foreign > 0)
         n << " (" << foreign << " events without a Proton pid/tid skipped)";
     n << ".\n";
     n << "Timeline: the innermost scope of each warp at each instant (an outer scope shows where its inner scopes "
-         "leave gaps; the scopes themselves are not stored in this version).\n";
+         "leave gaps; the scopes that contain others are kept as brackets).\n";
     if (!rep.unmappedScopes.empty()) {
         n << "Scopes without a phase kind (user-named phases):";
         for (const auto& s : rep.unmappedScopes)

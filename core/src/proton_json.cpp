@@ -195,6 +195,7 @@ RunRecord importProtonTrace(const std::string& path, const ImportOptions& option
     try {
         ProtonImportOptions o;
         o.smClockMhz = options.smClockMhz;
+        o.launch = options.protonLaunch;
         if (!options.mappingFile.empty())
             o.mapping = ScopeMapping::load(options.mappingFile);
         return importProtonFile(path, o).run;

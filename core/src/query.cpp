@@ -2,6 +2,7 @@
 // query_vtab.cpp, printed as an aligned table, CSV or JSON (warpstage/query.h).
 #include "warpstage/query.h"
 
+#include "query_views.h"
 #include "query_vtab.h"
 #include "sqlite_util.h"
 
@@ -12,7 +13,11 @@
 
 namespace ws {
 
-int registerQueryTables(sqlite3* db) { return detail::vtab::registerTables(db); }
+int registerQueryTables(sqlite3* db)
+{
+    const int rc = detail::vtab::registerTables(db);
+    return rc == SQLITE_OK ? sqlite3_exec(db, detail::kScopesViewSql, nullptr, nullptr, nullptr) : rc;
+}
 
 namespace {
 

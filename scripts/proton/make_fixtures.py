@@ -11,6 +11,9 @@ FIXTURE is one of
                    wgmma_wait / wgmma_issue / epilogue in the k-loop (one warpgroup does everything)
   gluon_ws         a Gluon warp-specialized TMA + wgmma matmul: a 1-warp load partition (scopes wait_empty,
                    tma_issue) and a 4-warp MMA partition (wait_ready, wgmma, epilogue) over a 3-slot ring
+  triton_add_multi the same Triton add kernel launched three times in one Proton session (4 CTAs each,
+                   8 Ki floats): one file with several launches of one kernel (Proton writes them one
+                   after the other, on one time base)
   info             print versions, clocks and the signatures of the Proton/Gluon calls used here
 
 Each writes OUTDIR/<fixture>.chrome_trace (Proton's own file) and checks the kernel's result against torch.
@@ -76,6 +79,22 @@ def triton_add(outdir):
     proton.finalize()
     torch.testing.assert_close(out, x + y)
     print("triton_add: PASS")
+
+
+def triton_add_multi(outdir):
+    pl.enable_semantic("triton")
+    n = 8 * 1024
+    xs = [torch.rand(n, device="cuda") for _ in range(3)]
+    y = torch.rand(n, device="cuda")
+    outs = [torch.empty_like(y) for _ in range(3)]
+    proton.start(os.path.join(outdir, "triton_add_multi"), data="trace", backend="instrumentation")
+    for x, out in zip(xs, outs):
+        add_kernel[(triton.cdiv(n, 2048), )](x, y, out, n, BLOCK=2048, num_warps=4)
+    torch.cuda.synchronize()
+    proton.finalize()
+    for x, out in zip(xs, outs):
+        torch.testing.assert_close(out, x + y)
+    print("triton_add_multi: PASS")
 
 
 def gluon_defs():
@@ -235,6 +254,8 @@ if __name__ == "__main__":
         info()
     elif fixture == "triton_add":
         triton_add(outdir)
+    elif fixture == "triton_add_multi":
+        triton_add_multi(outdir)
     elif fixture in ("gluon_pipelined", "gluon_ws"):
         gluon_run(fixture, outdir)
     else:

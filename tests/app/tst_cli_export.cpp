@@ -184,6 +184,7 @@ private slots:
     void exitCodes_data();
     void exitCodes();
     void olderSchemaExit4();
+    void migrateWritesACopy();
 
 private:
     QString path(const QString& n) const { return m_dir.filePath(n); }
@@ -521,10 +522,40 @@ void TestCliExport::olderSchemaExit4()
         const Run r = warpstage(args);
         QVERIFY2(r.code == 4, qPrintable(QStringLiteral("%1 -> %2: %3").arg(args.join(' ')).arg(r.code).arg(r.err)));
         QVERIFY2(r.err.contains(m_v1) && r.err.contains(QStringLiteral("older Warpstage")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("warpstage migrate ") + m_v1), qPrintable(r.err));   // where to go
         QVERIFY(r.out.isEmpty());
     }
     QVERIFY(!QFile::exists(path(QStringLiteral("old.png"))));
     QCOMPARE(readAll(m_v1), before);  // never rewritten
+}
+
+void TestCliExport::migrateWritesACopy()
+{
+    // A real schema-1 file (tests/core/fixtures, made by the version-1 writer), copied so nothing touches the original.
+    const QString v1 = path(QStringLiteral("real-v1.wstrace"));
+    QFile::remove(v1);
+    QVERIFY(QFile::copy(QStringLiteral(WARPSTAGE_SCHEMA_FIXTURES "/schema-v1.wstrace"), v1));
+    QCOMPARE(warpstage({QStringLiteral("info"), v1}).code, 4);
+    const QByteArray before = readAll(v1);
+    const QString copy = path(QStringLiteral("migrated.wstrace"));
+    QFile::remove(copy);
+    Run r = warpstage({QStringLiteral("migrate"), v1, QStringLiteral("--out"), copy});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(QStringLiteral("schema 1 -> %1").arg(ws::kSchemaVersion)), qPrintable(r.out));
+    QCOMPARE(readAll(v1), before);   // the source is never changed
+    r = warpstage({QStringLiteral("info"), copy});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    // the copy exists now: refused, and a current file has nothing to migrate
+    r = warpstage({QStringLiteral("migrate"), v1, QStringLiteral("--out"), copy});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("already exists")), qPrintable(r.err));
+    r = warpstage({QStringLiteral("migrate"), copy, QStringLiteral("--out"), path(QStringLiteral("again.wstrace"))});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("already at the current schema")), qPrintable(r.err));
+    QVERIFY(!QFile::exists(path(QStringLiteral("again.wstrace"))));
+    QCOMPARE(warpstage({QStringLiteral("migrate"), m_v1}).code, 2);
+    QCOMPARE(warpstage({QStringLiteral("migrate"), path(QStringLiteral("missing.wstrace")), QStringLiteral("--out"),
+                        path(QStringLiteral("m2.wstrace"))}).code, 3);
 }
 
 QTEST_GUILESS_MAIN(TestCliExport)

@@ -3,7 +3,9 @@
 // nesting, roles, inferred loads, cycles -> ns, the overlap metric of the imported gluon_ws matmul.
 #include "warpstage/analysis.h"
 #include "warpstage/proton.h"
+#include "warpstage/query.h"
 #include "warpstage/store.h"
+#include "warpstage/traceexport.h"
 #include "warpstage/traceimport.h"
 
 #include <QFile>
@@ -16,6 +18,8 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
+#include <tuple>
 
 using namespace ws;
 
@@ -78,6 +82,34 @@ void writeFile(const QString& path, const QByteArray& bytes)
     QFile f(path);
     QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
     QCOMPARE(f.write(bytes), qint64(bytes.size()));
+}
+
+// A file with several launches of one kernel, built from a real fixture's structure: Proton's writer puts
+// the launches one after the other in the file, each CTA's events together (warp by warp), and the
+// timestamps of all launches on one time base (each CTA at its global-timer start minus the earliest one).
+// Launch i is the fixture's events, `ts` shifted by i x shift µs, and with `moveSm` each CTA on another SM.
+QByteArray multiLaunch(const char* name, int launches, double shiftUs, bool moveSm)
+{
+    QFile f(QStringLiteral(WARPSTAGE_PROTON_FIXTURES "/") + QString::fromLatin1(name));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const auto events = QJsonDocument::fromJson(f.readAll()).object().value("traceEvents").toArray();
+    QJsonArray out;
+    for (int i = 0; i < launches; ++i)
+        for (const auto& v : events) {
+            QJsonObject o = v.toObject();
+            o["ts"] = o.value("ts").toDouble() + i * shiftUs;
+            if (moveSm) {
+                const auto p = parseProtonPid(o.value("pid").toString().toStdString());
+                o["pid"] = QString::fromStdString(p->kernel + " Core" + std::to_string((p->sm + 7 * i) % 132) + " CTA"
+                                                  + std::to_string(p->cta));
+            }
+            out.append(o);
+        }
+    QJsonObject doc;
+    doc["displayTimeUnit"] = "ns";
+    doc["traceEvents"] = out;
+    return QJsonDocument(doc).toJson(QJsonDocument::Compact);
 }
 
 }  // namespace
@@ -402,6 +434,126 @@ private slots:
         QCOMPARE(kinds.at(IntervalKind::MmaWait), 256 + 16);   // wgmma_wait + wgmma_last_wait
         QCOMPARE(kinds.at(IntervalKind::WaitData), 256);
         QCOMPARE(imp.run.kernels[0].scopes.size(), std::size_t(16));        // 'kernel' around everything, per warp
+    }
+
+
+    void severalLaunchesOneKernelEach_data()
+    {
+        QTest::addColumn<bool>("moveSm");
+        QTest::newRow("each launch on other SMs") << true;
+        QTest::newRow("same SMs, told apart by the order") << false;
+    }
+    void severalLaunchesOneKernelEach()
+    {
+        QFETCH(bool, moveSm);
+        QTemporaryDir dir;
+        const QString in = dir.filePath("add3.chrome_trace");
+        writeFile(in, multiLaunch("triton_add.chrome_trace", 3, 50.0, moveSm));
+        const auto one = importProtonEvents(fixtureEvents("triton_add.chrome_trace"), {});
+        const KernelRecord& ref = one.run.kernels.at(0);
+
+        const auto imp = importProtonFile(in.toStdString(), {});
+        QCOMPARE(imp.run.kernels.size(), std::size_t(3));
+        QCOMPARE(imp.report.launches, 3);
+        for (int i = 0; i < 3; ++i) {
+            const KernelRecord& k = imp.run.kernels[std::size_t(i)];
+            QCOMPARE(k.launch.name, ref.launch.name);
+            QCOMPARE(k.launch.launchIndex, i);
+            QCOMPARE(k.ctas.size(), ref.ctas.size());
+            QCOMPARE(k.warps.size(), ref.warps.size());
+            QCOMPARE(k.intervals.size(), ref.intervals.size());
+            QCOMPARE(k.scopes.size(), ref.scopes.size());
+            // the same scopes, 50 "µs" (50 000 ns at Proton's 1000 MHz frequency) later per launch
+            QCOMPARE(k.launch.start, ref.launch.start + TimeNs(i) * 50000);
+            QCOMPARE(k.launch.end, ref.launch.end + TimeNs(i) * 50000);
+            for (std::size_t j = 0; j < k.intervals.size(); ++j) {
+                QCOMPARE(k.intervals[j].start, ref.intervals[j].start + TimeNs(i) * 50000);
+                QCOMPARE(k.intervals[j].duration, ref.intervals[j].duration);
+                QCOMPARE(k.intervals[j].kind, ref.intervals[j].kind);
+            }
+            for (std::size_t c = 0; c < k.ctas.size(); ++c)
+                QCOMPARE(k.ctas[c].smId, moveSm ? (ref.ctas[c].smId + 7 * i) % 132 : ref.ctas[c].smId);
+        }
+        QVERIFY(imp.run.info.notes.find("Launches: 3") != std::string::npos);
+
+        // --launch N: only that one
+        ProtonImportOptions o;
+        o.launch = 2;
+        const auto only = importProtonFile(in.toStdString(), o);
+        QCOMPARE(only.run.kernels.size(), std::size_t(1));
+        QCOMPARE(only.run.kernels[0].launch.launchIndex, 2);
+        QCOMPARE(only.run.kernels[0].launch.start, ref.launch.start + 100000);
+        o.launch = 3;
+        const auto what = errorOf([&] { importProtonFile(in.toStdString(), o); });
+        QVERIFY2(what.find("--launch 3: the file holds 3 launches per kernel (0 to 2)") != std::string::npos, what.c_str());
+
+        // through `warpstage import`'s path, into the store: three kernels of one run
+        ImportOptions io;
+        const std::string out = dir.filePath("add3.wstrace").toStdString();
+        importTraces({in.toStdString()}, out, io);
+        const auto store = TraceStore::openReadOnly(out);
+        const auto runs = store.runs();
+        QCOMPARE(runs.size(), std::size_t(1));
+        QCOMPARE(store.kernels(runs[0].id).size(), std::size_t(3));
+    }
+
+    void scopesSurviveExportAndImport()
+    {
+        // Proton fixture -> Warpstage file -> Chrome JSON -> imported back: the same brackets per warp.
+        QTemporaryDir dir;
+        const std::string first = dir.filePath("add.wstrace").toStdString();
+        importTraces({fixturePath("triton_add.chrome_trace")}, first, {});
+        const auto a = TraceStore::openReadOnly(first);
+        const RowId ka = a.kernels(a.runs().at(0).id).at(0).id;
+        for (int launch = 0; launch < 2; ++launch) {
+        // launch 1: the second launch of a two-launch file, 50 µs later (the export's origin is not 0 there)
+        const std::string src = launch == 0 ? first : dir.filePath("add2.wstrace").toStdString();
+        if (launch == 1) {
+            const QString in = dir.filePath("add2.chrome_trace");
+            writeFile(in, multiLaunch("triton_add.chrome_trace", 2, 50.0, false));
+            importTraces({in.toStdString()}, src, {});
+        }
+        const auto sa = TraceStore::openReadOnly(src);
+        const KernelTrace ta = sa.loadKernel(sa.kernels(sa.runs().at(0).id).at(std::size_t(launch)).id);
+        QCOMPARE(ta.scopes.size(), std::size_t(128));
+        const std::string json = dir.filePath("add" + QString::number(launch) + ".json").toStdString();
+        const ExportStats st = exportKernelTrace(ta, {}, json);
+        QCOMPARE(st.scopes, std::int64_t(128));
+        const std::string second = dir.filePath("back" + QString::number(launch) + ".wstrace").toStdString();
+        importTraces({json}, second, {});
+        const auto b = TraceStore::openReadOnly(second);
+        const KernelTrace tb = b.loadKernel(b.kernels(b.runs().at(0).id).at(0).id);
+        QVERIFY(launch == 0 || ta.scopes.front().start > 50000);
+        using Key = std::tuple<int, int, int, std::string, TimeNs, TimeNs>;   // CTA, warp, depth, name, span
+        auto keys = [](const KernelTrace& t) {
+            std::map<RowId, const Lane*> lane;
+            for (const Lane& l : t.lanes)
+                lane[l.warpId] = &l;
+            std::multiset<Key> out;
+            for (const ScopeSpan& s : t.scopes) {
+                const Lane* l = lane.at(s.warpId);
+                out.insert({t.ctas[std::size_t(l->ctaIndex)].blockLinear, l->warpIndex, s.depth, s.name, s.start, s.end});
+            }
+            return out;
+        };
+        QCOMPARE(tb.scopes.size(), ta.scopes.size());
+        QVERIFY(keys(ta) == keys(tb));
+        QCOMPARE(tb.intervalCount(), ta.intervalCount());   // and the phases are not mistaken for scopes
+        }
+
+        // SQL: the `scopes` view of `warpstage query` (and of the loadable extension).
+        std::ostringstream out;
+        const auto rows = runQuery(first,
+                                   "SELECT count(*), min(depth), max(depth), sum(name = 'load_and_add'), min(dur_ns) > 0 "
+                                   "FROM scopes WHERE kernel_id = " + std::to_string(ka),
+                                   QueryFormat::Csv, out);
+        QCOMPARE(rows, std::int64_t(1));
+        QVERIFY2(out.str().find("\n128,0,1,64,1\n") != std::string::npos, out.str().c_str());
+        std::ostringstream one;
+        runQuery(first, "SELECT cta, warp, depth, name, start_ns, end_ns FROM scopes WHERE cta = 0 AND warp = 0 ORDER BY depth",
+                 QueryFormat::Csv, one);
+        QVERIFY2(one.str().find("0,0,0,kernel,") != std::string::npos, one.str().c_str());
+        QVERIFY2(one.str().find("0,0,1,load_and_add,") != std::string::npos, one.str().c_str());
     }
 
     void notAProtonTrace()

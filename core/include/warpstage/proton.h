@@ -114,6 +114,9 @@ struct ProtonImportOptions {
     std::optional<double> smClockMhz;     // --sm-clock-mhz
     ScopeMapping mapping = ScopeMapping::defaults();
     std::string sourceName;               // file name for the run's notes and messages
+    // Several launches of one kernel in a file become one kernel each (KernelLaunch::launchIndex 0, 1, ...);
+    // set: only that launch (0-based) of each kernel name. ProtonError if the file has no such launch.
+    std::optional<int> launch;
 };
 inline constexpr double kAssumedSmClockMhz = 1980.0;   // H100/H200 max SM clock, used when nothing says better
 
@@ -123,9 +126,12 @@ struct ProtonImportReport {
     std::string clockSource;              // "--sm-clock-mhz", "recorded in the trace", "assumed"
     std::vector<std::string> unmappedScopes;
     std::int64_t loadsInferred = 0;
+    int launches = 0;                     // kernels imported (launches of all kernel names)
 };
 
-// Builds one run with one kernel launch per Proton kernel name. Throws ProtonError when the events are
+// Builds one run with one kernel per launch (per Proton kernel name and launch: Proton writes the launches one
+// after the other; a CTA's warp that comes back after the writer left it, or a CTA on another SM, starts the
+// next launch of that kernel). Throws ProtonError when the events are
 // not a Proton trace (no event with a Proton pid/tid) or hold nothing usable.
 struct ProtonImport {
     RunRecord run;

@@ -60,6 +60,9 @@ struct TraceExportOptions {
     std::vector<bool> laneMask;
     bool counters = true;   // a "loads in flight" counter track per CTA
     bool flows = false;     // flow arrows from a load's issue to each consumer wait of its k-step
+    // Perfetto: packets deflated in batches (TracePacket.compressed_packets, what Perfetto's own service writes
+    // with compression on); false: plain packets (a build without zlib always writes them plain).
+    bool perfettoCompressed = true;
 };
 
 struct ExportStats {
@@ -67,6 +70,7 @@ struct ExportStats {
     std::int64_t intervals = 0;   // slices written
     std::int64_t counterSamples = 0;
     std::int64_t flows = 0;
+    std::int64_t scopes = 0;      // scope brackets written (Proton's outer scopes)
     std::int64_t bytes = 0;       // bytes handed to the sink (before gzip)
 };
 
@@ -91,7 +95,8 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
 // process for NVTX ranges and one for CUDA API calls, a thread per OS thread.
 ExportStats writeChromeProgram(const ProgramTrace& program, const TraceExportOptions& options, ByteSink& sink);
 // Perfetto TrackEvent protobuf of one kernel: tracks SM > CTA > warp, slice begin/end per interval
-// with interned names and kstep/slot annotations, a counter track per CTA.
+// with interned names and kstep/slot annotations, a counter track per CTA. A sequence per warp (its track
+// and an incremental ns clock as the sequence's defaults), packets deflated in batches (docs/interop.md).
 ExportStats writePerfettoTrace(const KernelTrace& trace, const TraceExportOptions& options, ByteSink& sink);
 
 // Writes a file in the format its name says (traceFormatForPath), through a temporary file and a rename.

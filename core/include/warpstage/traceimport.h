@@ -49,6 +49,7 @@ struct ImportedRun {
 struct ImportOptions {
     std::optional<double> smClockMhz;
     std::string mappingFile;
+    std::optional<int> protonLaunch;   // --launch N: only launch N (0-based) of each kernel; unset: every launch
 };
 // Reads a Triton Proton intra-kernel trace into one run (proton_json.cpp). Throws ImportError.
 RunRecord importProtonTrace(const std::string& path, const ImportOptions& options);
