@@ -25,7 +25,7 @@ struct LceFixtureStep {
 inline RunRecord lceFixtureRun(int rung, const char* rungName, const std::vector<LceFixtureStep>& perIteration, TimeNs gapNs,
                                SyntheticPattern tracedPattern, bool traced)
 {
-    const int warmup = 1, iters = 3;
+    const int warmup = 1, iters = 12;
     RunRecord rr;
     RunInfo& info = rr.info;
     info.kind = RunKind::Program;

@@ -147,14 +147,14 @@ private slots:
         ws::testing::writeLceFixture(path);
         const QString text = QString::fromStdString(describeFile(path, false));
         QVERIFY2(text.contains(QLatin1String("roofline (H200 (989 TFLOP/s dense fp16, 4.8 TB/s HBM3e)): lce rung 0 (original), 2 launches "
-                                             "per iteration: 2.4600 ms per iteration (median of 3): 81.5 TFLOP/s, 2999 MB moved (1.22 TB/s)")),
+                                             "per iteration: 2.4600 ms per iteration (median of 12): 81.5 TFLOP/s, 2999 MB moved (1.22 TB/s)")),
                  qPrintable(text));
         QVERIFY(text.contains(QLatin1String("memory-bound, 25.4 % of the 321 TFLOP/s roof")));
-        QVERIFY(text.contains(QLatin1String("lce rung 4 (persistent), 1 launch per iteration: 0.4520 ms per iteration (median of 3): 443.6 TFLOP/s")));
+        QVERIFY(text.contains(QLatin1String("lce rung 4 (persistent), 1 launch per iteration: 0.4520 ms per iteration (median of 12): 443.6 TFLOP/s")));
         QVERIFY(text.contains(QLatin1String("compute-bound, 44.9 % of the 989 TFLOP/s roof")));
         QCOMPARE(text.count(QLatin1String("roofline (")), 3);  // lce rungs 0, 3, 4; not the ladder or the user program
         const QString json = QString::fromStdString(describeFile(path, true));
-        QVERIFY(json.contains(QLatin1String("\"family\": \"lce\", \"rung\": 4, \"roofline\": {\"ms_per_iteration\": 0.452, \"iterations\": 3, "
+        QVERIFY(json.contains(QLatin1String("\"family\": \"lce\", \"rung\": 4, \"roofline\": {\"ms_per_iteration\": 0.452, \"iterations\": 12, "
                                             "\"launches_per_iteration\": 1")));
         QVERIFY(json.contains(QLatin1String("\"bound\": \"memory\"")));
         QVERIFY(json.contains(QLatin1String("\"family\": \"program\", \"rung\": -1,")));
