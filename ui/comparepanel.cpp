@@ -1,6 +1,7 @@
 #include "comparepanel.h"
 
 #include "metricsmodel.h"
+#include "programcompare.h"
 #include "runsmodel.h"
 #include "timelinewidget.h"
 
@@ -11,6 +12,7 @@
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -19,8 +21,15 @@ namespace ws::ui {
 
 ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
 {
-    auto* lay = new QVBoxLayout(this);
-    lay->setContentsMargins(4, 4, 4, 4);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(4, 4, 4, 4);
+    m_modes = new QTabWidget;
+    m_modes->setObjectName(QStringLiteral("compareModes"));
+    m_modes->setDocumentMode(true);
+    outer->addWidget(m_modes);
+    auto* warpPage = new QWidget;
+    auto* lay = new QVBoxLayout(warpPage);
+    lay->setContentsMargins(0, 4, 0, 0);
     auto* grid = new QGridLayout;
     const char* names[2] = {"A", "B"};
     for (int s = 0; s < 2; ++s) {
@@ -61,6 +70,10 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
     split->setStretchFactor(1, 3);
     split->setStretchFactor(2, 2);
     lay->addWidget(split, 1);
+    m_modes->addTab(warpPage, tr("Warp view"));
+    m_programCompare = new ProgramCompare;
+    m_modes->addTab(m_programCompare, tr("Program view"));
+    connect(m_programCompare, &ProgramCompare::busyChanged, this, &ComparePanel::busyChanged);
 
     connect(m_tlA, &TimelineWidget::visibleRangeChanged, this,
             [this](ws::TimeNs t0, ws::TimeNs t1) { syncFrom(0, t0, t1); });
@@ -71,6 +84,7 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
 void ComparePanel::setContents(const FileContents* contents)
 {
     m_contents = contents;
+    m_programCompare->setContents(contents);
     for (int s = 0; s < 2; ++s) {
         QSignalBlocker b(m_pick[s]);
         m_pick[s]->clear();
@@ -160,7 +174,8 @@ void ComparePanel::load(int side, qint64 kernelId)
         } else {
             const auto& t = *r.trace;
             m_label[side]->setText(tr("%1 · %2 · %L3 intervals · %4")
-                                       .arg(QString::fromStdString(t.launch.variant), shapeText(t.run))
+                                       .arg(QString::fromStdString(t.launch.variant.empty() ? t.run.variant : t.launch.variant),
+                                            shapeText(t.run))
                                        .arg(qint64(t.intervalCount()))
                                        .arg(formatDuration(double(t.launch.end - t.launch.start))));
             tl->setTrace(r.trace);
@@ -201,10 +216,17 @@ void ComparePanel::syncFrom(int side, ws::TimeNs t0, ws::TimeNs t1)
     m_syncing = false;
 }
 
+void ComparePanel::showProgramCompare(qint64 runA, qint64 runB)
+{
+    m_modes->setCurrentWidget(m_programCompare);
+    m_programCompare->compare(runA, runB);
+}
+
 void ComparePanel::updateDeltas()
 {
-    m_delta->setLabels(m_side[0].trace ? tr("A: %1").arg(QString::fromStdString(m_side[0].trace->launch.variant)) : tr("A"),
-                       m_side[1].trace ? tr("B: %1").arg(QString::fromStdString(m_side[1].trace->launch.variant)) : tr("B"));
+    auto name = [](const ws::KernelTrace& t) { return QString::fromStdString(t.launch.variant.empty() ? t.run.variant : t.launch.variant); };
+    m_delta->setLabels(m_side[0].trace ? tr("A: %1").arg(name(*m_side[0].trace)) : tr("A"),
+                       m_side[1].trace ? tr("B: %1").arg(name(*m_side[1].trace)) : tr("B"));
     m_delta->setMetrics(m_side[0].metrics, m_side[1].metrics);
 }
 

@@ -1,5 +1,6 @@
 // Compare: two kernels (two rungs, or the same rung in two runs) stacked with
-// synchronized time axes aligned at kernel start, and a table of metric deltas.
+// synchronized time axes aligned at kernel start, and a table of metric deltas ("Warp view");
+// and two program runs' program views side by side ("Program view", programcompare.h).
 #pragma once
 
 #include "tracedocument.h"
@@ -11,11 +12,13 @@
 class QComboBox;
 class QLabel;
 class QTableView;
+class QTabWidget;
 class TimelineWidget;
 
 namespace ws::ui {
 
 class MetricDeltaModel;
+class ProgramCompare;
 
 class ComparePanel : public QWidget {
     Q_OBJECT
@@ -32,6 +35,9 @@ public:
     TimelineWidget* timelineB() const { return m_tlB; }
     MetricDeltaModel* deltaModel() const { return m_delta; }
     QTableView* deltaView() const { return m_deltaView; }
+    ProgramCompare* programCompare() const { return m_programCompare; }
+    QTabWidget* modes() const { return m_modes; }  // "Warp view" (page 0), "Program view" (page 1)
+    void showProgramCompare(qint64 runA, qint64 runB);
     // Both requested sides are loaded (tests).
     bool isLoaded() const;
 
@@ -55,6 +61,8 @@ private:
     qint64 m_requested[2] = {0, 0};
     quint64 m_gen[2] = {0, 0};
     bool m_syncing = false;
+    QTabWidget* m_modes = nullptr;
+    ProgramCompare* m_programCompare = nullptr;
 };
 
 }  // namespace ws::ui

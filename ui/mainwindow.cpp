@@ -395,8 +395,9 @@ void MainWindow::compareKernels(qint64 a, qint64 b)
         a = m_kernelId;
     if (b == 0 && m_trace) {
         // the rung below (or above, at the bottom) of the current one
-        const int i = rungIndex(QString::fromStdString(m_trace->launch.variant));
-        const auto& cat = rungCatalog();
+        const QString cur = QString::fromStdString(m_trace->launch.variant.empty() ? m_trace->run.variant : m_trace->launch.variant);
+        const int i = rungIndex(cur);
+        const auto& cat = catalogOf(cur) ? *catalogOf(cur) : rungCatalog();  // the GEMM ladder or lce
         for (int step : {-1, +1}) {
             for (int j = i + step; i >= 0 && j >= 0 && j < cat.size() && b == 0; j += step)
                 b = m_doc->firstKernelOfRung(cat[j].name);

@@ -260,6 +260,13 @@ void MainWindow::onTourRung(const QString& rung)
         selectKernel(id);
         statusBar()->showMessage(tr("Guided tour: %1").arg(findRungText(rung) ? findRungText(rung)->title : rung), 6000);
     } else {
+        // A family rung without a traced launch (lce rungs 0-2: cuBLAS): its run's program view.
+        for (const auto& r : m_doc->contents().runs)
+            if (QString::fromStdString(r.summary.info.variant) == rung && r.summary.info.kind == ws::RunKind::Program) {
+                showProgramOfRun(qint64(r.summary.info.id));
+                statusBar()->showMessage(tr("Guided tour: %1").arg(findRungText(rung) ? findRungText(rung)->title : rung), 6000);
+                return;
+            }
         statusBar()->showMessage(tr("This file has no kernel of rung \"%1\"; showing its explanation only.").arg(rung), 6000);
     }
 }

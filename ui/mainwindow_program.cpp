@@ -5,7 +5,9 @@
 #include "programload.h"
 #include "programpanel.h"
 #include "programview.h"
+#include "rungcatalog.h"
 #include "runsmodel.h"
+#include "teachingpanel.h"
 #include "timelinewidget.h"
 
 #include <QAction>
@@ -82,6 +84,9 @@ void MainWindow::showProgramOfRun(qint64 runId)
         m_returnToProgram = false;
         m_programPanel->setProgram(r.program);
         m_centralTabs->setCurrentWidget(m_programPanel);
+        // a family rung's run (lce_padded, ...): its teaching text
+        if (const QString v = QString::fromStdString(r.program->run.variant); findRungText(v))
+            m_teaching->setRung(v);
         statusBar()->showMessage(tr("Program view of run %1: %L2 launches, %L3 memory operations")
                                      .arg(runId).arg(qint64(r.program->kernels.size())).arg(qint64(r.program->memOps.size())),
                                  6000);

@@ -11,6 +11,8 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+
+#include "warpstage/runfamily.h"
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSplitter>
@@ -50,6 +52,13 @@ ProgramPanel::ProgramPanel(QWidget *parent) : QWidget(parent)
     bar->addWidget(m_gapThreshold);
     bar->addWidget(m_summary);
     bl->addLayout(bar);
+    // A family rung (warpstage-record --rungs lce:...): its iterations and where they stand on the roofline.
+    m_roofline = new QLabel(bottom);
+    m_roofline->setObjectName(QStringLiteral("rooflineLabel"));
+    m_roofline->setWordWrap(true);
+    m_roofline->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_roofline->hide();
+    bl->addWidget(m_roofline);
     m_model = new KernelSummaryModel(this);
     m_proxy = new KernelSummaryProxy(this);
     m_proxy->setSourceModel(m_model);
@@ -134,6 +143,19 @@ void ProgramPanel::setProgram(std::shared_ptr<const ws::ProgramTrace> program)
                                .arg(ws::ui::formatDuration(double(busy)), ws::ui::formatDuration(double(span))));
     } else {
         m_summary->clear();
+    }
+    const ws::RungReport rr = program ? ws::rungReport(program->run, program->kernels) : ws::RungReport{};
+    m_roofline->setVisible(rr.tagged);
+    if (rr.tagged) {
+        const QString tip = tr("Useful FLOPs %1 GFLOP and bytes moved %2 MB per iteration, stored with the run by the recorder "
+                               "(kernels/lce/lce_shape.cpp); roofline of the %3")
+                                .arg(rr.tag.usefulFlops * 1e-9, 0, 'f', 1)
+                                .arg(rr.tag.bytesMoved * 1e-6, 0, 'f', 0)
+                                .arg(QString::fromStdString(ws::RooflineLimits{}.name));
+        m_roofline->setText(tr("<b>Roofline</b> · %1").arg(QString::fromStdString(rr.text).toHtmlEscaped()));
+        m_roofline->setToolTip(tip);
+    } else {
+        m_roofline->clear();
     }
 }
 

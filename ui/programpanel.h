@@ -33,6 +33,7 @@ public:
     QTreeWidget *gapsList() const { return m_gaps; }       // the longest idle gaps, longest first
     QComboBox *gapThresholdBox() const { return m_gapThreshold; }
     QCheckBox *apiBox() const { return m_api; }            // "CPU launch spans": the API rows and launch arrows
+    QLabel *rooflineLabel() const { return m_roofline; }   // a family rung's iterations and roofline (hidden otherwise)
     static constexpr int kMaxListedGaps = 20;
     QString selectedKernel() const;             // name of the selected table row ("" if none)
     void selectKernelName(const QString &name); // selects its row (and highlights); "" clears
@@ -50,6 +51,7 @@ private:
     KernelSummaryProxy *m_proxy = nullptr;
     QLineEdit *m_filter = nullptr;
     QLabel *m_summary = nullptr;
+    QLabel *m_roofline = nullptr;
     QCheckBox *m_nvtx = nullptr, *m_api = nullptr;
     QTreeWidget *m_gaps = nullptr;
     QComboBox *m_gapThreshold = nullptr;

@@ -53,19 +53,53 @@ const QVector<RungText>& rungCatalog()
     return catalog;
 }
 
+static RungText readRungText(const QString& name, int level)
+{
+    RungText r;
+    r.name = name;
+    r.level = level;
+    r.markdown = readResource(QStringLiteral(":/teaching/%1.md").arg(name));
+    const auto m = QRegularExpression(QStringLiteral("^#\\s+(.+)$"), QRegularExpression::MultilineOption).match(r.markdown);
+    r.title = m.hasMatch() ? m.captured(1).trimmed() : name;
+    return r;
+}
+
+const QVector<RungText>& lceCatalog()
+{
+    static const QVector<RungText> catalog = [] {
+        initResources();
+        QVector<RungText> out;
+        int level = 0;
+        for (const char* n : {"lce_original", "lce_decomposed", "lce_padded", "lce_fused_epilogue", "lce_persistent"})
+            out.push_back(readRungText(QString::fromLatin1(n), level++));
+        return out;
+    }();
+    return catalog;
+}
+
+const QVector<RungText>* catalogOf(const QString& name)
+{
+    for (const auto* c : {&rungCatalog(), &lceCatalog()})
+        for (const RungText& r : *c)
+            if (r.name == name)
+                return c;
+    return nullptr;
+}
+
 const RungText* findRungText(const QString& name)
 {
-    for (const RungText& r : rungCatalog())
-        if (r.name == name)
-            return &r;
+    for (const auto* c : {&rungCatalog(), &lceCatalog()})
+        for (const RungText& r : *c)
+            if (r.name == name)
+                return &r;
     return nullptr;
 }
 
 int rungIndex(const QString& name)
 {
-    const auto& c = rungCatalog();
-    for (int i = 0; i < c.size(); ++i)
-        if (c[i].name == name)
+    const auto* c = catalogOf(name);
+    for (int i = 0; c && i < c->size(); ++i)
+        if ((*c)[i].name == name)
             return i;
     return -1;
 }

@@ -23,9 +23,14 @@ void initResources();
 
 // All rungs, bottom to top.
 const QVector<RungText>& rungCatalog();
-// nullptr if unknown.
+// The linear-compression family (issue 11), rung 0 to 4: lce_original, lce_decomposed, lce_padded,
+// lce_fused_epilogue, lce_persistent (the variants warpstage-record --rungs lce:... gives its runs; level = rung).
+const QVector<RungText>& lceCatalog();
+// The catalogue `name` belongs to (rungCatalog() or lceCatalog()), nullptr if none.
+const QVector<RungText>* catalogOf(const QString& name);
+// nullptr if unknown (either family).
 const RungText* findRungText(const QString& name);
-// Index in rungCatalog(), -1 if unknown.
+// Index in its family's catalogue (catalogOf(name)), -1 if unknown.
 int rungIndex(const QString& name);
 
 // Resource path of the rung's bundled CUDA source (":/kernels/<rung>.cu"), or

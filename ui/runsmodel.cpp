@@ -1,5 +1,6 @@
 #include "runsmodel.h"
 #include "warpstage/program.h"
+#include "warpstage/runfamily.h"
 
 #include <QBrush>
 #include <QFont>
@@ -10,7 +11,10 @@
 
 namespace ws::ui {
 
-// Internal id: 0 for a run row, (run row + 1) for a kernel row.
+// Internal id: 0 for a top-level row (a run; grouped: a family header), kGroupBase + group for a run row under
+// a header, kKernelBase + run (index into m_contents->runs) for a kernel row.
+static constexpr quintptr kGroupBase = 1;
+static constexpr quintptr kKernelBase = quintptr(1) << 20;
 
 RunsModel::RunsModel(QObject* parent) : QAbstractItemModel(parent) {}
 
@@ -25,7 +29,51 @@ void RunsModel::setContents(const FileContents* contents)
 {
     beginResetModel();
     m_contents = contents;
+    m_groups.clear();
+    m_groupOfRun.clear();
+    m_rowInGroup.clear();
+    if (contents) {
+        // Families in a fixed order (GEMM ladder, lce, programs), runs in file order within each.
+        for (ws::RunFamily f : {ws::RunFamily::GemmLadder, ws::RunFamily::Lce, ws::RunFamily::Program}) {
+            Group g;
+            g.key = QString::fromUtf8(ws::familyKey(f).data(), qsizetype(ws::familyKey(f).size()));
+            g.title = QString::fromUtf8(ws::familyTitle(f).data(), qsizetype(ws::familyTitle(f).size()));
+            for (size_t r = 0; r < contents->runs.size(); ++r)
+                if (ws::familyOf(contents->runs[r].summary.info).family == f)
+                    g.runs.push_back(r);
+            if (!g.runs.empty())
+                m_groups.push_back(std::move(g));
+        }
+        m_groupOfRun.assign(contents->runs.size(), 0);
+        m_rowInGroup.assign(contents->runs.size(), 0);
+        for (size_t g = 0; g < m_groups.size(); ++g)
+            for (size_t i = 0; i < m_groups[g].runs.size(); ++i) {
+                m_groupOfRun[m_groups[g].runs[i]] = int(g);
+                m_rowInGroup[m_groups[g].runs[i]] = int(i);
+            }
+    }
     endResetModel();
+}
+
+QModelIndex RunsModel::runIndex(size_t run, int column) const
+{
+    if (!grouped())
+        return createIndex(int(run), column, quintptr(0));
+    return createIndex(m_rowInGroup[run], column, kGroupBase + quintptr(m_groupOfRun[run]));
+}
+
+int RunsModel::runRowOf(const QModelIndex& index) const
+{
+    if (!index.isValid() || !m_contents)
+        return -1;
+    const quintptr id = index.internalId();
+    if (!grouped())
+        return id == 0 ? index.row() : -1;
+    if (id >= kGroupBase && id < kKernelBase) {
+        const auto& g = m_groups[size_t(id - kGroupBase)];
+        return index.row() < int(g.runs.size()) ? int(g.runs[size_t(index.row())]) : -1;
+    }
+    return -1;
 }
 
 QModelIndex RunsModel::indexOfKernel(qint64 kernelId, int column) const
@@ -36,8 +84,18 @@ QModelIndex RunsModel::indexOfKernel(qint64 kernelId, int column) const
         const auto& ks = m_contents->runs[r].kernels;
         for (size_t k = 0; k < ks.size(); ++k)
             if (ks[k].summary.launch.id == kernelId)
-                return createIndex(int(k), column, quintptr(r + 1));
+                return createIndex(int(k), column, kKernelBase + quintptr(r));
     }
+    return {};
+}
+
+QModelIndex RunsModel::indexOfRun(qint64 runId, int column) const
+{
+    if (!m_contents)
+        return {};
+    for (size_t r = 0; r < m_contents->runs.size(); ++r)
+        if (m_contents->runs[r].summary.info.id == runId)
+            return runIndex(r, column);
     return {};
 }
 
@@ -47,16 +105,22 @@ QModelIndex RunsModel::index(int row, int column, const QModelIndex& parent) con
         return {};
     if (!parent.isValid())
         return createIndex(row, column, quintptr(0));
-    if (parent.internalId() == 0)
-        return createIndex(row, column, quintptr(parent.row() + 1));
+    if (grouped() && parent.internalId() == 0)  // a family header's runs
+        return createIndex(row, column, kGroupBase + quintptr(parent.row()));
+    const int run = runRowOf(parent);
+    if (run >= 0)
+        return createIndex(row, column, kKernelBase + quintptr(run));
     return {};
 }
 
 QModelIndex RunsModel::parent(const QModelIndex& child) const
 {
-    if (!child.isValid() || child.internalId() == 0)
+    if (!child.isValid() || child.internalId() == 0 || !m_contents)
         return {};
-    return createIndex(int(child.internalId() - 1), 0, quintptr(0));
+    const quintptr id = child.internalId();
+    if (id >= kKernelBase)
+        return runIndex(size_t(id - kKernelBase), 0);
+    return createIndex(int(id - kGroupBase), 0, quintptr(0));  // a run's family header
 }
 
 int RunsModel::rowCount(const QModelIndex& parent) const
@@ -64,10 +128,13 @@ int RunsModel::rowCount(const QModelIndex& parent) const
     if (!m_contents)
         return 0;
     if (!parent.isValid())
-        return int(m_contents->runs.size());
-    if (parent.column() != 0 || parent.internalId() != 0)
+        return grouped() ? int(m_groups.size()) : int(m_contents->runs.size());
+    if (parent.column() != 0)
         return 0;
-    return int(m_contents->runs[size_t(parent.row())].kernels.size());
+    if (grouped() && parent.internalId() == 0)
+        return int(m_groups[size_t(parent.row())].runs.size());
+    const int run = runRowOf(parent);
+    return run >= 0 ? int(m_contents->runs[size_t(run)].kernels.size()) : 0;
 }
 
 int RunsModel::columnCount(const QModelIndex&) const
@@ -113,12 +180,39 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !m_contents)
         return {};
-    if (index.internalId() == 0) {
-        const auto& r = m_contents->runs[size_t(index.row())];
-        return runData(r, index.column(), role);
-    }
-    const auto& r = m_contents->runs[size_t(index.internalId() - 1)];
+    if (grouped() && index.internalId() == 0)
+        return groupData(index.row(), index.column(), role);
+    if (const int run = runRowOf(index); run >= 0)
+        return runData(m_contents->runs[size_t(run)], index.column(), role);
+    const auto& r = m_contents->runs[size_t(index.internalId() - kKernelBase)];
     return kernelData(r, r.kernels[size_t(index.row())], index.column(), role);
+}
+
+QVariant RunsModel::groupData(int group, int column, int role) const
+{
+    const Group& g = m_groups[size_t(group)];
+    switch (role) {
+    case RunIdRole:
+    case KernelIdRole: return qint64(0);
+    case FamilyRole: return g.key;
+    case TracedRole: return false;
+    case Qt::FontRole: {
+        QFont f;
+        f.setBold(true);
+        f.setItalic(true);
+        return column == ColName ? QVariant(f) : QVariant();
+    }
+    case Qt::ToolTipRole: return tr("%1: %n run(s)", nullptr, int(g.runs.size())).arg(g.title);
+    case SortRole:
+        return column == ColName ? QVariant(group) : QVariant();  // families stay in their order
+    case Qt::DisplayRole:
+        if (column == ColName)
+            return g.title;
+        if (column == ColRung)
+            return tr("%n run(s)", nullptr, int(g.runs.size()));
+        return {};
+    }
+    return {};
 }
 
 QVariant RunsModel::runData(const RunEntry& r, int column, int role) const
@@ -128,6 +222,10 @@ QVariant RunsModel::runData(const RunEntry& r, int column, int role) const
     case RunIdRole: return qint64(info.id);
     case KernelIdRole: return qint64(0);
     case RungRole: return QString::fromStdString(info.variant);
+    case FamilyRole: {
+        const auto f = ws::familyKey(ws::familyOf(info).family);
+        return QString::fromUtf8(f.data(), qsizetype(f.size()));
+    }
     case TracedRole: return false;
     case Qt::DecorationRole:
         if (column == ColName)

@@ -35,6 +35,10 @@ TeachingPanel::TeachingPanel(QWidget* parent) : QWidget(parent)
     m_pick->setMinimumContentsLength(14);
     for (const RungText& r : rungCatalog())
         m_pick->addItem(r.title, r.name);
+    // The second family (issue 11): its own tour, after a separator.
+    m_pick->insertSeparator(m_pick->count());
+    for (const RungText& r : lceCatalog())
+        m_pick->addItem(QStringLiteral("lce · ") + r.title, r.name);
     row->addWidget(m_prev);
     row->addWidget(m_pick, 1);
     row->addWidget(m_next);
@@ -61,7 +65,7 @@ void TeachingPanel::setRung(const QString& rung)
     const RungText* t = findRungText(rung);
     {
         QSignalBlocker b(m_pick);
-        m_pick->setCurrentIndex(t ? rungIndex(rung) : -1);
+        m_pick->setCurrentIndex(t ? m_pick->findData(rung) : -1);
     }
     if (t && !t->markdown.isEmpty()) {
         m_text->setMarkdown(t->markdown);
@@ -87,8 +91,9 @@ void TeachingPanel::setRung(const QString& rung)
                                "from another program): there is no teaching text for it.").arg(rung));
     }
     const int i = rungIndex(rung);
+    const auto* cat = catalogOf(rung);
     m_prev->setEnabled(i > 0);
-    m_next->setEnabled(i < 0 || i + 1 < rungCatalog().size());
+    m_next->setEnabled(i < 0 || (cat && i + 1 < cat->size()));
 }
 
 QString TeachingPanel::text() const
@@ -108,7 +113,8 @@ void TeachingPanel::previous()
 
 void TeachingPanel::step(int delta)
 {
-    const auto& c = rungCatalog();
+    // The tour walks the family of the rung shown (the GEMM ladder, or lce when an lce rung is shown).
+    const auto& c = catalogOf(m_rung) ? *catalogOf(m_rung) : rungCatalog();
     if (c.isEmpty())
         return;
     int i = rungIndex(m_rung);

@@ -2,6 +2,7 @@
 // Qt-free; runs on a GPU server. `warpstage-record --help` and docs/recording.md.
 #include "warpstage/decode.h"
 #include "warpstage/ladder.h"
+#include "warpstage/lce_record.h"
 #include "warpstage/program_record.h"
 #include "warpstage/recorder.h"
 
@@ -63,7 +64,8 @@ const char* kHelp =
     "\n"
     "Options:\n"
     "  -o, --output FILE      trace file to create, or to append the new runs to\n"
-    "  -r, --rungs LIST       'all' (default) or a comma list, e.g. sync,pingpong (see --list-rungs)\n"
+    "  -r, --rungs LIST       'all' (default) or a comma list, e.g. sync,pingpong (see --list-rungs);\n"
+    "                         lce:all, lce:0,lce:3, ...: the linear-compression family (below)\n"
     "  -s, --shape MxNxK      problem shape (default 4096x4096x4096)\n"
     "  -n, --repetitions N    traced + untraced launches recorded per rung (default 1)\n"
     "      --ctas LIST        keep only these CTAs (linear block index), e.g. 0-31,100\n"
@@ -73,9 +75,19 @@ const char* kHelp =
     "      --no-check         skip the spot check of C against host fp64 dot products\n"
     "      --device N         CUDA device index, 0..1023 (default 0)\n"
     "      --progress-json    one JSON object per line on stdout for each step (for the GUI)\n"
-    "      --list-rungs       print the rungs and exit\n"
+    "      --list-rungs       print the rungs (both families) and exit\n"
     "  -h, --help             this text\n"
     "  -V, --version          version\n"
+    "\n"
+    "The linear-compression family (--rungs lce:...) is recorded through program mode: the `lce` driver\n"
+    "(kernels/lce; next to warpstage-record, in the build tree or ../lib/warpstage/) runs once per rung\n"
+    "(--time: warmup + timed iterations), one run per rung labelled lce_<rung>; rungs 3-4 get one traced launch\n"
+    "(--kernels <their kernel> --launch-range 0:0 --trace-events 8192) and its stall samples.\n"
+    "      --lce-shape S      MxNxKUxKCxBxPER (default 433x256x1178x866x1024x70, the benchmark point)\n"
+    "      --lce-shuffled     candidates mapped to users in shuffled order\n"
+    "      --lce-iters W:I    the driver's warmup and timed iterations (default 2:5)\n"
+    "      --lce-program PATH the lce driver to run (default: found as above, or $WARPSTAGE_LCE)\n"
+    "      --trace-events N   also sets the traced launch's capacity per warp (default 8192 here)\n"
     "\n  Numbers are plain decimal numbers in range ('abc', '1x', ' 1', '+1' are refused: exit 2).\n"
     "\n"
     "Exit codes:\n"
@@ -188,6 +200,8 @@ int main(int argc, char** argv)
         }
     ws::rec::ProgramOptions po;
     bool ladderOption = false;
+    ws::rec::LceOptions lce;      // --rungs lce:...
+    bool lceOption = false, gemmRungs = true;
     if (dashdash >= 0) {
         for (int i = dashdash + 1; i < argc; ++i) po.program.push_back(argv[i]);
         if (po.program.empty()) return usage("no program after '--'");
@@ -218,8 +232,11 @@ int main(int argc, char** argv)
                 std::cout << "warpstage-record " << WARPSTAGE_VERSION << "\n";
                 return 0;
             } else if (a == "--list-rungs") {
+                std::cout << "GEMM ladder (bf16 C = A*B^T):\n";
                 for (const auto& r : ws::ladder::rungs())
                     std::cout << r.level << "  " << r.name << "  " << r.title << "\n";
+                std::cout << "\nLinear compression (lce, issue 11; recorded through the lce driver):\n";
+                for (const auto& l : ws::rec::lceRungLines()) std::cout << l << "\n";
                 return 0;
             } else if (a == "-o" || a == "--output") {
                 if (!(v = need(i, "-o"))) return usage(a + " needs a file name");
@@ -228,20 +245,37 @@ int main(int argc, char** argv)
                 ladderOption = true;
                 if (!(v = need(i, "-r"))) return usage(a + " needs 'all' or a list of rungs");
                 o.rungs.clear();
-                if (std::string(v) != "all") {
-                    std::stringstream ss(v);
-                    std::string r;
-                    while (std::getline(ss, r, ','))
-                        if (!r.empty()) {
-                            if (!ws::ladder::findRung(r)) {
-                                std::string known;
-                                for (const auto& x : ws::ladder::rungs()) known += (known.empty() ? "" : ", ") + x.name;
-                                return usage("unknown rung '" + r + "' (known: " + known + ")");
-                            }
-                            o.rungs.push_back(r);
-                        }
-                    if (o.rungs.empty()) return usage("empty rung list");
+                ws::rec::RungSelection sel;
+                const std::string err = ws::rec::parseRungList(v, &sel, [](const std::string& r) { return ws::ladder::findRung(r) != nullptr; });
+                if (!err.empty()) {
+                    std::string known;
+                    for (const auto& x : ws::ladder::rungs()) known += (known.empty() ? "" : ", ") + x.name;
+                    return usage(err + " (known: " + known + ", lce:0 .. lce:4, lce:all)");
                 }
+                o.rungs = sel.gemm;
+                lce.rungs = sel.lce;
+                gemmRungs = sel.gemmAll || !sel.gemm.empty();
+            } else if (a == "--lce-shape") {
+                lceOption = true;
+                if (!(v = need(i, "--lce-shape"))) return usage(a + " needs MxNxKUxKCxBxPER");
+                if (const std::string err = ws::rec::parseLceShape(v, &lce.shape); !err.empty()) return usage(err);
+            } else if (a == "--lce-shuffled") {
+                lceOption = true;
+                lce.shape.shuffled = true;
+            } else if (a == "--lce-iters") {
+                lceOption = true;
+                long long w = 0, it = 0;
+                const std::string r = (v = need(i, "--lce-iters")) ? v : "";
+                const auto c = r.find(':');
+                if (c == std::string::npos || !parseNumber(r.substr(0, c).c_str(), 0, 1000, &w)
+                    || !parseNumber(r.substr(c + 1).c_str(), 1, 10000, &it))
+                    return usage("bad --lce-iters '" + r + "' (W:I, warmup 0..1000 and timed iterations 1..10000)");
+                lce.warmup = int(w);
+                lce.iterations = int(it);
+            } else if (a == "--lce-program") {
+                lceOption = true;
+                if (!(v = need(i, "--lce-program"))) return usage(a + " needs a path");
+                lce.program = v;
             } else if (a == "-s" || a == "--shape") {
                 ladderOption = true;
                 if (!(v = need(i, "-s"))) return usage(a + " needs MxNxK");
@@ -326,6 +360,11 @@ int main(int argc, char** argv)
         return usage(e.what());
     }
     if (o.output.empty()) return usage("no output file (-o FILE)");
+    if (lceOption && lce.rungs.empty()) return usage("--lce-shape, --lce-shuffled, --lce-iters and --lce-program need lce rungs (--rungs lce:all, ...)");
+    if (!lce.rungs.empty() && po.traceEvents != 2048) {
+        lce.traceEvents = po.traceEvents;
+        po.traceEvents = 2048;
+    }
     if (dashdash < 0 && (!po.kernelsRegex.empty() || po.launchFirst >= 0 || po.durationSeconds > 0 || po.timeoutSeconds > 0
                          || !po.nvtxRange.empty() || po.keepSinks || po.traceEvents != 2048 || !po.sourceDirs.empty()))
         return usage("--kernels, --launch-range, --trace-events, --duration, --timeout, --nvtx-range and --keep-sinks need a program: -- PROGRAM [ARGS...]");
@@ -335,6 +374,9 @@ int main(int argc, char** argv)
     po.output = o.output;
     po.commandLine = o.commandLine;
     po.stalls = o.stalls;
+    lce.output = o.output;
+    lce.commandLine = o.commandLine;
+    lce.stalls = o.stalls;
 
     struct sigaction sa{};
     sa.sa_handler = onSignal;
@@ -383,7 +425,27 @@ int main(int argc, char** argv)
 
     ws::rec::Result res;
     try {
-        res = dashdash >= 0 ? ws::rec::recordProgram(po, cb, g_stop, g_signal) : ws::rec::record(o, cb, g_stop);
+        if (dashdash >= 0) {
+            res = ws::rec::recordProgram(po, cb, g_stop, g_signal);
+        } else if (lce.rungs.empty()) {
+            res = ws::rec::record(o, cb, g_stop);
+        } else {
+            // The GEMM ladder's rungs first (if any were named), then the lce family; each run is its own
+            // transaction, so a failure later loses nothing written before.
+            ws::rec::Result g;
+            if (gemmRungs) g = ws::rec::record(o, cb, g_stop);
+            if (!gemmRungs || g.exitCode == 0 || g.exitCode == ws::rec::kExitRunFailed) {
+                res = ws::rec::recordLce(lce, cb, g_stop, g_signal);
+                res.runsWritten += g.runsWritten;
+                res.runsFailed += g.runsFailed;
+                if (res.exitCode == 0 && g.exitCode != 0) {
+                    res.exitCode = g.exitCode;
+                    res.error = g.error;
+                }
+            } else {
+                res = g;
+            }
+        }
     } catch (const std::exception& e) {
         res.exitCode = ws::rec::kExitInternal;
         res.error = std::string("internal error: ") + e.what();
@@ -395,7 +457,7 @@ int main(int argc, char** argv)
         std::printf("{\"type\":\"done\",\"exit_code\":%d,\"runs_written\":%d,\"runs_failed\":%d,\"output\":\"%s\",\"error\":\"%s\"}\n",
                     res.exitCode, res.runsWritten, res.runsFailed, jsonEscape(o.output).c_str(), jsonEscape(res.error).c_str());
         std::fflush(stdout);
-    } else if (res.exitCode == 0 || res.exitCode == ws::rec::kExitRunFailed || (dashdash >= 0 && res.runsWritten > 0)) {
+    } else if (res.exitCode == 0 || res.exitCode == ws::rec::kExitRunFailed || ((dashdash >= 0 || !lce.rungs.empty()) && res.runsWritten > 0)) {
         std::fprintf(stderr, "warpstage-record: %d run(s) written to %s%s\n", res.runsWritten, o.output.c_str(),
                      res.runsFailed ? (", " + std::to_string(res.runsFailed) + (dashdash >= 0 ? " INCOMPLETE" : " FAILED")).c_str() : "");
     }

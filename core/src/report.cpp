@@ -1,4 +1,5 @@
 #include "warpstage/report.h"
+#include "warpstage/runfamily.h"
 
 #include "warpstage/program.h"
 
@@ -114,6 +115,9 @@ void describeProgramRun(std::ostringstream& o, const TraceStore& store, const Ru
     }
     if (stats.size() > 10)
         o << "    ... " << stats.size() - 10 << " more kernels\n";
+    // A family rung (warpstage-record --rungs lce:...): achieved TFLOP/s and bytes against the H200 roofline.
+    if (const RungReport rr = rungReport(r, p.kernels); rr.tagged)
+        o << "  roofline (" << RooflineLimits{}.name << "): " << rr.text << "\n";
 }
 
 }  // namespace
@@ -140,7 +144,20 @@ std::string describeFile(const std::string& path, bool json)
               << ", \"cupti\": " << q(r.cuptiVersion) << ", \"host\": " << q(r.host) << ", \"started_at\": "
               << q(r.startedAt) << ", \"command_line\": " << q(r.commandLine) << ", \"notes\": " << q(r.notes)
               << ", \"has_timeline\": " << (r.hasTimeline ? "true" : "false") << ", \"has_stalls\": "
-              << (r.hasStalls ? "true" : "false") << ", \"interval_count\": " << rs.intervalCount << ",\n     \"kernels\": [";
+              << (r.hasStalls ? "true" : "false") << ", \"interval_count\": " << rs.intervalCount;
+            if (r.kind == RunKind::Program) {  // the family (core/runfamily.h) and, for a tagged rung, its roofline
+                const RunFamilyInfo fam = familyOf(r);
+                o << ", \"family\": " << q(std::string(familyKey(fam.family))) << ", \"rung\": " << fam.rung;
+                if (const RungReport rr = rungReport(r, store.kernels(r.id)); rr.ok)
+                    o << ", \"roofline\": {\"ms_per_iteration\": " << num(rr.point.seconds * 1e3) << ", \"iterations\": "
+                      << rr.iterationNs.size() << ", \"launches_per_iteration\": " << rr.launchesPerIteration
+                      << ", \"useful_flops\": " << num(rr.tag.usefulFlops) << ", \"bytes_moved\": " << num(rr.tag.bytesMoved)
+                      << ", \"tflops\": " << num(rr.point.tflops) << ", \"tbps\": " << num(rr.point.tbps)
+                      << ", \"intensity\": " << num(rr.point.intensity) << ", \"ridge\": " << num(rr.point.ridge)
+                      << ", \"bound\": " << q(rr.point.computeBound ? "compute" : "memory")
+                      << ", \"fraction_of_roof\": " << num(rr.point.fractionOfRoof) << "}";
+            }
+            o << ",\n     \"kernels\": [";
             bool firstK = true;
             for (const KernelSummary& ks : store.kernelSummaries(r.id)) {
                 const KernelLaunch& k = ks.launch;

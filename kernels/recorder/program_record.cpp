@@ -483,6 +483,10 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
         stallPass(o, exe, inject, *api, sinks, conv.runs, msg, progress, stop, stopSignal);
     }
 
+    for (auto& r : conv.runs) {  // a family rung's label (warpstage-record --rungs lce:...)
+        if (!o.runVariant.empty()) r.info.variant = o.runVariant;
+        if (!o.runNotes.empty()) r.info.notes = o.runNotes + (r.info.notes.empty() ? "" : "; " + r.info.notes);
+    }
     progress("write", "writing " + std::to_string(conv.runs.size()) + " run(s)", 95);
     int incomplete = 0, failed = 0;
     try {

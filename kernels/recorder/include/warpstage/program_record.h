@@ -35,6 +35,8 @@ struct ProgramOptions {
     bool keepSinks = false;             // --keep-sinks: leave the raw sink files next to the output
     std::string injectLibrary;          // default: findInjectLibrary()
     double killGraceSeconds = 5;
+    std::string runVariant;             // if set: every run's variant (e.g. "lce_padded"; default: the program's name)
+    std::string runNotes;               // if set: put in front of every run's notes (e.g. a [ws-rung ...] tag)
 };
 
 // The injection library: $WARPSTAGE_INJECT_LIB, else findInjectLibraryFrom(this executable's folder). "" if none.

@@ -1,0 +1,269 @@
+// warpstage-record --rungs lce:...: the linear-compression family through the program recorder.
+// See warpstage/lce_record.h.
+#include "warpstage/lce_record.h"
+
+#include "warpstage/runfamily.h"
+#include "warpstage/store.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+namespace ws::rec {
+
+namespace {
+
+bool isExecutable(const std::string& p)
+{
+    struct stat st{};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+}
+
+std::string dirOf(const std::string& p)
+{
+    const auto s = p.find_last_of('/');
+    if (s == std::string::npos) return ".";
+    return s == 0 ? "/" : p.substr(0, s);
+}
+
+bool parsePositive(const std::string& s, int* out)
+{
+    if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    const int v = std::atoi(s.c_str());
+    if (v < 1) return false;
+    *out = v;
+    return true;
+}
+
+int lceRungByName(const std::string& s)
+{
+    if (s.size() == 1 && s[0] >= '0' && s[0] < '0' + lce::kRungs) return s[0] - '0';
+    for (int r = 0; r < lce::kRungs; ++r) {
+        std::string n = lce::rungName(r), u = n;
+        std::replace(u.begin(), u.end(), '-', '_');
+        if (s == n || s == u || s == "lce_" + u) return r;
+    }
+    return -1;
+}
+
+}  // namespace
+
+std::string parseRungList(const std::string& list, RungSelection* sel, bool (*isGemmRung)(const std::string&))
+{
+    *sel = RungSelection{};
+    if (list == "all") {
+        sel->gemmAll = true;
+        return {};
+    }
+    std::stringstream ss(list);
+    std::string r;
+    bool any = false;
+    while (std::getline(ss, r, ',')) {
+        if (r.empty()) continue;
+        any = true;
+        if (r.rfind("lce:", 0) == 0) {
+            const std::string v = r.substr(4);
+            if (v == "all") {
+                for (int i = 0; i < lce::kRungs; ++i) sel->lce.push_back(i);
+                continue;
+            }
+            const int idx = lceRungByName(v);
+            if (idx < 0)
+                return "unknown lce rung '" + v + "' (lce:0 .. lce:4, lce:all, or a name: original, decomposed, padded, "
+                       "fused-epilogue, persistent)";
+            sel->lce.push_back(idx);
+        } else if (isGemmRung && isGemmRung(r)) {
+            sel->gemm.push_back(r);
+        } else {
+            return "unknown rung '" + r + "'";
+        }
+    }
+    if (!any) return "empty rung list";
+    std::sort(sel->lce.begin(), sel->lce.end());
+    sel->lce.erase(std::unique(sel->lce.begin(), sel->lce.end()), sel->lce.end());
+    return {};
+}
+
+std::vector<std::string> lceRungLines()
+{
+    std::vector<std::string> out;
+    for (int r = 0; r < lce::kRungs; ++r)
+        out.push_back("lce:" + std::to_string(r) + "  " + lce::rungName(r) + "  " + lce::rungIdea(r));
+    return out;
+}
+
+std::string parseLceShape(const std::string& text, lce::Shape* shape)
+{
+    std::vector<int> d;
+    std::stringstream ss(text);
+    std::string part;
+    while (std::getline(ss, part, 'x')) {
+        int v = 0;
+        if (!parsePositive(part, &v)) return "bad lce shape '" + text + "' (expected MxNxKUxKCxBxPER, each 1..9999999, e.g. 433x256x1178x866x1024x70)";
+        d.push_back(v);
+    }
+    if (d.size() != 6 || text.back() == 'x')
+        return "bad lce shape '" + text + "' (expected six numbers MxNxKUxKCxBxPER, e.g. 433x256x1178x866x1024x70)";
+    shape->m = d[0];
+    shape->n = d[1];
+    shape->kUser = d[2];
+    shape->kCand = d[3];
+    shape->b = d[4];
+    shape->perUser = d[5];
+    return {};
+}
+
+std::string findLceProgramFrom(const std::string& exeDir)
+{
+    for (const std::string& c : {exeDir + "/lce",                          // next to warpstage-record
+                                 exeDir + "/../../kernels/lce/lce",        // build tree: app/record -> kernels/lce
+                                 exeDir + "/../lib/warpstage/lce"})        // an install
+        if (isExecutable(c)) return c;
+    return "";
+}
+
+std::string findLceProgram()
+{
+    if (const char* e = std::getenv("WARPSTAGE_LCE"); e && *e) return isExecutable(e) ? std::string(e) : std::string();
+    char self[PATH_MAX] = {0};
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return "";
+    return findLceProgramFrom(dirOf(std::string(self, std::size_t(n))));
+}
+
+std::string lceKernelsRegex(int rung)
+{
+    // Rung 3: the epilogue-warp kernel (LCE_RUNG3_EPILOGUE=direct|tma|...: the earlier lceFusedEpilogue);
+    // rung 4: lceUserFirst (LCE_RUNG4=pingpong: lcePersistent).
+    if (rung == 3) return "lce(EpilogueWarp|FusedEpilogue)";
+    if (rung == 4) return "lce(UserFirst|Persistent)";
+    return "";
+}
+
+std::string lceVariant(int rung)
+{
+    std::string n = lce::rungName(rung);
+    std::replace(n.begin(), n.end(), '-', '_');
+    return "lce_" + n;
+}
+
+ProgramOptions lceProgramOptions(int rung, const LceOptions& o, const std::string& program)
+{
+    const lce::Shape& s = o.shape;
+    ProgramOptions po;
+    po.output = o.output;
+    po.program = {program, "--rung", std::to_string(rung), "--m", std::to_string(s.m), "--n", std::to_string(s.n),
+                  "--k-user", std::to_string(s.kUser), "--k-cand", std::to_string(s.kCand), "--b", std::to_string(s.b),
+                  "--per-user", std::to_string(s.perUser)};
+    if (s.shuffled) po.program.push_back("--shuffled");
+    po.program.insert(po.program.end(), {"--time", "--warmup", std::to_string(o.warmup), "--iters", std::to_string(o.iterations)});
+    po.kernelsRegex = lceKernelsRegex(rung);
+    if (!po.kernelsRegex.empty()) {
+        po.launchFirst = 0;  // one traced launch (the first warmup iteration): a whole rung-3 launch needs ~4,400
+        po.launchLast = 0;   // events per warp and 6-7 MB (docs/kernel-notes.md)
+        po.traceEvents = o.traceEvents;
+    }
+    po.stalls = o.stalls;
+    po.injectLibrary = o.injectLibrary;
+    po.commandLine = o.commandLine;
+    po.runVariant = lceVariant(rung);
+    RungTag tag;
+    tag.family = "lce";
+    tag.rung = rung;
+    tag.rungName = lce::rungName(rung);
+    tag.usefulFlops = s.flops();
+    tag.bytesMoved = lce::bytesMoved(rung, s);
+    tag.compulsoryBytes = lce::compulsoryBytes(s);
+    tag.warmup = o.warmup;
+    tag.iterations = o.iterations;
+    tag.shape = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.kUser) + "x" + std::to_string(s.kCand) + "x"
+                + std::to_string(s.b) + "x" + std::to_string(s.perUser) + (s.shuffled ? "s" : "");
+    tag.setupKernels = {"fillUniform", "concatRows", "padCopy"};  // lce_main.cu: allocate()
+    po.runNotes = formatRungTag(tag);
+    return po;
+}
+
+Result recordLce(const LceOptions& o, const Callbacks& cb, const std::atomic<bool>& stop, const std::atomic<int>& stopSignal)
+{
+    Result res;
+    auto fail = [&](int code, const std::string& text) {
+        res.exitCode = code;
+        res.error = text;
+        if (cb.message) cb.message("error", text);
+        return res;
+    };
+    if (o.rungs.empty()) return fail(kExitUsage, "no lce rung selected");
+    for (int r : o.rungs)
+        if (const std::string why = lce::refusal(r, o.shape); !why.empty())
+            return fail(kExitUsage, "lce:" + std::to_string(r) + " refuses the shape " + o.shape.text() + ": " + why);
+    const std::string program = o.program.empty() ? findLceProgram() : (isExecutable(o.program) ? o.program : std::string());
+    if (program.empty())
+        return fail(kExitProgramNotRunnable,
+                    o.program.empty() ? std::string("the lce driver was not found (not next to warpstage-record, not in the build tree's "
+                                                    "kernels/lce/, not in ../lib/warpstage/; build the target 'lce' or give --lce-program "
+                                                    "PATH or WARPSTAGE_LCE): nothing run, nothing written")
+                                      : "--lce-program '" + o.program + "' is not an executable file: nothing run, nothing written");
+    // The output before anything runs (program mode checks it again per rung).
+    try {
+        if (access(o.output.c_str(), F_OK) == 0) {
+            const FileCheck fc = TraceStore::checkFile(o.output);
+            if (fc.needsMigration)
+                return fail(kExitOutput, o.output + ": schema version " + std::to_string(fc.fileVersion)
+                                             + " is older than this recorder's; migrate it in the viewer first or choose a new file");
+        } else if (access(dirOf(o.output).c_str(), W_OK) != 0) {
+            return fail(kExitOutput, o.output + ": cannot create the file (folder '" + dirOf(o.output) + "' is not writable or missing)");
+        }
+    } catch (const std::exception& e) {
+        return fail(kExitOutput, e.what());
+    }
+    std::string envMsg;
+    if (const int rc = checkEnvironment(0, envMsg); rc != kExitOk)
+        return fail(rc, envMsg + " (lce needs an sm_90 GPU): nothing run, " + o.output + " untouched");
+
+    int worst = kExitOk;
+    const int count = int(o.rungs.size());
+    for (int i = 0; i < count; ++i) {
+        if (stop.load()) {
+            res.exitCode = stopSignal.load() == SIGTERM ? 128 + SIGTERM : kExitInterrupted;
+            res.error = "interrupted before lce:" + std::to_string(o.rungs[std::size_t(i)]) + "; the runs written before are intact";
+            return res;
+        }
+        const int rung = o.rungs[std::size_t(i)];
+        const std::string label = "lce:" + std::to_string(rung);
+        Callbacks rcb = cb;
+        rcb.progress = [&](const ProgressEvent& e) {
+            if (!cb.progress) return;
+            ProgressEvent x = e;
+            x.rung = label + " " + lce::rungName(rung);
+            x.rungIndex = i + 1;
+            x.rungCount = count;
+            x.percent = (100.0 * i + e.percent) / count;
+            cb.progress(x);
+        };
+        if (cb.message) cb.message("info", label + " (" + lce::rungName(rung) + "): " + lce::rungIdea(rung));
+        const Result r = recordProgram(lceProgramOptions(rung, o, program), rcb, stop, stopSignal);
+        res.runsWritten += r.runsWritten;
+        res.runsFailed += r.runsFailed;
+        if (r.exitCode == kExitOk) continue;
+        if (r.exitCode == kExitInterrupted || r.exitCode == 128 + SIGTERM || r.exitCode == kExitNoGpu || r.exitCode == kExitNoCupti
+            || r.exitCode == kExitOutput || r.exitCode == kExitInternal) {
+            res.exitCode = r.exitCode;
+            res.error = label + ": " + r.error + (res.runsWritten ? " (" + std::to_string(res.runsWritten) + " run(s) written before are intact)" : "");
+            return res;
+        }
+        // 6 (a run FAILED: overflow, ...), 7 (the driver failed), 8 (no CUDA call): record and go on.
+        if (worst == kExitOk) {
+            worst = r.exitCode;
+            res.error = label + ": " + r.error;
+        }
+    }
+    res.exitCode = worst;
+    return res;
+}
+
+}  // namespace ws::rec

@@ -1,0 +1,204 @@
+// warpstage-record --rungs lce:... without a GPU: the rung list, the lce shape, what each rung's program
+// recording is asked for (driver arguments, --kernels, --launch-range, --trace-events, the run's label and
+// tag), --list-rungs, and the error paths (unknown rung, refused shape, driver missing, no GPU: exit codes,
+// the existing file untouched).
+#include "warpstage/lce_record.h"
+#include "warpstage/runfamily.h"
+#include "warpstage/store.h"
+#include "warpstage/synthetic.h"
+
+#include <dlfcn.h>
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <regex>
+
+namespace {
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run runRecord(const QStringList& args)
+{
+    QProcess p;
+    p.start(QStringLiteral(WARPSTAGE_RECORD_EXE), args);
+    Run r;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+bool haveGpu()
+{
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return false;
+    auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(lib, "cuInit"));
+    auto count = reinterpret_cast<int (*)(int*)>(dlsym(lib, "cuDeviceGetCount"));
+    int n = 0;
+    return init && count && init(0) == 0 && count(&n) == 0 && n > 0;
+}
+
+bool gemmRung(const std::string& r)
+{
+    return r == "sync" || r == "pingpong";
+}
+
+QByteArray sha(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256);
+}
+}  // namespace
+
+class TestLceRecord : public QObject {
+    Q_OBJECT
+private slots:
+    void rungList()
+    {
+        ws::rec::RungSelection s;
+        QCOMPARE(QString::fromStdString(ws::rec::parseRungList("lce:all", &s, gemmRung)), QString());
+        QCOMPARE(s.lce, (std::vector<int>{0, 1, 2, 3, 4}));
+        QVERIFY(s.gemm.empty());
+        QVERIFY(!s.gemmAll);
+        QCOMPARE(QString::fromStdString(ws::rec::parseRungList("lce:3,lce:0,lce:3", &s, gemmRung)), QString());
+        QCOMPARE(s.lce, (std::vector<int>{0, 3}));
+        QCOMPARE(QString::fromStdString(ws::rec::parseRungList("sync,lce:padded,lce:fused_epilogue", &s, gemmRung)), QString());
+        QCOMPARE(s.gemm, (std::vector<std::string>{"sync"}));
+        QCOMPARE(s.lce, (std::vector<int>{2, 3}));
+        QCOMPARE(QString::fromStdString(ws::rec::parseRungList("all", &s, gemmRung)), QString());
+        QVERIFY(s.gemmAll);
+        QVERIFY(s.lce.empty());
+        for (const char* bad : {"lce:5", "lce:", "lce:x", "lce:-1", "nope", ",", ""}) {
+            const QString err = QString::fromStdString(ws::rec::parseRungList(bad, &s, gemmRung));
+            QVERIFY2(!err.isEmpty(), bad);
+        }
+        QVERIFY(QString::fromStdString(ws::rec::parseRungList("lce:7", &s, gemmRung)).contains(QLatin1String("lce:0 .. lce:4")));
+    }
+
+    void shape()
+    {
+        ws::lce::Shape s;
+        QCOMPARE(QString::fromStdString(ws::rec::parseLceShape("64x256x100x90x32x8", &s)), QString());
+        QCOMPARE(s.m, 64);
+        QCOMPARE(s.n, 256);
+        QCOMPARE(s.kUser, 100);
+        QCOMPARE(s.kCand, 90);
+        QCOMPARE(s.b, 32);
+        QCOMPARE(s.perUser, 8);
+        for (const char* bad : {"64x256x100x90x32", "64x256x100x90x32x8x1", "0x256x100x90x32x8", "64x256x100x90x32x", "ax1x1x1x1x1", "+1x1x1x1x1x1"})
+            QVERIFY2(!ws::rec::parseLceShape(bad, &s).empty(), bad);
+    }
+
+    // What each rung's program recording is asked for, and the label the viewer groups by.
+    void programOptions()
+    {
+        ws::rec::LceOptions o;
+        o.output = "/tmp/x.wstrace";
+        QVERIFY(ws::rec::parseLceShape("200x256x300x200x64x8", &o.shape).empty());
+        for (int rung = 0; rung < 5; ++rung) {
+            const ws::rec::ProgramOptions po = ws::rec::lceProgramOptions(rung, o, "/opt/lce");
+            QCOMPARE(po.program.front(), std::string("/opt/lce"));
+            QStringList args;
+            for (const auto& a : po.program)
+                args << QString::fromStdString(a);
+            QVERIFY(args.join(' ').contains(QStringLiteral("--rung %1 --m 200 --n 256 --k-user 300 --k-cand 200 --b 64 --per-user 8").arg(rung)));
+            QVERIFY(args.join(' ').endsWith(QLatin1String("--time --warmup 2 --iters 5")));
+            QCOMPARE(po.output, o.output);
+            QCOMPARE(QString::fromStdString(po.runVariant), QString::fromStdString(ws::rec::lceVariant(rung)));
+            const auto tag = ws::parseRungTag(po.runNotes);
+            QVERIFY(tag);
+            QCOMPARE(tag->family, std::string("lce"));
+            QCOMPARE(tag->rung, rung);
+            QCOMPARE(tag->usefulFlops, o.shape.flops());
+            QVERIFY(std::abs(tag->bytesMoved - ws::lce::bytesMoved(rung, o.shape)) <= 1e-5 * tag->bytesMoved);
+            QCOMPARE(tag->warmup, 2);
+            QCOMPARE(tag->iterations, 5);
+            if (rung >= 3) {  // one traced launch of our kernel, big enough for a whole launch
+                const std::regex re(po.kernelsRegex);
+                QVERIFY(std::regex_search(rung == 3 ? "lceEpilogueWarp" : "lceUserFirst", re));
+                QVERIFY(!std::regex_search("sm90_xmma_gemm_f16f16_f16f32", re));
+                QCOMPARE(po.launchFirst, 0LL);
+                QCOMPARE(po.launchLast, 0LL);
+                QCOMPARE(po.traceEvents, 8192LL);
+            } else {  // cuBLAS rungs: no filter, nothing traced
+                QVERIFY(po.kernelsRegex.empty());
+                QCOMPARE(po.launchFirst, -1LL);
+            }
+        }
+        QCOMPARE(QString::fromStdString(ws::rec::lceVariant(0)), QStringLiteral("lce_original"));
+        QCOMPARE(QString::fromStdString(ws::rec::lceVariant(3)), QStringLiteral("lce_fused_epilogue"));
+    }
+
+    void listRungs()
+    {
+        const Run r = runRecord({QStringLiteral("--list-rungs")});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.contains(QLatin1String("pingpong")));
+        for (const char* l : {"lce:0  original", "lce:2  padded", "lce:4  persistent"})
+            QVERIFY2(r.out.contains(QLatin1String(l)), qPrintable(r.out));
+    }
+
+    void errors()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("t.wstrace"));
+        Run r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:9"), QStringLiteral("-o"), out});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains(QLatin1String("unknown lce rung '9'")));
+        r = runRecord({QStringLiteral("--lce-shape"), QStringLiteral("1x1x1x1x1x1"), QStringLiteral("-o"), out});
+        QCOMPARE(r.code, 2);  // an lce option without lce rungs
+        r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:all"), QStringLiteral("--lce-shape"), QStringLiteral("64x100x8x8x8x2"),
+                       QStringLiteral("-o"), out});
+        QCOMPARE(r.code, 2);  // N = 100: rungs 3-4 refuse (TMA rows of 16 bytes)
+        QVERIFY2(r.err.contains(QLatin1String("N (100) must be a multiple of 8")), qPrintable(r.err));
+        QVERIFY(!QFile::exists(out));
+        r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:0"), QStringLiteral("--lce-program"), dir.filePath(QStringLiteral("nope")),
+                       QStringLiteral("-o"), out});
+        QCOMPARE(r.code, 9);
+        QVERIFY(r.err.contains(QLatin1String("is not an executable file")));
+        QVERIFY(!QFile::exists(out));
+
+        // An existing file and no GPU: exit 3, the file untouched (on a GPU machine the driver would run).
+        {
+            ws::TraceStore st = ws::TraceStore::openForWriting(out.toStdString());
+            ws::SyntheticProgramParams sp;
+            sp.steps = 1;
+            sp.launchesPerStep = 20;
+            ws::writeSyntheticProgram(st, sp);
+        }
+        const QByteArray before = sha(out);
+        if (!haveGpu()) {
+            r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:all"), QStringLiteral("--lce-program"), QStringLiteral("/bin/true"),
+                           QStringLiteral("-o"), out});
+            QVERIFY2(r.code == 3 || r.code == 4, qPrintable(r.err));
+            QVERIFY(r.err.contains(QLatin1String("nothing run")));
+            QCOMPARE(sha(out), before);
+        }
+        // Not a Warpstage file: exit 5 before anything runs.
+        const QString junk = dir.filePath(QStringLiteral("junk.wstrace"));
+        QFile j(junk);
+        QVERIFY(j.open(QIODevice::WriteOnly));
+        j.write("not a trace");
+        j.close();
+        r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:0"), QStringLiteral("--lce-program"), QStringLiteral("/bin/true"),
+                       QStringLiteral("-o"), junk});
+        QCOMPARE(r.code, 5);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLceRecord)
+#include "tst_lce_record.moc"
