@@ -18,16 +18,17 @@ struct Shape {
 };
 
 struct RungInfo {
-    std::string name;        // "sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong"
+    std::string name;        // "sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong" (+ "streamk", opt-in)
     std::string title;       // one line for the UI: "Warp-specialized: TMA producer + wgmma consumer"
     std::string idea;        // the one new idea of this rung (same text as the top of its source file)
     std::string sourceFile;  // path of its .cu relative to the repository root, for the source view
-    int level = 0;           // 1..6, position on the ladder
+    int level = 0;           // 1..7, position on the ladder
     bool tensorCores = false;  // uses wgmma
     bool tma = false;          // uses TMA loads
 };
 
-// All rungs, bottom to top.
+// All rungs, bottom to top (without the opt-in ones: rung 7 "streamk" until it is verified on a GPU;
+// findRung, checkShape, traceGeometry and launch take it by name).
 const std::vector<RungInfo>& rungs();
 const RungInfo* findRung(std::string_view name);
 

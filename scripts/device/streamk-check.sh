@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Issue 14, the stream-K rung (rung 7, kernels/src/streamk.cu), in ONE device call: the schedule's CPU test,
+# correctness of streamk (and pingpong beside it) on the full and partial-tile shapes against cuBLAS, traced
+# and untraced (bit-for-bit agreement reported as WARN lines if not), compute-sanitizer memcheck (untraced,
+# traced, register-store path) and racecheck on launches that go through the fixup, and ladder_bench cold
+# (--rest-ms 250, the default) of streamk vs pingpong vs cuBLAS over the issue's sweep (33 shapes, the six
+# named ones among them), then the geometric mean and minimum of streamk and pingpong vs cuBLAS.
+#
+# Build HERE (no GPU needed; Release, no Qt), then copy into an ignored folder of /work/main and carry it:
+#   cmake -S . -B build/kchecks -G Ninja -DWARPSTAGE_WITH_QT=OFF -DCMAKE_BUILD_TYPE=Release
+#   cmake --build build/kchecks --target gpu_ladder_correctness ladder_check ladder_bench tst_streamk_schedule
+#   D=/work/main/build-s6-streamk; mkdir -p $D
+#   cp build/kchecks/tests/kernels/{gpu_ladder_correctness,ladder_check,tst_streamk_schedule} \
+#      build/kchecks/tests/bench/ladder_bench scripts/device/streamk-check.sh $D/
+# On the device (run tool, carry ["build-s6-streamk"]):  bash build-s6-streamk/streamk-check.sh [DIR]
+# Logs: $OUT/*.log, $OUT/sweep.csv, $OUT/summary.txt (printed last). Success: every line of the summary
+# rc=0, "0 failed", "ERROR SUMMARY: 0 errors" / "RACECHECK SUMMARY: 0 hazards", no WARN line for streamk.
+set -u
+D=${1:-build-s6-streamk}
+OUT=${OUT:-$PWD/out-streamk}
+mkdir -p "$OUT"
+S=$OUT/summary.txt
+: >"$S"
+for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64; do
+    [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+export LD_LIBRARY_PATH PATH="/usr/local/cuda/bin:$PATH" WARPSTAGE_REQUIRE_GPU=1
+note() { echo "$*" | tee -a "$S"; }
+run() {  # run NAME LIMIT CMD...
+    local name=$1 limit=$2 t0=$SECONDS
+    shift 2
+    timeout -k 5 "$limit" "$@" >"$OUT/$name.log" 2>&1
+    note "$name: rc=$? in $((SECONDS - t0))s | $(grep -E "passed, .* failed|PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY|^OK|^FAIL" "$OUT/$name.log" | tail -2 | tr '\n' ' ')"
+}
+note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 | head -1); $(date -u)"
+run schedule 20 "$D/tst_streamk_schedule"
+# Full shapes (4096^3 all data-parallel; 8192x8192x1024 and 8192^3: the last waves split) and the partial-tile
+# set (256x4096x4096, 1x4096x4096, 1000x4096x1000: everything split; 8191x8193x4104; tiny ones).
+run correctness 150 "$D/gpu_ladder_correctness" --rung streamk --rung pingpong
+note "streamk traced/untraced bit differences: $(grep -c "WARN rung=streamk" "$OUT/correctness.log")"
+# Sanitizers on launches that go through the fixup: 300x1000x1032 (4 pair tiles x 17 k-steps, 17 stream-K
+# clusters) with the TMA store; N odd (register stores); traced; 256x4096x4096 (66 clusters).
+run san-mem 90 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape 300x1000x1032
+run san-mem-oddn 90 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape 300x1001x1032
+run san-mem-traced 90 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape 300x1000x1032 --traced
+run san-race 120 compute-sanitizer --tool racecheck --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape 300x1000x1032
+run san-mem-256 120 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape 256x4096x4096
+# The sweep: squares, LLM projections (M x N x K), short K, long K, non-multiples (33 shapes).
+SW=""
+for x in 1024 2048 4096 6144 8192 12288 16384; do SW="$SW --shape ${x}x${x}x${x}"; done
+for m in 128 512 2048 8192; do
+    for nk in 4096x4096 14336x4096 4096x14336 28672x8192; do SW="$SW --shape ${m}x${nk}"; done
+done
+SW="$SW --shape 4096x4096x256 --shape 8192x8192x512 --shape 4096x4096x1024 --shape 1024x1024x16384 --shape 2048x2048x32768"
+SW="$SW --shape 4000x4000x4000 --shape 8191x8193x4104 --shape 1000x4096x1000 --shape 1x4096x4096 --shape 256x4096x4096"
+run sweep 330 "$D/ladder_bench" --rung pingpong --rung streamk $SW --no-traced --target-ms 40 --csv "$OUT/sweep.csv"
+echo "=== sweep"
+sed -n '/^### Kernel ladder vs cuBLAS/,$p' "$OUT/sweep.log" | grep -E "^\|" | head -80
+python3 - "$OUT/sweep.csv" <<'PY' | tee -a "$S"
+import csv, math, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["traced"] == "0" and r["variant"] in ("pingpong", "streamk")]
+for v in ("pingpong", "streamk"):
+    p = [(float(r["pct_cublas"]), r["shape"]) for r in rows if r["variant"] == v and r["pct_cublas"] and r["correct"] == "1"]
+    if p:
+        g = math.exp(sum(math.log(x) for x, _ in p) / len(p))
+        print(f"{v}: {len(p)} shapes, geomean {g:.1f}% of cuBLAS, min {min(p)[0]:.1f}% ({min(p)[1]}), max {max(p)[0]:.1f}% ({max(p)[1]})")
+bad = [r["shape"] + " " + r["variant"] for r in rows if r["correct"] != "1"]
+print("incorrect:", bad if bad else "none")
+PY
+grep -h "^FAIL\|WARN rung=streamk" "$OUT/correctness.log" | head -20
+echo "=== summary"
+cat "$S"
