@@ -1,4 +1,4 @@
-// Internal to kernels/src: the launchers of the six rungs, called by ladder.cu.
+// Internal to kernels/src: the launchers of the rungs (six + rung 7, streamk), called by ladder.cu.
 #pragma once
 
 #include <cuda_runtime.h>
