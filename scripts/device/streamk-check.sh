@@ -59,6 +59,15 @@ PY
 # archive (streamk: HGMMA, UTMALDG, no trace code untraced), the six named shapes traced and untraced, and the
 # sweep again (all rows into the CSV). Extra files to copy: libwarpstage_ladder.a ladder_manifest check_sass.py.
 # At most 8 files come back from $OUT: the logs go to a scratch folder, the summary and CSVs to $OUT.
+# Step 3 (for the lead; not run in session 6): gpu_ladder_trace for streamk (trace sanity incl. the overflow case:
+# capacity 2 events per warp must not write outside the buffer). Copy build/kchecks/tests/kernels/gpu_ladder_trace too.
+if [ "${2:-1}" = 3 ]; then
+    note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(date -u)"
+    run trace 120 "$D/gpu_ladder_trace" --rung streamk --rung pingpong
+    grep -h "^FAIL" "$OUT/trace.log" | head -20
+    cat "$S"
+    exit 0
+fi
 if [ "${2:-1}" = 2 ]; then
     L=/tmp/streamk-logs; mkdir -p $L
     OUTDIR=$OUT; OUT=$L
