@@ -34,7 +34,8 @@ const QVector<RungText>& rungCatalog()
         initResources();
         const QStringList names = {QStringLiteral("sync"),          QStringLiteral("tma_sync"),
                                    QStringLiteral("multistage"),    QStringLiteral("warp_specialized"),
-                                   QStringLiteral("cooperative"),   QStringLiteral("pingpong")};
+                                   QStringLiteral("cooperative"),   QStringLiteral("pingpong"),
+                                   QStringLiteral("streamk")};
         QVector<RungText> out;
         int level = 1;
         for (const QString& n : names) {

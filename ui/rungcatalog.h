@@ -12,7 +12,7 @@ namespace ws::ui {
 
 struct RungText {
     QString name;      // "warp_specialized"
-    int level = 0;     // 1..6
+    int level = 0;     // 1..7
     QString title;     // first "# " line of the teaching text
     QString markdown;  // the whole teaching text
 };

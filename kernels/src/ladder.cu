@@ -11,6 +11,7 @@
 
 #include "hopper.cuh"
 #include "rungs.h"
+#include "streamk_schedule.h"
 #include "warpstage/trace_format.h"
 
 namespace ws::kern {
@@ -78,6 +79,7 @@ struct RungImpl {
     bool persistent;
     cudaError_t (*launch)(const ws::kern::LaunchArgs&, const char**);
     const void* (*kernel)(bool);
+    bool optIn = false;  // not in rungs() (nor `--rungs all`): reachable by name only, until verified on a GPU
 };
 
 const std::vector<RungImpl>& impls()
@@ -123,6 +125,15 @@ const std::vector<RungImpl>& impls()
          // shape unit: the 256x256 pair of blocks that one cluster of 2 CTAs computes together
          kPpBM * kPpCluster, kPpBN, kBK, kPpThreads, kPpStages, true, &ws::kern::launchPingpong,
          &ws::kern::kernelPingpong},
+        {{"streamk", "Stream-K: the last wave's tiles split along K among all clusters, partials fixed up",
+          "Pingpong with a different tile walk: whole waves of tiles stay data-parallel, and the k-steps of "
+          "the remaining tiles are divided evenly among all clusters, each taking a contiguous range that may "
+          "cross tile boundaries. Clusters that do not finish a tile write fp32 partials to a workspace and "
+          "raise a flag; the cluster that computes the tile's last k-steps adds them in a fixed order and "
+          "stores C, so a small or uneven problem keeps every SM busy to the end.",
+          "kernels/src/streamk.cu", 7, true, true},
+         kPpBM * kPpCluster, kPpBN, kBK, kPpThreads, kPpStages, true, &ws::kern::launchStreamk,
+         &ws::kern::kernelStreamk},  // verified on the H200 (docs/device-log.md, session 6)
     };
     return v;
 }
@@ -134,7 +145,8 @@ const RungImpl* findImpl(std::string_view name)
     return nullptr;
 }
 
-bool n_is_pingpong(std::string_view n) { return n == "pingpong"; }
+// pingpong and streamk: clusters of kPpCluster CTAs, one 256x256 pair tile per cluster (shape unit)
+bool n_is_pingpong(std::string_view n) { return n == "pingpong" || n == "streamk"; }
 
 constexpr int kTmaRowElems = 8;  // 16 bytes of bf16: TMA's row-stride unit
 constexpr int kMaxDim = 1 << 17;  // 131072: keeps every index and TMA coordinate well inside int32
@@ -158,9 +170,11 @@ std::uint32_t gridCtas(const RungImpl& r, const Shape& s, int smCount)
 {
     const std::uint64_t tiles = tileCount(r, s);
     if (!r.persistent) return std::uint32_t(tiles);
-    if (r.info.name == "pingpong") {  // clusters of kPpCluster CTAs, one pair tile each at a time
-        int clusters = ws::kern::pingpongMaxClusters();
+    if (n_is_pingpong(r.info.name)) {  // clusters of kPpCluster CTAs, one pair tile each at a time
+        int clusters = ws::kern::pingpongMaxClusters();  // (streamk: the same kernel resources)
         if (clusters <= 0) clusters = smCountOrQuery(smCount) / kPpCluster;
+        // stream-K: every cluster that fits (the k-steps of a small problem are spread over all of them)
+        if (r.info.name == "streamk") return std::uint32_t(kPpCluster * clusters);
         return std::uint32_t(kPpCluster * std::min<std::uint64_t>(tiles, std::uint64_t(clusters)));
     }
     return std::uint32_t(std::min<std::uint64_t>(tiles, std::uint64_t(smCountOrQuery(smCount))));
@@ -172,7 +186,8 @@ const std::vector<RungInfo>& rungs()
 {
     static const std::vector<RungInfo> v = [] {
         std::vector<RungInfo> out;
-        for (const auto& r : impls()) out.push_back(r.info);
+        for (const auto& r : impls())
+            if (!r.optIn) out.push_back(r.info);
         return out;
     }();
     return v;
@@ -180,8 +195,8 @@ const std::vector<RungInfo>& rungs()
 
 const RungInfo* findRung(std::string_view name)
 {
-    for (const auto& r : rungs())
-        if (r.name == name) return &r;
+    for (const auto& r : impls())  // opt-in rungs too (by name)
+        if (r.info.name == name) return &r.info;
     return nullptr;
 }
 
@@ -239,7 +254,17 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     else if (n == "multistage") events = 5 * kt + r->stages + 4;
     else if (n == "warp_specialized") events = 4 * kt + 6;  // consumers: 4 / k-step; producer 2
     else if (n == "cooperative") events = tilesPerCta * (4 * kt + 6) + 4;
-    else  // pingpong: every warp sees all of its CTA's tiles; consumers 4 / k-step + WaitOrder and markers
+    else if (n == "streamk") {  // the busiest cluster's units: 4 / k-step + markers, WaitOrder, fixup phases
+        const auto p = ws::kern::sk::plan(int(tiles), int(kt), int(walkers));
+        for (int c = 0; c < p.clusters; ++c) {
+            std::uint64_t e = 4;
+            for (int i = 0; i < ws::kern::sk::dpCount(p, c); ++i) e += 4 * kt + 12;
+            auto cur = ws::kern::sk::skBegin(p, c);
+            ws::kern::sk::Unit u;
+            while (ws::kern::sk::skNext(p, cur, u)) e += 4 * std::uint64_t(u.ke - u.kb) + 12;
+            events = std::max(events, e);
+        }
+    } else  // pingpong: every warp sees all of its CTA's tiles; consumers 4 / k-step + WaitOrder and markers
         events = tilesPerCta * (4 * kt + 8) + 4;
     // margin: 1/16 plus a constant, so a normal launch never overflows
     events += events / 16 + 32;
@@ -316,13 +341,15 @@ static std::string mangledKernelName(std::string_view rung, bool traced)
                                  {"multistage", "gemmMultistage"},
                                  {"warp_specialized", "gemmWarpSpecialized"},
                                  {"cooperative", "gemmCooperative"},
-                                 {"pingpong", "gemmPingpong"}};
+                                 {"pingpong", "gemmPingpong"},
+                                 {"streamk", "gemmStreamk"}};
     for (const Name& n : names) {
         if (rung != n.rung) continue;
         const std::string ns = std::string("r_") + n.rung;
         const std::string k = n.kernel;
         const char* params = rung == "sync"       ? "PK13__nv_bfloat16S5_PS3_iiiPv"
                              : rung == "pingpong" ? "14CUtensorMap_stS3_S3_P13__nv_bfloat16iiiPv"  // A, B, C maps
+                             : rung == "streamk"  ? "14CUtensorMap_stS3_S3_P13__nv_bfloat16iiiPvNS1_8SkParamsE"
                                                   : "14CUtensorMap_stS3_P13__nv_bfloat16iiiPv";
         return "_ZN2ws4kern" + std::to_string(ns.size()) + ns + std::to_string(k.size()) + k + "ILb"
             + (traced ? "1" : "0") + "EEEv" + params;

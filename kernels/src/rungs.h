@@ -1,4 +1,4 @@
-// Internal to kernels/src: the launchers of the six rungs, called by ladder.cu.
+// Internal to kernels/src: the launchers of the rungs (six + rung 7, streamk), called by ladder.cu.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,6 +24,7 @@ cudaError_t launchMultistage(const LaunchArgs& a, const char** err);
 cudaError_t launchWarpSpecialized(const LaunchArgs& a, const char** err);
 cudaError_t launchCooperative(const LaunchArgs& a, const char** err);
 cudaError_t launchPingpong(const LaunchArgs& a, const char** err);
+cudaError_t launchStreamk(const LaunchArgs& a, const char** err);  // rung 7 (opt-in)
 
 // Kernel entry of each rung's traced / untraced instantiation (for cudaFuncGetName).
 const void* kernelSync(bool traced);
@@ -32,6 +33,7 @@ const void* kernelMultistage(bool traced);
 const void* kernelWarpSpecialized(bool traced);
 const void* kernelCooperative(bool traced);
 const void* kernelPingpong(bool traced);
+const void* kernelStreamk(bool traced);
 
 // Clusters of the pingpong kernel that fit on the device at once (0 if unknown).
 int pingpongMaxClusters();

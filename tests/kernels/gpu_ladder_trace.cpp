@@ -155,7 +155,8 @@ void runRung(const std::string& rung, const ladder::Shape& s, int sms, CublasRef
                         (unsigned long long)tc.eventsOutsideCta);
         std::map<int, int> roles;
         describe(base, buf, tb.header(), roles);
-        const bool specialized = rung == "warp_specialized" || rung == "cooperative" || rung == "pingpong";
+        const bool specialized = rung == "warp_specialized" || rung == "cooperative" || rung == "pingpong"
+                                 || rung == "streamk";
         if (specialized)
             (roles[1] >= 1 && roles[2] >= 1 ? pass : fail)(base + " CTA0 declares producer (" + std::to_string(roles[1])
                                                            + ") and consumer (" + std::to_string(roles[2]) + ") warps");

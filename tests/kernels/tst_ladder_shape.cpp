@@ -28,7 +28,7 @@ std::string str(const ladder::Shape& s)
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 const std::vector<std::string> kTensorCoreRungs = {"tma_sync", "multistage", "warp_specialized", "cooperative",
-                                                   "pingpong"};
+                                                   "pingpong", "streamk"};
 
 }  // namespace
 

@@ -106,7 +106,7 @@ private slots:
         QVERIFY(r.out.startsWith("warpstage-record "));
         r = runRecord({"--list-rungs"});
         QCOMPARE(r.code, 0);
-        for (const char* rung : {"sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong"})
+        for (const char* rung : {"sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong", "streamk"})
             QVERIFY2(r.out.contains(rung), rung);
     }
 

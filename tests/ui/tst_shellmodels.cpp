@@ -240,7 +240,7 @@ void TestShellModels::sourceModel()
 void TestShellModels::rungCatalog_data()
 {
     QTest::addColumn<QString>("rung");
-    for (const char* r : {"sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong"})
+    for (const char* r : {"sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong", "streamk"})
         QTest::newRow(r) << QString::fromLatin1(r);
 }
 

@@ -18,16 +18,18 @@ struct Shape {
 };
 
 struct RungInfo {
-    std::string name;        // "sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong"
+    std::string name;        // "sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong", "streamk"
     std::string title;       // one line for the UI: "Warp-specialized: TMA producer + wgmma consumer"
     std::string idea;        // the one new idea of this rung (same text as the top of its source file)
     std::string sourceFile;  // path of its .cu relative to the repository root, for the source view
-    int level = 0;           // 1..6, position on the ladder
+    int level = 0;           // 1..7, position on the ladder
     bool tensorCores = false;  // uses wgmma
     bool tma = false;          // uses TMA loads
 };
 
-// All rungs, bottom to top.
+// All rungs, bottom to top (without opt-in ones, if any: a rung marked opt-in in ladder.cu, e.g. while it is
+// not yet verified on a GPU, is left out here and of `--rungs all`; findRung, checkShape, traceGeometry and
+// launch take it by name).
 const std::vector<RungInfo>& rungs();
 const RungInfo* findRung(std::string_view name);
 

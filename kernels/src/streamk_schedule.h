@@ -1,0 +1,133 @@
+// Rung 7's tile walk (stream-K), as a pure function of the problem: the host test (tst_streamk_schedule)
+// and the kernel (streamk.cu) use the same code. No CUDA or Qt types; compiled for host and device.
+//
+// A *unit* is (pair tile, k-begin, k-end). The first `dpTiles` pair tiles are data-parallel: cluster c
+// computes tiles c, c + clusters, ... whole (pingpong's walk). The k-steps of the remaining tiles
+// (`skIters` = their count x KT) are cut into `skClusters` contiguous ranges, one per cluster, that may
+// cross tile boundaries (stream-K). Cluster c walks its range BACKWARDS (highest k-step first), so the
+// one piece it computes that does not reach its tile's last k-step (it writes a partial sum) comes
+// first, and the piece that does (the finisher: it adds the others' partials) comes last: a finisher
+// never waits for a cluster that is itself waiting. Each cluster has at most one partial piece, so a
+// cluster's workspace slot is its own index.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define WS_SK_HD __host__ __device__ __forceinline__
+#else
+#define WS_SK_HD inline
+#endif
+
+namespace ws::kern::sk {
+
+inline constexpr int kMinIters = 4;  // a cluster's stream-K range is never shorter than this (k-steps)
+
+struct Plan {
+    int tiles = 0;          // pair tiles of the output
+    int kt = 0;             // k-steps per tile
+    int clusters = 0;       // clusters launched
+    int dpTiles = 0;        // tiles [0, dpTiles): whole, data-parallel
+    int skClusters = 0;     // clusters [0, skClusters) share the k-steps of tiles [dpTiles, tiles)
+    long long skIters = 0;  // (tiles - dpTiles) * kt
+};
+
+struct Unit {
+    int tile = 0;  // pair tile index (the grouped tile order)
+    int kb = 0;    // first k-step
+    int ke = 0;    // one past the last k-step
+};
+
+// The hybrid rule (CUTLASS's stream-K "data-parallel + one or two stream-K waves"): whole waves stay
+// data-parallel; the remainder wave is split along K unless it is already >= 80% full; when there are
+// whole waves, the last one joins the split, so every cluster's range holds >= KT k-steps.
+WS_SK_HD Plan plan(int tiles, int kt, int clusters)
+{
+    Plan p;
+    p.tiles = tiles;
+    p.kt = kt;
+    p.clusters = clusters;
+    p.dpTiles = tiles;
+    if (tiles <= 0 || kt <= 0 || clusters <= 0) return p;
+    const int full = tiles / clusters, rem = tiles % clusters;
+    if (rem == 0 || (full >= 1 && rem * 5 >= clusters * 4)) return p;  // all data-parallel
+    const int skTiles = rem + (full >= 1 ? clusters : 0);
+    p.dpTiles = tiles - skTiles;
+    p.skIters = (long long)skTiles * kt;
+    long long c = p.skIters / kMinIters;  // fewer clusters where there are fewer than kMinIters k-steps each
+    if (c > clusters) c = clusters;
+    if (c < 1) c = 1;
+    p.skClusters = int(c);
+    return p;
+}
+
+// First global stream-K k-step of cluster c's range (c in [0, skClusters]).
+WS_SK_HD long long rangeStart(const Plan& p, int c) { return p.skIters * c / p.skClusters; }
+
+// The cluster whose range holds stream-K k-step i.
+WS_SK_HD int clusterOf(const Plan& p, long long i)
+{
+    int c = int(i * p.skClusters / p.skIters);
+    while (c + 1 < p.skClusters && rangeStart(p, c + 1) <= i) ++c;
+    while (c > 0 && rangeStart(p, c) > i) --c;
+    return c;
+}
+
+// Data-parallel tiles of cluster c.
+WS_SK_HD int dpCount(const Plan& p, int c) { return c < p.dpTiles ? (p.dpTiles - c + p.clusters - 1) / p.clusters : 0; }
+
+// Walks cluster c's stream-K units, highest first: `e` starts at rangeStart(c + 1) (skBegin) and goes down.
+struct SkCursor {
+    long long s = 0, e = 0;
+};
+WS_SK_HD SkCursor skBegin(const Plan& p, int c)
+{
+    SkCursor r;
+    if (c < p.skClusters) {
+        r.s = rangeStart(p, c);
+        r.e = rangeStart(p, c + 1);
+    }
+    return r;
+}
+WS_SK_HD bool skNext(const Plan& p, SkCursor& cur, Unit& u)
+{
+    if (cur.e <= cur.s) return false;
+    const long long t = (cur.e - 1) / p.kt, t0 = t * p.kt;
+    const long long b = cur.s > t0 ? cur.s : t0;
+    u.tile = p.dpTiles + int(t);
+    u.kb = int(b - t0);
+    u.ke = int(cur.e - t0);
+    cur.e = b;
+    return true;
+}
+
+// Units of cluster c in all (data-parallel + stream-K).
+WS_SK_HD int unitCount(const Plan& p, int c)
+{
+    int n = dpCount(p, c);
+    SkCursor cur = skBegin(p, c);
+    Unit u;
+    while (skNext(p, cur, u)) ++n;
+    return n;
+}
+
+// The i-th data-parallel unit of cluster c.
+WS_SK_HD Unit dpUnit(const Plan& p, int c, int i)
+{
+    Unit u;
+    u.tile = c + i * p.clusters;
+    u.kb = 0;
+    u.ke = p.kt;
+    return u;
+}
+
+// Clusters that hold a piece of stream-K tile `tile` (a global tile index >= dpTiles): [first, last]; the
+// last is the finisher, the others wrote partials to their slots.
+WS_SK_HD void contributors(const Plan& p, int tile, int& first, int& last)
+{
+    const long long t = tile - p.dpTiles;
+    first = clusterOf(p, t * p.kt);
+    last = clusterOf(p, (t + 1) * p.kt - 1);
+}
+
+}  // namespace ws::kern::sk

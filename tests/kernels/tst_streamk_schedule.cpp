@@ -1,0 +1,139 @@
+// CPU test (no GPU needed): rung 7's tile walk (kernels/src/streamk_schedule.h, issue 14). For problems
+// from one tile to thousands, on 66 clusters (H200) and a few others: every (tile, k-step) is computed by
+// exactly one unit; no cluster's stream-K range is shorter than kMinIters k-steps; every cluster has work
+// when there are at least clusters x kMinIters stream-K k-steps; every cluster has at most one partial
+// piece (its workspace slot), walked first among its stream-K units, and its finisher piece last; the
+// finisher of every split tile is the last cluster of contributors(); the hybrid rule keeps whole waves
+// data-parallel (256x4096x4096: all 16 tiles split; 4096^3: all data-parallel). Exit: 0 passed, 1 failed.
+#include "streamk_schedule.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace ws::kern;
+
+namespace {
+
+int g_fail = 0;
+int g_pass = 0;
+void expect(bool ok, const std::string& what)
+{
+    if (!ok) {
+        std::printf("FAIL %s\n", what.c_str());
+        ++g_fail;
+    } else
+        ++g_pass;
+}
+
+std::string name(int tiles, int kt, int clusters)
+{
+    return std::to_string(tiles) + " tiles x " + std::to_string(kt) + " k-steps on " + std::to_string(clusters)
+        + " clusters";
+}
+
+void checkPlan(int tiles, int kt, int clusters)
+{
+    const sk::Plan p = sk::plan(tiles, kt, clusters);
+    const std::string n = name(tiles, kt, clusters);
+    std::vector<int> cover(std::size_t(tiles) * kt, 0);
+    bool ok = true;
+    for (int c = 0; c < clusters; ++c) {
+        int partials = 0, units = 0;
+        bool finisherSeen = false;
+        for (int i = 0; i < sk::dpCount(p, c); ++i, ++units) {
+            const sk::Unit u = sk::dpUnit(p, c, i);
+            ok = ok && u.tile >= 0 && u.tile < p.dpTiles && u.kb == 0 && u.ke == kt;
+            for (int k = u.kb; k < u.ke && ok; ++k) ++cover[std::size_t(u.tile) * kt + k];
+        }
+        sk::SkCursor cur = sk::skBegin(p, c);
+        sk::Unit u;
+        long long iters = 0;
+        bool firstSk = true;
+        while (sk::skNext(p, cur, u)) {
+            ++units;
+            iters += u.ke - u.kb;
+            if (u.tile < p.dpTiles || u.tile >= tiles || u.kb < 0 || u.ke > kt || u.kb >= u.ke) {
+                expect(false, n + ": cluster " + std::to_string(c) + " has a unit outside the stream-K tiles");
+                return;
+            }
+            for (int k = u.kb; k < u.ke; ++k) ++cover[std::size_t(u.tile) * kt + k];
+            if (u.ke != kt) {  // a partial piece
+                ++partials;
+                expect(firstSk, n + ": cluster " + std::to_string(c) + "'s partial piece is its first stream-K unit");
+            }
+            if (u.ke == kt && u.kb > 0) {  // a finisher
+                int first, last;
+                sk::contributors(p, u.tile, first, last);
+                expect(last == c && first < c,
+                       n + ": tile " + std::to_string(u.tile) + "'s finisher is the last of its contributors");
+                finisherSeen = true;
+            } else if (finisherSeen)
+                expect(false, n + ": cluster " + std::to_string(c) + " walks a unit after its finisher piece");
+            firstSk = false;
+        }
+        expect(partials <= 1, n + ": cluster " + std::to_string(c) + " has at most one partial (one slot)");
+        if (c < p.skClusters)
+            expect(iters >= sk::kMinIters || p.skIters < sk::kMinIters,
+                   n + ": cluster " + std::to_string(c) + "'s stream-K range has >= kMinIters k-steps");
+        expect(sk::unitCount(p, c) == units, n + ": unitCount matches the walk");
+        if (p.skIters >= (long long)clusters * sk::kMinIters || p.dpTiles >= clusters)
+            expect(units > 0, n + ": cluster " + std::to_string(c) + " is busy");
+    }
+    for (std::size_t i = 0; i < cover.size() && ok; ++i)
+        if (cover[i] != 1) {
+            expect(false, n + ": (tile " + std::to_string(i / kt) + ", k " + std::to_string(i % kt) + ") computed "
+                              + std::to_string(cover[i]) + " times");
+            ok = false;
+        }
+    expect(ok, n + ": every (tile, k-step) exactly once");
+}
+
+}  // namespace
+
+int main()
+{
+    const int clusterCounts[] = {66, 64, 1, 2, 7};
+    for (int clusters : clusterCounts)
+        for (int tiles : {1, 2, 3, 15, 16, 17, 63, 64, 65, 66, 67, 100, 131, 132, 133, 256, 1024, 1055})
+            for (int kt : {1, 2, 3, 4, 5, 16, 17, 64, 65, 128, 224})
+                checkPlan(tiles, kt, clusters);
+
+    // The hybrid rule on the issue's shapes (pair tiles of 256x256, 66 clusters on the H200).
+    {
+        const sk::Plan p = sk::plan(16, 64, 66);  // 256x4096x4096: 16 tiles, nothing data-parallel
+        expect(p.dpTiles == 0 && p.skClusters == 66 && p.skIters == 1024, "256x4096x4096: all 16 tiles split over 66 clusters");
+        long long lo = 1 << 30, hi = 0;
+        for (int c = 0; c < 66; ++c) {
+            const long long n = sk::rangeStart(p, c + 1) - sk::rangeStart(p, c);
+            lo = n < lo ? n : lo;
+            hi = n > hi ? n : hi;
+        }
+        expect(lo == 15 && hi == 16, "256x4096x4096: every cluster gets 15-16 k-steps (pingpong: 64 on 16 clusters)");
+    }
+    {
+        const sk::Plan p = sk::plan(256, 64, 66);  // 4096^3: 3 waves + 58 tiles (>= 80% of a wave)
+        expect(p.dpTiles == 256 && p.skIters == 0, "4096^3: all data-parallel (remainder wave 58/66 >= 80%)");
+    }
+    {
+        const sk::Plan p = sk::plan(111, 64, 66);  // one wave + 45 tiles (68% of a wave): the last two waves split
+        expect(p.dpTiles == 0 && p.skIters == 111LL * 64, "111 tiles on 66 clusters: the 68%-full last wave is split");
+        const sk::Plan q = sk::plan(119, 64, 66);  // one wave + 53 tiles (80%): data-parallel
+        expect(q.dpTiles == 119 && q.skIters == 0, "119 tiles on 66 clusters: the 80%-full last wave stays whole");
+    }
+    {
+        const sk::Plan p = sk::plan(1024, 128, 66);  // 8192^3: 15 waves + 34 tiles
+        expect(p.dpTiles == 1024 - 100 && p.skIters == 100LL * 128,
+               "8192^3: 14 whole waves data-parallel, the last wave + 34 tiles split");
+    }
+    {
+        const sk::Plan p = sk::plan(64, 16, 66);  // 1000x4096x1000: 64 tiles of 16 k-steps
+        expect(p.dpTiles == 0 && p.skClusters == 66, "1000x4096x1000: 64 tiles split over 66 clusters");
+    }
+    {
+        const sk::Plan p = sk::plan(3, 1, 66);  // 3 k-steps of work: one cluster (never a range < kMinIters)
+        expect(p.skClusters == 1, "3 tiles of one k-step: one stream-K cluster");
+    }
+    std::printf("%s: %d passed, %d failed\n", g_fail ? "FAIL" : "OK", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
