@@ -1,0 +1,66 @@
+// What-if replay of a traced pipelined kernel (issue 13): a discrete-event replay of the dependency graph of
+// critpath.h with edited parameters. Phases that are work (IssueLoad, MmaIssue, MmaWait, Compute, Epilogue,
+// Store, Setup, ...) keep their recorded duration (times a factor); waits (WaitData, WaitSlot, Sync, WaitOrder)
+// end when their dependency is met, plus the lag recorded between the dependency and the wait's end. With
+// no parameter changed the replay reproduces the recorded kernel. Model and limits: docs/whatif.md.
+//
+// Qt-free and CUDA-free. Build a WhatIfModel once per kernel (O(intervals)); predict() is cheap enough to
+// call on every slider move (docs/benchmarks.md).
+#pragma once
+
+#include "warpstage/critpath.h"
+#include "warpstage/model.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ws {
+
+struct WhatIfParams {
+    int stages = 0;                // ring slots; 0 = as recorded. Producer/consumer kernels: the producer's
+                                   // fill k waits for the release of fill k - stages. Worker kernels: loads are
+                                   // issued (stages - recorded) fills earlier (only more stages)
+    double loadLatency = 1.0;      // x load flight (issue -> ready) and synchronous Load phases
+    double mma = 1.0;              // x MmaIssue, MmaWait, Compute
+    double epilogue = 1.0;         // x Epilogue, Store
+    bool overlapEpilogue = false;  // a warp's epilogue runs beside its next tile's main loop (the last one stays)
+    bool persistent = false;       // CTAs of one SM slot run as one persistent CTA: the next tile's prologue
+                                   // overlaps the previous tile's epilogue (no-op for a persistent kernel)
+    int sms = 0;                   // SMs to place the CTAs on; 0 = as recorded
+    bool dropCtaSync = false;      // warp specialization for worker kernels: no CTA barrier (Sync) per k-step
+    bool isDefault() const;
+};
+
+struct WhatIfResult {
+    TimeNs measuredNs = 0;         // launch.end - launch.start
+    TimeNs predictedNs = 0;        // predicted kernel time
+    KernelTrace predicted;         // same lanes and CTAs with predicted times (ghost lanes); empty if not asked
+    CriticalPath path;             // critical path and attribution of the prediction (indices into `predicted`)
+    std::vector<std::string> notes;// what a parameter could not do on this kernel, and why
+};
+
+class WhatIfModel {
+public:
+    // Builds the dependency graph. Throws WhatIfError for a kernel without CTAs or intervals.
+    static WhatIfModel build(const KernelTrace& trace);
+    WhatIfModel(WhatIfModel&&) noexcept;
+    WhatIfModel& operator=(WhatIfModel&&) noexcept;
+    ~WhatIfModel();
+
+    // Replays with `params`. withTimeline=false skips filling WhatIfResult::predicted (and the path's steps
+    // keep their indices into the model's trace lanes). Throws WhatIfError for bad parameters (factors not
+    // finite or <= 0, stages < 0 or > 64, sms < 0).
+    WhatIfResult predict(const WhatIfParams& params, bool withTimeline = true) const;
+    const GraphSummary& summary() const;
+
+    struct Impl;
+private:
+    explicit WhatIfModel(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m;
+};
+
+// Convenience: build + predict.
+WhatIfResult whatIf(const KernelTrace& trace, const WhatIfParams& params);
+
+}  // namespace ws

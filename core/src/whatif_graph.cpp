@@ -1,0 +1,451 @@
+// The dependency graph of a traced kernel (docs/whatif.md, "The graph"): items, their dependencies and the
+// lag recorded behind each, CTA slots on the SMs.
+#include "whatif_impl.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace ws {
+
+namespace {
+
+constexpr std::int64_t kNone = -1;
+
+}  // namespace
+
+WhatIfModel::WhatIfModel(std::unique_ptr<Impl> impl) : m(std::move(impl)) {}
+WhatIfModel::WhatIfModel(WhatIfModel&&) noexcept = default;
+WhatIfModel& WhatIfModel::operator=(WhatIfModel&&) noexcept = default;
+WhatIfModel::~WhatIfModel() = default;
+const GraphSummary& WhatIfModel::summary() const { return m->summary; }
+
+WhatIfModel WhatIfModel::build(const KernelTrace& trace)
+{
+    if (trace.ctas.empty())
+        throw WhatIfError("the kernel has no CTAs recorded (an untraced launch?): nothing to analyse");
+    if (trace.intervalCount() == 0)
+        throw WhatIfError("the kernel has no per-warp phases recorded (an untraced launch?): nothing to analyse");
+
+    auto impl = std::make_unique<Impl>();
+    Impl& g = *impl;
+    g.trace = trace;
+    const KernelTrace& t = g.trace;
+    const int nCta = int(t.ctas.size());
+    const int nLane = int(t.lanes.size());
+    GraphSummary& s = g.summary;
+    s.ctas = nCta;
+    s.lanes = nLane;
+    g.launchStart = t.launch.start;
+    g.launchEnd = t.launch.end;
+    if (g.launchEnd <= g.launchStart) {  // no CUPTI record: the traced span stands in for the launch
+        g.launchStart = std::min(t.firstStart(), t.ctas.front().start);
+        g.launchEnd = t.lastEnd();
+        for (const Cta& c : t.ctas)
+            g.launchStart = std::min(g.launchStart, c.start), g.launchEnd = std::max(g.launchEnd, c.end);
+    }
+
+    // Lanes grouped per CTA.
+    g.ctaLaneBegin.assign(nCta, 0);
+    g.ctaLaneEnd.assign(nCta, 0);
+    {
+        std::vector<std::int32_t> count(nCta, 0);
+        for (const Lane& l : t.lanes) {
+            if (l.ctaIndex < 0 || l.ctaIndex >= nCta)
+                throw WhatIfError("a warp refers to a CTA that is not in the kernel (corrupt trace)");
+            ++count[l.ctaIndex];
+        }
+        int acc = 0;
+        for (int c = 0; c < nCta; ++c) {
+            g.ctaLaneBegin[c] = acc;
+            acc += count[c];
+            g.ctaLaneEnd[c] = g.ctaLaneBegin[c];
+        }
+        g.ctaLanes.assign(nLane, 0);
+        for (int l = 0; l < nLane; ++l)
+            g.ctaLanes[g.ctaLaneEnd[t.lanes[l].ctaIndex]++] = l;
+    }
+
+    bool anyRole = false;
+    for (const Lane& l : t.lanes) {
+        anyRole = anyRole || l.role != WarpRole::Unknown;
+        s.hasProducer = s.hasProducer || l.role == WarpRole::Producer;
+    }
+    for (const LoadTransfer& ld : t.loads)
+        s.stages = std::max(s.stages, int(ld.slot) + 1);
+
+    // Items.
+    g.laneBegin.assign(nLane, 0);
+    g.laneEnd.assign(nLane, 0);
+    std::vector<std::vector<std::int32_t>> intervalItem(nLane);
+    const std::size_t reserve = t.intervalCount() + t.intervalCount() / 8 + 16;
+    g.itemLane.reserve(reserve);
+    auto push = [&](int lane, int iv, IntervalKind k, std::int32_t kstep, std::int64_t gap, std::int64_t dur) {
+        g.itemLane.push_back(lane);
+        g.itemInterval.push_back(iv);
+        g.itemKind.push_back(k);
+        g.itemKstep.push_back(kstep);
+        g.itemGap.push_back(gap);
+        g.itemDur.push_back(dur);
+        g.itemDep.push_back(DepKind::None);
+        g.itemDepArg.push_back(-1);
+        g.itemLag.push_back(0);
+        g.itemMinDur.push_back(0);
+        g.itemLaterMma.push_back(0);
+        return std::int32_t(g.itemLane.size() - 1);
+    };
+    std::vector<std::int64_t> mst;  // recorded start of each item relative to its CTA start
+    mst.reserve(reserve);
+    for (int c = 0; c < nCta; ++c) {
+        const TimeNs c0 = t.ctas[c].start;
+        for (int li = g.ctaLaneBegin[c]; li < g.ctaLaneEnd[c]; ++li) {
+            const int l = g.ctaLanes[li];
+            const Lane& lane = t.lanes[l];
+            g.laneBegin[l] = std::int32_t(g.itemLane.size());
+            intervalItem[l].assign(lane.size(), -1);
+            TimeNs prevEnd = c0;
+            bool prevWaitSlot = false;
+            for (std::size_t i = 0; i < lane.size(); ++i) {
+                const IntervalKind k = lane.kind[i];
+                const std::int64_t gap = lane.start[i] - prevEnd;
+                std::int64_t gapReal = gap;
+                if (k == IntervalKind::IssueLoad && lane.role == WarpRole::Producer && !prevWaitSlot) {
+                    push(l, -1, IntervalKind::WaitSlot, lane.kstep[i], gap, 0);
+                    mst.push_back(lane.start[i] - c0);
+                    gapReal = 0;
+                }
+                intervalItem[l][i] = push(l, int(i), k, lane.kstep[i], gapReal, lane.duration[i]);
+                mst.push_back(lane.start[i] - c0);
+                prevEnd = std::max(prevEnd, lane.end(i));
+                prevWaitSlot = k == IntervalKind::WaitSlot;
+            }
+            g.laneEnd[l] = std::int32_t(g.itemLane.size());
+            bool later = false;
+            for (std::int32_t it = g.laneEnd[l] - 1; it >= g.laneBegin[l]; --it) {
+                g.itemLaterMma[it] = later;
+                later = later || isMmaLike(g.itemKind[it]);
+            }
+        }
+    }
+    const std::int64_t nItem = std::int64_t(g.itemLane.size());
+    s.nodes = nItem;
+    auto mend = [&](std::int32_t it) { return mst[it] + g.itemDur[it]; };
+
+    // Per-CTA kstep tables.
+    g.ctaKmin.assign(nCta, 0);
+    g.ctaKcount.assign(nCta, 0);
+    g.ctaKbase.assign(nCta, 0);
+    {
+        std::vector<std::int32_t> kmax(nCta, -1);
+        std::vector<std::int32_t> kmin(nCta, INT32_MAX);
+        for (std::int64_t it = 0; it < nItem; ++it) {
+            const std::int32_t k = g.itemKstep[it];
+            if (k < 0)
+                continue;
+            const int c = t.lanes[g.itemLane[it]].ctaIndex;
+            kmin[c] = std::min(kmin[c], k);
+            kmax[c] = std::max(kmax[c], k);
+        }
+        for (const LoadTransfer& ld : t.loads) {
+            if (ld.kstep < 0 || ld.ctaId < 0 || ld.ctaId >= nCta)
+                continue;
+            kmin[ld.ctaId] = std::min(kmin[ld.ctaId], ld.kstep);
+            kmax[ld.ctaId] = std::max(kmax[ld.ctaId], ld.kstep);
+        }
+        std::int32_t acc = 0;
+        for (int c = 0; c < nCta; ++c) {
+            g.ctaKmin[c] = kmax[c] < 0 ? 0 : kmin[c];
+            g.ctaKcount[c] = kmax[c] < 0 ? 0 : kmax[c] - kmin[c] + 1;
+            g.ctaKbase[c] = acc;
+            acc += g.ctaKcount[c];
+        }
+        g.kIssue.assign(acc, -1);
+        g.kFlight.assign(acc, kNone);
+        g.kRelBegin.assign(acc, 0);
+        g.kRelEnd.assign(acc, 0);
+    }
+    auto kidx = [&](int c, std::int32_t k) -> std::int32_t {
+        if (k < g.ctaKmin[c] || k >= g.ctaKmin[c] + g.ctaKcount[c])
+            return -1;
+        return g.ctaKbase[c] + k - g.ctaKmin[c];
+    };
+    for (const LoadTransfer& ld : t.loads) {
+        if (ld.ctaId < 0 || ld.ctaId >= nCta)
+            continue;
+        const std::int32_t x = kidx(ld.ctaId, ld.kstep);
+        if (x >= 0)
+            g.kFlight[x] = std::max<std::int64_t>(g.kFlight[x], ld.ready - ld.issue);
+    }
+    {
+        std::vector<std::int32_t> relCount(g.kIssue.size(), 0);
+        for (std::int64_t it = 0; it < nItem; ++it) {
+            const int c = t.lanes[g.itemLane[it]].ctaIndex;
+            const std::int32_t x = kidx(c, g.itemKstep[it]);
+            if (x < 0)
+                continue;
+            if (g.itemKind[it] == IntervalKind::IssueLoad && g.kIssue[x] < 0)
+                g.kIssue[x] = std::int32_t(it);
+            if (g.itemKind[it] == IntervalKind::Release)
+                ++relCount[x];
+        }
+        std::int32_t acc = 0;
+        for (std::size_t x = 0; x < relCount.size(); ++x) {
+            g.kRelBegin[x] = acc;
+            g.kRelEnd[x] = acc;
+            acc += relCount[x];
+        }
+        g.relItems.assign(acc, 0);
+        for (std::int64_t it = 0; it < nItem; ++it) {
+            if (g.itemKind[it] != IntervalKind::Release)
+                continue;
+            const std::int32_t x = kidx(t.lanes[g.itemLane[it]].ctaIndex, g.itemKstep[it]);
+            if (x >= 0)
+                g.relItems[g.kRelEnd[x]++] = std::int32_t(it);
+        }
+    }
+
+    // Dependencies and their recorded lags. A wait that began before its dependency was met (binding) ends
+    // `lag` after it: its recorded wake-up. One that began after it cost its recorded duration (minDur), and
+    // its wake-up is not seen: it gets the median wake-up of the binding waits of its kind, capped so that
+    // the unchanged replay ends it where it was recorded.
+    std::vector<std::int32_t> unboundWaits;
+    auto setDep = [&](std::int32_t it, DepKind kind, std::int32_t arg, std::int64_t dep) {
+        if (mend(it) < dep)
+            return false;  // the wait ended before its dependency: not the dependency it waited for
+        g.itemDep[it] = kind;
+        g.itemDepArg[it] = arg;
+        if (dep >= mst[it]) {
+            g.itemLag[it] = mend(it) - dep;
+            g.itemMinDur[it] = 0;
+        } else {
+            g.itemLag[it] = mend(it) - dep;  // an upper bound, replaced below
+            g.itemMinDur[it] = g.itemDur[it];
+            unboundWaits.push_back(it);
+        }
+        return true;
+    };
+    auto markUnexplained = [&](std::int32_t) { ++s.unexplainedWaits; };
+    std::int64_t waitData = 0, waitSlot = 0, waitOrder = 0;
+    for (int c = 0; c < nCta; ++c) {
+        // Sync groups: the n-th Sync of every lane that has Syncs.
+        std::vector<std::vector<std::int32_t>> syncs;
+        for (int li = g.ctaLaneBegin[c]; li < g.ctaLaneEnd[c]; ++li) {
+            const int l = g.ctaLanes[li];
+            std::vector<std::int32_t> mine;
+            for (std::int32_t it = g.laneBegin[l]; it < g.laneEnd[l]; ++it)
+                if (g.itemKind[it] == IntervalKind::Sync)
+                    mine.push_back(it);
+            if (!mine.empty())
+                syncs.push_back(std::move(mine));
+        }
+        if (!syncs.empty()) {
+            std::size_t n = syncs.front().size();
+            bool same = true;
+            for (const auto& v : syncs)
+                same = same && v.size() == n;
+            if (!same) {
+                for (const auto& v : syncs)
+                    s.unexplainedWaits += std::int64_t(v.size());
+            } else {
+                for (std::size_t j = 0; j < n; ++j) {
+                    std::int64_t arrive = INT64_MIN;
+                    for (const auto& v : syncs)
+                        arrive = std::max(arrive, mst[v[j]]);
+                    bool ok = true;
+                    for (const auto& v : syncs)
+                        ok = ok && mend(v[j]) >= arrive;
+                    if (!ok) {
+                        for (const auto& v : syncs)
+                            markUnexplained(v[j]);
+                        continue;
+                    }
+                    const std::int32_t grp = std::int32_t(g.syncBegin.size());
+                    g.syncBegin.push_back(std::int32_t(g.syncItems.size()));
+                    for (const auto& v : syncs) {
+                        g.syncItems.push_back(v[j]);
+                        setDep(v[j], DepKind::Sync, grp, arrive);
+                        ++s.syncEdges;
+                    }
+                    g.syncEnd.push_back(std::int32_t(g.syncItems.size()));
+                }
+            }
+        }
+
+        for (int li = g.ctaLaneBegin[c]; li < g.ctaLaneEnd[c]; ++li) {
+            const int l = g.ctaLanes[li];
+            for (std::int32_t it = g.laneBegin[l]; it < g.laneEnd[l]; ++it) {
+                const IntervalKind k = g.itemKind[it];
+                if (k == IntervalKind::WaitData) {
+                    ++waitData;
+                    const std::int32_t x = kidx(c, g.itemKstep[it]);
+                    if (x < 0 || g.kIssue[x] < 0 || g.kFlight[x] < 0) {
+                        markUnexplained(it);
+                        continue;
+                    }
+                    if (!setDep(it, DepKind::Data, -1, mst[g.kIssue[x]] + g.kFlight[x])) {
+                        markUnexplained(it);
+                        continue;
+                    }
+                    ++s.dataEdges;
+                } else if (k == IntervalKind::WaitSlot) {
+                    if (g.itemInterval[it] >= 0)
+                        ++waitSlot;
+                    if (s.stages <= 0)
+                        continue;
+                    const std::int32_t x = kidx(c, g.itemKstep[it] - s.stages);
+                    if (x < 0 || g.kRelBegin[x] == g.kRelEnd[x]) {
+                        if (g.itemInterval[it] >= 0 && g.itemKstep[it] - s.stages >= g.ctaKmin[c]) {
+                            markUnexplained(it);  // a release should exist but none was recorded
+                            continue;
+                        }
+                        // No release to wait for: only a replay with fewer stages binds it.
+                        g.itemDep[it] = DepKind::Slot;
+                        g.itemMinDur[it] = g.itemDur[it];
+                        g.itemLag[it] = INT64_MAX / 4;
+                        unboundWaits.push_back(it);
+                        continue;
+                    }
+                    // The slot is free once the last consumer warp arrived: at the start of its Release phase.
+                    std::int64_t rel = INT64_MIN;
+                    for (std::int32_t j = g.kRelBegin[x]; j < g.kRelEnd[x]; ++j)
+                        rel = std::max(rel, mst[g.relItems[j]]);
+                    if (!setDep(it, DepKind::Slot, -1, rel)) {
+                        markUnexplained(it);
+                        continue;
+                    }
+                    if (g.itemInterval[it] >= 0)
+                        ++s.slotEdges;
+                } else if (k == IntervalKind::WaitOrder) {
+                    ++waitOrder;
+                    const int wg = t.lanes[l].warpgroup;
+                    const std::int64_t wend = mend(it);
+                    std::int32_t best = -1;
+                    std::int64_t bestEnd = INT64_MIN;
+                    for (int lj = g.ctaLaneBegin[c]; lj < g.ctaLaneEnd[c]; ++lj) {
+                        const int o = g.ctaLanes[lj];
+                        if (t.lanes[o].warpgroup == wg || t.lanes[o].role != t.lanes[l].role)
+                            continue;
+                        // last item of o that ends at or before the wait's end
+                        std::int32_t lo = g.laneBegin[o], hi = g.laneEnd[o];
+                        while (lo < hi) {
+                            const std::int32_t mid = lo + (hi - lo) / 2;
+                            if (mst[mid] <= wend) lo = mid + 1; else hi = mid;
+                        }
+                        for (std::int32_t j = lo - 1; j >= g.laneBegin[o] && j >= lo - 4; --j) {
+                            if (g.itemKind[j] == IntervalKind::WaitOrder || mend(j) > wend)
+                                continue;
+                            if (mend(j) > bestEnd)
+                                bestEnd = mend(j), best = j;
+                            break;
+                        }
+                    }
+                    if (best < 0) {
+                        markUnexplained(it);
+                        continue;
+                    }
+                    setDep(it, DepKind::Order, best, bestEnd);
+                    ++s.orderEdges;
+                }
+            }
+        }
+    }
+
+    {
+        std::vector<std::vector<std::int64_t>> wakes(kIntervalKindCount);
+        for (std::int64_t it = 0; it < nItem; ++it)
+            if (g.itemDep[it] != DepKind::None && g.itemMinDur[it] == 0 && g.itemInterval[it] >= 0
+                && int(g.itemKind[it]) < kIntervalKindCount)
+                wakes[int(g.itemKind[it])].push_back(g.itemLag[it]);
+        std::vector<std::int64_t> med(kIntervalKindCount, 0);
+        for (int k = 0; k < kIntervalKindCount; ++k) {
+            auto& v = wakes[k];
+            if (v.empty())
+                continue;
+            std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+            med[k] = v[v.size() / 2];
+        }
+        for (std::int32_t it : unboundWaits) {
+            const int k = int(g.itemKind[it]);
+            g.itemLag[it] = std::min(g.itemLag[it], k < kIntervalKindCount ? med[k] : 0);
+        }
+    }
+
+    // CTA ends, tiles, SM slots.
+    g.ctaEndGap.assign(nCta, 0);
+    g.ctaTiles.assign(nCta, 0);
+    for (int c = 0; c < nCta; ++c) {
+        std::int64_t last = 0;
+        bool any = false;
+        for (int li = g.ctaLaneBegin[c]; li < g.ctaLaneEnd[c]; ++li) {
+            const int l = g.ctaLanes[li];
+            for (std::int32_t it = g.laneBegin[l]; it < g.laneEnd[l]; ++it)
+                last = any ? std::max(last, mend(it)) : mend(it), any = true;
+        }
+        g.ctaEndGap[c] = (t.ctas[c].end - t.ctas[c].start) - last;
+    }
+    {
+        std::map<std::pair<int, int>, int> perWarpTiles;  // (cta, lane warp) -> tiles
+        for (const TileSpan& ts : t.tiles)
+            if (ts.ctaId >= 0 && ts.ctaId < nCta)
+                ++perWarpTiles[{int(ts.ctaId), int(ts.warpId)}];
+        for (const auto& [key, n] : perWarpTiles)
+            g.ctaTiles[key.first] = std::max(g.ctaTiles[key.first], n);
+        for (int c = 0; c < nCta; ++c) {
+            g.ctaTiles[c] = std::max(1, g.ctaTiles[c]);
+            s.persistent = s.persistent || g.ctaTiles[c] > 1;
+        }
+    }
+    g.ctaOrder.resize(nCta);
+    std::iota(g.ctaOrder.begin(), g.ctaOrder.end(), 0);
+    std::stable_sort(g.ctaOrder.begin(), g.ctaOrder.end(), [&](int a, int b) {
+        if (t.ctas[a].start != t.ctas[b].start)
+            return t.ctas[a].start < t.ctas[b].start;
+        return t.ctas[a].blockLinear < t.ctas[b].blockLinear;
+    });
+    g.ctaPred.assign(nCta, -1);
+    g.ctaLag.assign(nCta, 0);
+    {
+        std::map<int, std::vector<int>> slotsOfSm;  // SM -> the last CTA of each slot
+        for (int c : g.ctaOrder) {
+            auto& slots = slotsOfSm[t.ctas[c].smId];
+            int best = -1;
+            for (std::size_t j = 0; j < slots.size(); ++j)
+                if (t.ctas[slots[j]].end <= t.ctas[c].start && (best < 0 || t.ctas[slots[j]].end > t.ctas[slots[best]].end))
+                    best = int(j);
+            if (best < 0) {
+                slots.push_back(c);
+                g.ctaLag[c] = t.ctas[c].start - g.launchStart;
+            } else {
+                g.ctaPred[c] = slots[best];
+                g.ctaLag[c] = t.ctas[c].start - t.ctas[slots[best]].end;
+                slots[best] = c;
+            }
+        }
+        s.smsUsed = int(slotsOfSm.size());
+        for (const auto& [sm, slots] : slotsOfSm)
+            s.slotsPerSm = std::max(s.slotsPerSm, int(slots.size()));
+    }
+    std::int64_t lastEnd = INT64_MIN;
+    for (const Cta& c : t.ctas)
+        lastEnd = std::max(lastEnd, c.end);
+    g.kernelEndGap = g.launchEnd - lastEnd;
+
+    // What is missing for a full analysis.
+    if (!anyRole)
+        s.missing.push_back("no warp roles recorded: producer/consumer structure unknown, --stages cannot move "
+                            "a producer's issue");
+    if (t.loads.empty())
+        s.missing.push_back("no loads recorded: waits for data are replayed with their recorded duration "
+                            "(--load-latency scales only synchronous Load phases)");
+    if (waitData == 0 && !t.loads.empty())
+        s.missing.push_back("loads recorded but no WaitData phases: load latency is off the replayed path");
+    if (s.unexplainedWaits > 0)
+        s.missing.push_back(std::to_string(s.unexplainedWaits)
+                            + " waits whose dependency is not in the trace: replayed with their recorded duration");
+    (void)waitSlot;
+    (void)waitOrder;
+    s.reduced = !s.missing.empty();
+    return WhatIfModel(std::move(impl));
+}
+
+}  // namespace ws

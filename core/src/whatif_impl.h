@@ -1,0 +1,85 @@
+// Internal: the dependency graph of a traced kernel (whatif_graph.cpp), its replay (whatif_replay.cpp) and the
+// critical path walk (critpath.cpp). Not installed.
+#pragma once
+
+#include "warpstage/critpath.h"
+#include "warpstage/whatif.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ws {
+
+enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4 };
+
+struct WhatIfModel::Impl {
+    KernelTrace trace;                      // the recorded kernel (a copy: the model outlives the caller's)
+
+    // Nodes ("items"): one per interval, plus a zero-length WaitSlot before a producer's IssueLoad that has
+    // none. Items of a lane are contiguous and in program order; lanes of a CTA are contiguous.
+    std::vector<std::int32_t> itemLane;
+    std::vector<std::int32_t> itemInterval; // index in the lane's arrays, -1 for an inserted wait
+    std::vector<IntervalKind> itemKind;
+    std::vector<std::int32_t> itemKstep;
+    std::vector<std::int64_t> itemGap;      // recorded start - previous item's end (first: - CTA start)
+    std::vector<std::int64_t> itemDur;      // recorded duration
+    std::vector<DepKind> itemDep;
+    std::vector<std::int32_t> itemDepArg;   // Data: load index (per CTA table); Sync: group; Order: item
+    std::vector<std::int64_t> itemLag;      // wake-up: wait end - dependency time (>= 0)
+    std::vector<std::int64_t> itemMinDur;   // a wait's own cost when its dependency was met before it began
+    std::vector<std::uint8_t> itemLaterMma; // an MMA/Compute follows on the lane (epilogue may overlap)
+
+    // Lanes (same indices as trace.lanes)
+    std::vector<std::int32_t> laneBegin, laneEnd;
+
+    // CTAs (same indices as trace.ctas)
+    std::vector<std::int32_t> ctaLanes;     // lane indices, grouped per CTA
+    std::vector<std::int32_t> ctaLaneBegin, ctaLaneEnd;
+    std::vector<std::int32_t> ctaKmin, ctaKcount, ctaKbase;  // per-CTA kstep table [kmin, kmin+count)
+    std::vector<std::int64_t> ctaEndGap;    // recorded CTA end - last warp end
+    std::vector<std::int32_t> ctaPred;      // previous CTA in its SM slot, -1: first (started by the launch)
+    std::vector<std::int64_t> ctaLag;       // recorded start - (pred end or launch start)
+    std::vector<std::int32_t> ctaOrder;     // CTAs by recorded start
+    std::vector<std::int32_t> ctaTiles;     // tiles walked (1 when not recorded)
+
+    // per CTA kstep tables (index ctaKbase[c] + k - ctaKmin[c])
+    std::vector<std::int32_t> kIssue;       // IssueLoad item of fill k, -1
+    std::vector<std::int64_t> kFlight;      // load flight ready - issue, -1 unknown
+    std::vector<std::int32_t> kRelBegin, kRelEnd;  // into relItems
+    std::vector<std::int32_t> relItems;
+
+    // Sync groups: the n-th CTA barrier of every worker lane of a CTA
+    std::vector<std::int32_t> syncBegin, syncEnd, syncItems;
+
+    TimeNs launchStart = 0, launchEnd = 0;
+    std::int64_t kernelEndGap = 0;          // launch end - last CTA end
+    GraphSummary summary;
+};
+
+// Replay state of one predict() call.
+struct Replay {
+    std::vector<std::int64_t> st, en;       // item start / end, relative to its CTA's start
+    std::vector<std::uint8_t> bound;        // 1: the item's end was set by its dependency
+    std::vector<std::int64_t> ctaStart, ctaEnd, ctaMainStart, ctaMainEnd;
+    std::vector<std::int32_t> ctaPred;      // the CTA whose end (or main loop end) started this one, -1
+    std::vector<std::uint8_t> ctaPersistentChain; // started by the persistent rule
+    std::vector<std::int64_t> ctaStartBase; // the time the CTA's start was derived from (pred or launch)
+    std::vector<std::int32_t> ctaSm;        // SM the CTA runs on in this replay
+    TimeNs kernelEnd = 0;
+    int stages = 0;
+    int issueShift = 0;                     // worker kernels: fills issued this many earlier
+    double fLoad = 1, fMma = 1, fEpi = 1;
+    bool overlapEpilogue = false;
+    bool dropSync = false;
+};
+
+// critpath.cpp
+CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r);
+bool isMmaLike(IntervalKind k);
+bool isEpilogueKind(IntervalKind k);
+// whatif_replay.cpp
+Replay runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes);
+std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i);
+std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int32_t cta, std::int32_t k);
+
+}  // namespace ws
