@@ -102,6 +102,7 @@ private:
     void buildWhatIfDock();   // mainwindow_whatif.cpp: the What-if dock (from buildDocks)
     void setupWhatIf();       // its actions and connections (after buildActions)
     void whatIfKernel();      // a kernel was shown: its critical path (worker) and the panel's predictor
+    void revealCriticalPath();  // scroll the timeline to the path's busiest lane
     void setupProgramView();
     bool programTabCurrent() const;
     void showBanner(const QString& html, bool error);
@@ -165,6 +166,7 @@ private:
     QDockWidget* m_whatIfDock = nullptr;
     QAction* m_actCriticalPath = nullptr;
     quint64 m_pathGen = 0;
+    bool m_fitNextPrediction = false;  // a tour step asked for a prediction: show it whole
     std::shared_ptr<const CriticalPathView> m_criticalPath;
 };
 

@@ -18,6 +18,9 @@
 #include <QToolBar>
 #include <QtConcurrent>
 
+#include <algorithm>
+#include <map>
+
 namespace ws::ui {
 
 void MainWindow::buildWhatIfDock()
@@ -41,7 +44,11 @@ void MainWindow::setupWhatIf()
     m_actCriticalPath->setCheckable(true);
     m_actCriticalPath->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     m_actCriticalPath->setToolTip(tr("Outline the kernel's critical path on the warp lanes (Ctrl+P)"));
-    connect(m_actCriticalPath, &QAction::toggled, this, [this](bool on) { m_timeline->setCriticalPathVisible(on); });
+    connect(m_actCriticalPath, &QAction::toggled, this, [this](bool on) {
+        m_timeline->setCriticalPathVisible(on);
+        if (on)
+            revealCriticalPath();
+    });
     for (QAction* a : menuBar()->actions()) {
         if (a->menu() && a->text() == tr("&View")) {
             a->menu()->addSeparator();
@@ -72,6 +79,11 @@ void MainWindow::setupWhatIf()
     });
     connect(m_whatIf, &WhatIfPanel::predicted, this, [this](std::shared_ptr<const Prediction> p) {
         m_timeline->setGhostLanes(p ? p->ghost : nullptr, m_whatIf->ghostMode());
+        if (m_fitNextPrediction && p && p->ghost) {
+            m_fitNextPrediction = false;
+            m_timeline->resetZoom();  // the measured kernel and the prediction, whole
+            revealCriticalPath();
+        }
     });
     connect(m_whatIf, &WhatIfPanel::ghostModeChanged, this, [this](GhostMode mode) {
         const auto p = m_whatIf->prediction();
@@ -83,6 +95,7 @@ void MainWindow::setupWhatIf()
         m_actCriticalPath->setChecked(true);
         if (m_whatIf->ghostMode() == GhostMode::Off)
             m_whatIf->setGhostMode(GhostMode::Beside);
+        m_fitNextPrediction = true;
         m_whatIf->setParams(suggested);
     });
 }
@@ -107,9 +120,26 @@ void MainWindow::whatIfKernel()
         m_criticalPath = watcher->result();
         m_metrics->setCriticalPath(m_criticalPath);
         m_timeline->setCriticalPath(m_criticalPath ? m_criticalPath->segments : std::vector<PathSegment>{});
+        if (m_actCriticalPath->isChecked())
+            revealCriticalPath();
         emit criticalPathShown();
     });
     watcher->setFuture(QtConcurrent::run([trace] { return analyzeCriticalPath(*trace); }));
+}
+
+void MainWindow::revealCriticalPath()
+{
+    // scroll to the warp lane the path spends the most time on (it may run through CTAs far below)
+    if (!m_criticalPath || m_criticalPath->segments.empty())
+        return;
+    std::map<int, TimeNs> perLane;
+    for (const PathSegment& s : m_criticalPath->segments)
+        if (s.lane >= 0)
+            perLane[s.lane] += s.end - s.start;
+    const auto best = std::max_element(perLane.begin(), perLane.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (best != perLane.end())
+        m_timeline->scrollToLane(best->first);
 }
 
 }  // namespace ws::ui

@@ -48,6 +48,12 @@ void TimelinePlottable::rasterGhost(int laneIndex, int y0, int y1, int width, do
         light[c] = mix(bg, col[c], 0.42f);  // the ghost: lighter, same hue
         hatched[c] = tlpalette::kindHatched(k);
     }
+    // intervals wider than ~4 px get a darker start column (as on the measured lanes); zoomed out, the ghost is
+    // its light fill between full-colour top and bottom edges
+    long totalStarts = 0;
+    for (int b = 0; b < buckets; ++b)
+        totalStarts += bm.starts[std::size_t(b)];
+    const bool ticks = totalStarts * 4 < width;
     const int edgeH = frame ? std::max(2, (y1 - y0) / 5) : 1;
     int prevDominant = -1;
     for (int x = 0; x < width; ++x) {
@@ -68,7 +74,7 @@ void TimelinePlottable::rasterGhost(int laneIndex, int y0, int y1, int width, do
             continue;
         }
         // an interval starts here (or the kind changes): a darker tick, so the ghost reads as outlined boxes
-        const bool tick = prevDominant != best || (bm.starts[std::size_t(2 * x)] + bm.starts[std::size_t(2 * x + 1)]) > 0;
+        const bool tick = ticks && (prevDominant != best || (bm.starts[std::size_t(2 * x)] + bm.starts[std::size_t(2 * x + 1)]) > 0);
         prevDominant = best;
         QRgb *dst = bits + std::size_t(y0) * std::size_t(stride) + x;
         for (int y = y0; y < y1; ++y, dst += stride) {
@@ -205,11 +211,34 @@ void TimelineWidget::setGhostLanes(std::shared_ptr<const ws::ui::GhostLanes> gho
     }
     const bool rows = shown && mode == ws::ui::GhostMode::Beside;
     if (rows != d->layout.ghostRows()) {
+        // keep the warp lane at the top of the view where it was: ghost rows move every row below them
+        int anchorLane = -1, offset = 0;
+        const auto &before = d->layout.rows();
+        for (int r = d->layout.firstRowBelow(d->vscroll->value()); r < int(before.size()); ++r)
+            if (before[std::size_t(r)].type == TimelineRow::Warp) {
+                anchorLane = before[std::size_t(r)].lane;
+                offset = before[std::size_t(r)].top - d->vscroll->value();
+                break;
+            }
         d->layout.setGhostRows(rows);
         d->relayout();
+        if (const int r = d->layout.rowOfLane(anchorLane); r >= 0)
+            d->vscroll->setValue(std::max(0, d->layout.rows()[std::size_t(r)].top - offset));
     }
     d->tl->invalidateRaster();
     d->replot();
 }
 
 ws::ui::GhostMode TimelineWidget::ghostMode() const { return d->ghostMode; }
+
+void TimelineWidget::scrollToLane(int lane)
+{
+    const int r = d->layout.rowOfLane(lane);
+    if (r < 0)
+        return;
+    const TimelineRow &row = d->layout.rows()[std::size_t(r)];
+    const int visible = d->plot->axisRect()->height();
+    if (row.top >= d->vscroll->value() && row.top + row.height <= d->vscroll->value() + visible)
+        return;  // already in view
+    d->vscroll->setValue(std::max(0, row.top - visible / 3));
+}

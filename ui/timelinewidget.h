@@ -74,6 +74,7 @@ public:
     void setPathCause(int cause);
     void setGhostLanes(std::shared_ptr<const ws::ui::GhostLanes> ghost, ws::ui::GhostMode mode);
     ws::ui::GhostMode ghostMode() const;
+    void scrollToLane(int lane);  // scrolls vertically so the lane's row is in view (nothing if hidden)
 
     QCustomPlot *plot() const;
     TimelinePlottable *plottable() const;

@@ -1,10 +1,7 @@
 #include "whatifengine.h"
 
-#if __has_include(<warpstage/whatif.h>)
-#define WS_HAVE_WHATIF 1
 #include <warpstage/critpath.h>
 #include <warpstage/whatif.h>
-#endif
 
 #include <QStringList>
 
@@ -15,7 +12,6 @@
 
 namespace ws::ui {
 
-#ifdef WS_HAVE_WHATIF
 namespace {
 
 PathCause fromCore(ws::Cause c)
@@ -130,17 +126,6 @@ std::function<Prediction(const WhatIfParams&, bool)> makePredictor(std::shared_p
     };
 }
 
-#else   // provisional, until core's what-if (s6-whatif) is merged
-std::shared_ptr<const CriticalPathView> analyzeCriticalPath(const KernelTrace&) { return nullptr; }
-std::function<Prediction(const WhatIfParams&, bool)> makePredictor(std::shared_ptr<const KernelTrace>)
-{
-    return [](const WhatIfParams&, bool) {
-        Prediction p;
-        p.error = QStringLiteral("The what-if replay is not in this build.");
-        return p;
-    };
-}
-#endif
 
 int recordedStages(const KernelTrace& trace)
 {
