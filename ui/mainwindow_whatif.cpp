@@ -102,7 +102,18 @@ void MainWindow::setupWhatIf()
 
 void MainWindow::whatIfKernel()
 {
-    const quint64 gen = ++m_pathGen;
+    const quint64 gen = ++m_pathGen;  // a result for an earlier kernel is dropped
+    if (!m_timeline->indexReady()) {
+        // the lanes' index first (the kernel's first paint needs it); then the critical path and the replay
+        const quint64 id = quint64(m_kernelId);
+        connect(m_timeline, &TimelineWidget::indexReadyChanged, this, [this, id](bool ready) {
+            if (ready && quint64(m_kernelId) == id)
+                whatIfKernel();
+        }, Qt::SingleShotConnection);
+        m_metrics->setCriticalPath(nullptr);
+        m_whatIf->setUnavailable(tr("Waiting for the lanes' index…"));
+        return;
+    }
     m_criticalPath.reset();
     m_metrics->setCriticalPath(nullptr);
     const auto trace = m_trace;
@@ -124,7 +135,7 @@ void MainWindow::whatIfKernel()
             revealCriticalPath();
         emit criticalPathShown();
     });
-    watcher->setFuture(QtConcurrent::run([trace] { return analyzeCriticalPath(*trace); }));
+    watcher->setFuture(QtConcurrent::run(whatIfPool(), [trace] { return analyzeCriticalPath(*trace); }));
 }
 
 void MainWindow::revealCriticalPath()

@@ -2,6 +2,8 @@
 
 #include "timelinepalette.h"
 
+#include <QThreadPool>
+
 #include <algorithm>
 #include <numeric>
 
@@ -100,6 +102,17 @@ std::shared_ptr<GhostLanes> GhostLanes::fromIntervals(const KernelTrace& measure
     }
     g->buildIndex();
     return g;
+}
+
+QThreadPool* whatIfPool()
+{
+    static QThreadPool* pool = [] {
+        auto* p = new QThreadPool;  // lives as long as the process (workers are joined at exit by Qt)
+        p->setMaxThreadCount(1);
+        p->setObjectName(QStringLiteral("whatif"));
+        return p;
+    }();
+    return pool;
 }
 
 void GhostLanes::buildIndex()

@@ -14,6 +14,8 @@
 #include <memory>
 #include <vector>
 
+class QThreadPool;
+
 namespace ws::ui {
 
 // The causes a critical path's length is attributed to, in the order the attribution bar draws them.
@@ -94,7 +96,12 @@ struct Prediction {
     std::shared_ptr<const GhostLanes> ghost;  // may be null (no timeline predicted)
     QString error;                        // non-empty: the replay refused these parameters (why)
     QString note;                         // what a parameter could not do on this kernel (shown under the result)
-    double computeMs = 0;                 // how long the replay took (worker thread)
+    double computeMs = 0;                 // how long the replay took (worker thread, wall clock)
+    double computeCpuMs = 0;              // the worker thread's CPU time for it (what a busy machine does not inflate)
 };
+
+// The one worker thread of the what-if work (critical path, replays): never the global pool, whose threads the
+// timeline's index build and raster need (a replay of seconds there would hold up a kernel's first paint).
+QThreadPool* whatIfPool();
 
 }  // namespace ws::ui

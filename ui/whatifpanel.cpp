@@ -18,6 +18,7 @@
 #include <QtConcurrent>
 
 #include <cmath>
+#include <ctime>
 
 namespace ws::ui {
 
@@ -266,12 +267,16 @@ void WhatIfPanel::startNext()
     const Predictor pred = m_predictor;
     const WhatIfParams p = params();
     const bool timeline = ghostMode() != GhostMode::Off;
-    m_watcher->setFuture(QtConcurrent::run([pred, p, timeline]() -> std::shared_ptr<const Prediction> {
+    m_watcher->setFuture(QtConcurrent::run(whatIfPool(), [pred, p, timeline]() -> std::shared_ptr<const Prediction> {
         QElapsedTimer t;
         t.start();
+        timespec c0{}, c1{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         auto out = std::make_shared<Prediction>(pred(p, timeline));
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
         out->params = p;
         out->computeMs = double(t.nsecsElapsed()) / 1e6;
+        out->computeCpuMs = double(c1.tv_sec - c0.tv_sec) * 1e3 + double(c1.tv_nsec - c0.tv_nsec) / 1e6;
         return out;
     }));
 }

@@ -9,6 +9,7 @@
 #include "timelinepalette.h"
 #include "timelineplottable.h"
 #include "timelinewidget.h"
+#include "whatifengine.h"
 #include "whatifpanel.h"
 
 #include <qcustomplot.h>
@@ -100,6 +101,7 @@ private slots:
     void criticalPathOverlayHasThePathsSegments();
     void attributionBarClicks();
     void tourWhatIfSteps();
+    void engineOnTheHandMadeKernel();
 
 private:
     QImage render(TimelineWidget &w) const
@@ -429,6 +431,42 @@ void TestWhatIf::tourWhatIfSteps()
     tp.setRung(QStringLiteral("not_a_rung"));
     QVERIFY(!tp.showWhatIf());
     QCOMPARE(spy.count(), 1);
+}
+
+void TestWhatIf::engineOnTheHandMadeKernel()
+{
+    // the real bridge to core (whatifengine.cpp) on the hand-made kernel: the path lies on its lanes, its
+    // attribution adds up to the kernel time, and the unchanged replay reproduces it with a ghost lane per lane
+    auto tr = makeTrace(20);
+    const auto path = ws::ui::analyzeCriticalPath(*tr);
+    QVERIFY(path);
+    QVERIFY(!path->segments.empty());
+    const double kernelNs = double(tr->launch.end - tr->launch.start);
+    QCOMPARE(path->measuredNs, tr->launch.end - tr->launch.start);
+    QVERIFY2(std::abs(path->attribution.total() - kernelNs) < 1.0,
+             qPrintable(QStringLiteral("attribution %1 ns for a %2 ns kernel").arg(path->attribution.total()).arg(kernelNs)));
+    for (const auto &s : path->segments) {
+        QVERIFY(s.lane >= -1 && s.lane < int(tr->lanes.size()));
+        QVERIFY(s.end > s.start);
+        QVERIFY(s.start >= tr->launch.start && s.end <= tr->launch.end);
+    }
+    QCOMPARE(ws::ui::recordedStages(*tr), 4);
+    QCOMPARE(ws::ui::recordedSms(*tr), 2);
+
+    const auto predict = ws::ui::makePredictor(tr);
+    const ws::ui::Prediction same = predict(ws::ui::WhatIfParams{}, true);
+    QVERIFY2(same.error.isEmpty(), qPrintable(same.error));
+    QCOMPARE(same.predictedNs, same.measuredNs);
+    QVERIFY(same.ghost);
+    QCOMPARE(same.ghost->lanes.size(), tr->lanes.size());
+    QCOMPARE(same.ghost->lanes[1].size(), tr->lanes[1].size());
+    QCOMPARE(same.ghost->index.size(), tr->lanes.size());
+    // without the timeline, no ghost lanes are made
+    QVERIFY(!predict(ws::ui::WhatIfParams{}, false).ghost);
+    // bad parameters are refused with core's message, not a crash
+    ws::ui::WhatIfParams bad;
+    bad.stages = 1000;
+    QVERIFY(!predict(bad, false).error.isEmpty());
 }
 
 QTEST_MAIN(TestWhatIf)
