@@ -89,7 +89,7 @@ int rowsOfType(const TimelineWidget &w, TimelineRow::Type t)
 
 }  // namespace
 
-class TestWhatIf : public QObject {
+class TestWhatIfPanel : public QObject {
     Q_OBJECT
 private slots:
     void panelPredictsAsRecordedFirst();
@@ -111,7 +111,7 @@ private:
     }
 };
 
-void TestWhatIf::panelPredictsAsRecordedFirst()
+void TestWhatIfPanel::panelPredictsAsRecordedFirst()
 {
     ws::ui::WhatIfPanel panel;
     QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
@@ -127,7 +127,7 @@ void TestWhatIf::panelPredictsAsRecordedFirst()
     QCOMPARE(panel.attributionBar()->attribution().total(), 10'000.0);
 }
 
-void TestWhatIf::panelRepredictsOnChange()
+void TestWhatIfPanel::panelRepredictsOnChange()
 {
     ws::ui::WhatIfPanel panel;
     panel.show();
@@ -181,7 +181,7 @@ void TestWhatIf::panelRepredictsOnChange()
     QCOMPARE(p->predictedNs, ws::TimeNs(10'000));
 }
 
-void TestWhatIf::panelShowsOnlyTheNewestOfQuickChanges()
+void TestWhatIfPanel::panelShowsOnlyTheNewestOfQuickChanges()
 {
     ws::ui::WhatIfPanel panel;
     QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
@@ -203,7 +203,7 @@ void TestWhatIf::panelShowsOnlyTheNewestOfQuickChanges()
         QCOMPARE(args.at(0).value<std::shared_ptr<const ws::ui::Prediction>>()->params.stages, 12);
 }
 
-void TestWhatIf::panelRefusalAndUnavailable()
+void TestWhatIfPanel::panelRefusalAndUnavailable()
 {
     ws::ui::WhatIfPanel panel;
     QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
@@ -222,7 +222,7 @@ void TestWhatIf::panelRefusalAndUnavailable()
     QVERIFY(!panel.prediction());
 }
 
-void TestWhatIf::ghostRowsAppearAndDisappear()
+void TestWhatIfPanel::ghostRowsAppearAndDisappear()
 {
     TimelineWidget w;
     w.resize(1200, 700);
@@ -284,7 +284,7 @@ void TestWhatIf::ghostRowsAppearAndDisappear()
     QCOMPARE(rowsOfType(w, TimelineRow::Ghost), 0);
 }
 
-void TestWhatIf::ghostOverFramesTheLanes()
+void TestWhatIfPanel::ghostOverFramesTheLanes()
 {
     TimelineWidget w;
     w.resize(1200, 700);
@@ -311,7 +311,7 @@ void TestWhatIf::ghostOverFramesTheLanes()
     QVERIFY(over.pixelColor(x, row.top() + 2) != plain.pixelColor(x, row.top() + 2));
 }
 
-void TestWhatIf::criticalPathOverlayHasThePathsSegments()
+void TestWhatIfPanel::criticalPathOverlayHasThePathsSegments()
 {
     TimelineWidget w;
     w.resize(1200, 700);
@@ -372,7 +372,7 @@ void TestWhatIf::criticalPathOverlayHasThePathsSegments()
     QVERIFY(w.plottable()->lastPathMarks().empty());
 }
 
-void TestWhatIf::attributionBarClicks()
+void TestWhatIfPanel::attributionBarClicks()
 {
     ws::ui::AttributionBar bar;
     bar.resize(400, bar.sizeHint().height());
@@ -401,7 +401,7 @@ void TestWhatIf::attributionBarClicks()
     QCOMPARE(bar.selectedCause(), -1);
 }
 
-void TestWhatIf::tourWhatIfSteps()
+void TestWhatIfPanel::tourWhatIfSteps()
 {
     // every rung of the ladder has a what-if step that suggests a change
     for (const char *rung : {"sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong"}) {
@@ -433,7 +433,7 @@ void TestWhatIf::tourWhatIfSteps()
     QCOMPARE(spy.count(), 1);
 }
 
-void TestWhatIf::engineOnTheHandMadeKernel()
+void TestWhatIfPanel::engineOnTheHandMadeKernel()
 {
     // the real bridge to core (whatifengine.cpp) on the hand-made kernel: the path lies on its lanes, its
     // attribution adds up to the kernel time, and the unchanged replay reproduces it with a ghost lane per lane
@@ -469,5 +469,5 @@ void TestWhatIf::engineOnTheHandMadeKernel()
     QVERIFY(!predict(bad, false).error.isEmpty());
 }
 
-QTEST_MAIN(TestWhatIf)
-#include "tst_whatif.moc"
+QTEST_MAIN(TestWhatIfPanel)
+#include "tst_whatifpanel.moc"

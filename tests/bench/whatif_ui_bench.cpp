@@ -1,7 +1,7 @@
-// whatif_bench: how fast the what-if panel re-predicts (issue 13: <= 100 ms for a 1M-interval kernel).
+// whatif_ui_bench: how fast the what-if panel re-predicts (issue 13: <= 100 ms for a 1M-interval kernel).
 //
-//   QT_QPA_PLATFORM=offscreen whatif_bench [--intervals 1000000] [--changes 40]
-//   QT_QPA_PLATFORM=offscreen whatif_bench --file ladder.wstrace [--rung warp_specialized] [--changes 40]
+//   QT_QPA_PLATFORM=offscreen whatif_ui_bench [--intervals 1000000] [--changes 40]
+//   QT_QPA_PLATFORM=offscreen whatif_ui_bench --file ladder.wstrace [--rung warp_specialized] [--changes 40]
 //
 // On a synthetic warp-specialized kernel of that many intervals (or the first traced kernel of a rung in a
 // file), in the real WhatIfPanel bound to the real predictor (ui/whatifengine.cpp over core's WhatIfModel):
@@ -93,7 +93,7 @@ int main(int argc, char** argv)
                 break;
         }
         if (!trace) {
-            std::fprintf(stderr, "whatif_bench: no traced kernel of rung %s in %s\n", qPrintable(rung), qPrintable(file));
+            std::fprintf(stderr, "whatif_ui_bench: no traced kernel of rung %s in %s\n", qPrintable(rung), qPrintable(file));
             return 2;
         }
     } else {
@@ -114,12 +114,12 @@ int main(int argc, char** argv)
     panel.setKernel(ws::ui::makePredictor(trace), trace->launch.end - trace->launch.start, ws::ui::recordedStages(*trace),
                     ws::ui::recordedSms(*trace));
     if (!waitShown(panel, 0)) {
-        std::fprintf(stderr, "whatif_bench: no first prediction\n");
+        std::fprintf(stderr, "whatif_ui_bench: no first prediction\n");
         return 1;
     }
     const double first = double(t.nsecsElapsed()) / 1e6;
     if (const auto p = panel.prediction(); p && !p->error.isEmpty()) {
-        std::fprintf(stderr, "whatif_bench: the replay refused: %s\n", qPrintable(p->error));
+        std::fprintf(stderr, "whatif_ui_bench: the replay refused: %s\n", qPrintable(p->error));
         return 1;
     }
     std::printf("first prediction (graph build + replay): %.1f ms; as recorded: measured %lld ns, predicted %lld ns\n",
