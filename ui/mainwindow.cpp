@@ -94,6 +94,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 
     buildDocks();
     buildActions();
+    setupWhatIf();
     setupProgramView();
     // Compare needs the height: the stalls dock steps aside while the Compare tab is shown
     connect(m_centralTabs, &QTabWidget::currentChanged, this, [this](int) {
@@ -264,6 +265,7 @@ void MainWindow::buildDocks()
     m_stalls = new StallsPanel;
     m_stallsDock = mkDock(tr("Stalls && source"), QStringLiteral("stallsDock"), m_stalls, QStringLiteral(":/icons/stalls.svg"));
     addDockWidget(Qt::BottomDockWidgetArea, m_stallsDock);
+    buildWhatIfDock();
 
 }
 

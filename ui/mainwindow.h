@@ -29,6 +29,8 @@ class MetricsPanel;
 class RunsModel;
 class StallsPanel;
 class TeachingPanel;
+class WhatIfPanel;
+struct CriticalPathView;
 
 // Bundled sample trace: ../share/warpstage/samples of the executable (installed), then samples/ and
 // ../../samples (build tree), then WARPSTAGE_SAMPLES_DIR; $WARPSTAGE_SAMPLES alone when set. Empty if none.
@@ -70,6 +72,9 @@ public:
     StallsPanel* stallsPanel() const { return m_stalls; }
     ComparePanel* comparePanel() const { return m_compare; }
     TeachingPanel* teachingPanel() const { return m_teaching; }
+    WhatIfPanel* whatIfPanel() const { return m_whatIf; }                // mainwindow_whatif.cpp
+    QAction* criticalPathAction() const { return m_actCriticalPath; }
+    std::shared_ptr<const CriticalPathView> criticalPath() const { return m_criticalPath; }
     QAction* recordAction() const { return m_actRecord; }
     QTabWidget* centralTabs() const { return m_centralTabs; }
     QString bannerText() const;
@@ -83,6 +88,7 @@ signals:
     void kernelShown(qint64 kernelId);
     void programShown(qint64 runId);
     void selectionMetricsShown();
+    void criticalPathShown();  // the current kernel's critical path is in the metrics panel and on the timeline
 
 protected:
     void dragEnterEvent(QDragEnterEvent* e) override;
@@ -93,6 +99,10 @@ protected:
 private:
     void buildActions();
     void buildDocks();
+    void buildWhatIfDock();   // mainwindow_whatif.cpp: the What-if dock (from buildDocks)
+    void setupWhatIf();       // its actions and connections (after buildActions)
+    void whatIfKernel();      // a kernel was shown: its critical path (worker) and the panel's predictor
+    void revealCriticalPath();  // scroll the timeline to the path's busiest lane
     void setupProgramView();
     bool programTabCurrent() const;
     void showBanner(const QString& html, bool error);
@@ -152,6 +162,12 @@ private:
     bool m_stallsHiddenForCompare = false;
     bool m_showNewestRun = false;  // after recording: show the run just added
     MigrationPrompt m_migrationPrompt;
+    WhatIfPanel* m_whatIf = nullptr;
+    QDockWidget* m_whatIfDock = nullptr;
+    QAction* m_actCriticalPath = nullptr;
+    quint64 m_pathGen = 0;
+    bool m_fitNextPrediction = false;  // a tour step asked for a prediction: show it whole
+    std::shared_ptr<const CriticalPathView> m_criticalPath;
 };
 
 }  // namespace ws::ui

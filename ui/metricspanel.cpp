@@ -1,6 +1,8 @@
 #include "metricspanel.h"
 
+#include "attributionbar.h"
 #include "metricsmodel.h"
+#include "timemapping.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -34,6 +36,15 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent)
     m_reset->setToolTip(tr("Clear the CTA / warpgroup / time-range selection"));
     row->addWidget(m_reset);
     lay->addLayout(row);
+    m_pathLabel = new QLabel;
+    m_pathLabel->setObjectName(QStringLiteral("criticalPathLabel"));
+    m_pathLabel->setWordWrap(true);
+    m_pathLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    lay->addWidget(m_pathLabel);
+    m_bar = new AttributionBar;
+    m_bar->setToolTip(tr("The critical path's length by cause: click a cause to highlight it on the timeline"));
+    lay->addWidget(m_bar);
+    connect(m_bar, &AttributionBar::causeClicked, this, &MetricsPanel::causeClicked);
     m_model = new MetricsModel(this);
     m_view = new QTableView;
     m_view->setModel(m_model);
@@ -79,8 +90,29 @@ void MetricsPanel::setPending(const QString& scope)
     m_scope->setText(tr("%1 (computing…)").arg(scope));
 }
 
+void MetricsPanel::setCriticalPath(std::shared_ptr<const CriticalPathView> path)
+{
+    if (!path) {
+        m_pathLabel->setText(tr("Critical path: —"));
+        m_bar->clear();
+        return;
+    }
+    const double len = path->attribution.total();
+    QString t = tr("Critical path: %1 (kernel %2), %L3 segments")
+                    .arg(timemap::formatDuration(len), timemap::formatDuration(double(path->measuredNs)))
+                    .arg(qint64(path->segments.size()));
+    if (!path->note.isEmpty())
+        t += QStringLiteral("\n") + path->note;
+    m_pathLabel->setText(t);
+    m_bar->setSelectedCause(-1);
+    m_bar->setAttribution(path->attribution);
+}
+
+QString MetricsPanel::pathText() const { return m_pathLabel->text(); }
+
 void MetricsPanel::clear()
 {
+    setCriticalPath(nullptr);
     m_scope->setText(tr("No kernel selected"));
     m_model->clear();
     setKernel(0);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "warpstage/analysis.h"
+#include "whatifdata.h"
 
 #include <QWidget>
 
@@ -15,6 +16,7 @@ class QTableView;
 
 namespace ws::ui {
 
+class AttributionBar;
 class MetricsModel;
 
 class MetricsPanel : public QWidget {
@@ -30,6 +32,11 @@ public:
     // Selects the warpgroup in the picker without emitting (-1 = all).
     void setWarpgroup(int wg);
 
+    // The kernel's critical path attribution (issue 13), null clears; clicking a cause emits causeClicked.
+    void setCriticalPath(std::shared_ptr<const CriticalPathView> path);
+    AttributionBar* attributionBar() const { return m_bar; }
+    QString pathText() const;
+
     MetricsModel* model() const { return m_model; }
     QTableView* view() const { return m_view; }
     QString scopeText() const;
@@ -37,6 +44,7 @@ public:
 signals:
     void warpgroupChanged(int warpgroup);  // -1 = all
     void resetRequested();
+    void causeClicked(int cause);  // -1: cleared
 
 private:
     QLabel* m_scope = nullptr;
@@ -44,6 +52,8 @@ private:
     QPushButton* m_reset = nullptr;
     QTableView* m_view = nullptr;
     MetricsModel* m_model = nullptr;
+    QLabel* m_pathLabel = nullptr;
+    AttributionBar* m_bar = nullptr;
 };
 
 }  // namespace ws::ui

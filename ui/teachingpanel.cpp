@@ -3,6 +3,8 @@
 #include "rungcatalog.h"
 
 #include <QComboBox>
+#include <QFile>
+#include <QRegularExpression>
 #include <QFontInfo>
 
 #include <cmath>
@@ -42,6 +44,12 @@ TeachingPanel::TeachingPanel(QWidget* parent) : QWidget(parent)
     row->addWidget(m_prev);
     row->addWidget(m_pick, 1);
     row->addWidget(m_next);
+    m_whatIfButton = new QToolButton;
+    m_whatIfButton->setText(tr("What if…"));
+    m_whatIfButton->setObjectName(QStringLiteral("tourWhatIf"));
+    m_whatIfButton->setToolTip(tr("Guided tour: this rung's what-if step (replay it with other parameters)"));
+    m_whatIfButton->setCheckable(true);
+    row->addWidget(m_whatIfButton);
     lay->addLayout(row);
     m_text = new QTextBrowser;
     m_text->setObjectName(QStringLiteral("teachingText"));
@@ -49,6 +57,12 @@ TeachingPanel::TeachingPanel(QWidget* parent) : QWidget(parent)
     m_text->document()->setDocumentMargin(8);
     lay->addWidget(m_text, 1);
 
+    connect(m_whatIfButton, &QToolButton::clicked, this, [this](bool on) {
+        if (on)
+            showWhatIf();
+        else
+            setRung(m_rung);
+    });
     connect(m_prev, &QToolButton::clicked, this, &TeachingPanel::previous);
     connect(m_next, &QToolButton::clicked, this, &TeachingPanel::next);
     connect(m_pick, &QComboBox::activated, this, [this](int i) {
@@ -59,9 +73,84 @@ TeachingPanel::TeachingPanel(QWidget* parent) : QWidget(parent)
     setRung(rungCatalog().isEmpty() ? QString() : rungCatalog().first().name);
 }
 
+// Markdown headings render huge by default: scale them to the panel
+static void scaleHeadings(QTextBrowser* m_text)
+{
+    for (QTextBlock b = m_text->document()->begin(); b.isValid(); b = b.next()) {
+        const int level = b.blockFormat().headingLevel();
+        if (level == 0)
+            continue;
+        QTextCursor c(b);
+        c.select(QTextCursor::BlockUnderCursor);
+        QTextCharFormat f;
+        // QTextDocument sizes headings by FontSizeAdjustment (h1 = +3: "xx-large")
+        f.setProperty(QTextFormat::FontSizeAdjustment, level == 1 ? 1 : 0);
+        f.setFontWeight(QFont::DemiBold);
+        if (level > 1)
+            f.setForeground(QColor(0x1f, 0x4e, 0x79));
+        c.mergeCharFormat(f);
+    }
+}
+
+WhatIfStep whatIfStep(const QString& rung)
+{
+    WhatIfStep out;
+    if (rung.isEmpty() || rung.contains(QLatin1Char('/')))
+        return out;
+    initResources();
+    QFile f(QStringLiteral(":/teaching/whatif/%1.md").arg(rung));
+    if (!f.open(QIODevice::ReadOnly))
+        return out;
+    QString text = QString::fromUtf8(f.readAll());
+    static const QRegularExpression line(QStringLiteral("^<!--\\s*whatif:([^>]*)-->\\s*\\n"));
+    const auto m = line.match(text);
+    if (m.hasMatch()) {
+        for (const QString& kv : m.captured(1).split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            const QString k = kv.section(QLatin1Char('='), 0, 0), v = kv.section(QLatin1Char('='), 1);
+            if (k == QLatin1String("stages"))
+                out.params.stages = v.toInt();
+            else if (k == QLatin1String("load-latency"))
+                out.params.loadLatency = v.toDouble();
+            else if (k == QLatin1String("mma"))
+                out.params.mmaTime = v.toDouble();
+            else if (k == QLatin1String("epilogue"))
+                out.params.epilogueTime = v.toDouble();
+            else if (k == QLatin1String("overlap"))
+                out.params.epilogueOverlapped = v == QLatin1String("1");
+            else if (k == QLatin1String("persistent"))
+                out.params.persistent = v == QLatin1String("1");
+            else if (k == QLatin1String("sms"))
+                out.params.sms = v.toInt();
+        }
+        text.remove(0, m.capturedLength());
+    }
+    out.markdown = text;
+    return out;
+}
+
+bool TeachingPanel::showWhatIf()
+{
+    const WhatIfStep st = whatIfStep(m_rung);
+    if (st.markdown.isEmpty()) {
+        m_whatIfButton->setChecked(false);
+        return false;
+    }
+    m_text->setMarkdown(st.markdown);
+    scaleHeadings(m_text);
+    m_whatIf = true;
+    m_whatIfButton->setChecked(true);
+    emit whatIfRequested(m_rung, st.params);
+    return true;
+}
+
 void TeachingPanel::setRung(const QString& rung)
 {
     m_rung = rung;
+    m_whatIf = false;
+    if (m_whatIfButton) {
+        m_whatIfButton->setChecked(false);
+        m_whatIfButton->setEnabled(!whatIfStep(rung).markdown.isEmpty());
+    }
     const RungText* t = findRungText(rung);
     {
         QSignalBlocker b(m_pick);
@@ -69,21 +158,7 @@ void TeachingPanel::setRung(const QString& rung)
     }
     if (t && !t->markdown.isEmpty()) {
         m_text->setMarkdown(t->markdown);
-        // Markdown headings render huge by default: scale them to the panel
-        for (QTextBlock b = m_text->document()->begin(); b.isValid(); b = b.next()) {
-            const int level = b.blockFormat().headingLevel();
-            if (level == 0)
-                continue;
-            QTextCursor c(b);
-            c.select(QTextCursor::BlockUnderCursor);
-            QTextCharFormat f;
-            // QTextDocument sizes headings by FontSizeAdjustment (h1 = +3: "xx-large")
-            f.setProperty(QTextFormat::FontSizeAdjustment, level == 1 ? 1 : 0);
-            f.setFontWeight(QFont::DemiBold);
-            if (level > 1)
-                f.setForeground(QColor(0x1f, 0x4e, 0x79));
-            c.mergeCharFormat(f);
-        }
+        scaleHeadings(m_text);
     } else if (rung.isEmpty()) {
         m_text->setMarkdown(tr("Select a kernel of the ladder to read about its rung."));
     } else {

@@ -191,6 +191,14 @@ void TimelineLayout::build(const ws::KernelTrace *trace, const LaneFilter &filte
             m_rowOfLane[std::size_t(li)] = int(m_rows.size());
             m_rows.push_back(r);
             ++m_visibleLanes;
+            if (m_ghostRows && ln.size() > 0 && ln.role != ws::WarpRole::Idle) {
+                TimelineRow g = r;
+                g.type = TimelineRow::Ghost;
+                g.top = y;
+                g.height = h(kGhostHeight);
+                y += g.height;
+                m_rows.push_back(g);
+            }
         }
     }
     m_total = y;

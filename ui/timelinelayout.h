@@ -27,7 +27,7 @@ struct LaneFilter {
 };
 
 struct TimelineRow {
-    enum Type : std::uint8_t { SmHeader, CtaHeader, Loads, Warp, Brackets };
+    enum Type : std::uint8_t { SmHeader, CtaHeader, Loads, Warp, Brackets, Ghost };  // Ghost: predicted timeline of `lane`
     Type type = Warp;
     bool collapsed = false;  // headers
     int sm = -1;
@@ -46,9 +46,13 @@ public:
     static constexpr int kWarpHeight = 15;
     static constexpr int kIdleWarpHeight = 7;
     static constexpr int kBracketLevelHeight = 7;   // one depth of outer scopes
+    static constexpr int kGhostHeight = 11;         // the predicted timeline of a warp (what-if ghost row)
 
     void build(const ws::KernelTrace *trace, const LaneFilter &filter, const QSet<int> &collapsedSms,
                const QSet<int> &collapsedCtas, double rowScale = 1.0);
+    // ghostRows: a Ghost row under every non-idle warp lane (the what-if panel's predicted timeline, "beside")
+    void setGhostRows(bool on) { m_ghostRows = on; }
+    bool ghostRows() const { return m_ghostRows; }
     const std::vector<TimelineRow> &rows() const { return m_rows; }
     int totalHeight() const { return m_total; }
     int rowAt(int y) const;                     // -1 if none
@@ -70,4 +74,5 @@ private:
     std::vector<int> m_rowOfLane;
     int m_total = 0;
     int m_visibleLanes = 0;
+    bool m_ghostRows = false;
 };

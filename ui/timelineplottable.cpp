@@ -119,6 +119,10 @@ void TimelinePlottable::rasterRow(const TimelineRow &row, int y0, int y1, int wi
         rasterBrackets(row, y0, y1, width, t0, t1, scale, texts, ar);
         return;
     }
+    if (row.type == TimelineRow::Ghost) {
+        rasterGhost(row.lane, y0, y1, width, t0, t1, false, m_mix);
+        return;
+    }
     if (row.type == TimelineRow::Warp) {
         lane = &tr.lanes[std::size_t(row.lane)];
         ref = ws::lod::laneRef(*lane);
@@ -314,6 +318,8 @@ void TimelinePlottable::draw(QCPPainter *painter)
     key.hlRole = m_highlight ? int(m_highlight->first) : -1;
     key.hlKind = m_highlight ? int(m_highlight->second) : -1;
     key.labels = m_intervalLabels;
+    key.ghost = m_ghost.get();
+    key.ghostOver = m_ghostOver;
     std::vector<TextItem> texts;
     m_lastReused = key == m_lastKey && m_image.width() == W && m_image.height() == H;
     if (m_lastReused) {
@@ -391,8 +397,11 @@ void TimelinePlottable::draw(QCPPainter *painter)
             acc += jobs[split].cost;
         std::vector<TextItem> texts2;
         auto runJobs = [&](std::size_t from, std::size_t to, std::vector<TextItem> &out, ws::lod::BucketMix &mix) {
-            for (std::size_t j = from; j < to; ++j)
+            for (std::size_t j = from; j < to; ++j) {
                 rasterRow(*jobs[j].row, jobs[j].y0, jobs[j].y1, W, t0, t1, scale, out, ar, mix);
+                if (m_ghost && m_ghostOver && jobs[j].row->type == TimelineRow::Warp)
+                    rasterGhost(jobs[j].row->lane, jobs[j].y0, jobs[j].y1, W, t0, t1, true, mix);
+            }
         };
         // Two raster threads when the machine has two cores or more (WARPSTAGE_TIMELINE_THREADS=1 turns it
         // off). Measured on the 2-core build machine, idle: the whole-kernel frame of the 10M-interval bench
@@ -429,6 +438,7 @@ void TimelinePlottable::draw(QCPPainter *painter)
             drawCached(painter, t.rect, t.text);
         }
     }
+    drawPath(painter, ar);
     drawOverlays(painter, ar);
     painter->restore();
     drawLabels(painter, ar);
@@ -602,6 +612,15 @@ void TimelinePlottable::drawLabels(QCPPainter *painter, const QRect &ar)
                 break;
             }
             case TimelineRow::Brackets: break;  // the warp's label below names it
+            case TimelineRow::Ghost: {
+                QFont it = small;
+                it.setItalic(true);
+                it.setPixelSize(std::min(10, std::max(6, row.height - 2)));
+                painter->setFont(it);
+                painter->setPen(QColor(0x70, 0x76, 0x80));
+                drawCached(painter, rr.adjusted(38, 0, -4, 0), QStringLiteral("predicted"));
+                break;
+            }
             case TimelineRow::Warp: {
                 const ws::Lane &lane = m_trace->lanes[std::size_t(row.lane)];
                 painter->fillRect(QRect(lr.left() + 30, y + 2, 3, row.height - 4), tlpalette::roleColor(lane.role));
@@ -668,6 +687,9 @@ TimelinePlottable::Hit TimelinePlottable::hitTest(const QPointF &pos) const
     const double slack = 3.0 * std::abs(mKeyAxis->pixelToCoord(1) - mKeyAxis->pixelToCoord(0));
     if (row.type == TimelineRow::Brackets) {
         h.index = bracketAt(row, pos.y() - ar.top() + m_scrollY - row.top, h.t);
+    } else if (row.type == TimelineRow::Ghost) {
+        if (m_ghost && std::size_t(row.lane) < m_ghost->lanes.size())
+            h.index = ws::lod::findAt(ws::lod::laneRef(m_ghost->lanes[std::size_t(row.lane)]), m_origin, h.t, slack);
     } else if (row.type == TimelineRow::Warp) {
         h.index = ws::lod::findAt(ws::lod::laneRef(m_trace->lanes[std::size_t(row.lane)]), m_origin, h.t, slack);
     } else if (m_index && (row.type == TimelineRow::Loads || row.type == TimelineRow::CtaHeader)) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "timelinelayout.h"
+#include "whatifdata.h"
 
 #include <warpstage/lod.h>
 #include <warpstage/model.h>
@@ -29,6 +30,7 @@ public:
     void setTrace(std::shared_ptr<const ws::KernelTrace> trace, const TimelineLayout *layout);
     void setIndex(std::shared_ptr<const ws::lod::TraceIndex> index);
     const ws::lod::TraceIndex *index() const { return m_index.get(); }
+    const TimelineLayout *layout() const { return m_layout; }
     void setOrigin(ws::TimeNs origin) { m_origin = origin; }
     ws::TimeNs origin() const { return m_origin; }
     void setScrollY(int y) { m_scrollY = y; }
@@ -53,6 +55,24 @@ public:
     };
     void setRuler(std::optional<Ruler> r) { m_ruler = r; }
     std::optional<Ruler> ruler() const { return m_ruler; }
+
+    // What-if (timelinewhatif.cpp). The critical path: an outline over the warp lanes it runs through, joined
+    // by thin lines where it moves from one warp to another; with a cause selected, that cause's segments are
+    // emphasised and the others dimmed. The predicted timeline: ghost rows (layout) or a frame over each lane.
+    void setCriticalPath(std::shared_ptr<const std::vector<ws::ui::PathSegment>> segments) { m_path = std::move(segments); }
+    void setPathVisible(bool on) { m_pathVisible = on; }
+    bool pathVisible() const { return m_pathVisible; }
+    void setPathCause(int cause) { m_pathCause = cause; }  // -1: all causes alike
+    int pathCause() const { return m_pathCause; }
+    struct PathMark {
+        QRectF rect;        // widget px
+        int segment = -1;   // index into the path
+        bool emphasised = false;
+    };
+    const std::vector<PathMark> &lastPathMarks() const { return m_pathMarks; }  // drawn in the last frame
+    void setGhost(std::shared_ptr<const ws::ui::GhostLanes> ghost, bool overLanes);
+    const ws::ui::GhostLanes *ghost() const { return m_ghost.get(); }
+    bool ghostOver() const { return m_ghostOver; }
 
     struct Hit {
         int row = -1;
@@ -102,6 +122,9 @@ private:
     void rasterBrackets(const TimelineRow &row, int y0, int y1, int width, double t0, double t1, double scale,
                         std::vector<TextItem> &texts, const QRect &ar) const;
     int bracketAt(const TimelineRow &row, double yInRow, double t) const;  // index into trace.scopes, -1 if none
+    // ghost rows and frames (timelinewhatif.cpp): frame = only the top and bottom edges, over a measured lane
+    void rasterGhost(int lane, int y0, int y1, int width, double t0, double t1, bool frame, ws::lod::BucketMix &mix) const;
+    void drawPath(QCPPainter *painter, const QRect &ar);
     void drawLabels(QCPPainter *painter, const QRect &ar);
     void drawOverlays(QCPPainter *painter, const QRect &ar);
     QRectF intervalRect(int lane, qsizetype index, const QRect &ar) const;
@@ -123,6 +146,8 @@ private:
         quint64 version = 0;
         int hlRole = -1, hlKind = -1;
         bool labels = true;
+        const void *ghost = nullptr;
+        bool ghostOver = false;
         bool operator==(const RasterKey &) const = default;
     } m_lastKey;
     bool m_lastReused = false;
@@ -138,6 +163,13 @@ private:
     qsizetype m_selIndex = -1, m_hoverIndex = -1;
     std::optional<QPair<double, double>> m_range, m_zoomBand;
     std::optional<Ruler> m_ruler;
+
+    std::shared_ptr<const std::vector<ws::ui::PathSegment>> m_path;
+    bool m_pathVisible = false;
+    int m_pathCause = -1;
+    std::vector<PathMark> m_pathMarks;
+    std::shared_ptr<const ws::ui::GhostLanes> m_ghost;
+    bool m_ghostOver = false;
 
     QImage m_image;
     QHash<QString, QStaticText> m_textCache;

@@ -236,6 +236,13 @@ void TimelineWidget::setTrace(std::shared_ptr<const ws::KernelTrace> trace)
             d->lastEnd = L.end;
         }
     }
+    d->traceFirst = d->firstStart;
+    d->traceLast = d->lastEnd;
+    d->path.reset();  // the what-if overlays belonged to the previous kernel
+    d->ghost.reset();
+    d->tl->setCriticalPath(nullptr);
+    d->tl->setGhost(nullptr, false);
+    d->layout.setGhostRows(false);
     d->index.reset();
     d->selLane = -1;
     d->selIndex = -1;

@@ -7,6 +7,8 @@
 // compute) and a "loads in flight" sub-lane. See docs/viewer.md.
 #pragma once
 
+#include "whatifdata.h"
+
 #include <warpstage/model.h>
 
 #include <QPair>
@@ -62,6 +64,17 @@ public:
     void setAllCollapsed(bool collapsed);
     void selectInterval(int lane, qsizetype index);  // programmatic selection (no signal); -1 clears
     QPair<int, qsizetype> selectedInterval() const;
+
+    // What-if (issue 13; timelinewhatif.cpp). The critical path as an overlay on the lanes it runs through
+    // (shown while visible), one cause of it emphasised (-1: none), and the predicted timeline as ghost lanes.
+    void setCriticalPath(std::vector<ws::ui::PathSegment> segments);
+    const std::vector<ws::ui::PathSegment> &criticalPath() const;
+    void setCriticalPathVisible(bool on);
+    bool criticalPathVisible() const;
+    void setPathCause(int cause);
+    void setGhostLanes(std::shared_ptr<const ws::ui::GhostLanes> ghost, ws::ui::GhostMode mode);
+    ws::ui::GhostMode ghostMode() const;
+    void scrollToLane(int lane);  // scrolls vertically so the lane's row is in view (nothing if hidden)
 
     QCustomPlot *plot() const;
     TimelinePlottable *plottable() const;

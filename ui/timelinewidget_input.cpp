@@ -26,6 +26,15 @@ QString TimelineWidget::Private::tooltipFor(const TimelinePlottable::Hit &h) con
             .arg(l.warpIndex)
             .arg(rel(sc.start), timemap::formatDuration(double(sc.end - sc.start)));
     }
+    if (row.type == TimelineRow::Ghost && h.index >= 0 && ghost && std::size_t(h.lane) < ghost->lanes.size()) {
+        const ws::Lane &l = ghost->lanes[std::size_t(h.lane)];
+        const auto i = std::size_t(h.index);
+        if (i < l.size())
+            return QStringLiteral("<b>Predicted: %1</b><br>start %2 · duration %3<br>warp %4 (what-if replay)")
+                .arg(tlpalette::kindLabel(l.kind[i], *trace).toHtmlEscaped(), rel(l.start[i]),
+                     timemap::formatDuration(l.duration[i]))
+                .arg(l.warpIndex);
+    }
     if (row.type == TimelineRow::Warp && h.index >= 0) {
         const ws::Lane &l = trace->lanes[std::size_t(h.lane)];
         const auto i = std::size_t(h.index);

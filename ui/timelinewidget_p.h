@@ -60,6 +60,10 @@ struct TimelineWidget::Private {
     bool moved = false;
     QPoint lastMouse{-1, -1};
 
+    std::shared_ptr<const std::vector<ws::ui::PathSegment>> path;
+    std::shared_ptr<const ws::ui::GhostLanes> ghost;
+    ws::ui::GhostMode ghostMode = ws::ui::GhostMode::Off;
+    TimeNs traceFirst = 0, traceLast = 1;  // the measured trace's; firstStart/lastEnd also cover the ghost lanes
     TimeNs firstStart = 0, lastEnd = 1;  // of the trace, cached (KernelTrace computes them by walking the lanes)
     double dataLo() const { return trace ? double(firstStart - origin) : 0.0; }
     double dataHi() const { return trace ? double(lastEnd - origin) : 1.0; }

@@ -4,7 +4,9 @@
 #include "cli.h"
 #include "mainwindow.h"
 #include "rungcatalog.h"
+#include "teachingpanel.h"
 #include "timelinewidget.h"
+#include "whatifpanel.h"
 
 #include <memory>
 #include <QApplication>
@@ -23,7 +25,10 @@ int main(int argc, char** argv)
     // --screenshot IMAGE [FILE]: open FILE (or the bundled sample), wait until its first
     // kernel is drawn, save a picture of the whole window and quit. Used by scripts/run.sh
     // on machines without a display (under Xvfb) and for the README's pictures.
-    QString screenshot;
+    // With it, --rung NAME shows the first kernel of that ladder rung, and --what-if opens that rung's guided-tour
+    // what-if step (What-if panel, predicted timeline, critical path) and waits for its prediction.
+    QString screenshot, screenshotRung;
+    bool screenshotWhatIf = false;
     std::vector<char*> args(argv, argv + argc);
     for (std::size_t i = 1; i < args.size(); ++i) {
         if (std::strcmp(args[i], "--screenshot") == 0) {
@@ -34,6 +39,21 @@ int main(int argc, char** argv)
             screenshot = QString::fromLocal8Bit(args[i + 1]);
             args.erase(args.begin() + i, args.begin() + i + 2);
             break;
+        }
+    }
+    for (std::size_t i = 1; !screenshot.isEmpty() && i < args.size();) {
+        if (std::strcmp(args[i], "--rung") == 0) {
+            if (i + 1 >= args.size()) {
+                std::fprintf(stderr, "warpstage: --rung needs a rung name (sync ... pingpong)\nTry 'warpstage --help'.\n");
+                return ws::ui::ExitUsage;
+            }
+            screenshotRung = QString::fromLocal8Bit(args[i + 1]);
+            args.erase(args.begin() + i, args.begin() + i + 2);
+        } else if (std::strcmp(args[i], "--what-if") == 0) {
+            screenshotWhatIf = true;
+            args.erase(args.begin() + i);
+        } else {
+            ++i;
         }
     }
     argc = int(args.size());
@@ -82,17 +102,45 @@ int main(int argc, char** argv)
                     save();
             });
         });
-        QObject::connect(&w, &ws::ui::MainWindow::kernelShown, &w, [&w, save, kernelSeen] {
-            *kernelSeen = true;
+        auto saveWhenReady = [&w, save, screenshotWhatIf] {
             TimelineWidget* tl = w.timeline();
+            auto whatIfThenSave = [&w, save, screenshotWhatIf] {
+                if (!screenshotWhatIf)
+                    return save();
+                ws::ui::WhatIfPanel* panel = w.whatIfPanel();
+                QObject::connect(panel, &ws::ui::WhatIfPanel::predicted, &w, [save] { QTimer::singleShot(500, save); },
+                                 Qt::SingleShotConnection);
+                if (!w.teachingPanel()->showWhatIf()) {
+                    std::fprintf(stderr, "warpstage: --what-if: the rung has no what-if step\n");
+                    QApplication::exit(1);
+                }
+            };
             if (tl->indexReady()) {
-                QTimer::singleShot(300, &w, save);
+                QTimer::singleShot(300, &w, whatIfThenSave);
                 return;
             }
-            QObject::connect(tl, &TimelineWidget::indexReadyChanged, &w, [&w, save](bool ready) {
+            QObject::connect(tl, &TimelineWidget::indexReadyChanged, &w, [&w, whatIfThenSave](bool ready) {
                 if (ready)
-                    QTimer::singleShot(300, &w, save);
+                    QTimer::singleShot(300, &w, whatIfThenSave);
             });
+        };
+        QObject::connect(&w, &ws::ui::MainWindow::kernelShown, &w, [&w, saveWhenReady, kernelSeen, screenshotRung] {
+            if (*kernelSeen)
+                return;
+            const auto tr = w.currentTrace();
+            const QString variant = tr ? QString::fromStdString(tr->launch.variant) : QString();
+            if (!screenshotRung.isEmpty() && variant != screenshotRung) {
+                const qint64 id = w.document()->firstKernelOfRung(screenshotRung);
+                if (id <= 0) {
+                    std::fprintf(stderr, "warpstage: --rung: no kernel of rung '%s' in the file\n", qPrintable(screenshotRung));
+                    QApplication::exit(3);
+                    return;
+                }
+                w.selectKernel(id);
+                return;
+            }
+            *kernelSeen = true;
+            saveWhenReady();
         });
         QObject::connect(&w, &ws::ui::MainWindow::fileOpenFailed, &w, [](const QString&, const QString& msg) {
             std::fprintf(stderr, "warpstage: %s\n", qPrintable(msg));

@@ -1,0 +1,473 @@
+// The what-if GUI (issue 13), offscreen: the what-if panel re-predicts when a parameter changes (and only the
+// newest parameters are shown), the predicted timeline's ghost rows appear and disappear with their toggle
+// and paint the predicted intervals, the critical path overlay outlines the path's segments on their lanes
+// (one cause emphasised on request), the attribution bar's clicks, and the tour's what-if steps.
+#include "timelinetestdata.h"
+
+#include "attributionbar.h"
+#include "teachingpanel.h"
+#include "timelinepalette.h"
+#include "timelineplottable.h"
+#include "timelinewidget.h"
+#include "whatifengine.h"
+#include "whatifpanel.h"
+
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QtTest>
+
+#include <atomic>
+#include <thread>
+
+using namespace tltest;
+using ws::ui::GhostMode;
+using ws::ui::PathCause;
+
+namespace {
+
+// A predictor whose answer is a known function of the parameters: fewer stages are slower, load latency and
+// MMA scale their shares. Counts its calls; can be slowed down to test coalescing.
+struct FakeReplay {
+    std::shared_ptr<std::atomic<int>> calls = std::make_shared<std::atomic<int>>(0);
+    int sleepMs = 0;
+    ws::TimeNs measured = 10'000;
+    ws::ui::Prediction operator()(const ws::ui::WhatIfParams &p, bool) const
+    {
+        ++*calls;
+        if (sleepMs)
+            std::this_thread::sleep_for(std::chrono::milliseconds(sleepMs));
+        ws::ui::Prediction out;
+        out.measuredNs = measured;
+        const int stages = p.stages > 0 ? p.stages : 4;
+        const double load = 3000 * p.loadLatency * 4.0 / stages, mma = 6000 * p.mmaTime, epi = 1000 * p.epilogueTime;
+        out.predictedNs = ws::TimeNs(load + mma + epi);
+        out.attribution.ns[std::size_t(PathCause::LoadLatency)] = load;
+        out.attribution.ns[std::size_t(PathCause::Mma)] = mma;
+        out.attribution.ns[std::size_t(PathCause::Epilogue)] = epi;
+        return out;
+    }
+};
+
+std::shared_ptr<const ws::ui::Prediction> waitPrediction(ws::ui::WhatIfPanel &panel, QSignalSpy &spy, int before)
+{
+    if (!QTest::qWaitFor([&] { return spy.count() > before && !panel.busy(); }, 10000))
+        return nullptr;  // the callers' QVERIFY(p) fails
+    return panel.prediction();
+}
+
+// The measured trace's intervals shifted by `shift` ns and stretched by `scale`, one vector per lane.
+std::vector<std::vector<ws::Interval>> shifted(const ws::KernelTrace &tr, ws::TimeNs shift, double scale)
+{
+    std::vector<std::vector<ws::Interval>> out(tr.lanes.size());
+    for (std::size_t l = 0; l < tr.lanes.size(); ++l) {
+        const ws::Lane &lane = tr.lanes[l];
+        for (std::size_t i = 0; i < lane.size(); ++i) {
+            ws::Interval iv;
+            iv.kind = lane.kind[i];
+            iv.start = kStart + shift + ws::TimeNs(double(lane.start[i] - kStart) * scale);
+            iv.duration = ws::TimeNs(lane.duration[i] * scale);
+            iv.slot = lane.slot[i];
+            iv.kstep = lane.kstep[i];
+            out[l].push_back(iv);
+        }
+    }
+    return out;
+}
+
+int rowsOfType(const TimelineWidget &w, TimelineRow::Type t)
+{
+    int n = 0;
+    for (const TimelineRow &r : w.plottable()->layout()->rows())
+        n += r.type == t;
+    return n;
+}
+
+}  // namespace
+
+class TestWhatIfPanel : public QObject {
+    Q_OBJECT
+private slots:
+    void panelPredictsAsRecordedFirst();
+    void panelRepredictsOnChange();
+    void panelShowsOnlyTheNewestOfQuickChanges();
+    void panelRefusalAndUnavailable();
+    void ghostRowsAppearAndDisappear();
+    void ghostOverFramesTheLanes();
+    void criticalPathOverlayHasThePathsSegments();
+    void attributionBarClicks();
+    void tourWhatIfSteps();
+    void engineOnTheHandMadeKernel();
+
+private:
+    QImage render(TimelineWidget &w) const
+    {
+        w.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        return w.plot()->toPixmap(w.plot()->width(), w.plot()->height(), 1.0).toImage().convertToFormat(QImage::Format_RGB32);
+    }
+};
+
+void TestWhatIfPanel::panelPredictsAsRecordedFirst()
+{
+    ws::ui::WhatIfPanel panel;
+    QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
+    FakeReplay fake;
+    panel.setKernel(fake, fake.measured, 4, 132);
+    const auto p = waitPrediction(panel, spy, 0);
+    QVERIFY(p);
+    QVERIFY(p->params.unchanged());  // the recorded stage and SM counts read as "as recorded"
+    QCOMPARE(panel.stagesBox()->value(), 4);
+    QCOMPARE(panel.smsBox()->value(), 132);
+    QCOMPARE(p->predictedNs, ws::TimeNs(10'000));
+    QVERIFY2(panel.resultText().contains(QStringLiteral("predicted")), qPrintable(panel.resultText()));
+    QCOMPARE(panel.attributionBar()->attribution().total(), 10'000.0);
+}
+
+void TestWhatIfPanel::panelRepredictsOnChange()
+{
+    ws::ui::WhatIfPanel panel;
+    panel.show();
+    QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
+    FakeReplay fake;
+    panel.setKernel(fake, fake.measured, 4, 132);
+    QVERIFY(waitPrediction(panel, spy, 0));
+    const int calls = *fake.calls;
+
+    // the stage slider, like a user's drag to 2 stages: slower (load latency doubles)
+    int before = int(spy.count());
+    panel.stagesSlider()->setValue(2);
+    auto p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QCOMPARE(p->params.stages, 2);
+    QCOMPARE(p->predictedNs, ws::TimeNs(6000 + 6000 + 1000));
+    QCOMPARE(panel.attributionBar()->attribution().ns[std::size_t(PathCause::LoadLatency)], 6000.0);
+    QVERIFY(*fake.calls > calls);
+
+    // each control re-predicts with its own parameter
+    before = int(spy.count());
+    panel.mmaBox()->setValue(0.5);
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QCOMPARE(p->params.mmaTime, 0.5);
+    QCOMPARE(p->predictedNs, ws::TimeNs(6000 + 3000 + 1000));
+    before = int(spy.count());
+    panel.loadLatencyBox()->setValue(0.5);
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QCOMPARE(p->predictedNs, ws::TimeNs(3000 + 3000 + 1000));
+    before = int(spy.count());
+    panel.overlapBox()->setChecked(true);
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QVERIFY(p->params.epilogueOverlapped);
+    before = int(spy.count());
+    panel.smsBox()->setValue(66);
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QCOMPARE(p->params.sms, 66);
+    QVERIFY2(panel.resultText().contains(QStringLiteral("-30.0 %")), qPrintable(panel.resultText()));
+    QVERIFY(panel.lastLatencyMs() >= 0);
+
+    // back to as recorded: the unchanged replay again
+    before = int(spy.count());
+    panel.reset();
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QVERIFY(p->params.unchanged());
+    QCOMPARE(p->predictedNs, ws::TimeNs(10'000));
+}
+
+void TestWhatIfPanel::panelShowsOnlyTheNewestOfQuickChanges()
+{
+    ws::ui::WhatIfPanel panel;
+    QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
+    FakeReplay fake;
+    fake.sleepMs = 60;
+    panel.setKernel(fake, fake.measured, 4, 132);
+    // a drag across the slider while the first replay runs
+    for (int s = 5; s <= 12; ++s)
+        panel.stagesSlider()->setValue(s);
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.busy() && panel.prediction() && panel.prediction()->params.stages == 12, 10000);
+    QTest::qWait(150);  // nothing else arrives later
+    QCOMPARE(panel.prediction()->params.stages, 12);
+    // the changes made while a replay ran were coalesced: far fewer replays than changes
+    QVERIFY2(*fake.calls <= 3, qPrintable(QStringLiteral("%1 replays for 9 parameter sets").arg(int(*fake.calls))));
+    // a result for parameters already superseded is never shown: the first replay (as recorded) finished
+    // after the drag, so the only prediction shown is the newest one
+    QVERIFY(spy.count() >= 1);
+    for (const QList<QVariant> &args : spy)
+        QCOMPARE(args.at(0).value<std::shared_ptr<const ws::ui::Prediction>>()->params.stages, 12);
+}
+
+void TestWhatIfPanel::panelRefusalAndUnavailable()
+{
+    ws::ui::WhatIfPanel panel;
+    QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
+    panel.setKernel(
+        [](const ws::ui::WhatIfParams &, bool) {
+            ws::ui::Prediction p;
+            p.error = QStringLiteral("this kernel records no loads: no ring to replay");
+            return p;
+        },
+        1000, 1, 1);
+    QVERIFY(waitPrediction(panel, spy, 0));
+    QVERIFY(panel.resultText().contains(QStringLiteral("no ring to replay")));
+    QCOMPARE(panel.attributionBar()->attribution().total(), 0.0);
+    panel.setUnavailable(QStringLiteral("no timeline"));
+    QVERIFY(!panel.stagesBox()->isEnabled());
+    QVERIFY(!panel.prediction());
+}
+
+void TestWhatIfPanel::ghostRowsAppearAndDisappear()
+{
+    TimelineWidget w;
+    w.resize(1200, 700);
+    w.show();
+    auto tr = makeTrace(20);
+    w.setTrace(tr);
+    QVERIFY(w.waitForIndex());
+    w.plottable()->setIntervalLabels(false);
+    const QRect lane1Before = w.plottable()->laneRowRect(1), lane2Before = w.plottable()->laneRowRect(2);
+    QCOMPARE(rowsOfType(w, TimelineRow::Ghost), 0);
+
+    // the prediction: every interval 100 ns later, so the ghost is told apart from a copy of the lane
+    auto ghost = ws::ui::GhostLanes::fromIntervals(*tr, shifted(*tr, 100, 1.0));
+    QCOMPARE(ghost->lanes.size(), tr->lanes.size());
+    QCOMPARE(ghost->end, tr->lastEnd() + 100);
+    w.setGhostLanes(ghost, GhostMode::Beside);
+    QCOMPARE(rowsOfType(w, TimelineRow::Ghost), 4);  // one under each of the 4 warp lanes
+    // the ghost row sits right under its warp's row, and moves the rows below it down
+    const auto &rows = w.plottable()->layout()->rows();
+    const int r1 = w.plottable()->layout()->rowOfLane(1);
+    QCOMPARE(rows[std::size_t(r1) + 1].type, TimelineRow::Ghost);
+    QCOMPARE(rows[std::size_t(r1) + 1].lane, 1);
+    QVERIFY(w.plottable()->laneRowRect(2).top() > lane1Before.bottom() + TimelineLayout::kGhostHeight);
+    // the visible range grows to the prediction's end
+    w.resetZoom();
+    QVERIFY(w.visibleRange().second >= ghost->end);
+
+    // pixels: the ghost row of the consumer (lane 1) paints a lighter MmaWait where the prediction has one
+    w.setVisibleRange(kStart + 100, kStart + 1500);
+    QImage img = render(w);
+    const QRect ar = w.plottable()->lanesRect();
+    const QRect laneRow = w.plottable()->laneRowRect(1);
+    const TimelineRow &g = rows[std::size_t(r1) + 1];
+    const int gy = ar.top() + g.top - 0 + g.height / 2;  // scroll is 0
+    // predicted k-step 0 of the consumer: MmaWait at rel 200..280 + 100 = 300..380 (measured: WaitData there)
+    const int x = int(std::lround(w.plot()->xAxis->coordToPixel(340)));
+    const QColor mma = tlpalette::kindColor(ws::IntervalKind::MmaWait);
+    const QColor got = img.pixelColor(x, gy);
+    QVERIFY2(got != tlpalette::background() && got.lightness() > mma.lightness() && std::abs(got.hue() - mma.hue()) < 12,
+             qPrintable(QStringLiteral("ghost pixel %1 for MmaWait %2").arg(got.name(), mma.name())));
+    // where the measured lane has MmaWait (rel 200..280) the prediction has WaitData (rel 200..260)
+    const int xm = int(std::lround(w.plot()->xAxis->coordToPixel(240)));
+    QVERIFY(img.pixelColor(xm, laneRow.center().y()) == mma);
+    QVERIFY(img.pixelColor(xm, gy) != img.pixelColor(x, gy));
+    // a hover on the ghost row names the predicted interval
+    const auto hit = w.plottable()->hitTest(QPointF(x, gy));
+    QCOMPARE(hit.type, TimelineRow::Ghost);
+    QVERIFY(hit.index >= 0);
+    QCOMPARE(ghost->lanes[1].kind[std::size_t(hit.index)], ws::IntervalKind::MmaWait);
+
+    // off: the rows go, the lanes are back where they were
+    w.setGhostLanes(ghost, GhostMode::Off);
+    QCOMPARE(rowsOfType(w, TimelineRow::Ghost), 0);
+    QCOMPARE(w.plottable()->laneRowRect(1).top(), lane1Before.top());
+    QCOMPARE(w.plottable()->laneRowRect(2).top(), lane2Before.top());
+    // a new kernel drops the old prediction
+    w.setGhostLanes(ghost, GhostMode::Beside);
+    w.setTrace(makeTrace(10));
+    QCOMPARE(rowsOfType(w, TimelineRow::Ghost), 0);
+}
+
+void TestWhatIfPanel::ghostOverFramesTheLanes()
+{
+    TimelineWidget w;
+    w.resize(1200, 700);
+    w.show();
+    auto tr = makeTrace(20);
+    w.setTrace(tr);
+    QVERIFY(w.waitForIndex());
+    w.plottable()->setIntervalLabels(false);
+    w.setVisibleRange(kStart + 100, kStart + 1500);
+    const QImage plain = render(w);
+    auto ghost = ws::ui::GhostLanes::fromIntervals(*tr, shifted(*tr, 100, 1.0));
+    w.setGhostLanes(ghost, GhostMode::Over);
+    QCOMPARE(rowsOfType(w, TimelineRow::Ghost), 0);  // over: no extra rows
+    const QImage over = render(w);
+    const QRect row = w.plottable()->laneRowRect(1);
+    const int x = int(std::lround(w.plot()->xAxis->coordToPixel(340)));  // predicted MmaWait, measured WaitData
+    const QColor mma = tlpalette::kindColor(ws::IntervalKind::MmaWait);
+    // the lane's top edge carries the predicted kind; its middle stays the measured one
+    int framed = 0;
+    for (int y = row.top(); y < row.top() + 5; ++y)
+        framed += over.pixelColor(x, y) == mma;
+    QVERIFY2(framed >= 2, qPrintable(QStringLiteral("%1 px of the predicted kind on the lane's top edge").arg(framed)));
+    QCOMPARE(over.pixelColor(x, row.center().y()), plain.pixelColor(x, row.center().y()));
+    QVERIFY(over.pixelColor(x, row.top() + 2) != plain.pixelColor(x, row.top() + 2));
+}
+
+void TestWhatIfPanel::criticalPathOverlayHasThePathsSegments()
+{
+    TimelineWidget w;
+    w.resize(1200, 700);
+    w.show();
+    auto tr = makeTrace(20);
+    w.setTrace(tr);
+    QVERIFY(w.waitForIndex());
+    w.setVisibleRange(kStart, kStart + 2000);
+    // a path: CTA 0's consumer waits for data, computes, then the producer's slot wait, then CTA 1's consumer
+    std::vector<ws::ui::PathSegment> path = {
+        {1, kStart + 100, kStart + 160, PathCause::LoadLatency},
+        {1, kStart + 160, kStart + 280, PathCause::Mma},
+        {0, kStart + 300, kStart + 400, PathCause::BackPressure},
+        {3, kStart + 500, kStart + 560, PathCause::LoadLatency},
+        {3, kStart + 560, kStart + 680, PathCause::Mma},
+        {3, kStart + 50'000, kStart + 50'100, PathCause::Mma},  // out of view
+    };
+    w.setCriticalPath(path);
+    render(w);
+    QVERIFY(w.plottable()->lastPathMarks().empty());  // hidden until toggled on
+    w.setCriticalPathVisible(true);
+    QImage img = render(w);
+    const auto &marks = w.plottable()->lastPathMarks();
+    QCOMPARE(int(marks.size()), 5);
+    for (const auto &m : marks) {
+        const ws::ui::PathSegment &s = w.criticalPath()[std::size_t(m.segment)];
+        const QRect row = w.plottable()->laneRowRect(s.lane);
+        QVERIFY(m.emphasised);
+        QVERIFY2(m.rect.top() >= row.top() && m.rect.bottom() <= row.bottom() + 1,
+                 qPrintable(QStringLiteral("segment %1 drawn outside its lane's row").arg(m.segment)));
+        const double x0 = w.plot()->xAxis->coordToPixel(double(s.start - kStart));
+        const double x1 = w.plot()->xAxis->coordToPixel(double(s.end - kStart));
+        QVERIFY2(std::abs(m.rect.left() - x0) <= 1.5 && std::abs(m.rect.right() - x1) <= 1.5,
+                 qPrintable(QStringLiteral("segment %1 at %2..%3 px, expected %4..%5")
+                                .arg(m.segment).arg(m.rect.left()).arg(m.rect.right()).arg(x0).arg(x1)));
+    }
+    // the outline is drawn: dark pixels on the segment's left edge of lane 0's row
+    const QRect row0 = w.plottable()->laneRowRect(0);
+    const int xl = int(std::lround(w.plot()->xAxis->coordToPixel(300)));
+    int dark = 0;
+    for (int y = row0.top(); y <= row0.bottom(); ++y)
+        dark += qGray(img.pixel(xl, y)) < 60 || qGray(img.pixel(xl + 1, y)) < 60;
+    QVERIFY2(dark >= row0.height() / 2, qPrintable(QStringLiteral("%1 dark px on the outline's edge").arg(dark)));
+
+    // one cause: its segments emphasised, the others dimmed
+    w.setPathCause(int(PathCause::LoadLatency));
+    render(w);
+    int emph = 0;
+    for (const auto &m : w.plottable()->lastPathMarks()) {
+        const bool isLoad = w.criticalPath()[std::size_t(m.segment)].cause == PathCause::LoadLatency;
+        QCOMPARE(m.emphasised, isLoad);
+        emph += m.emphasised;
+    }
+    QCOMPARE(emph, 2);
+    w.setPathCause(-1);
+    w.setCriticalPathVisible(false);
+    render(w);
+    QVERIFY(w.plottable()->lastPathMarks().empty());
+}
+
+void TestWhatIfPanel::attributionBarClicks()
+{
+    ws::ui::AttributionBar bar;
+    bar.resize(400, bar.sizeHint().height());
+    bar.show();
+    ws::ui::Attribution a;
+    a.ns[std::size_t(PathCause::LoadLatency)] = 250;
+    a.ns[std::size_t(PathCause::Mma)] = 500;
+    a.ns[std::size_t(PathCause::Tail)] = 250;
+    bar.setAttribution(a);
+    QCOMPARE(a.share(PathCause::Mma), 0.5);
+    // widths in proportion, in the cause order
+    const QRect load = bar.segmentRect(PathCause::LoadLatency), mma = bar.segmentRect(PathCause::Mma),
+                tail = bar.segmentRect(PathCause::Tail);
+    QVERIFY(bar.segmentRect(PathCause::Epilogue).isEmpty());
+    QVERIFY(load.right() < mma.left() && mma.right() < tail.left());
+    QVERIFY(std::abs(mma.width() - 2 * load.width()) <= 2);
+    QSignalSpy spy(&bar, &ws::ui::AttributionBar::causeClicked);
+    QTest::mouseClick(&bar, Qt::LeftButton, {}, mma.center());
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.last().at(0).toInt(), int(PathCause::Mma));
+    QCOMPARE(bar.selectedCause(), int(PathCause::Mma));
+    QTest::mouseClick(&bar, Qt::LeftButton, {}, tail.center());
+    QCOMPARE(spy.last().at(0).toInt(), int(PathCause::Tail));
+    QTest::mouseClick(&bar, Qt::LeftButton, {}, tail.center());  // again: cleared
+    QCOMPARE(spy.last().at(0).toInt(), -1);
+    QCOMPARE(bar.selectedCause(), -1);
+}
+
+void TestWhatIfPanel::tourWhatIfSteps()
+{
+    // every rung of the ladder has a what-if step that suggests a change
+    for (const char *rung : {"sync", "tma_sync", "multistage", "warp_specialized", "cooperative", "pingpong"}) {
+        const auto st = ws::ui::whatIfStep(QString::fromLatin1(rung));
+        QVERIFY2(!st.markdown.isEmpty(), rung);
+        QVERIFY2(!st.params.unchanged(), rung);
+        QVERIFY2(!st.markdown.contains(QStringLiteral("<!--")), rung);  // the parameter line is not shown
+        QVERIFY2(st.markdown.startsWith(QStringLiteral("# What if")), rung);
+    }
+    QCOMPARE(ws::ui::whatIfStep(QStringLiteral("multistage")).params.stages, 2);
+    QCOMPARE(ws::ui::whatIfStep(QStringLiteral("sync")).params.loadLatency, 0.5);
+    QVERIFY(ws::ui::whatIfStep(QStringLiteral("cooperative")).params.epilogueOverlapped);
+    QVERIFY(ws::ui::whatIfStep(QStringLiteral("no_such_rung")).markdown.isEmpty());
+
+    ws::ui::TeachingPanel tp;
+    QSignalSpy spy(&tp, &ws::ui::TeachingPanel::whatIfRequested);
+    tp.setRung(QStringLiteral("warp_specialized"));
+    QVERIFY(tp.showWhatIf());
+    QVERIFY(tp.whatIfShown());
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.last().at(0).toString(), QStringLiteral("warp_specialized"));
+    QCOMPARE(spy.last().at(1).value<ws::ui::WhatIfParams>().stages, 2);
+    QVERIFY(tp.text().contains(QStringLiteral("bubbles")));
+    tp.next();  // the tour goes on to the next rung, with its own text
+    QVERIFY(!tp.whatIfShown());
+    QCOMPARE(tp.rung(), QStringLiteral("cooperative"));
+    tp.setRung(QStringLiteral("not_a_rung"));
+    QVERIFY(!tp.showWhatIf());
+    QCOMPARE(spy.count(), 1);
+}
+
+void TestWhatIfPanel::engineOnTheHandMadeKernel()
+{
+    // the real bridge to core (whatifengine.cpp) on the hand-made kernel: the path lies on its lanes, its
+    // attribution adds up to the kernel time, and the unchanged replay reproduces it with a ghost lane per lane
+    auto tr = makeTrace(20);
+    const auto path = ws::ui::analyzeCriticalPath(*tr);
+    QVERIFY(path);
+    QVERIFY(!path->segments.empty());
+    const double kernelNs = double(tr->launch.end - tr->launch.start);
+    QCOMPARE(path->measuredNs, tr->launch.end - tr->launch.start);
+    QVERIFY2(std::abs(path->attribution.total() - kernelNs) < 1.0,
+             qPrintable(QStringLiteral("attribution %1 ns for a %2 ns kernel").arg(path->attribution.total()).arg(kernelNs)));
+    for (const auto &s : path->segments) {
+        QVERIFY(s.lane >= -1 && s.lane < int(tr->lanes.size()));
+        QVERIFY(s.end > s.start);
+        QVERIFY(s.start >= tr->launch.start && s.end <= tr->launch.end);
+    }
+    QCOMPARE(ws::ui::recordedStages(*tr), 4);
+    QCOMPARE(ws::ui::recordedSms(*tr), 2);
+
+    const auto predict = ws::ui::makePredictor(tr);
+    const ws::ui::Prediction same = predict(ws::ui::WhatIfParams{}, true);
+    QVERIFY2(same.error.isEmpty(), qPrintable(same.error));
+    QCOMPARE(same.predictedNs, same.measuredNs);
+    QVERIFY(same.ghost);
+    QCOMPARE(same.ghost->lanes.size(), tr->lanes.size());
+    QCOMPARE(same.ghost->lanes[1].size(), tr->lanes[1].size());
+    QCOMPARE(same.ghost->index.size(), tr->lanes.size());
+    // without the timeline, no ghost lanes are made
+    QVERIFY(!predict(ws::ui::WhatIfParams{}, false).ghost);
+    // bad parameters are refused with core's message, not a crash
+    ws::ui::WhatIfParams bad;
+    bad.stages = 1000;
+    QVERIFY(!predict(bad, false).error.isEmpty());
+}
+
+QTEST_MAIN(TestWhatIfPanel)
+#include "tst_whatifpanel.moc"
