@@ -497,6 +497,27 @@ private slots:
         QCOMPARE(store.kernels(runs[0].id).size(), std::size_t(3));
     }
 
+    // The real multi-launch file Proton wrote on the H200 (scripts/proton/make_fixtures.py triton_add_multi): three
+    // launches of one kernel, 4 CTAs x 4 warps each, one after the other on one time base.
+    void realMultiLaunchFixture()
+    {
+        const auto imp = importProtonFile(fixturePath("triton_add_multi.chrome_trace"), {});
+        QCOMPARE(imp.run.kernels.size(), std::size_t(3));
+        QCOMPARE(imp.report.launches, 3);
+        for (int i = 0; i < 3; ++i) {
+            const KernelRecord& k = imp.run.kernels[std::size_t(i)];
+            QCOMPARE(k.launch.name, imp.run.kernels[0].launch.name);
+            QCOMPARE(k.launch.launchIndex, i);
+            QCOMPARE(k.ctas.size(), std::size_t(4));
+            QCOMPARE(k.warps.size(), std::size_t(16));
+            QCOMPARE(k.intervals.size(), imp.run.kernels[0].intervals.size());
+            QVERIFY(!k.intervals.empty());
+            if (i > 0)   // launches do not overlap: each starts after the previous one ended
+                QVERIFY(k.launch.start >= imp.run.kernels[std::size_t(i - 1)].launch.end);
+        }
+        QVERIFY(imp.run.info.notes.find("Launches: 3") != std::string::npos);
+    }
+
     void scopesSurviveExportAndImport()
     {
         // Proton fixture -> Warpstage file -> Chrome JSON -> imported back: the same brackets per warp.
