@@ -145,7 +145,13 @@ void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::s
     }
     // The kernel's own file: the rung's .cu for the ladder; for a user's kernel, the first recorded source (the
     // recorder stores the instrumented kernel's file first) or else the file with the most samples.
-    QString rungFile = rung.isEmpty() ? QString() : rung + QStringLiteral(".cu");
+    // (A program run's variant names its family rung, e.g. lce_fused_epilogue: no such file; then the rules below.)
+    QString rungFile;
+    if (!rung.isEmpty()) {
+        const QString f = rung + QStringLiteral(".cu");
+        if (perFile.count(f) || !sourceText(f).isEmpty())
+            rungFile = f;
+    }
     if (rungFile.isEmpty() && !m_trace->sources.empty())
         rungFile = QFileInfo(QString::fromStdString(m_trace->sources.front().path)).fileName();
     if (rungFile.isEmpty()) {

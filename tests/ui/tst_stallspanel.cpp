@@ -70,6 +70,18 @@ private slots:
         QCOMPARE(p.sourceFileBox()->currentData().toString(), QStringLiteral("other.cu"));
         QVERIFY(lineText(m, 0).contains(QStringLiteral("neither stored in this trace nor bundled")));
     }
+
+    // A family rung recorded as a program (warpstage-record --rungs lce:3) carries a variant such as
+    // "lce_fused_epilogue" that names no file: the panel shows the kernel's recorded file, not a missing one.
+    void familyRungVariantIsNotAFileName()
+    {
+        auto t = trace("lce_fused_epilogue", "/work/kernels/lce/epilogue_warp.cu", 2);
+        t->sources.push_back({"/work/kernels/lce/epilogue_warp.cu", "", "a\nhot();\n"});
+        StallsPanel p;
+        p.setKernel(t, nullptr);
+        QCOMPARE(p.sourceFileBox()->currentData().toString(), QStringLiteral("epilogue_warp.cu"));
+        QCOMPARE(lineText(p.sourceModel(), 1), QStringLiteral("hot();"));
+    }
 };
 
 QTEST_MAIN(TestStallsPanel)
