@@ -39,8 +39,9 @@ struct Unit {
 };
 
 // The hybrid rule (CUTLASS's stream-K "data-parallel + one or two stream-K waves"): whole waves stay
-// data-parallel; the remainder wave is split along K unless it is already >= 80% full; when there are
-// whole waves, the last one joins the split, so every cluster's range holds >= KT k-steps.
+// data-parallel; the remainder wave is split along K unless it is already >= 80% full (also when it is the only,
+// partial wave: a balanced sub-wave gains nothing from fixups); when there are whole waves, the last one joins the
+// split, so every cluster's range holds >= KT k-steps.
 WS_SK_HD Plan plan(int tiles, int kt, int clusters)
 {
     Plan p;
@@ -50,7 +51,7 @@ WS_SK_HD Plan plan(int tiles, int kt, int clusters)
     p.dpTiles = tiles;
     if (tiles <= 0 || kt <= 0 || clusters <= 0) return p;
     const int full = tiles / clusters, rem = tiles % clusters;
-    if (rem == 0 || (full >= 1 && rem * 5 >= clusters * 4)) return p;  // all data-parallel
+    if (rem == 0 || rem * 5 >= clusters * 4) return p;  // all data-parallel
     const int skTiles = rem + (full >= 1 ? clusters : 0);
     p.dpTiles = tiles - skTiles;
     p.skIters = (long long)skTiles * kt;

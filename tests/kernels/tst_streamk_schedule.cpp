@@ -127,8 +127,10 @@ int main()
                "8192^3: 14 whole waves data-parallel, the last wave + 34 tiles split");
     }
     {
-        const sk::Plan p = sk::plan(64, 16, 66);  // 1000x4096x1000: 64 tiles of 16 k-steps
-        expect(p.dpTiles == 0 && p.skClusters == 66, "1000x4096x1000: 64 tiles split over 66 clusters");
+        const sk::Plan p = sk::plan(64, 16, 66);  // 1000x4096x1000: 64 tiles of 16 k-steps, one 97%-full sub-wave
+        expect(p.dpTiles == 64 && p.skIters == 0, "1000x4096x1000: the 97%-full lone wave stays data-parallel");
+        const sk::Plan q = sk::plan(16, 64, 66);  // 256x4096x4096: 16 tiles, a 24%-full lone wave: split
+        expect(q.dpTiles == 0 && q.skIters == 16LL * 64, "256x4096x4096: the 24%-full lone wave is split");
     }
     {
         const sk::Plan p = sk::plan(3, 1, 66);  // 3 k-steps of work: one cluster (never a range < kMinIters)
