@@ -7,7 +7,6 @@
 #include "warpstage/store.h"
 #include "warpstage/synthetic.h"
 
-#include <dlfcn.h>
 
 #include <QCryptographicHash>
 #include <QFile>
@@ -15,39 +14,22 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/gpu_skip.h"
+#include "common/record_run.h"
+
 #include <regex>
 
 namespace {
-struct Run {
-    int code = -1;
-    QString out, err;
-};
+using Run = ws::testing::RecordRun;
 
 Run runRecord(const QStringList& args)
 {
-    QProcess p;
-    p.start(QStringLiteral(WARPSTAGE_RECORD_EXE), args);
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return ws::testing::runRecordExe(QStringLiteral(WARPSTAGE_RECORD_EXE), args);
 }
 
 bool haveGpu()
 {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        return false;
-    auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(lib, "cuInit"));
-    auto count = reinterpret_cast<int (*)(int*)>(dlsym(lib, "cuDeviceGetCount"));
-    int n = 0;
-    return init && count && init(0) == 0 && count(&n) == 0 && n > 0;
+    return ws::testing::gpuProblem().empty();
 }
 
 bool gemmRung(const std::string& r)

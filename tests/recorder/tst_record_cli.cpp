@@ -4,7 +4,6 @@
 #include "warpstage/store.h"
 
 #include <atomic>
-#include <dlfcn.h>
 #include <sqlite3.h>
 
 #include <QFile>
@@ -12,26 +11,15 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/gpu_skip.h"
+#include "common/record_run.h"
+
 namespace {
-struct Run {
-    int code = -1;
-    QString out, err;
-};
+using Run = ws::testing::RecordRun;
 
 Run runRecord(const QStringList& args)
 {
-    QProcess p;
-    p.start(QStringLiteral(WARPSTAGE_RECORD_EXE), args);
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return ws::testing::runRecordExe(QStringLiteral(WARPSTAGE_RECORD_EXE), args);
 }
 
 // Is there a CUDA GPU? Asked of the driver directly (libcuda: cuInit + cuDeviceGetCount), never of
@@ -39,19 +27,7 @@ Run runRecord(const QStringList& args)
 // turn them into SKIPs. No libcuda.so.1, a failing cuInit or zero devices: no GPU.
 bool haveGpu()
 {
-    static const bool have = [] {
-        void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (!lib)
-            return false;
-        using InitFn = int (*)(unsigned);
-        using CountFn = int (*)(int*);
-        auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-        auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
-        int n = 0;
-        const bool gpu = init && count && init(0) == 0 && count(&n) == 0 && n > 0;
-        // (libcuda stays loaded: unloading a driver library after cuInit is not supported)
-        return gpu;
-    }();
+    static const bool have = ws::testing::gpuProblem().empty();  // (libcuda stays loaded: see gpu_skip.h)
     return have;
 }
 
