@@ -3,6 +3,7 @@
 // command line, picks the kernel and maps failures to exit codes.
 #include "cli.h"
 
+#include "warpstage/report.h"  // jsonEscape
 #include "warpstage/store.h"
 #include "warpstage/whatif.h"
 
@@ -52,21 +53,7 @@ bool parseCount(const QString& s, int lo, int hi, int* v)
 
 std::string jsonString(const std::string& s)
 {
-    std::string o = "\"";
-    for (const char ch : s) {
-        const unsigned char c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            o += '\\';
-            o += ch;
-        } else if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            o += buf;
-        } else {
-            o += ch;
-        }
-    }
-    return o + "\"";
+    return "\"" + jsonEscape(s) + "\"";
 }
 
 std::string fmtUs(double ns)

@@ -1,6 +1,7 @@
 // `warpstage query`: one SQL statement on a trace opened read-only, with the virtual tables of
 // query_vtab.cpp, printed as an aligned table, CSV or JSON (warpstage/query.h).
 #include "warpstage/query.h"
+#include "warpstage/report.h"  // jsonEscape
 
 #include "query_views.h"
 #include "query_vtab.h"
@@ -47,27 +48,7 @@ std::string columnText(sqlite3_stmt* st, int c)
 
 std::string jsonString(const std::string& s)
 {
-    std::string out = "\"";
-    for (const char ch : s) {
-        const auto u = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (ch == '\n') {
-            out += "\\n";
-        } else if (ch == '\t') {
-            out += "\\t";
-        } else if (ch == '\r') {
-            out += "\\r";
-        } else if (u < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", u);
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
+    return "\"" + jsonEscape(s) + "\"";
 }
 
 std::string csvField(const std::string& s)
