@@ -367,13 +367,8 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
                 && int(g.itemKind[it]) < kIntervalKindCount)
                 wakes[int(g.itemKind[it])].push_back(g.itemLag[it]);
         std::vector<std::int64_t> med(kIntervalKindCount, 0);
-        for (int k = 0; k < kIntervalKindCount; ++k) {
-            auto& v = wakes[k];
-            if (v.empty())
-                continue;
-            std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
-            med[k] = v[v.size() / 2];
-        }
+        for (int k = 0; k < kIntervalKindCount; ++k)
+            med[k] = median(std::move(wakes[k]));
         for (std::int32_t it : unboundWaits) {
             const int k = int(g.itemKind[it]);
             g.itemLag[it] = std::min(g.itemLag[it], k < kIntervalKindCount ? med[k] : 0);

@@ -5,6 +5,7 @@
 #include "warpstage/critpath.h"
 #include "warpstage/whatif.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -89,5 +90,14 @@ bool isEpilogueKind(IntervalKind k);
 void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r);
 std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i);
 std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int32_t cta, std::int32_t k);
+
+// The upper median (element size/2 in order) of v, 0 for none; shared by the graph build and the replay.
+inline std::int64_t median(std::vector<std::int64_t> v)
+{
+    if (v.empty())
+        return 0;
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
 
 }  // namespace ws

@@ -17,14 +17,6 @@ std::int64_t scaled(std::int64_t v, double f)
     return f == 1.0 ? v : std::int64_t(std::llround(double(v) * f));
 }
 
-std::int64_t median(std::vector<std::int64_t> v)
-{
-    if (v.empty())
-        return 0;
-    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
-    return v[v.size() / 2];
-}
-
 bool goodFactor(double f) { return std::isfinite(f) && f > 0 && f <= 1000; }
 
 }  // namespace
