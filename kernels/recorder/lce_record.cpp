@@ -5,6 +5,8 @@
 #include "warpstage/runfamily.h"
 #include "warpstage/store.h"
 
+#include "path_util.h"
+
 #include <limits.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -17,19 +19,6 @@
 namespace ws::rec {
 
 namespace {
-
-bool isExecutable(const std::string& p)
-{
-    struct stat st{};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
-}
-
-std::string dirOf(const std::string& p)
-{
-    const auto s = p.find_last_of('/');
-    if (s == std::string::npos) return ".";
-    return s == 0 ? "/" : p.substr(0, s);
-}
 
 bool parsePositive(const std::string& s, int* out)
 {
@@ -130,10 +119,8 @@ std::string findLceProgramFrom(const std::string& exeDir)
 std::string findLceProgram()
 {
     if (const char* e = std::getenv("WARPSTAGE_LCE"); e && *e) return isExecutable(e) ? std::string(e) : std::string();
-    char self[PATH_MAX] = {0};
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return "";
-    return findLceProgramFrom(dirOf(std::string(self, std::size_t(n))));
+    const std::string dir = selfExeDir();
+    return dir.empty() ? std::string() : findLceProgramFrom(dir);
 }
 
 std::string lceKernelsRegex(int rung)
@@ -209,18 +196,7 @@ Result recordLce(const LceOptions& o, const Callbacks& cb, const std::atomic<boo
                                                     "PATH or WARPSTAGE_LCE): nothing run, nothing written")
                                       : "--lce-program '" + o.program + "' is not an executable file: nothing run, nothing written");
     // The output before anything runs (program mode checks it again per rung).
-    try {
-        if (access(o.output.c_str(), F_OK) == 0) {
-            const FileCheck fc = TraceStore::checkFile(o.output);
-            if (fc.needsMigration)
-                return fail(kExitOutput, o.output + ": schema version " + std::to_string(fc.fileVersion)
-                                             + " is older than this recorder's; migrate it in the viewer first or choose a new file");
-        } else if (access(dirOf(o.output).c_str(), W_OK) != 0) {
-            return fail(kExitOutput, o.output + ": cannot create the file (folder '" + dirOf(o.output) + "' is not writable or missing)");
-        }
-    } catch (const std::exception& e) {
-        return fail(kExitOutput, e.what());
-    }
+    if (const std::string why = outputProblem(o.output); !why.empty()) return fail(kExitOutput, why);
     std::string envMsg;
     if (const int rc = checkEnvironment(0, envMsg); rc != kExitOk)
         return fail(rc, envMsg + " (lce needs an sm_90 GPU): nothing run, " + o.output + " untouched");

@@ -3,6 +3,7 @@
 #include "warpstage/program_record.h"
 
 #include "host_info.h"
+#include "path_util.h"
 
 #include "cupti_api.h"
 #include "pc_sampling_session.h"
@@ -43,19 +44,6 @@ extern char** environ;
 namespace ws::rec {
 
 namespace {
-
-std::string dirOf(const std::string& p)
-{
-    const auto s = p.find_last_of('/');
-    if (s == std::string::npos) return ".";
-    return s == 0 ? "/" : p.substr(0, s);
-}
-
-bool isFile(const std::string& p)
-{
-    struct stat st{};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 // Asks libcuda (dlopen, no CUDA runtime) whether a GPU is usable. "" if yes, else why not.
 std::string gpuProblem()
@@ -243,10 +231,8 @@ std::string makeSinkDir(const std::string& output, const std::string& suffix, st
 std::string findInjectLibrary()
 {
     if (const char* e = std::getenv("WARPSTAGE_INJECT_LIB"); e && *e) return isFile(e) ? std::string(e) : std::string();
-    char self[PATH_MAX] = {0};
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return "";
-    return findInjectLibraryFrom(dirOf(std::string(self, std::size_t(n))));
+    const std::string dir = selfExeDir();
+    return dir.empty() ? std::string() : findInjectLibraryFrom(dir);
 }
 
 std::string findInjectLibraryFrom(const std::string& exeDir)
@@ -396,19 +382,7 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
 
     if (o.output.empty()) return fail(kExitUsage, "no output file given");
     // 1. The output: an existing file must be a Warpstage file of this version; a new one's folder writable.
-    const bool existed = isFile(o.output) || access(o.output.c_str(), F_OK) == 0;
-    try {
-        if (existed) {
-            const FileCheck fc = TraceStore::checkFile(o.output);
-            if (fc.needsMigration)
-                return fail(kExitOutput, o.output + ": schema version " + std::to_string(fc.fileVersion)
-                                             + " is older than this recorder's; migrate it in the viewer first or choose a new file");
-        } else if (access(dirOf(o.output).c_str(), W_OK) != 0) {
-            return fail(kExitOutput, o.output + ": cannot create the file (folder '" + dirOf(o.output) + "' is not writable or missing)");
-        }
-    } catch (const StoreError& e) {
-        return fail(kExitOutput, e.what());
-    }
+    if (const std::string why = outputProblem(o.output); !why.empty()) return fail(kExitOutput, why);
     // 2. The program.
     std::string why;
     const std::string exe = resolveProgram(o.program.empty() ? "" : o.program.front(), why);

@@ -179,6 +179,18 @@ private slots:
         r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:0"), QStringLiteral("--lce-program"), QStringLiteral("/bin/true"),
                        QStringLiteral("-o"), junk});
         QCOMPARE(r.code, 5);
+        // A folder that does not exist: exit 5 with the reason, for the lce family and for a plain program
+        // recording alike (both use the recorder's one output check, path_util.h's outputProblem).
+        const QString nowhere = dir.filePath(QStringLiteral("missing/t.wstrace"));
+        for (const QStringList& args : {QStringList{QStringLiteral("--rungs"), QStringLiteral("lce:0"), QStringLiteral("--lce-program"),
+                                                    QStringLiteral("/bin/true"), QStringLiteral("-o"), nowhere},
+                                        QStringList{QStringLiteral("-o"), nowhere, QStringLiteral("--"), QStringLiteral("/bin/true")}}) {
+            r = runRecord(args);
+            QCOMPARE(r.code, 5);
+            QVERIFY2(r.err.contains(QLatin1String("cannot create the file (folder '")) && r.err.contains(QLatin1String("is not writable or missing")),
+                     qPrintable(r.err));
+            QVERIFY(!QFile::exists(nowhere));
+        }
     }
 };
 
