@@ -190,7 +190,6 @@ RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDia
     auto* gemmNote = new QLabel(tr("sync needs M and N multiples of 128 and K of 32; the other rungs take any M and N and a "
                                    "K that is a multiple of 8. A rung that cannot take the shape is skipped, and the log says why."));
     gemmNote->setWordWrap(true);
-    gemmNote->setEnabled(false);  // a hint, in the disabled text colour
     rg->addWidget(gemmNote, shapeRow + 1, 0, 1, 2);
     lay->addWidget(rungBox);
 
@@ -301,6 +300,13 @@ RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDia
 void RecordDialog::setLceDriver(const QString& driver)
 {
     m_lceDriver = driver;
+    if (driver.isEmpty() && !qEnvironmentVariableIsEmpty("WARPSTAGE_LCE"))
+        m_lceReason = tr("Not available: WARPSTAGE_LCE names %1, which is not an executable file.").arg(qEnvironmentVariable("WARPSTAGE_LCE"));
+    else if (driver.isEmpty())
+        m_lceReason = tr("Not available: the lce driver was not found next to warpstage-record, in the build tree's kernels/lce/ "
+                         "or in ../lib/warpstage/ (it is built with CUDA: build the target 'lce', or set WARPSTAGE_LCE to its path).");
+    else
+        m_lceReason.clear();
     if (auto* inner = m_lceBox->findChild<QWidget*>(QStringLiteral("lceInner")))
         inner->setEnabled(!driver.isEmpty());
     if (driver.isEmpty()) {
@@ -315,12 +321,7 @@ void RecordDialog::setLceDriver(const QString& driver)
 
 QString RecordDialog::lceUnavailableReason() const
 {
-    if (!m_lceDriver.isEmpty())
-        return {};
-    if (!qEnvironmentVariableIsEmpty("WARPSTAGE_LCE"))
-        return tr("Not available: WARPSTAGE_LCE names %1, which is not an executable file.").arg(qEnvironmentVariable("WARPSTAGE_LCE"));
-    return tr("Not available: the lce driver was not found next to warpstage-record, in the build tree's kernels/lce/ or "
-              "in ../lib/warpstage/ (it is built with CUDA: build the target 'lce', or set WARPSTAGE_LCE to its path).");
+    return m_lceReason;
 }
 
 void RecordDialog::setLceRungChecked(int rung, bool on)

@@ -110,6 +110,7 @@ private:
     QCheckBox* m_lceShuffled = nullptr;
     QLabel* m_lceNote = nullptr;
     QString m_lceDriver;
+    QString m_lceReason;  // why not, from when the driver was looked for
     QCheckBox* m_stalls = nullptr;
     QLineEdit* m_out = nullptr;
     QProgressBar* m_progress = nullptr;

@@ -89,7 +89,7 @@ std::vector<std::string> lceRungLines()
         key.resize(17, ' ');  // the column of --list-rungs' GEMM names
         const std::string kernels = lceKernelsRegex(r);
         out.push_back(key + " " + lce::rungName(r) + ": " + lce::rungIdea(r)
-                      + (kernels.empty() ? std::string(" (cuBLAS)") : " (per-warp timeline of " + kernels + ")"));
+                      + (kernels.empty() ? std::string(" [program view only]") : " [program view + per-warp timeline of " + kernels + "]"));
     }
     return out;
 }

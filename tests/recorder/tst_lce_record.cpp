@@ -144,9 +144,9 @@ private slots:
         for (const char* l : {"\n  lce:0             original: ", "\n  lce:2             padded: ", "\n  lce:4             persistent: "})
             QVERIFY2(r.out.contains(QLatin1String(l)), qPrintable(r.out));
         // The rungs with a per-warp timeline name their real kernels.
-        QVERIFY2(r.out.contains(QLatin1String("(per-warp timeline of lceEpilogueWarp)")), qPrintable(r.out));
-        QVERIFY2(r.out.contains(QLatin1String("(per-warp timeline of lceUserFirst)")), qPrintable(r.out));
-        QCOMPARE(int(r.out.count(QLatin1String("(cuBLAS)"))), 3);
+        QVERIFY2(r.out.contains(QLatin1String("[program view + per-warp timeline of lceEpilogueWarp]")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QLatin1String("[program view + per-warp timeline of lceUserFirst]")), qPrintable(r.out));
+        QCOMPARE(int(r.out.count(QLatin1String("[program view only]"))), 3);
     }
 
     // The --kernels filter of rungs 3-4 against the kernels the lce sources really define: the __global__ functions
