@@ -450,6 +450,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     (void)waitSlot;
     (void)waitOrder;
     s.reduced = !s.missing.empty();
+    buildResources(g, mst);
     return WhatIfModel(std::move(impl));
 }
 

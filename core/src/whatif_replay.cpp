@@ -24,15 +24,18 @@ bool goodFactor(double f) { return std::isfinite(f) && f > 0 && f <= 1000; }
 bool WhatIfParams::isDefault() const
 {
     return stages == 0 && loadLatency == 1.0 && mma == 1.0 && epilogue == 1.0 && !overlapEpilogue && !persistent
-        && sms == 0 && !dropCtaSync;
+        && sms == 0 && !dropCtaSync && slotsPerSm == 0 && sharedResources;
 }
 
 std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
 {
     const IntervalKind k = m.itemKind[i];
     const std::int64_t d = m.itemDur[i];
-    if (isMmaLike(k))
+    if (isMmaLike(k)) {
+        if (!r.mmaFactor.empty() && m.itemMmaGroup[std::size_t(i)] >= 0)
+            return scaled(d, r.fMma * r.mmaFactor[std::size_t(m.itemMmaGroup[std::size_t(i)])]);
         return scaled(d, r.fMma);
+    }
     if (isEpilogueKind(k))
         return scaled(d, r.fEpi);
     if (k == IntervalKind::Load)
@@ -61,6 +64,8 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
         throw WhatIfError("stages must be between 1 and 64");
     if (p.sms < 0 || p.sms > 4096)
         throw WhatIfError("sms must be between 1 and 4096");
+    if (p.slotsPerSm < 0 || p.slotsPerSm > 64)
+        throw WhatIfError("CTAs per SM must be between 1 and 64");
     const GraphSummary& s = m.summary;
     r.stages = 0;
     r.issueShift = 0;
@@ -233,13 +238,18 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
     for (int c = 0; c < nCta; ++c)
         r.ctaSm[c] = m.trace.ctas[c].smId;
     const bool makePersistent = p.persistent && !s.persistent;
+    const bool reslot = p.slotsPerSm > 0 && !s.persistent;
+    const int slotsPerSm = reslot ? p.slotsPerSm : std::max(1, s.slotsPerSm);
+    if (p.slotsPerSm > 0 && s.persistent)
+        notes->push_back("--ctas-per-sm: a persistent kernel's grid is sized to the SMs (its CTAs walk the tiles): "
+                         "ignored");
     if (p.persistent && s.persistent)
         notes->push_back("--persistent: the kernel is persistent already (its CTAs walk several tiles): no change");
     if (p.sms > 0 && s.persistent)
         notes->push_back("--sms: a persistent kernel's CTAs are placed on the new SMs as recorded (the grid, and the "
                          "tiles each CTA walks, are not re-sized)");
     auto absMain = [&](int c, bool end) { return r.ctaStart[c] + (end ? r.ctaMainEnd[c] : r.ctaMainStart[c]); };
-    if (p.sms == 0 && !makePersistent) {
+    if (p.sms == 0 && !makePersistent && !reslot) {
         for (int c : m.ctaOrder) {
             const int pred = m.ctaPred[c];
             r.ctaPred[c] = pred;
@@ -253,7 +263,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
             (m.ctaPred[c] < 0 ? firstLags : nextLags).push_back(m.ctaLag[c]);
         const std::int64_t lagFirst = median(firstLags), lagNext = median(nextLags);
         const int sms = p.sms > 0 ? p.sms : std::max(1, s.smsUsed);
-        const int nSlots = sms * std::max(1, s.slotsPerSm);
+        const int nSlots = sms * slotsPerSm;
         using Slot = std::pair<std::int64_t, int>;  // (free time, slot)
         std::priority_queue<Slot, std::vector<Slot>, std::greater<Slot>> free;
         std::vector<int> lastOf(nSlots, -1);
@@ -278,7 +288,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                 r.ctaStart[c] = r.ctaEnd[prev] + lagNext;
             }
             r.ctaEnd[c] = r.ctaStart[c] + ctaDur[c];
-            r.ctaSm[c] = j / std::max(1, s.slotsPerSm);
+            r.ctaSm[c] = j / slotsPerSm;
             lastOf[j] = c;
             const std::int64_t next = makePersistent
                 ? (r.overlapEpilogue ? absMain(c, true) : r.ctaEnd[c]) : r.ctaEnd[c];
@@ -298,7 +308,7 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline)
     const Impl& g = *m;
     const std::lock_guard<std::mutex> lock(g.scratchLock);
     Replay& r = g.scratch;
-    runReplay(g, params, &out.notes, r);
+    replayWithResources(g, params, &out.notes, r);
     out.measuredNs = g.launchEnd - g.launchStart;
     out.predictedNs = r.kernelEnd - g.launchStart;
     out.path = walkCriticalPath(g, r);

@@ -106,8 +106,9 @@ int main(int argc, char** argv)
                      "replaces CUDA-core FFMA by wgmma and the synchronous loads by TMA: the sync trace has no "
                      "measure of either"};
         ts.push_back(t);
-        t = {"tma_sync", "multistage", "--stages 4", {}, true, ""};
+        t = {"tma_sync", "multistage", "--stages 4 --ctas-per-sm 2", {}, true, ""};
         t.params.stages = 4;
+        t.params.slotsPerSm = 2;  // multistage: one 128x256 CTA = two tma_sync tiles per SM (docs/whatif.md)
         ts.push_back(t);
         t = {"multistage", "warp_specialized", "--no-sync", {}, true, ""};
         t.params.dropCtaSync = true;
