@@ -94,7 +94,7 @@ std::string graphJson(const GraphSummary& g)
     std::string o = "{\"ctas\": " + std::to_string(g.ctas) + ", \"lanes\": " + std::to_string(g.lanes)
         + ", \"nodes\": " + std::to_string(g.nodes) + ", \"data_edges\": " + std::to_string(g.dataEdges)
         + ", \"slot_edges\": " + std::to_string(g.slotEdges) + ", \"sync_edges\": " + std::to_string(g.syncEdges)
-        + ", \"order_edges\": " + std::to_string(g.orderEdges)
+        + ", \"order_edges\": " + std::to_string(g.orderEdges) + ", \"collective_edges\": " + std::to_string(g.collectiveEdges)
         + ", \"unexplained_waits\": " + std::to_string(g.unexplainedWaits) + ", \"stages\": "
         + std::to_string(g.stages) + ", \"slots_per_sm\": " + std::to_string(g.slotsPerSm)
         + ", \"persistent\": " + (g.persistent ? "true" : "false") + ", \"reduced\": "
@@ -216,7 +216,7 @@ std::string graphText(const GraphSummary& g)
     std::string o = "graph: " + std::to_string(g.ctas) + " CTAs, " + std::to_string(g.lanes) + " warps, "
         + std::to_string(g.nodes) + " phases; edges: " + std::to_string(g.dataEdges) + " data, "
         + std::to_string(g.slotEdges) + " slot, " + std::to_string(g.syncEdges) + " barrier, "
-        + std::to_string(g.orderEdges) + " order; ring " + std::to_string(g.stages) + " slots, "
+        + std::to_string(g.orderEdges) + " order, " + std::to_string(g.collectiveEdges) + " collective MMA issue; ring " + std::to_string(g.stages) + " slots, "
         + std::to_string(g.slotsPerSm) + " CTA(s) per SM" + (g.persistent ? ", persistent" : "") + "\n";
     if (!g.resources.empty())
         o += g.resources + "\n";
@@ -312,6 +312,8 @@ int runWhatIfCommand(const QStringList& args)
             p.persistent = true;
         } else if (a == QLatin1String("--no-sync")) {
             p.dropCtaSync = true;
+        } else if (a == QLatin1String("--producer-warp")) {
+            p.producerWarp = true;
         } else if (a == QLatin1String("--no-shared-resources")) {
             p.sharedResources = false;
         } else {
@@ -337,10 +339,10 @@ int runWhatIfCommand(const QStringList& args)
             std::snprintf(params, sizeof params,
                           "{\"stages\": %d, \"load_latency\": %g, \"mma\": %g, \"epilogue\": %g, \"overlap_epilogue\": %s, "
                           "\"persistent\": %s, \"sms\": %d, \"no_sync\": %s, \"ctas_per_sm\": %d, "
-                          "\"shared_resources\": %s}",
+                          "\"shared_resources\": %s, \"producer_warp\": %s}",
                           p.stages, p.loadLatency, p.mma, p.epilogue, p.overlapEpilogue ? "true" : "false",
                           p.persistent ? "true" : "false", p.sms, p.dropCtaSync ? "true" : "false", p.slotsPerSm,
-                          p.sharedResources ? "true" : "false");
+                          p.sharedResources ? "true" : "false", p.producerWarp ? "true" : "false");
             std::printf("{\"run\": %lld, \"kernel\": %lld, \"variant\": %s, \"measured_ns\": %lld, \"replayed_ns\": %lld, "
                         "\"predicted_ns\": %lld, \"change_percent\": %.2f, \"parameters\": %s, \"attribution\": %s, "
                         "\"measured_attribution\": %s, \"notes\": %s, \"graph\": %s}\n",

@@ -12,7 +12,9 @@
 
 namespace ws {
 
-enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4 };
+// Collective: a warp's MmaIssue of fill k ends after the last warp of its warpgroup arrived (wgmma is
+// warpgroup-collective); its groups share the Sync group arrays.
+enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4, Collective = 5 };
 
 // Replay state of one predict() call.
 struct Replay {
@@ -30,6 +32,7 @@ struct Replay {
     double fLoad = 1, fMma = 1, fEpi = 1;
     bool overlapEpilogue = false;
     bool dropSync = false;
+    bool producerWarp = false;              // worker kernels: IssueLoad no longer holds its warp
     std::vector<double> mmaFactor;          // per MMA group: stretch by the SM's tensor-core demand; empty: none
 };
 
@@ -69,7 +72,8 @@ struct WhatIfModel::Impl {
     std::vector<std::int32_t> kRelBegin, kRelEnd;  // into relItems
     std::vector<std::int32_t> relItems;
 
-    // Sync groups: the n-th CTA barrier of every worker lane of a CTA
+    // Sync groups: the n-th CTA barrier of every worker lane of a CTA; also the Collective groups (the MmaIssue
+    // of one fill of every warp of a warpgroup)
     std::vector<std::int32_t> syncBegin, syncEnd, syncItems;
 
     // Shared tensor cores (whatif_resources.cpp): the MmaIssue/MmaWait items of one (CTA, fill) form a group.
@@ -108,6 +112,8 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
 void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r);
 std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i);
 std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int32_t cta, std::int32_t k);
+// The wake-up lag of a wait as replayed (a Collective MmaIssue's lag is issue work: scaled like the MMA).
+std::int64_t itemLagNow(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i);
 
 // The upper median (element size/2 in order) of v, 0 for none; shared by the graph build and the replay.
 inline std::int64_t median(std::vector<std::int64_t> v)

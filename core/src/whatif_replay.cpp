@@ -24,18 +24,35 @@ bool goodFactor(double f) { return std::isfinite(f) && f > 0 && f <= 1000; }
 bool WhatIfParams::isDefault() const
 {
     return stages == 0 && loadLatency == 1.0 && mma == 1.0 && epilogue == 1.0 && !overlapEpilogue && !persistent
-        && sms == 0 && !dropCtaSync && slotsPerSm == 0 && sharedResources;
+        && sms == 0 && !dropCtaSync && slotsPerSm == 0 && sharedResources && !producerWarp;
+}
+
+namespace {
+
+double mmaScale(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
+{
+    if (!r.mmaFactor.empty() && m.itemMmaGroup[std::size_t(i)] >= 0)
+        return r.fMma * r.mmaFactor[std::size_t(m.itemMmaGroup[std::size_t(i)])];
+    return r.fMma;
+}
+
+}  // namespace
+
+std::int64_t itemLagNow(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
+{
+    if (m.itemDep[i] == DepKind::Collective)
+        return scaled(m.itemLag[i], mmaScale(m, r, i));
+    return m.itemLag[i];
 }
 
 std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
 {
     const IntervalKind k = m.itemKind[i];
     const std::int64_t d = m.itemDur[i];
-    if (isMmaLike(k)) {
-        if (!r.mmaFactor.empty() && m.itemMmaGroup[std::size_t(i)] >= 0)
-            return scaled(d, r.fMma * r.mmaFactor[std::size_t(m.itemMmaGroup[std::size_t(i)])]);
-        return scaled(d, r.fMma);
-    }
+    if (isMmaLike(k))
+        return scaled(d, mmaScale(m, r, i));
+    if (k == IntervalKind::IssueLoad && r.producerWarp)
+        return 0;
     if (isEpilogueKind(k))
         return scaled(d, r.fEpi);
     if (k == IntervalKind::Load)
@@ -88,6 +105,9 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                              "(its issue order is in its program): ignored");
         }
     }
+    r.producerWarp = p.producerWarp && !s.hasProducer;
+    if (p.producerWarp && s.hasProducer)
+        notes->push_back("--producer-warp: the kernel has a producer warp already: nothing to move");
     if (p.dropCtaSync && s.syncEdges == 0)
         notes->push_back("--no-sync: the kernel has no CTA barriers (Sync) between its warps: nothing to drop");
 
@@ -158,8 +178,9 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                         }
                         break;
                     }
-                    case DepKind::Sync: {
-                        if (r.dropSync)
+                    case DepKind::Sync:
+                    case DepKind::Collective: {
+                        if (r.dropSync && m.itemDep[i] == DepKind::Sync)
                             break;
                         const std::int32_t g = m.itemDepArg[i];
                         for (std::int32_t j = m.syncBegin[g]; j < m.syncEnd[g]; ++j) {
@@ -189,7 +210,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                     } else if (dep == kUnset) {
                         en = st + m.itemMinDur[i];  // the dependency does not exist in this replay (more stages)
                     } else {
-                        const std::int64_t byDep = dep + m.itemLag[i];
+                        const std::int64_t byDep = dep + itemLagNow(m, r, i);
                         const std::int64_t own = st + m.itemMinDur[i];
                         en = std::max(own, byDep);
                         r.bound[i] = byDep > own;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <unordered_map>
 
 namespace ws {
 
@@ -77,8 +78,9 @@ void buildResources(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
     const std::size_t nItem = g.itemLane.size();
     g.itemMmaGroup.assign(nItem, -1);
     g.mmaCap = 0;
-    // Groups: the MmaIssue / MmaWait items of one (CTA, fill).
-    std::vector<std::int32_t> groupOf(g.kIssue.size(), -1);
+    // Groups: the MmaIssue / MmaWait items of one (CTA, warpgroup, fill): what one warpgroup's wgmma of a fill
+    // asks of the tensor cores (the warpgroups of a CTA drift apart once nothing syncs them per k-step).
+    std::unordered_map<std::int64_t, std::int32_t> groupOf;
     std::vector<std::int32_t> count;
     for (std::size_t it = 0; it < nItem; ++it) {
         const IntervalKind k = g.itemKind[it];
@@ -88,9 +90,11 @@ void buildResources(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
         const std::int32_t ks = g.itemKstep[it];
         if (ks < g.ctaKmin[c] || ks >= g.ctaKmin[c] + g.ctaKcount[c])
             continue;
-        std::int32_t& grp = groupOf[std::size_t(g.ctaKbase[c] + ks - g.ctaKmin[c])];
-        if (grp < 0) {
-            grp = std::int32_t(g.mmaGroupCta.size());
+        const std::int64_t key = (std::int64_t(g.ctaKbase[c] + ks - g.ctaKmin[c]) << 8)
+            | std::int64_t(t.lanes[std::size_t(g.itemLane[it])].warpgroup & 0xff);
+        const auto [pos, fresh] = groupOf.try_emplace(key, std::int32_t(g.mmaGroupCta.size()));
+        const std::int32_t grp = pos->second;
+        if (fresh) {
             g.mmaGroupCta.push_back(c);
             count.push_back(0);
         }
@@ -122,11 +126,11 @@ void buildResources(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
     } else {
         g.mmaCap = kSm90FlopPerCycle * double(t.run.device.smClockKHz) * 1e-6;  // flop per ns
         s.mmaFlopPerNsPerSm = g.mmaCap;
-        s.mmaFlopPerFill = mnk2 / double(nG);
+        s.mmaFlopPerFill = mnk2 / double(nG);  // per (warpgroup, fill) group
         s.resources = "shared tensor cores: " + fmtG("%.0f", g.mmaCap) + " flop/ns per SM (4096 dense bf16 flop "
                       "per cycle x the recorded " + fmtG("%.2f", double(t.run.device.smClockKHz) * 1e-6)
-                      + " GHz), " + fmtG("%.2f", s.mmaFlopPerFill * 1e-6) + " Mflop per fill (2 M N K / "
-                      + std::to_string(nG) + " fills)";
+                      + " GHz), " + fmtG("%.2f", s.mmaFlopPerFill * 1e-6) + " Mflop per warpgroup and fill (2 M N K / "
+                      + std::to_string(nG) + " MMA groups)";
     }
     if (g.mmaCap <= 0)
         return;

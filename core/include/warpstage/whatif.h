@@ -34,6 +34,8 @@ struct WhatIfParams {
     bool sharedResources = true;   // the tensor cores of an SM are shared by its resident CTAs: MMA phases
                                    // stretch when the SM's MMA demand exceeds its throughput (docs/whatif.md,
                                    // "Shared resources"); false: every phase keeps its own recorded speed
+    bool producerWarp = false;     // worker kernels: the loads are issued by a producer warp outside the warpgroups
+                                   // (IssueLoad no longer holds its warp; issued at the same point of the program)
     bool isDefault() const;
 };
 
