@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <unordered_map>
 
@@ -162,9 +163,12 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
     std::vector<std::int32_t> gsm(nG);
     std::vector<double> demand;
     std::vector<std::string> quiet;
-    // Fixed point of f = stretch(schedule(f)), damped by halves; a handful of rounds settle it to 0.1%.
-    constexpr int kRounds = 12;
-    for (int round = 0; round < kRounds; ++round) {
+    // Fixed point of f = stretch(schedule(f)), damped by halves. Single groups at the edge of an overlap keep
+    // flipping, so the rounds stop when the kernel's end moves by less than 0.2% from one round to the next
+    // (2-4 rounds on the ladder; docs/benchmarks.md), or after kMaxRounds.
+    constexpr int kMaxRounds = 8;
+    std::int64_t prevEnd = r.kernelEnd;
+    for (int round = 0; round < kMaxRounds; ++round) {
         for (std::size_t j = 0; j < nG; ++j) {
             const int c = m.mmaGroupCta[j];
             std::int64_t a = INT64_MAX, b = INT64_MIN;
@@ -197,6 +201,11 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
         r.mmaFactor = std::move(next);
         quiet.clear();
         runReplay(m, p, &quiet, r);
+        const std::int64_t span = std::max<std::int64_t>(1, r.kernelEnd - m.launchStart);
+        const bool settled = round > 0 && std::llabs(r.kernelEnd - prevEnd) * 500 < span;
+        prevEnd = r.kernelEnd;
+        if (settled)
+            break;
     }
 }
 

@@ -1,7 +1,8 @@
 // What-if replay with shared resources (issue 13, docs/whatif.md "Shared resources"): the tensor cores of an SM
 // are shared by its resident CTAs. Hand-made traces whose answer is known: an SM of 4096 flop/ns (sm_90 at a
 // recorded 1 GHz), MMA phases of known work; --ctas-per-sm puts CTAs recorded one after another on one SM side by
-// side, and the replay serializes their MMA at the SM's throughput.
+// side, and the replay serializes their MMA at the SM's throughput. Also the graph's other mechanisms of session 7:
+// the warpgroup-collective MMA issue (--producer-warp) and censored load flights.
 #include "warpstage/whatif.h"
 
 #include "whatif_testutil.h"
@@ -160,6 +161,67 @@ private slots:
         QCOMPARE(r.predictedNs, TimeNs(100));
         QCOMPARE(r.notes.size(), std::size_t(1));
         QVERIFY(r.notes[0].find("--ctas-per-sm") != std::string::npos);
+    }
+
+    // wgmma is warpgroup-collective: warp 1 waits inside its MmaIssue of fill 0 until warp 0 (which issued a load
+    // first) arrives. --producer-warp moves the issue off warp 0, and both warps' MMA issue starts at once:
+    // the kernel ends at 50 ns instead of 100.
+    void collectiveIssueAndProducerWarp()
+    {
+        KernelTrace t;
+        t.launch.start = 0;
+        t.launch.end = 100;
+        t.ctas = {wstest::makeCta(0, 0, 0, 100)};
+        t.lanes.push_back(wstest::makeLane(0, 0, 0, WarpRole::Worker,
+                                           {{K::IssueLoad, 0, 50, 1}, {K::MmaIssue, 50, 80, 0}, {K::MmaWait, 80, 100, 0}}));
+        t.lanes.push_back(wstest::makeLane(0, 1, 0, WarpRole::Worker, {{K::MmaIssue, 0, 80, 0}, {K::MmaWait, 80, 100, 0}}));
+        const WhatIfModel m = WhatIfModel::build(t);
+        QCOMPARE(m.summary().collectiveEdges, std::int64_t(2));
+        QCOMPARE(m.predict({}).predictedNs, TimeNs(100));
+        WhatIfParams p;
+        p.producerWarp = true;
+        const WhatIfResult r = m.predict(p);
+        QCOMPARE(r.predictedNs, TimeNs(50));
+        QCOMPARE(r.predicted.lanes[1].duration[0], 30);  // warp 1 no longer waits for warp 0
+        QVERIFY(r.notes.empty());
+        double sum = 0;
+        for (double v : r.path.attributionNs)
+            sum += v;
+        QCOMPARE(sum, 50.0);
+    }
+
+    // A load whose consumer found it ready (a 5 ns WaitData: no longer than twice the fastest, itself) has only an
+    // upper bound for its flight (395 ns); it gets the median observed flight (110 ns). With the MMA 10x faster
+    // the consumer reaches fill 1 at 139 ns and finds it there: 147 ns, not 408.
+    void censoredFlightGetsTheObservedMedian()
+    {
+        KernelTrace t;
+        t.launch.start = 0;
+        t.launch.end = 435;
+        t.ctas = {wstest::makeCta(0, 0, 0, 435)};
+        t.lanes.push_back(wstest::makeLane(0, 0, 0, WarpRole::Producer,
+                                           {{K::IssueLoad, 0, 10, 0, 0}, {K::IssueLoad, 10, 20, 1, 1}}));
+        t.lanes.push_back(wstest::makeLane(0, 4, 1, WarpRole::Consumer,
+                                           {{K::WaitData, 10, 110, 0, 0}, {K::MmaIssue, 110, 400, 0, 0},
+                                            {K::WaitData, 400, 405, 1, 1}, {K::MmaIssue, 405, 435, 1, 1}}));
+        for (int k = 0; k < 2; ++k) {
+            LoadTransfer ld;
+            ld.ctaId = 0;
+            ld.kstep = k;
+            ld.slot = std::int16_t(k);
+            ld.issue = 10 * k;
+            ld.ready = k == 0 ? 110 : 405;
+            t.loads.push_back(ld);
+        }
+        const WhatIfModel m = WhatIfModel::build(t);
+        QCOMPARE(m.summary().censoredFlights, std::int64_t(1));
+        const WhatIfResult same = m.predict({});
+        QCOMPARE(same.predictedNs, TimeNs(435));
+        QCOMPARE(same.predicted.lanes[1].start[2], TimeNs(400));
+        QCOMPARE(same.predicted.lanes[1].duration[2], 5);
+        WhatIfParams p;
+        p.mma = 0.1;
+        QCOMPARE(m.predict(p).predictedNs, TimeNs(147));
     }
 };
 
