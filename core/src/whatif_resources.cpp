@@ -165,8 +165,8 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
     std::vector<std::string> quiet;
     // Fixed point of f = stretch(schedule(f)), damped by halves. Single groups at the edge of an overlap keep
     // flipping, so the rounds stop when the kernel's end moves by less than 0.2% from one round to the next
-    // (2-4 rounds on the ladder; docs/benchmarks.md), or after kMaxRounds.
-    constexpr int kMaxRounds = 8;
+    // (2-4 rounds on the ladder; docs/benchmarks.md), or after kMaxRounds replays.
+    constexpr int kMaxRounds = 4;
     std::int64_t prevEnd = r.kernelEnd;
     for (int round = 0; round < kMaxRounds; ++round) {
         for (std::size_t j = 0; j < nG; ++j) {
