@@ -56,6 +56,7 @@ QString helpText()
         "                                (load latency, MMA, back-pressure, epilogue, tail, ...)\n"
         "  warpstage whatif FILE [--run ID] [--kernel ID] [--stages N] [--load-latency F] [--mma F]\n"
         "                   [--epilogue F] [--overlap-epilogue] [--persistent] [--sms N] [--no-sync] [--json]\n"
+        "                   [--ctas-per-sm N] [--producer-warp] [--no-shared-resources]\n"
         "                                replay the kernel with edited parameters: measured and\n"
         "                                predicted time, the new attribution (docs/whatif.md)\n"
         "  warpstage --screenshot IMAGE [FILE]\n"
