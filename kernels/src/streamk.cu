@@ -13,9 +13,9 @@
 // Everything else is pingpong's, and is pingpong's code: the ping-pong body (pingpong_body.cuh: CTA pairs sharing
 // B by TMA multicast, two consumer warpgroups on vertically adjacent 64x256 tiles kept out of step, TMA-store
 // epilogue, setmaxnreg) called with this rung's walk (SkWalk) and epilogue hook (SkFixup).
-// Trace: pingpong's events, plus, on a finisher, WaitOrder (waiting for the partials' flags) and Epilogue
-// (adding the partials); TileBegin (kstep = tileM, aux = tileN) marks every unit. (Dedicated WaitPartial /
-// Fixup phases: not yet, docs/kernel-notes.md.)
+// Trace: pingpong's events, plus the two phases of this rung: Fixup (a piece writing its partial; a finisher
+// adding the others') and WaitPartial (a finisher waiting for the earlier pieces' flags); TileBegin
+// (kstep = tileM, aux = tileN) marks every unit.
 #include <cstring>
 #include <string>
 
@@ -81,7 +81,7 @@ struct SkFixup {
     {
         const int mySlot = int(blockIdx.x) * 2 + cw;
         if (u.ke != kt) {  // a piece short of the tile's last k-step: write the partial, raise the flag
-            wt.event(tk::Store);
+            wt.event(tk::Fixup, fill);
             float* dst = P.partials + size_t(mySlot) * kSlotFloats;
 #pragma unroll
             for (int j = 0; j < BN / 2; ++j) __stcg(dst + j * 128 + t, acc[j]);
@@ -95,13 +95,13 @@ struct SkFixup {
         if (u.kb > 0) {  // the finisher: add the earlier pieces' partials, in cluster order
             int first, lastC;
             sk::contributors(P.plan, u.tile, first, lastC);
-            wt.event(tk::WaitOrder, fill);
+            wt.event(tk::WaitPartial, fill);
             if (t == 0)
                 for (int c = first; c < lastC; ++c)
                     while (flagAcquire(P.flags + (c * CL + int(rank)) * 2 + cw) != P.epoch) {
                     }
             namedBarSync(kFixBar0 + cw, 128);
-            wt.event(tk::Epilogue);
+            wt.event(tk::Fixup, fill);
             for (int c = first; c < lastC; ++c) {
                 const float* src = P.partials + size_t((c * CL + int(rank)) * 2 + cw) * kSlotFloats;
 #pragma unroll
