@@ -20,6 +20,7 @@
 #include <string>
 
 #include "pingpong_body.cuh"
+#include "streamk_flags.cuh"
 #include "streamk_schedule.h"
 
 namespace ws::kern {
@@ -37,17 +38,6 @@ struct SkParams {
     uint32_t* flags;   // per slot: the epoch of the launch whose partial the slot holds
     uint32_t epoch;    // this launch's (host counter, never 0)
 };
-
-__device__ __forceinline__ void flagRelease(uint32_t* f, uint32_t v)
-{
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(v) : "memory");
-}
-__device__ __forceinline__ uint32_t flagAcquire(const uint32_t* f)
-{
-    uint32_t v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    return v;
-}
 
 // The tile walk: this cluster's data-parallel tiles, then its stream-K range backwards (streamk_schedule.h);
 // next(i) is called with i = 0, 1, 2, ... in order.
@@ -88,7 +78,7 @@ struct SkFixup {
             namedBarSync(kFixBar0 + cw, 128);  // the warpgroup's 128 threads have written
             if (t == 0) {
                 __threadfence();
-                flagRelease(P.flags + mySlot, P.epoch);
+                fixupPublishFlag(P.flags + mySlot, P.epoch);
             }
             return false;
         }
@@ -97,9 +87,7 @@ struct SkFixup {
             sk::contributors(P.plan, u.tile, first, lastC);
             wt.event(tk::WaitPartial, fill);
             if (t == 0)
-                for (int c = first; c < lastC; ++c)
-                    while (flagAcquire(P.flags + (c * CL + int(rank)) * 2 + cw) != P.epoch) {
-                    }
+                for (int c = first; c < lastC; ++c) waitPartialFlag(P.flags + (c * CL + int(rank)) * 2 + cw, P.epoch);
             namedBarSync(kFixBar0 + cw, 128);
             wt.event(tk::Fixup, fill);
             for (int c = first; c < lastC; ++c) {

@@ -112,6 +112,18 @@ private slots:
         QCOMPARE(stageOfLineWith("mmaKStep<"), std::optional<IntervalKind>(IntervalKind::MmaIssue));
         QCOMPARE(stageOfLineWith("wgmmaWait<1>"), std::optional<IntervalKind>(IntervalKind::MmaWait));
         QCOMPARE(stageOfLineWith("storeAccTmaBf16<"), std::optional<IntervalKind>(IntervalKind::Store));
+
+        // Stream-K's flag helpers are named after their stages: the finisher's spin is WaitPartial, the publish Fixup.
+        const auto sk = ladder::ladderStageMap(ladder::ladderSources("kernels/src/streamk.cu"));
+        const QStringList flags = QString::fromUtf8(fileBytes(QStringLiteral("kernels/src/streamk_flags.cuh"))).split(QLatin1Char('\n'));
+        auto helperStageOfLineWith = [&](const char* text) {
+            for (int i = 0; i < flags.size(); ++i)
+                if (flags[i].contains(QLatin1String(text)) && !flags[i].trimmed().startsWith(QLatin1String("//")))
+                    return sk.helperStageAt("/x/kernels/src/streamk_flags.cuh", i + 1, std::nullopt, true);
+            return std::optional<IntervalKind>();
+        };
+        QCOMPARE(helperStageOfLineWith("ld.acquire.gpu"), std::optional<IntervalKind>(IntervalKind::WaitPartial));
+        QCOMPARE(helperStageOfLineWith("st.release.gpu"), std::optional<IntervalKind>(IntervalKind::Fixup));
     }
 
     void unknownRungSaysSo()

@@ -451,8 +451,8 @@ private slots:
         QCOMPARE(s[3].stage, std::string("wait_data"));
         QCOMPARE(s[4].stage, std::string("wait_partial"));
         QCOMPARE(s[5].stage, std::string("fixup"));
-        QCOMPARE(*decode::helperStageFromName("waitPartialFlags", std::nullopt, false), K::WaitPartial);
-        QCOMPARE(*decode::helperStageFromName("fixupAdd", std::nullopt, false), K::Fixup);
+        QCOMPARE(*decode::helperStageFromName("waitPartialFlag", std::nullopt, false), K::WaitPartial);  // streamk_flags.cuh
+        QCOMPARE(*decode::helperStageFromName("fixupPublishFlag", std::nullopt, false), K::Fixup);
     }
 
     void singleRoleRungFillsUnknownKinds()
