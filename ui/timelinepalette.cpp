@@ -44,6 +44,8 @@ QColor kindColor(ws::IntervalKind kind)
     case K::Sync: return QColor(0xDD, 0xCC, 0x77);       // sand
     case K::Compute: return QColor(0x55, 0x88, 0xCC);    // blue: CUDA-core math
     case K::WaitOrder: return QColor(0xEE, 0x33, 0x77);  // magenta
+    case K::WaitPartial: return QColor(0xCC, 0x66, 0xAA);  // pink-violet: a finisher waits for partial sums
+    case K::Fixup: return QColor(0x66, 0x33, 0x77);        // deep violet: partial sums to/from the workspace
     default: return QColor(0xBB, 0xBB, 0xBB);
     }
 }

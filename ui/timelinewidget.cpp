@@ -67,9 +67,11 @@ void TimelineWidget::Private::rebuildLegend()
             present[std::size_t(ws::IntervalKind::Other)] = true;
     // starvation and back-pressure first
     const ws::IntervalKind order[] = {ws::IntervalKind::WaitData, ws::IntervalKind::WaitSlot, ws::IntervalKind::WaitOrder,
+                                      ws::IntervalKind::WaitPartial,
                                       ws::IntervalKind::Sync,     ws::IntervalKind::IssueLoad, ws::IntervalKind::Load,
                                       ws::IntervalKind::MmaIssue, ws::IntervalKind::MmaWait, ws::IntervalKind::Compute,
                                       ws::IntervalKind::Release,  ws::IntervalKind::Epilogue, ws::IntervalKind::Store,
+                                      ws::IntervalKind::Fixup,
                                       ws::IntervalKind::Setup,    ws::IntervalKind::Other};
     for (auto k : order) {
         if (!present[std::size_t(k)])

@@ -65,9 +65,11 @@ Cause causeOf(IntervalKind k)
         return Cause::BackPressure;
     case IntervalKind::WaitOrder:
     case IntervalKind::Sync:
+    case IntervalKind::WaitPartial:  // stream-K: waiting for another CTA's partial sums
         return Cause::Ordering;
     case IntervalKind::Epilogue:
     case IntervalKind::Store:
+    case IntervalKind::Fixup:  // stream-K: partial sums written / read and added
         return Cause::Epilogue;
     case IntervalKind::Setup:
         return Cause::Prologue;

@@ -25,6 +25,8 @@ constexpr std::array<KindInfo, kIntervalKindCount> kKinds = {{
     {"sync", "CTA barrier"},
     {"compute", "CUDA-core compute"},
     {"wait_order", "Wait for turn"},
+    {"wait_partial", "Wait for partial sums"},
+    {"fixup", "Fixup (partial sums)"},
 }};
 
 constexpr std::array<std::string_view, 6> kRoles = {"unknown", "producer", "consumer", "epilogue", "worker", "idle"};
@@ -58,7 +60,7 @@ bool isComputeKind(IntervalKind k)
 bool isWaitKind(IntervalKind k)
 {
     return k == IntervalKind::WaitSlot || k == IntervalKind::WaitData || k == IntervalKind::WaitOrder
-        || k == IntervalKind::Sync;
+        || k == IntervalKind::Sync || k == IntervalKind::WaitPartial;
 }
 
 std::string_view warpRoleName(WarpRole r)

@@ -13,7 +13,7 @@ namespace ws::decode {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, IntervalKind>, 14> kIdentifiers = {{
+constexpr std::array<std::pair<std::string_view, IntervalKind>, 16> kIdentifiers = {{
     {"Other", IntervalKind::Other},
     {"Setup", IntervalKind::Setup},
     {"WaitSlot", IntervalKind::WaitSlot},
@@ -28,6 +28,15 @@ constexpr std::array<std::pair<std::string_view, IntervalKind>, 14> kIdentifiers
     {"Sync", IntervalKind::Sync},
     {"Compute", IntervalKind::Compute},
     {"WaitOrder", IntervalKind::WaitOrder},
+    {"WaitPartial", IntervalKind::WaitPartial},
+    {"Fixup", IntervalKind::Fixup},
+}};
+
+constexpr std::array<std::pair<std::string_view, IntervalKind>, 4> kRingMethods = {{
+    {"waitSlot", IntervalKind::WaitSlot},
+    {"issueLoad", IntervalKind::IssueLoad},
+    {"waitData", IntervalKind::WaitData},
+    {"release", IntervalKind::Release},
 }};
 
 bool isIdentChar(char c)
@@ -115,6 +124,11 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
             }
             if (auto k = kindOf(identAt(l, a, true))) starts.emplace_back(startLine, *k);
         }
+        // The shared Ring's methods record the phase of their name (kernels/src/common/ring.cuh).
+        for (const auto& [method, kind] : kRingMethods)
+            for (std::size_t at = l.find(method); at != std::string_view::npos; at = l.find(method, at + 1))
+                if (at > 0 && l[at - 1] == '.' && l.substr(at + method.size(), 1) == "(")
+                    starts.emplace_back(line, kind);
     }
     std::stable_sort(starts.begin(), starts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     // Loop headers: a `for (` / `while (` line, and the lines after it up to the first stage event
@@ -274,6 +288,21 @@ static bool pathMatches(std::string_view cuptiFile, std::string_view mine)
 
 bool StageMap::matchesFile(std::string_view cuptiFile) const { return pathMatches(cuptiFile, m_file); }
 
+bool StageMap::lineStage(std::string_view cuptiFile, int line, std::optional<IntervalKind>& stage) const
+{
+    if (line <= 0) return false;
+    if (!m_starts.empty() && matchesFile(cuptiFile)) {
+        stage = stageAt(line);
+        return true;
+    }
+    for (const auto& b : m_bodies)
+        if (b.matchesFile(cuptiFile)) {
+            stage = b.stageAt(line);
+            return true;
+        }
+    return false;
+}
+
 void StageMap::addHelperSource(std::string path, std::string_view text)
 {
     std::vector<HelperFn> fns;
@@ -297,6 +326,8 @@ void StageMap::addHelperSource(std::string path, std::string_view text)
         fns.push_back({path, line, 1 << 30, std::string(l.substr(b, e - b))});
     }
     m_helpers.insert(m_helpers.end(), fns.begin(), fns.end());
+    StageMap body = fromSource(path, text);  // a body shared by rungs: it records stages itself
+    if (!body.empty()) m_bodies.push_back(std::move(body));
 }
 
 std::string StageMap::helperFunctionAt(std::string_view cuptiFile, int line) const
@@ -330,6 +361,8 @@ std::optional<IntervalKind> helperStageFromName(std::string_view function, std::
     if (has("mmaissue")) return IntervalKind::MmaIssue;
     if (n == "release") return IntervalKind::Release;
     // epilogue_warp.cuh (the epilogue warp and its staging): waitDataHalf is caught above; storeHalf below
+    if (has("waitpartial")) return IntervalKind::WaitPartial;  // stream-K's flag wait
+    if (has("fixup")) return IntervalKind::Fixup;              // stream-K's partial sums
     if (has("waitorder")) return IntervalKind::WaitOrder;     // waitOrderStaged, waitOrderFlag
     if (has("loadstaging")) return IntervalKind::Load;        // U's tile TMA-loaded into the staging half
     if (has("epilogue")) return IntervalKind::Epilogue;       // epilogueAdd, epilogueHandOff, epilogueAddU
@@ -432,8 +465,7 @@ void assignStages(std::vector<StallSample>& samples, const StageMap& map, const 
             current.reset();
         }
         std::optional<IntervalKind> k;
-        if (!map.empty() && map.matchesFile(s.sourceFile) && s.line > 0) {
-            k = map.stageAt(s.line);
+        if (map.lineStage(s.sourceFile, s.line, k)) {
             current = k;
         } else if (auto h = map.helperStageAt(s.sourceFile, s.line, current, hasWaitOrder)) {
             k = h;  // a helper with a pipeline meaning; the context stays the rung code's

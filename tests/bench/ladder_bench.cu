@@ -11,14 +11,17 @@
 // Prints a markdown table last; writes all numbers as CSV (--csv, default $OUT/ladder_bench.csv
 // when OUT is set, else ./ladder_bench.csv).
 //
-// Usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms 100] [--rest-ms 250]
+// Usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms 100] [--rest-ms 250] [--hot] [--heat-ms 200]
 //                     [--min-iters 10] [--max-iters 200] [--no-traced] [--idle-cost] [--csv PATH]
 // --idle-cost: for the rungs that offer it (pingpong), also the instrumented build NOT recording (its trace calls
 // with a null buffer: <warpstage/trace.cuh>'s path when no recorder is attached), timed against the untraced and the
 // traced build in 3 ABBA round pairs (U I T, T I U, ...) after its own correctness check; a table of its own.
 // --rest-ms: the GPU idles this long before each timed batch, so that every variant starts
 // from the same power/clock state (sustained back-to-back GEMMs on random data run into the
-// H200's power limit and lower its clock; see the clock log of scripts/device/kernel-checks.sh).
+// H200's power limit and lower its clock; see the clock log of scripts/device/kernel-checks.sh). That is "cold".
+// --hot: the other way users see a GEMM (a training loop): no idle at all; before each timed batch the batch's own
+// launches run back to back for --heat-ms (default 200), so timing starts with the GPU at its power limit, at the
+// clock it settles at under sustained load. Cold and hot: the table title and the CSV's `mode` column say which.
 #include "ladder_testutil.h"
 
 #include <cuda_runtime.h>
@@ -49,6 +52,8 @@ struct Options {
     int minIters = 10, maxIters = 200;
     bool traced = true;
     bool idleCost = false;
+    bool hot = false;      // --hot: no rest; heatMs of back-to-back launches before each timed batch
+    double heatMs = 200;
     std::string csv;
 };
 
@@ -96,19 +101,35 @@ std::vector<float> timeLaunches(int iters, int nsets, const std::function<void(i
     return ms;
 }
 
-// The GPU idles for restMs (power and clocks recover from the previous batch).
-void rest(const Options& o)
+// Before each timed batch of `launch`. Cold (default): the GPU idles for restMs (power and clocks recover from
+// the previous batch). Hot (--hot): no idle; `launch` runs back to back for heatMs (synchronizing every 16 launches
+// to watch the time), so the batch starts at the power limit.
+void settle(const Options& o, int nsets, const std::function<void(int)>& before, const std::function<void(int)>& launch)
 {
     WS_CK(cudaDeviceSynchronize());
-    if (o.restMs > 0)
-        std::this_thread::sleep_for(std::chrono::microseconds(long(o.restMs * 1000)));
+    if (!o.hot) {
+        if (o.restMs > 0)
+            std::this_thread::sleep_for(std::chrono::microseconds(long(o.restMs * 1000)));
+        return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() < o.heatMs) {
+        for (int i = 0; i < 16; ++i) {
+            if (before)
+                before(i % nsets);
+            launch(i % nsets);
+        }
+        WS_CK(cudaDeviceSynchronize());
+    }
 }
+
+const char* modeStr(const Options& o) { return o.hot ? "hot" : "cold"; }
 
 // Warm-up (3 launches, also an estimate), then the iteration count for ~targetMs.
 int itersFor(const Options& o, int nsets, const std::function<void(int)>& before,
              const std::function<void(int)>& launch)
 {
-    rest(o);
+    settle(o, nsets, before, launch);
     auto w = timeLaunches(3, nsets, before, launch);
     double est = *std::min_element(w.begin(), w.end());
     int it = est > 0 ? int(o.targetMs / est) : o.maxIters;
@@ -146,7 +167,7 @@ int usage(const char* msg)
     if (msg)
         std::fprintf(stderr, "ladder_bench: %s\n", msg);
     std::fprintf(stderr, "usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms MS] [--min-iters N] "
-                         "[--max-iters N] [--rest-ms MS] [--no-traced] [--idle-cost] [--csv PATH]\n");
+                         "[--max-iters N] [--rest-ms MS] [--hot] [--heat-ms MS] [--no-traced] [--idle-cost] [--csv PATH]\n");
     return 2;
 }
 
@@ -166,6 +187,8 @@ int main(int argc, char** argv)
             else if (a == "--rung") o.rungs.push_back(next());
             else if (a == "--target-ms") o.targetMs = std::stod(next());
             else if (a == "--rest-ms") o.restMs = std::stod(next());
+            else if (a == "--hot") o.hot = true;
+            else if (a == "--heat-ms") o.heatMs = std::stod(next());
             else if (a == "--min-iters") o.minIters = std::stoi(next());
             else if (a == "--max-iters") o.maxIters = std::stoi(next());
             else if (a == "--no-traced") o.traced = false;
@@ -177,6 +200,7 @@ int main(int argc, char** argv)
         return usage(e.what());
     }
     if (o.minIters < 1 || o.maxIters < o.minIters) return usage("need 1 <= --min-iters <= --max-iters");
+    if (!(o.heatMs >= 0) || !(o.restMs >= 0)) return usage("--heat-ms and --rest-ms must be >= 0");
     if (o.shapes.empty()) o.shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
     for (auto& r : o.rungs)
         if (!ladder::findRung(r)) return usage(("no rung named '" + r + "'").c_str());
@@ -211,6 +235,10 @@ int main(int argc, char** argv)
         cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0);
         std::printf("ladder_bench: %s, %d SMs, L2 %.0f MB, max SM clock %.0f MHz, driver %d, runtime %d, %s\n",
                     p.name, sms, p.l2CacheSize / 1e6, clk / 1e3, drv, rt, dateBuf);
+        if (o.hot)
+            std::printf("ladder_bench: hot: no rest, %.0f ms of back-to-back launches before each timed batch\n", o.heatMs);
+        else
+            std::printf("ladder_bench: cold: the GPU idles %.0f ms before each timed batch\n", o.restMs);
         CublasRef cublas;
         for (const auto& s : o.shapes) {
             const std::string ss = shapeStr(s);
@@ -295,12 +323,12 @@ int main(int argc, char** argv)
                 int itT = o.traced ? itersFor(o, nsets, resetT, launchT) : 0;
                 std::vector<float> su, st;
                 for (int round = 0; round < 2; ++round) {
-                    rest(o);
+                    settle(o, nsets, nullptr, launchU);
                     timeLaunches(3, nsets, nullptr, launchU);  // warm-up after the rest
                     auto a = timeLaunches(std::max(1, itU / 2), nsets, nullptr, launchU);
                     su.insert(su.end(), a.begin(), a.end());
                     if (o.traced) {
-                        rest(o);
+                        settle(o, nsets, resetT, launchT);
                         timeLaunches(3, nsets, resetT, launchT);
                         auto b = timeLaunches(std::max(1, itT / 2), nsets, resetT, launchT);
                         st.insert(st.end(), b.begin(), b.end());
@@ -339,7 +367,7 @@ int main(int argc, char** argv)
                     for (int round = 0; round < 6; ++round)
                         for (int j = 0; j < 3; ++j) {
                             const V& v = order[round % 2 ? 2 - j : j];
-                            rest(o);
+                            settle(o, nsets, v.before, v.launch);
                             timeLaunches(3, nsets, v.before, v.launch);
                             auto a = timeLaunches(std::max(1, it / 3), nsets, v.before, v.launch);
                             v.out->insert(v.out->end(), a.begin(), a.end());
@@ -372,14 +400,14 @@ int main(int argc, char** argv)
         std::printf("ladder_bench: cannot write %s\n", o.csv.c_str());
     } else {
         std::fprintf(f, "date,device,shape,variant,level,traced,correct,rel_err,median_ms,p10_ms,p90_ms,launches,tflops,"
-                        "pct_cublas,trace_overhead_pct,error\n");
+                        "pct_cublas,trace_overhead_pct,error,mode\n");
         for (auto& [ss, cb] : cublasT) {
             ladder::Shape s = parseShape(ss);
             for (int i = 0; i < 2; ++i) {
                 const Timing& t = i ? cb.second : cb.first;
-                std::fprintf(f, "%s,%s,%s,%s,0,0,1,,%.5f,%.5f,%.5f,%d,%.2f,100,,\n", dateBuf, devName.c_str(), ss.c_str(),
+                std::fprintf(f, "%s,%s,%s,%s,0,0,1,,%.5f,%.5f,%.5f,%d,%.2f,100,,,%s\n", dateBuf, devName.c_str(), ss.c_str(),
                              i ? "cublas_after" : "cublas", t.medianMs, t.p10Ms, t.p90Ms, t.iters,
-                             s.flops() / t.medianMs / 1e9);
+                             s.flops() / t.medianMs / 1e9, modeStr(o));
             }
         }
         for (auto& r : rows) {
@@ -387,12 +415,12 @@ int main(int argc, char** argv)
             double cbMs = std::min(cublasT[r.shape].first.medianMs, cublasT[r.shape].second.medianMs);
             for (int tr = 0; tr < (o.traced ? 2 : 1); ++tr) {
                 const Timing& t = tr ? r.t : r.u;
-                std::fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%.4e,%.5f,%.5f,%.5f,%d,%.2f,%.2f,%s,\"%s\"\n", dateBuf, devName.c_str(),
+                std::fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%.4e,%.5f,%.5f,%.5f,%d,%.2f,%.2f,%s,\"%s\",%s\n", dateBuf, devName.c_str(),
                              r.shape.c_str(), r.rung.c_str(), r.level, tr, int(tr ? r.okTraced : r.ok),
                              tr ? r.relErrTraced : r.relErr, t.medianMs, t.p10Ms, t.p90Ms, t.iters,
                              s.flops() / t.medianMs / 1e9, 100.0 * cbMs / t.medianMs,
                              tr ? fmt("%.2f", 100.0 * (r.t.medianMs / r.u.medianMs - 1.0)).c_str() : "",
-                             r.error.c_str());
+                             r.error.c_str(), modeStr(o));
             }
         }
         std::fclose(f);
@@ -400,8 +428,10 @@ int main(int argc, char** argv)
     }
 
     // Markdown table (last). % cuBLAS against the faster of the two cuBLAS timings.
-    std::printf("\n### Kernel ladder vs cuBLAS: %s, %s (medians; %% of cuBLAS = cuBLAS time / rung time)\n\n",
-                devName.c_str(), dateBuf);
+    std::printf("\n### Kernel ladder vs cuBLAS: %s, %s, %s (medians; %% of cuBLAS = cuBLAS time / rung time)\n\n",
+                devName.c_str(), dateBuf,
+                o.hot ? ("hot: " + fmt("%.0f", o.heatMs) + " ms back to back before each batch").c_str()
+                      : ("cold: " + fmt("%.0f", o.restMs) + " ms idle before each batch").c_str());
     std::printf("| shape | rung | correct (rel. err) | untraced ms | TFLOP/s | %% cuBLAS | traced ms | TFLOP/s | %% cuBLAS | trace overhead | faster than rung below |\n");
     std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     int failures = 0;

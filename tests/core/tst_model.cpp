@@ -33,7 +33,11 @@ private slots:
         QCOMPARE(int(IntervalKind::WaitSlot), 2);
         QCOMPARE(int(IntervalKind::MmaIssue), 5);
         QCOMPARE(int(IntervalKind::WaitOrder), 13);
-        QCOMPARE(kIntervalKindCount, 14);
+        QCOMPARE(int(IntervalKind::WaitPartial), 14);  // stream-K (session 7): appended
+        QCOMPARE(int(IntervalKind::Fixup), 15);
+        QCOMPARE(kIntervalKindCount, 16);
+        QCOMPARE(intervalKindName(IntervalKind::WaitPartial), std::string_view("wait_partial"));
+        QCOMPARE(intervalKindName(IntervalKind::Fixup), std::string_view("fixup"));
     }
     void classification()
     {
@@ -43,6 +47,8 @@ private slots:
         QVERIFY(!isComputeKind(IntervalKind::WaitData));
         QVERIFY(!isComputeKind(IntervalKind::Load));
         QVERIFY(isWaitKind(IntervalKind::WaitSlot));
+        QVERIFY(isWaitKind(IntervalKind::WaitPartial));
+        QVERIFY(!isWaitKind(IntervalKind::Fixup));
         QVERIFY(isWaitKind(IntervalKind::WaitData));
         QVERIFY(isWaitKind(IntervalKind::WaitOrder));
         QVERIFY(isWaitKind(IntervalKind::Sync));

@@ -46,6 +46,21 @@ void fail(const std::string& line)
     std::fflush(stdout);
 }
 
+// Stream-K's own phases (IntervalKind WaitPartial = 14, Fixup = 15): only streamk records them. Each stream-K unit's
+// 16 consumer warps (2 CTAs x 8) record one Fixup (a partial written, or a finisher adding), and a finisher with
+// earlier pieces one WaitPartial before it; every split tile has one finisher and >= 1 partial piece, so
+// Fixup >= 2 x WaitPartial, both multiples of 16, and WaitPartial > 0 exactly when some tile is split.
+void checkStreamkPhases(const std::string& rung, const std::string& base, std::uint64_t waitPartial, std::uint64_t fixup)
+{
+    const std::string counts = " (WaitPartial=" + std::to_string(waitPartial) + " Fixup=" + std::to_string(fixup) + ")";
+    if (rung != "streamk") {
+        if (waitPartial + fixup != 0) fail(base + " traced=1: stream-K phases in a rung without a fixup" + counts);
+        return;
+    }
+    const bool ok = waitPartial % 16 == 0 && fixup % 16 == 0 && fixup >= 2 * waitPartial && (waitPartial > 0) == (fixup > 0);
+    (ok ? pass : fail)(base + " traced=1 stream-K phases" + counts + (waitPartial ? " split" : " no split"));
+}
+
 struct Inputs {
     ladder::Shape s;
     DeviceBuffer a, b, c, cTraced, ref;
@@ -162,6 +177,7 @@ void checkRungAtShape(const std::string& rung, Inputs& in, int sms)
         if (tc.eventsOutsideCta)
             std::printf("WARN %s: %llu events lie > 1e6 cycles outside their CTA's start/end clocks\n", base.c_str(),
                         (unsigned long long)tc.eventsOutsideCta);
+        checkStreamkPhases(rung, base, tc.kindEvents[14], tc.kindEvents[15]);
     } else {
         std::printf("NOTE %s: trace buffer %.1f GB: decode check skipped at this shape\n", base.c_str(),
                     geo.bufferBytes / 1e9);

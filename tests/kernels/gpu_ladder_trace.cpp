@@ -49,8 +49,9 @@ const char* roleName(int r)
 const char* kindName(int k)
 {
     static const char* n[] = {"Other", "Setup", "WaitSlot", "IssueLoad", "WaitData", "MmaIssue", "MmaWait",
-                              "Release", "Epilogue", "Store", "Load", "Sync", "Compute", "WaitOrder"};
-    if (k < 14) return n[k];
+                              "Release", "Epilogue", "Store", "Load", "Sync", "Compute", "WaitOrder",
+                              "WaitPartial", "Fixup"};
+    if (k < 16) return n[k];
     switch (k) {
     case trace::kEventEnd: return "End";
     case trace::kEventTileBegin: return "TileBegin";

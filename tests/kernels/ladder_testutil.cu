@@ -551,9 +551,11 @@ TraceCheck checkTrace(const std::vector<std::uint8_t>& buf, const trace::TraceBu
             for (std::uint32_t i = 0; i < n; ++i) {
                 TraceEvent ev;
                 std::memcpy(&ev, buf.data() + off + sizeof wr + std::uint64_t(i) * sizeof ev, sizeof ev);
-                bool kindOk = ev.kind < 14 || (ev.kind >= kMarkerBase && ev.kind <= kEventLoadReady);
+                bool kindOk = ev.kind < 16 || (ev.kind >= kMarkerBase && ev.kind <= kEventLoadReady);
                 if (!kindOk)
                     err(ww + "event " + std::to_string(i) + " has unknown kind " + std::to_string(ev.kind));
+                else if (ev.kind < 16)
+                    ++r.kindEvents[ev.kind];
                 if (ev.clock == 0)
                     err(ww + "event " + std::to_string(i) + " has clock 0 (not written)");
                 if (ev.clock < prev)

@@ -8,6 +8,7 @@
 #include <warpstage/ladder.h>
 #include <warpstage/trace_format.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -177,6 +178,8 @@ struct TraceCheck {
     // [clockStart, clockEnd]: reported as a warning (the CTA record may be
     // written by one warp before others finish), not an error.
     std::uint64_t eventsOutsideCta = 0;
+    // Phase events by kind (0..15: ws::IntervalKind; markers not counted), e.g. stream-K's WaitPartial (14), Fixup (15).
+    std::array<std::uint64_t, 16> kindEvents{};
 };
 // Checks a downloaded buffer: header unchanged, every CTA record has both
 // flags and ordered timestamps, every warp region declared a role, events are

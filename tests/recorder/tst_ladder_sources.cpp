@@ -92,6 +92,38 @@ private slots:
         QVERIFY(mine.helperFunctionCount() > 0);
         for (int line = 1; line < 400; ++line) QCOMPARE(mine.stageAt(line), disk.stageAt(line));
         QVERIFY(mine.matchesFile("/some/other/checkout/kernels/src/pingpong.cu"));
+
+        // Rungs 6 and 7 run one body (kernels/src/pingpong_body.cuh): its lines map to stages like the rung's own,
+        // the Ring's calls included, so the stall pass keeps the producer/consumer context there.
+        QCOMPARE(mine.bodyCount(), std::size_t(1));
+        const QStringList body = QString::fromUtf8(fileBytes(QStringLiteral("kernels/src/pingpong_body.cuh"))).split(QLatin1Char('\n'));
+        auto stageOfLineWith = [&](const char* text) {
+            std::optional<IntervalKind> st;
+            for (int i = 0; i < body.size(); ++i)
+                if (body[i].contains(QLatin1String(text)) && !body[i].trimmed().startsWith(QLatin1String("//"))) {
+                    const bool found = mine.lineStage("/elsewhere/kernels/src/pingpong_body.cuh", i + 1, st);
+                    return found ? st : std::optional<IntervalKind>();
+                }
+            return std::optional<IntervalKind>();
+        };
+        QCOMPARE(stageOfLineWith("ring.waitSlot("), std::optional<IntervalKind>(IntervalKind::WaitSlot));
+        QCOMPARE(stageOfLineWith("ring.issueLoad("), std::optional<IntervalKind>(IntervalKind::IssueLoad));
+        QCOMPARE(stageOfLineWith("ring.waitData("), std::optional<IntervalKind>(IntervalKind::WaitData));
+        QCOMPARE(stageOfLineWith("mmaKStep<"), std::optional<IntervalKind>(IntervalKind::MmaIssue));
+        QCOMPARE(stageOfLineWith("wgmmaWait<1>"), std::optional<IntervalKind>(IntervalKind::MmaWait));
+        QCOMPARE(stageOfLineWith("storeAccTmaBf16<"), std::optional<IntervalKind>(IntervalKind::Store));
+
+        // Stream-K's flag helpers are named after their stages: the finisher's spin is WaitPartial, the publish Fixup.
+        const auto sk = ladder::ladderStageMap(ladder::ladderSources("kernels/src/streamk.cu"));
+        const QStringList flags = QString::fromUtf8(fileBytes(QStringLiteral("kernels/src/streamk_flags.cuh"))).split(QLatin1Char('\n'));
+        auto helperStageOfLineWith = [&](const char* text) {
+            for (int i = 0; i < flags.size(); ++i)
+                if (flags[i].contains(QLatin1String(text)) && !flags[i].trimmed().startsWith(QLatin1String("//")))
+                    return sk.helperStageAt("/x/kernels/src/streamk_flags.cuh", i + 1, std::nullopt, true);
+            return std::optional<IntervalKind>();
+        };
+        QCOMPARE(helperStageOfLineWith("ld.acquire.gpu"), std::optional<IntervalKind>(IntervalKind::WaitPartial));
+        QCOMPARE(helperStageOfLineWith("st.release.gpu"), std::optional<IntervalKind>(IntervalKind::Fixup));
     }
 
     void unknownRungSaysSo()

@@ -369,6 +369,92 @@ private slots:
         QCOMPARE(s[5].role, WarpRole::Consumer);
     }
 
+    // A kernel body shared by rungs (kernels/src/pingpong_body.cuh) records stages itself: it is mapped line by
+    // line like the rung's file, and the shared Ring's methods (ring.waitSlot( ...) open their stage.
+    void bodyHelperMappedLineByLine()
+    {
+        using K = IntervalKind;
+        const char* rung =
+            "struct Fixup {\n"                                            // 1
+            "    bool operator()() {\n"                                   // 2
+            "        wt.event(tk::WaitPartial, fill);\n"                  // 3
+            "        while (flagAcquire(f) != epoch) {}\n"                // 4
+            "        wt.event(tk::Fixup, fill);\n"                        // 5
+            "        acc += partial;\n"                                   // 6
+            "    }\n"                                                     // 7
+            "};\n"                                                        // 8
+            "__global__ void k() { body<Traced>(walk, fixup); }\n";       // 9
+        const char* body =
+            "template <bool Traced, class Walk, class Epi>\n"                       // 1
+            "__device__ __forceinline__ void body(Walk walk, Epi& epi)\n"           // 2
+            "{\n"                                                                   // 3
+            "    if (producer) {\n"                                                 // 4
+            "        for (int kt = u.kb; kt < u.ke; ++kt, ++fill) {\n"              // 5
+            "            const uint64_t tWait = ring.waitSlot(fill, wt);\n"         // 6
+            "            ring.issueLoad(fill, tWait, kStage, tid == 0, wt, loads);\n"  // 7
+            "        }\n"                                                           // 8
+            "    } else {\n"                                                        // 9
+            "        for (int kt = 0; kt < KU; ++kt, ++fill) {\n"                   // 10
+            "            ring.waitData(fill, wt);\n"                                // 11
+            "            if constexpr (Traced) wt.event(tk::MmaIssue, fill, s);\n"  // 12
+            "            mmaKStep(acc, a, b);\n"                                    // 13
+            "            ring.release(fill - 1, lane0, wt);\n"                      // 14
+            "        }\n"                                                           // 15
+            "        if (epi(acc, u, cw, t, fill, wt)) {\n"                         // 16
+            "            if constexpr (Traced) wt.event(tk::Store);\n"              // 17
+            "            storeAccTmaBf16(acc);\n"                                   // 18
+            "        }\n"                                                           // 19
+            "    }\n"                                                               // 20
+            "}\n";                                                                  // 21
+        auto m = decode::StageMap::fromSource("kernels/src/rung7.cu", rung);
+        QCOMPARE(m.stageAt(4), std::optional<K>(K::WaitPartial));
+        QCOMPARE(m.stageAt(6), std::optional<K>(K::Fixup));
+        QCOMPARE(m.bodyCount(), std::size_t(0));
+        m.addHelperSource("kernels/src/hopper.cuh", "__device__ __forceinline__ void mbarWait(uint64_t* b, int p)\n{\n}\n");
+        QCOMPARE(m.bodyCount(), std::size_t(0));  // no stage of its own: a helper by name only
+        m.addHelperSource("kernels/src/body.cuh", body);
+        QCOMPARE(m.bodyCount(), std::size_t(1));
+        std::optional<K> st;
+        QVERIFY(!m.lineStage("/b/kernels/src/other.cuh", 6, st));
+        QVERIFY(m.lineStage("/b/kernels/src/body.cuh", 6, st));
+        QCOMPARE(st, std::optional<K>(K::WaitSlot));
+        QVERIFY(m.lineStage("/b/kernels/src/body.cuh", 7, st));
+        QCOMPARE(st, std::optional<K>(K::IssueLoad));
+        QVERIFY(m.lineStage("/b/kernels/src/body.cuh", 11, st));
+        QCOMPARE(st, std::optional<K>(K::WaitData));
+        QVERIFY(m.lineStage("/b/kernels/src/body.cuh", 13, st));
+        QCOMPARE(st, std::optional<K>(K::MmaIssue));
+        QVERIFY(m.lineStage("/b/kernels/src/body.cuh", 14, st));
+        QCOMPARE(st, std::optional<K>(K::Release));
+        QVERIFY(m.lineStage("/b/kernels/src/body.cuh", 18, st));
+        QCOMPARE(st, std::optional<K>(K::Store));
+        QVERIFY(m.lineStage("/b/kernels/src/rung7.cu", 4, st));
+        QCOMPARE(st, std::optional<K>(K::WaitPartial));
+
+        // In assignStages: body lines are context, so the producer's inlined mbarrier wait is a slot wait.
+        std::vector<WarpRole> roles(kIntervalKindCount, WarpRole::Consumer);
+        roles[std::size_t(K::WaitSlot)] = WarpRole::Producer;
+        roles[std::size_t(K::IssueLoad)] = WarpRole::Producer;
+        std::vector<StallSample> s = {
+            sample(0x100, "/b/kernels/src/body.cuh", 6),     // wait_slot (body line)
+            sample(0x110, "/b/kernels/src/hopper.cuh", 2),   // mbarWait after producer code -> wait_slot
+            sample(0x200, "/b/kernels/src/body.cuh", 11),    // wait_data
+            sample(0x210, "/b/kernels/src/hopper.cuh", 2),   // mbarWait after consumer code -> wait_data
+            sample(0x300, "/b/kernels/src/rung7.cu", 4),     // the hook's flag spin -> wait_partial
+            sample(0x310, "/b/kernels/src/rung7.cu", 6),     // the add -> fixup
+        };
+        decode::assignStages(s, m, roles, true);
+        QCOMPARE(s[0].stage, std::string("wait_slot"));
+        QCOMPARE(s[1].stage, std::string("wait_slot"));
+        QCOMPARE(s[1].role, WarpRole::Producer);
+        QCOMPARE(s[2].stage, std::string("wait_data"));
+        QCOMPARE(s[3].stage, std::string("wait_data"));
+        QCOMPARE(s[4].stage, std::string("wait_partial"));
+        QCOMPARE(s[5].stage, std::string("fixup"));
+        QCOMPARE(*decode::helperStageFromName("waitPartialFlag", std::nullopt, false), K::WaitPartial);  // streamk_flags.cuh
+        QCOMPARE(*decode::helperStageFromName("fixupPublishFlag", std::nullopt, false), K::Fixup);
+    }
+
     void singleRoleRungFillsUnknownKinds()
     {
         KernelRecord r;

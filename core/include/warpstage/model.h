@@ -39,7 +39,9 @@ enum class IntervalKind : std::uint8_t {
     Sync = 11,      // CTA-wide barrier (__syncthreads / bar.sync)
     Compute = 12,   // CUDA-core math (FFMA) on a k-step
     WaitOrder = 13, // ping-pong: waits for its turn (math/epilogue ordering barrier)
-    Count_ = 14
+    WaitPartial = 14, // stream-K: a tile's finisher waits for the earlier pieces' partial sums (their flags)
+    Fixup = 15,       // stream-K: partial sums written to / read from the workspace and added
+    Count_ = 16
 };
 inline constexpr int kIntervalKindCount = static_cast<int>(IntervalKind::Count_);
 

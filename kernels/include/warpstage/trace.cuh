@@ -57,6 +57,7 @@ namespace kind {
 inline constexpr std::uint8_t Other = 0, Setup = 1, WaitSlot = 2, IssueLoad = 3, WaitData = 4, MmaIssue = 5,
                               MmaWait = 6, Release = 7, Epilogue = 8, Store = 9, Load = 10, Sync = 11,
                               Compute = 12, WaitOrder = 13;
+inline constexpr std::uint8_t WaitPartial = 14, Fixup = 15;  // stream-K (ladder rung 7): flag wait, partial sums
 }
 namespace phase = kind;
 namespace role {

@@ -21,7 +21,9 @@ namespace ws::kern {
 // Cluster > 1 (CTA pairs sharing a multicast operand): a slot is free only when the consumers of every
 // CTA of the cluster released it, so each consumer warp also arrives on the peer's empty barrier
 // (Cluster == 2; `peer` = the other CTA's rank), and init() counts the arrivals of both.
-template <int S, int Cluster = 1>
+// ReadyMarker = false: waitData records no LoadReady marker (the GEMM ladder's budget is four events per
+// consumer k-step: WaitData, MmaIssue, MmaWait, Release).
+template <int S, int Cluster = 1, bool ReadyMarker = true>
 struct Ring {
     static_assert(Cluster == 1 || Cluster == 2, "rings of one CTA or of a CTA pair");
     uint64_t* full;
@@ -74,7 +76,7 @@ struct Ring {
         const int s = slot(fill);
         tr.event(ws::trace::kind::WaitData, fill, uint8_t(s));
         mbarWait(&full[s], (fill / S) & 1);
-        tr.event(ws::trace::kEventLoadReady, fill, uint8_t(s));
+        if constexpr (ReadyMarker) tr.event(ws::trace::kEventLoadReady, fill, uint8_t(s));
     }
     // Consumer: lane 0 of each consumer warp frees the slot of `fill` (its MMAs on it are complete).
     template <class Tr>

@@ -14,6 +14,10 @@
 // take the stage of the nearest preceding sampled PC of the same function that lies in the
 // rung's file (the "context"). The role of a stage is the role of the warps that emit that
 // kind in the rung's traced recording.
+// A helper file that itself records stages (a kernel body shared by rungs, e.g. pingpong_body.cuh) is mapped line
+// by line like the rung's file; there, and in the rung's file, calls of the shared Ring's methods
+// (`ring.waitSlot(`, `.issueLoad(`, `.waitData(`, `.release(`: kernels/src/common/ring.cuh, which records the
+// phase of its name) open their stage as an event call would.
 #pragma once
 
 #include "warpstage/model.h"
@@ -34,7 +38,7 @@ public:
     static StageMap fromFile(std::string path, const std::string& file);
 
     const std::string& file() const { return m_file; }
-    bool empty() const { return m_starts.empty(); }
+    bool empty() const { return m_starts.empty() && m_bodies.empty(); }
     std::size_t stageCount() const { return m_starts.size(); }
     // Stage of a 1-based source line: the last event call at or above it; Setup before the first.
     // Exception: a loop header (`for (`, `while (`) and the lines after it up to the first event
@@ -42,6 +46,10 @@ public:
     std::optional<IntervalKind> stageAt(int line) const;
     // True if a file name from CUPTI (absolute path, relative path or basename) is this file.
     bool matchesFile(std::string_view cuptiFile) const;
+    // The line stage of (file, line) when the file is the rung's or a body helper (one with stage events of its
+    // own); false for any other file.
+    bool lineStage(std::string_view cuptiFile, int line, std::optional<IntervalKind>& stage) const;
+    std::size_t bodyCount() const { return m_bodies.size(); }
 
     // Registers a helper file (repository-relative path): its __device__ functions and their line spans.
     void addHelperSource(std::string path, std::string_view text);
@@ -63,6 +71,7 @@ private:
     std::string m_file;
     std::vector<std::pair<int, IntervalKind>> m_starts;  // (line, kind), ascending by line
     std::vector<HelperFn> m_helpers;
+    std::vector<StageMap> m_bodies;  // helper files mapped line by line (they record stages themselves)
 };
 
 // Stage of a helper function by its name (see above); nullopt for helpers with no pipeline meaning.

@@ -1,0 +1,234 @@
+// The ping-pong body, written once: rung 6 (pingpong.cu) and rung 7 (streamk.cu) are this body with their own
+// tile walk and epilogue hook. What the body is (rung 6's idea; see pingpong.cu's header): a CTA pair (cluster
+// of 2) shares each k-step's B block by TMA multicast; one producer warp feeds a ring of S stages
+// (common/ring.cuh: waitSlot / issueLoad = producer acquire / commit, waitData / release = consumer wait /
+// release); two consumer warpgroups each own a 64x256 tile of the CTA's 128x256 block, warpgroup 1 kept kSkew
+// k-steps behind warpgroup 0 by an ordering barrier per unit; each warpgroup drains its wgmmas, releases the last
+// slot and hands its accumulators to the rung's epilogue hook, then stores them through the TMA store
+// (registers when N % 8 != 0).
+//
+// What a rung supplies:
+//   Walk  the units of this cluster, in order: count() and next(i) (i = 0, 1, ... in order) returning a unit
+//         with .tile (pair tile index in the grouped order), .kb, .ke (its k-steps [kb, ke)). Pingpong: whole
+//         tiles (DpWalk below); stream-K: whole tiles, then pieces of tiles (streamk.cu).
+//   Epi   before the store: bool operator()(acc, unit, cw, t, fill, wt) -- true: store the tile to C now; false: the
+//         hook kept it (stream-K's partial sums). Pingpong: StoreC below (always true).
+// Both are plain structs the kernel builds from its arguments; the body copies the walk once per thread.
+//
+// Trace (Traced = true): Setup; TileBegin (kstep = tileM, aux = tileN) / TileEnd per unit; producer WaitSlot /
+// IssueLoad per k-step; consumers WaitOrder (the ordering barrier), WaitData / MmaIssue / MmaWait / Release per
+// k-step, Store; kstep is the CTA-wide fill counter. The hook records its own phases.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "hopper.cuh"
+#include "rungs.h"
+#include "warpstage/trace_device.cuh"  // before ring.cuh: the ladder's trace layer (no module symbols)
+#include "common/ring.cuh"
+
+#ifndef WS_PP_TMA_STORE
+#define WS_PP_TMA_STORE 1
+#endif
+
+namespace ws::kern::pp {
+using namespace geom;
+
+constexpr int BM = kPpBM, BN = kPpBN, S = kPpStages, CL = kPpCluster, kSkew = kPpSkew;
+constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
+constexpr uint32_t kPartB = kBytesB / CL;  // the part of the B block each CTA of the pair loads
+constexpr bool kTmaStore = WS_PP_TMA_STORE;
+// TMA-store epilogue (storeAccTmaBf16): each warpgroup writes its 64x256 tile as 8 boxes of 64x32
+// through two 4 KB staging buffers of its own.
+constexpr uint32_t kEpiBox = kStoreBoxBytes;
+constexpr uint32_t kEpiBytes = kTmaStore ? 2 * 2 * kEpiBox : 0;  // 2 warpgroups x 2 buffers
+constexpr int kSmem = S * kStage + kEpiBytes + 1024 + 128;        // + alignment + barrier area
+constexpr int kWarps = kPpThreads / 32;
+constexpr int kConsumerWarps = 8;
+constexpr int kGoBar = 1;    // named barrier: "warpgroup 1 may start unit i" (warpgroup 0 has issued kSkew k-steps)
+constexpr int kTakenBar = 2; // named barrier: "warpgroup 1 has taken its go for unit i" (keeps the two in step)
+constexpr int kEpiBar0 = 3;  // named barriers 3, 4: warpgroup cw's epilogue steps (5 and up: free for the hook)
+static_assert(kSkew >= 0 && kSkew < S, "the skew must leave warpgroup 0 a slot to wait on");
+static_assert(kSmem + kWarps * ws::trace::kTraceSmemPerWarp <= 227 * 1024, "traced build must fit shared memory");
+
+using PpRing = Ring<S, CL, /*ReadyMarker=*/false>;
+
+// Pair tiles of the output (partial tiles at the edges: TMA zero-fills the loads past M, N and K, and clips
+// the stores).
+__host__ __device__ __forceinline__ int pairsM(int M) { return (M + BM * CL - 1) / (BM * CL); }
+__host__ __device__ __forceinline__ int tilesN(int N) { return (N + BN - 1) / BN; }
+
+// Pingpong's walk: pair tiles cluster, cluster + clusters, ... whole (the same for both CTAs of the pair).
+struct DpWalk {
+    struct Unit {
+        int tile, kb, ke;
+    };
+    int cluster, clusters, numPairs, kt;
+    __device__ __forceinline__ int count() const { return (numPairs - cluster + clusters - 1) / clusters; }
+    __device__ __forceinline__ Unit next(int i) const { return {cluster + i * clusters, 0, kt}; }
+};
+
+// Pingpong's epilogue hook: every unit is a whole tile; store it.
+struct StoreC {
+    template <class U, class Tr>
+    __device__ __forceinline__ bool operator()(float (&)[BN / 2], const U&, int, int, int, Tr&) const
+    {
+        return true;
+    }
+};
+
+// Host: the three tensor maps of a launch (C's only where TMA can store: rows a multiple of 16 bytes; otherwise
+// the kernel stores from registers, same test there: N % 8, and never reads tmC). "" or the error.
+inline std::string encodeMaps(const LaunchArgs& a, CUtensorMap& tmA, CUtensorMap& tmB, CUtensorMap& tmC)
+{
+    std::string msg = encodeTmaK64(&tmA, a.a, a.m, a.k, BM);
+    if (msg.empty()) msg = encodeTmaK64(&tmB, a.b, a.n, a.k, BN / CL);
+    std::memset(&tmC, 0, sizeof tmC);
+    if (msg.empty() && a.n % 8 == 0) msg = encodeTmaStoreSw64(&tmC, a.c, a.m, a.n, 64);
+    return msg;
+}
+
+#ifdef __CUDACC__
+// The body, a template on tracing. The tensor maps are the kernels' __grid_constant__ parameters, passed by
+// reference (the TMA instructions take their addresses).
+template <bool Traced, class Walk, class Epi>
+__device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& tmB, const CUtensorMap& tmC,
+                                     __nv_bfloat16* __restrict__ C, int M, int N, void* trace, Walk walk, Epi& epi)
+{
+    namespace tk = ws::trace::kind;
+    namespace tr = ws::trace::role;
+    extern __shared__ uint8_t smemRaw[];
+    uint8_t* smem = alignSmem1024(smemRaw);
+    uint8_t* staging = smem + S * kStage;  // kEpiBytes of epilogue staging (TMA store)
+    const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
+    const uint32_t rank = CL > 1 ? clusterCtaRank() : 0u;
+    PpRing ring;
+    ring.full = reinterpret_cast<uint64_t*>(staging + kEpiBytes);
+    ring.empty = ring.full + S;
+    ring.peer = rank ^ 1u;
+    const int numPairsM = pairsM(M), numTilesN = tilesN(N);
+    // the TMA store needs C's rows 16-byte aligned (N % 8 == 0); otherwise the clipped register stores
+    const bool tmaStore = kTmaStore && (N & 7) == 0;
+    const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)
+
+    ws::trace::WarpTrace<Traced> wt;
+    ws::trace::CtaTrace<Traced> ct;
+    if constexpr (Traced) {
+        ct.begin(trace);
+        const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
+        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
+                 reinterpret_cast<uint8_t*>(ring.full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
+        wt.event(tk::Setup);
+    }
+    if (tid == 0) {
+        tmaPrefetchDesc(&tmA);
+        tmaPrefetchDesc(&tmB);
+        if (tmaStore) tmaPrefetchDesc(&tmC);
+        ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
+    }
+    clusterSync();  // the peer's barriers are initialised before anyone signals them
+
+    auto coords = [&](int tile, int& tm, int& tn) {
+        int pm;
+        tileCoords(tile, numPairsM, numTilesN, kGroupM / CL, pm, tn);
+        tm = pm * CL + int(rank);
+    };
+
+    if (wg == 0) {
+        setMaxNRegDec<40>();
+        // Untraced, warps 1-3 have nothing to do: they leave now rather than sit at the final
+        // cluster barrier (which waits only for threads that have not exited) for the whole
+        // kernel, where the stall pass would sample them. Traced, they stay for the CTA record.
+        if constexpr (!Traced)
+            if (warp != 0) return;
+        // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
+        if (Traced ? warp == 0 : tid == 0) {
+            int fill = 0;
+            for (int i = 0; i < nLocal; ++i) {
+                const auto u = walk.next(i);
+                int tm, tn;
+                coords(u.tile, tm, tn);
+                if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
+                for (int kt = u.kb; kt < u.ke; ++kt, ++fill) {
+                    const uint64_t tWait = ring.waitSlot(fill, wt);
+                    ring.issueLoad(fill, tWait, kStage, tid == 0, wt, [&](int slot, uint64_t* bar) {
+                        uint8_t* st = smem + slot * kStage;
+                        tmaLoad2d(st, &tmA, bar, kt * kBK, tm * BM);
+                        if constexpr (CL > 1)
+                            tmaLoad2dMulticast(st + kBytesA + rank * kPartB, &tmB, bar, kt * kBK,
+                                               tn * BN + int(rank) * (BN / CL), uint16_t((1u << CL) - 1));
+                        else
+                            tmaLoad2d(st + kBytesA, &tmB, bar, kt * kBK, tn * BN);
+                    });
+                }
+                if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
+            }
+        }
+    } else {  // consumers: warpgroup cw owns rows 64*cw.. of every block
+        setMaxNRegInc<232>();
+        const int cw = wg - 1;
+        const bool lane0 = laneId() == 0;
+        const int t = tid & 127;
+        int fill = 0;
+        for (int i = 0; i < nLocal; ++i) {
+            const auto u = walk.next(i);
+            const int KU = u.ke - u.kb;                      // k-steps of this unit
+            const int goAt = (KU < kSkew ? KU : kSkew) - 1;  // warpgroup 0 signals after issuing this k-step
+            int tm, tn;
+            coords(u.tile, tm, tn);
+            if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
+            if (kSkew > 0 && cw == 1) {  // wait until warpgroup 0 is kSkew k-steps into this unit
+                if constexpr (Traced) wt.event(tk::WaitOrder, fill);
+                namedBarSync(kGoBar, 256);
+                if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
+            }
+            float acc[1][BN / 2];  // first k-step overwrites (accumulate = 0)
+            for (int kt = 0; kt < KU; ++kt, ++fill) {
+                ring.waitData(fill, wt);
+                if constexpr (Traced) wt.event(tk::MmaIssue, fill, PpRing::slot(fill));
+                const uint32_t st = smemAddr(smem + PpRing::slot(fill) * kStage);
+                wgmmaFence();
+                mmaKStep<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt > 0);
+                wgmmaCommit();
+                if (kSkew > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this unit
+                    if (i > 0) {  // ... once it has taken the previous go (never two gos pending)
+                        if constexpr (Traced) wt.event(tk::WaitOrder, fill);
+                        namedBarSync(kTakenBar, 256);
+                    }
+                    namedBarArrive(kGoBar, 256);
+                }
+                if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
+                    if constexpr (Traced) wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+                    wgmmaWait<1>();
+                    ring.release(fill - 1, lane0, wt);
+                }
+            }
+            // drain: the unit's last k-step
+            if constexpr (Traced) wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+            wgmmaWait<0>();
+            fenceAcc(acc[0]);
+            ring.release(fill - 1, lane0, wt);
+            if (epi(acc[0], u, cw, t, fill, wt)) {  // the rung's hook; true: store the tile to C
+                if constexpr (Traced) wt.event(tk::Store);
+                if (tmaStore)
+                    storeAccTmaBf16<BN>(acc[0], &tmC, staging + cw * 2 * kEpiBox, tm * BM + cw * 64, tn * BN, t,
+                                        kEpiBar0 + cw);
+                else
+                    storeAccBf16<BN>(acc[0], C, N, M, N, tm * BM + cw * 64, tn * BN, t);
+            }
+            if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
+        }
+        if (tmaStore)
+            if (t == kStoreIssuer) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
+    }
+    if constexpr (Traced) {
+        wt.end();
+        ct.end(trace);
+    }
+    clusterSync();  // no CTA leaves while its peer may still signal its barriers
+}
+#endif
+
+}  // namespace ws::kern::pp
