@@ -110,7 +110,7 @@ private:
     void onOpened();
     void onOpenFailed(const QString& path, const QString& message, bool needsMigration);
     void onKernelLoaded(qint64 id, std::shared_ptr<const ws::KernelTrace> trace,
-                        std::shared_ptr<const ws::KernelMetrics> metrics);
+                        std::shared_ptr<const ws::KernelMetrics> metrics, std::shared_ptr<const ws::ui::TraceFacts> facts);
     void onBusy(bool busy, const QString& what);
     void updateSelectionMetrics();
     void addRecent(const QString& path);
