@@ -334,8 +334,17 @@ void TestSmoke::staysResponsiveWhileLoading()
           "(ending at %lld ms)",
           shownAt, clock.elapsed(), worst, worstEnd);
     QVERIFY(w.currentTrace()->intervalCount() > 2'000'000);
-    // the GUI thread only sets the trace and the tables; loading, analysis and indexing run on workers
-    QVERIFY2(worst < 600, qPrintable(QString("GUI thread blocked for %1 ms").arg(worst)));
+    // the GUI thread only sets the trace and the tables; loading, analysis and indexing run on workers.
+    // 600 ms; x2 in the ASan+UBSan preset (Debug, every instruction checked: -fsanitize=address defines
+    // __SANITIZE_ADDRESS__), where the first paints after the kernel is shown take that much longer
+    // (docs/benchmarks.md, "GUI-thread gaps while a 3M-interval kernel loads").
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr qint64 kSanitizerFactor = 2;
+#else
+    constexpr qint64 kSanitizerFactor = 1;
+#endif
+    const qint64 limit = 600 * kSanitizerFactor;
+    QVERIFY2(worst < limit, qPrintable(QString("GUI thread blocked for %1 ms (limit %2 ms)").arg(worst).arg(limit)));
 }
 
 // File ▸ Bundled samples lists every sample; the default stays the ladder; the PyTorch program sample opens
