@@ -178,7 +178,7 @@ void ComparePanel::load(int side, qint64 kernelId)
                                             shapeText(t.run))
                                        .arg(qint64(t.intervalCount()))
                                        .arg(formatDuration(double(t.launch.end - t.launch.start))));
-            tl->setTrace(r.trace);
+            tl->setTrace(r.trace, r.facts);
             tl->setTimeOrigin(t.launch.start);
             // align with the other side's relative view, or show the longer of the two kernels from its start
             const TimelineWidget* other = side == 0 ? m_tlB : m_tlA;

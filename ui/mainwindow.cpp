@@ -305,7 +305,7 @@ void MainWindow::selectKernel(qint64 kernelId)
 }
 
 void MainWindow::onKernelLoaded(qint64 id, std::shared_ptr<const ws::KernelTrace> trace,
-                                std::shared_ptr<const ws::KernelMetrics> metrics)
+                                std::shared_ptr<const ws::KernelMetrics> metrics, std::shared_ptr<const ws::ui::TraceFacts> facts)
 {
     if (id != m_kernelId)
         return;
@@ -314,7 +314,7 @@ void MainWindow::onKernelLoaded(qint64 id, std::shared_ptr<const ws::KernelTrace
     m_selection = {};
     if (!m_banner->isHidden() && m_banner->styleSheet().contains(QStringLiteral("fdecea")))
         hideBanner();  // an old error no longer applies
-    m_timeline->setTrace(trace);
+    m_timeline->setTrace(trace, std::move(facts));  // facts from the loader's worker: no pass over the intervals here
     m_timeline->setTimeOrigin(trace->launch.start);
     if (!m_laneFilter->text().isEmpty())
         m_timeline->setLaneFilter(m_laneFilter->text());

@@ -51,8 +51,9 @@ public:
     bool exportCurrentView(const QString& path, QSize sizePx, double dpi, const QString& title, QString* error) const;
     // Compare the given kernels (or the current one and the rung below it when 0).
     void compareKernels(qint64 a = 0, qint64 b = 0);
-    // The program view of a run (mainwindow_program.cpp): loads it on a worker, shows the Program tab.
-    void showProgramOfRun(qint64 runId);
+    // The program view of a run (mainwindow_program.cpp): loads it on a worker, shows the Program tab
+    // (`activate` false: loads it into the tab without switching to it).
+    void showProgramOfRun(qint64 runId, bool activate = true);
     // Back: the current view's zoom history; from a warp view opened out of the program view, with no
     // zoom step left, back to the program view where it was.
     void goBack();
@@ -110,7 +111,7 @@ private:
     void onOpened();
     void onOpenFailed(const QString& path, const QString& message, bool needsMigration);
     void onKernelLoaded(qint64 id, std::shared_ptr<const ws::KernelTrace> trace,
-                        std::shared_ptr<const ws::KernelMetrics> metrics);
+                        std::shared_ptr<const ws::KernelMetrics> metrics, std::shared_ptr<const ws::ui::TraceFacts> facts);
     void onBusy(bool busy, const QString& what);
     void updateSelectionMetrics();
     void addRecent(const QString& path);
@@ -125,6 +126,8 @@ private:
     TimelineWidget* m_timeline = nullptr;
     ProgramPanel* m_programPanel = nullptr;
     qint64 m_programRunId = 0;
+    qint64 m_programWantedRunId = 0;  // the run shown or being loaded into the Program tab
+    bool m_programActivate = false;   // the pending load shows the tab when it arrives
     quint64 m_programGen = 0;
     bool m_returnToProgram = false;  // the warp view was opened from the program view
     QLabel* m_banner = nullptr;

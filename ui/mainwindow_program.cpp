@@ -41,7 +41,17 @@ void MainWindow::setupProgramView()
     });
     connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
         const qint64 run = cur.data(RunsModel::RunIdRole).toLongLong();
-        if (cur.data(RunsModel::KernelIdRole).toLongLong() != 0 || run <= 0)
+        if (const qint64 kernel = cur.data(RunsModel::KernelIdRole).toLongLong(); kernel != 0) {
+            // a kernel row: the Program tab follows to the kernel's run (it never shows another run than the
+            // selected kernel's), without leaving the tab the user is on
+            const RunEntry* r = m_doc->findRunOfKernel(kernel);
+            const qint64 kernelRun = r ? qint64(r->summary.info.id) : 0;
+            const bool tabInUse = m_programWantedRunId != 0 || (r && r->summary.info.kind == ws::RunKind::Program);
+            if (kernelRun > 0 && kernelRun != m_programWantedRunId && tabInUse)
+                showProgramOfRun(kernelRun, false);
+            return;
+        }
+        if (run <= 0)
             return;
         for (const auto& r : m_doc->contents().runs)
             if (qint64(r.summary.info.id) == run && r.summary.info.kind == ws::RunKind::Program)
@@ -49,6 +59,8 @@ void MainWindow::setupProgramView()
     });
     connect(m_doc, &TraceDocument::opened, this, [this] {
         m_programRunId = 0;
+        m_programWantedRunId = 0;
+        m_programActivate = false;
         m_returnToProgram = false;
         m_programPanel->setProgram(nullptr);
         // a file of program runs opens on the program view of the first one
@@ -62,12 +74,14 @@ void MainWindow::setupProgramView()
 
 bool MainWindow::programTabCurrent() const { return m_programPanel && m_centralTabs->currentWidget() == m_programPanel; }
 
-void MainWindow::showProgramOfRun(qint64 runId)
+void MainWindow::showProgramOfRun(qint64 runId, bool activate)
 {
     const auto store = m_doc->contents().store;
     if (!store)
         return;
     const quint64 gen = ++m_programGen;
+    m_programWantedRunId = runId;
+    m_programActivate = m_programActivate || activate;  // a load that supersedes an activating one activates too
     onBusy(true, tr("Loading the program view of run %1…").arg(runId));
     auto* w = new QFutureWatcher<LoadedProgram>(this);
     connect(w, &QFutureWatcher<LoadedProgram>::finished, this, [this, w, gen, runId] {
@@ -76,6 +90,7 @@ void MainWindow::showProgramOfRun(qint64 runId)
         onBusy(false, {});
         if (gen != m_programGen)
             return;
+        const bool activate = std::exchange(m_programActivate, false);
         if (!r.program) {
             showBanner(tr("<b>Could not load the program view of run %1.</b> %2").arg(runId).arg(r.error.toHtmlEscaped()), true);
             return;
@@ -83,9 +98,10 @@ void MainWindow::showProgramOfRun(qint64 runId)
         m_programRunId = runId;
         m_returnToProgram = false;
         m_programPanel->setProgram(r.program);
-        m_centralTabs->setCurrentWidget(m_programPanel);
+        if (activate)
+            m_centralTabs->setCurrentWidget(m_programPanel);
         // a family rung's run (lce_padded, ...): its teaching text
-        if (const QString v = QString::fromStdString(r.program->run.variant); findRungText(v))
+        if (const QString v = QString::fromStdString(r.program->run.variant); activate && findRungText(v))
             m_teaching->setRung(v);
         statusBar()->showMessage(tr("Program view of run %1: %L2 launches, %L3 memory operations")
                                      .arg(runId).arg(qint64(r.program->kernels.size())).arg(qint64(r.program->memOps.size())),

@@ -121,8 +121,10 @@ void MainWindow::whatIfKernel()
         m_whatIf->setUnavailable(tr("This kernel has no per-warp timeline to replay."));
         return;
     }
-    m_whatIf->setKernel(makePredictor(trace), trace->launch.end - trace->launch.start, recordedStages(*trace),
-                        recordedSms(*trace));
+    // the ring depth from the loader's TraceFacts: recordedStages() walks every interval (GUI thread)
+    const auto facts = m_timeline->trace() == trace ? m_timeline->traceFacts() : nullptr;
+    m_whatIf->setKernel(makePredictor(trace), trace->launch.end - trace->launch.start,
+                        facts ? facts->ringDepth : recordedStages(*trace), recordedSms(*trace));
     auto* watcher = new QFutureWatcher<std::shared_ptr<const CriticalPathView>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
         watcher->deleteLater();

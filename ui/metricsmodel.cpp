@@ -41,7 +41,7 @@ std::vector<MetricRow> metricRows(const ws::KernelMetrics& m)
         {"ramp_ns", QObject::tr("Ramp (prologue + drain)"), g.rampNs, U::Ns, {}, false},
         {"load_count", QObject::tr("Loads"), double(g.loadCount), U::Count, {}, true},
         {"tail_idle_share", QObject::tr("Tail idle SMs"), m.tailIdleShare, U::Share,
-         QObject::tr("Σ over SMs of (end − SM's last CTA end) / (SMs × window)"), false},
+         QObject::tr("Σ over SMs of (end − SM's last CTA end) / (SMs × window); the device's SMs that ran no CTA idle the whole window"), false},
         {"tail_ns", QObject::tr("Tail"), m.tailNs, U::Ns, {}, false},
         {"sms_used", QObject::tr("SMs used"), double(m.smsUsed), U::Count, {}, true},
         {"stall_samples", QObject::tr("Stall samples"), double(m.stallSamples), U::Count, {}, true},

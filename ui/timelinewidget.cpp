@@ -58,10 +58,8 @@ void TimelineWidget::Private::rebuildLegend()
 {
     legend->clearItems();
     std::array<bool, 256> present{};
-    if (trace)
-        for (const auto &l : trace->lanes)
-            for (auto k : l.kind)
-                present[std::size_t(k)] = true;
+    if (trace && facts)
+        present = facts->kinds;  // found on the loader's worker: no pass over the intervals here
     for (std::size_t c = ws::kIntervalKindCount; c < present.size(); ++c)  // reserved kinds are drawn as "other"
         if (present[c] && !ws::isUserPhase(ws::IntervalKind(c)))
             present[std::size_t(ws::IntervalKind::Other)] = true;
@@ -223,12 +221,13 @@ TimelineWidget::~TimelineWidget()
     d->watcher->waitForFinished();
 }
 
-void TimelineWidget::setTrace(std::shared_ptr<const ws::KernelTrace> trace)
+void TimelineWidget::setTrace(std::shared_ptr<const ws::KernelTrace> trace, std::shared_ptr<const ws::ui::TraceFacts> facts)
 {
     d->trace = std::move(trace);
+    d->facts = d->trace ? (facts ? std::move(facts) : ws::ui::makeTraceFacts(*d->trace)) : nullptr;
     if (d->trace) {
-        d->firstStart = d->trace->firstStart();
-        d->lastEnd = d->trace->lastEnd();
+        d->firstStart = d->facts->firstStart;
+        d->lastEnd = d->facts->lastEnd;
         const ws::KernelLaunch &L = d->trace->launch;
         if (L.end > L.start && L.start > 0 && d->trace->intervalCount() > 0) {  // the kernel's own span too
             d->firstStart = std::min(d->firstStart, L.start);
@@ -268,6 +267,7 @@ void TimelineWidget::setTrace(std::shared_ptr<const ws::KernelTrace> trace)
 }
 
 std::shared_ptr<const ws::KernelTrace> TimelineWidget::trace() const { return d->trace; }
+std::shared_ptr<const ws::ui::TraceFacts> TimelineWidget::traceFacts() const { return d->facts; }
 
 bool TimelineWidget::waitForIndex(int timeoutMs)
 {

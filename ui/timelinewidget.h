@@ -7,6 +7,7 @@
 // compute) and a "loads in flight" sub-lane. See docs/viewer.md.
 #pragma once
 
+#include "tracefacts.h"
 #include "whatifdata.h"
 
 #include <warpstage/model.h>
@@ -38,9 +39,13 @@ public:
     explicit TimelineWidget(QWidget *parent = nullptr);
     ~TimelineWidget() override;
 
-    // null clears; builds the LOD index off the GUI thread, paints as soon as possible
-    void setTrace(std::shared_ptr<const ws::KernelTrace> trace);
+    // null clears; builds the LOD index off the GUI thread, paints as soon as possible. `facts` (tracefacts.h),
+    // computed on the loader's worker, spares the GUI thread the pass over every interval; without them
+    // setTrace computes them here (fine for small traces, tests and exports).
+    void setTrace(std::shared_ptr<const ws::KernelTrace> trace,
+                  std::shared_ptr<const ws::ui::TraceFacts> facts = {});
     std::shared_ptr<const ws::KernelTrace> trace() const;
+    std::shared_ptr<const ws::ui::TraceFacts> traceFacts() const;  // of trace(); null without one
     // Blocks until the LOD index of the current trace is built (tests, export). True if there is one.
     bool waitForIndex(int timeoutMs = 30000);
     bool indexReady() const;

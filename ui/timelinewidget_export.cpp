@@ -29,7 +29,7 @@ std::unique_ptr<TimelineWidget> TimelineWidget::Private::clone(const TimelineWid
     w.setAttribute(Qt::WA_DontShowOnScreen);
     w.d->originSet = true;
     w.d->origin = d->origin;
-    w.setTrace(d->trace);
+    w.setTrace(d->trace, d->facts);
     if (d->index) {  // reuse the finished index
         if (w.d->cancel)
             *w.d->cancel = true;

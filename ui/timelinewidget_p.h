@@ -36,6 +36,7 @@ struct TimelineWidget::Private {
     QSharedPointer<TimelineTicker> ticker;
 
     std::shared_ptr<const ws::KernelTrace> trace;
+    std::shared_ptr<const ws::ui::TraceFacts> facts;  // of `trace` (extent, kinds present), never walked here
     std::shared_ptr<const ws::lod::TraceIndex> index;
     std::shared_ptr<std::atomic<bool>> cancel;
     QFutureWatcher<std::shared_ptr<const ws::lod::TraceIndex>> *watcher = nullptr;

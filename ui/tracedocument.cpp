@@ -105,6 +105,7 @@ TraceDocument::TraceDocument(QObject* parent) : QObject(parent)
 {
     qRegisterMetaType<std::shared_ptr<const ws::KernelTrace>>();
     qRegisterMetaType<std::shared_ptr<const ws::KernelMetrics>>();
+    qRegisterMetaType<std::shared_ptr<const ws::ui::TraceFacts>>();
 }
 
 TraceDocument::~TraceDocument() = default;
@@ -241,6 +242,7 @@ LoadedKernel loadKernelNow(SharedStore& store, qint64 kernelId)
             t = std::make_shared<ws::KernelTrace>(store.store.loadKernel(kernelId));
         }
         r.metrics = std::make_shared<ws::KernelMetrics>(ws::analyze(*t));
+        r.facts = makeTraceFacts(*t);  // here, not on the GUI thread (tracefacts.h)
         r.trace = std::move(t);
     } catch (const std::exception& e) {
         r.error = QString::fromStdString(e.what());
@@ -268,7 +270,7 @@ void TraceDocument::loadKernel(qint64 kernelId)
             emit kernelLoadFailed(kernelId, r.error);
             return;
         }
-        emit kernelLoaded(kernelId, r.trace, r.metrics);
+        emit kernelLoaded(kernelId, r.trace, r.metrics, r.facts);
     });
     w->setFuture(QtConcurrent::run([store, kernelId, gen, genPtr]() -> LoadedKernel {
         if (gen != *genPtr)  // dropped before it started: cheap exit

@@ -8,6 +8,7 @@
 #include "warpstage/analysis.h"
 #include "warpstage/model.h"
 #include "warpstage/store.h"
+#include "tracefacts.h"
 
 #include <QObject>
 #include <QString>
@@ -60,8 +61,9 @@ struct LoadedKernel {
     std::shared_ptr<const ws::KernelTrace> trace;
     std::shared_ptr<const ws::KernelMetrics> metrics;
     QString error;  // set when trace is null
+    std::shared_ptr<const TraceFacts> facts;  // of trace, found on the worker (for TimelineWidget::setTrace)
 };
-// Loads and analyses one kernel (blocking; call on a worker thread). Never throws.
+// Loads and analyses one kernel and finds its TraceFacts (blocking; call on a worker thread). Never throws.
 LoadedKernel loadKernelNow(SharedStore& store, qint64 kernelId);
 
 class TraceDocument : public QObject {
@@ -92,7 +94,7 @@ signals:
     // `needsMigration`: the file is an older Warpstage schema (see store.h).
     void openFailed(const QString& path, const QString& message, bool needsMigration);
     void kernelLoaded(qint64 kernelId, std::shared_ptr<const ws::KernelTrace> trace,
-                      std::shared_ptr<const ws::KernelMetrics> metrics);
+                      std::shared_ptr<const ws::KernelMetrics> metrics, std::shared_ptr<const ws::ui::TraceFacts> facts);
     void kernelLoadFailed(qint64 kernelId, const QString& message);
     void analysisReady(int tag, const ws::Selection& selection, std::shared_ptr<const ws::KernelMetrics> metrics);
     // Busy state for the progress bar: `what` says what runs ("Opening trace.db").
@@ -115,3 +117,4 @@ QString formatDuration(double ns);  // "1.23 ms", "456 µs", "78 ns", "—" for 
 
 Q_DECLARE_METATYPE(std::shared_ptr<const ws::KernelTrace>)
 Q_DECLARE_METATYPE(std::shared_ptr<const ws::KernelMetrics>)
+Q_DECLARE_METATYPE(std::shared_ptr<const ws::ui::TraceFacts>)

@@ -314,7 +314,10 @@ KernelMetrics analyze(const KernelTrace& t, const Selection& sel)
             km.tailNs = static_cast<double>(E - first);
             for (const auto& [sm, e] : lastEnd)
                 km.tailIdleSmNs += static_cast<double>(E - e);
-            km.tailIdleShare = share(km.tailIdleSmNs, static_cast<double>(km.smsUsed) * static_cast<double>(E - a));
+            // SMs of the device that never ran a CTA idle for the whole span (when the run knows its SM count)
+            const int sms = std::max(km.smsUsed, t.run.device.smCount);
+            km.tailIdleSmNs += static_cast<double>(sms - km.smsUsed) * static_cast<double>(E - a);
+            km.tailIdleShare = share(km.tailIdleSmNs, static_cast<double>(sms) * static_cast<double>(E - a));
         } else {
             km.tailIdleShare = kNaN;
         }

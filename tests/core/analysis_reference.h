@@ -123,7 +123,10 @@ inline Result analyze(const ws::KernelTrace& t, const ws::Selection& sel)
         r.tailNs = static_cast<double>(E - F);
         for (const auto& [sm, e] : last)
             r.tailIdleSmNs += static_cast<double>(E - e);
-        r.tailIdleShare = ratio(r.tailIdleSmNs, r.smsUsed * static_cast<double>(E - a));
+        // the device's SMs that ran no CTA: idle from a to E
+        const double idle = t.run.device.smCount > r.smsUsed ? t.run.device.smCount - r.smsUsed : 0.0;
+        r.tailIdleSmNs += idle * static_cast<double>(E - a);
+        r.tailIdleShare = ratio(r.tailIdleSmNs, (r.smsUsed + idle) * static_cast<double>(E - a));
     } else {
         r.tailIdleShare = std::numeric_limits<double>::quiet_NaN();
     }

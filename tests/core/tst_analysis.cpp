@@ -527,6 +527,18 @@ private slots:
         QCOMPARE(all.tailNs, 40.0);
         QCOMPARE(all.tailIdleSmNs, 40.0);
         QCOMPARE(all.tailIdleShare, 0.2);
+        // a device of 8 SMs (run.device.smCount): the 6 that ran no CTA idle the whole span [0, 100)
+        {
+            KernelTrace big = t;
+            big.run.device.smCount = 8;
+            const KernelMetrics m = analyze(big);
+            QCOMPARE(m.smsUsed, 2);
+            QCOMPARE(m.tailNs, 40.0);
+            QCOMPARE(m.tailIdleSmNs, 40.0 + 6 * 100.0);
+            QCOMPARE(m.tailIdleShare, (40.0 + 600.0) / (8 * 100.0));
+            big.run.device.smCount = 1;  // fewer than used (a bad count): the used SMs only
+            QCOMPARE(analyze(big).tailIdleShare, 0.2);
+        }
         QCOMPARE(all.perCta.size(), std::size_t(2));
         QCOMPARE(all.total.computeNs, 60.0 + 40.0);
         QCOMPARE(all.total.bubbleCount, std::int64_t(2));

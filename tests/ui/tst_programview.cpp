@@ -399,6 +399,54 @@ private slots:
         QCOMPARE(v->selectedLaunch(), traced);
     }
 
+    // The Program tab follows the kernel selected in the Runs panel: it never shows another run than the
+    // selected kernel's, and following does not leave the tab the user is on.
+    void programViewFollowsTheRunsSelection()
+    {
+        qputenv("WARPSTAGE_NO_DIALOGS", "1");
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("ladder.warpstage"));
+        QString err;
+        QVERIFY2(ws::ui::writeSyntheticLadder(path, &err, 8, 8), qPrintable(err));
+        ws::ui::MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QSignalSpy opened(&w, &ws::ui::MainWindow::fileOpened);
+        QSignalSpy shown(&w, &ws::ui::MainWindow::kernelShown);
+        w.openFile(path);
+        QVERIFY(opened.wait(20000));
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 20000);
+        const auto &runs = w.document()->contents().runs;
+        QVERIFY(runs.size() >= 2);
+        const qint64 last = runs.back().summary.info.id;
+        QSignalSpy programShown(&w, &ws::ui::MainWindow::programShown);
+        w.showProgramOfRun(last);
+        QTRY_VERIFY_WITH_TIMEOUT(!programShown.isEmpty(), 20000);
+        QCOMPARE(w.programRun(), last);
+        auto tracedOf = [](const ws::ui::RunEntry &r) {
+            for (const auto &k : r.kernels)
+                if (k.summary.launch.traced)
+                    return qint64(k.summary.launch.id);
+            return qint64(0);
+        };
+        const qint64 kFirst = tracedOf(runs.front()), kLast = tracedOf(runs.back());
+        QVERIFY(kFirst > 0 && kLast > 0);
+        // back on the timeline, a kernel of the run shown already: nothing reloads
+        w.centralTabs()->setCurrentIndex(0);
+        programShown.clear();
+        w.selectKernel(kLast);
+        QTRY_COMPARE_WITH_TIMEOUT(w.currentKernel(), kLast, 20000);
+        QTest::qWait(200);
+        QVERIFY(programShown.isEmpty());
+        // a kernel of the first run: the Program tab now holds the first run, the timeline stays in front
+        w.selectKernel(kFirst);
+        QTRY_VERIFY_WITH_TIMEOUT(!programShown.isEmpty(), 20000);
+        QCOMPARE(programShown.last().at(0).toLongLong(), qint64(runs.front().summary.info.id));
+        QCOMPARE(w.programRun(), qint64(runs.front().summary.info.id));
+        QCOMPARE(w.programPanel()->program()->run.id, runs.front().summary.info.id);
+        QCOMPARE(w.centralTabs()->currentIndex(), 0);
+    }
+
     // The synthetic PyTorch-like program in the panel: 20 kernel names in the table, the GEMM families on
     // top; with WARPSTAGE_SCREENSHOT_DIR set, the panel is saved there (docs/user-guide/program-view.png).
     void syntheticProgramPanel()

@@ -279,6 +279,12 @@ void TestShellModels::documentLoadsKernelAndDropsStale()
     QCOMPARE(trace->launch.variant, std::string("pingpong"));
     QVERIFY(trace->intervalCount() > 0);
     QCOMPARE(busy.last().at(0).toBool(), false);
+    // the timeline's facts come with the kernel, found on the worker (the GUI thread never walks the intervals)
+    auto facts = loaded.first().at(3).value<std::shared_ptr<const ws::ui::TraceFacts>>();
+    QVERIFY(facts);
+    QCOMPARE(facts->firstStart, trace->firstStart());
+    QCOMPARE(facts->lastEnd, trace->lastEnd());
+    QVERIFY(facts->kinds[std::size_t(trace->lanes.front().kind.front())]);
 
     // a time-range analysis covers less compute than the whole kernel
     QSignalSpy ready(&doc, &TraceDocument::analysisReady);

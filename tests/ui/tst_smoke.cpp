@@ -311,12 +311,15 @@ void TestSmoke::staysResponsiveWhileLoading()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QElapsedTimer clock;
-    qint64 last = 0, worst = 0;
+    qint64 last = 0, worst = 0, worstEnd = 0;
     QTimer tick;
     tick.setInterval(5);
     connect(&tick, &QTimer::timeout, this, [&] {
         const qint64 now = clock.elapsed();
-        worst = std::max(worst, now - last);
+        if (now - last > worst) {
+            worst = now - last;
+            worstEnd = now;  // where it happened: compare with "kernel shown" / "index ready" below
+        }
         last = now;
     });
     QSignalSpy shown(&w, &MainWindow::kernelShown);
@@ -327,11 +330,21 @@ void TestSmoke::staysResponsiveWhileLoading()
     const qint64 shownAt = clock.elapsed();
     QTRY_VERIFY_WITH_TIMEOUT(w.timeline()->indexReady(), 60000);
     tick.stop();
-    qInfo("3M intervals: kernel shown after %lld ms, index ready after %lld ms, longest GUI-thread gap %lld ms",
-          shownAt, clock.elapsed(), worst);
+    qInfo("3M intervals: kernel shown after %lld ms, index ready after %lld ms, longest GUI-thread gap %lld ms "
+          "(ending at %lld ms)",
+          shownAt, clock.elapsed(), worst, worstEnd);
     QVERIFY(w.currentTrace()->intervalCount() > 2'000'000);
-    // the GUI thread only sets the trace and the tables; loading, analysis and indexing run on workers
-    QVERIFY2(worst < 600, qPrintable(QString("GUI thread blocked for %1 ms").arg(worst)));
+    // the GUI thread only sets the trace and the tables; loading, analysis and indexing run on workers.
+    // 600 ms; x2 in the ASan+UBSan preset (Debug, every instruction checked: -fsanitize=address defines
+    // __SANITIZE_ADDRESS__), where the first paints after the kernel is shown take that much longer
+    // (docs/benchmarks.md, "GUI-thread gaps while a 3M-interval kernel loads").
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr qint64 kSanitizerFactor = 2;
+#else
+    constexpr qint64 kSanitizerFactor = 1;
+#endif
+    const qint64 limit = 600 * kSanitizerFactor;
+    QVERIFY2(worst < limit, qPrintable(QString("GUI thread blocked for %1 ms (limit %2 ms)").arg(worst).arg(limit)));
 }
 
 // File ▸ Bundled samples lists every sample; the default stays the ladder; the PyTorch program sample opens
@@ -407,7 +420,8 @@ void TestSmoke::bundledSampleTour()
         QVERIFY(hot > 0);
         QTableView* view = w.stallsPanel()->sourceView();
         const QModelIndex idx = w.stallsPanel()->sourceModel()->index(hot, 0);
-        QTRY_VERIFY_WITH_TIMEOUT(view->viewport()->rect().intersects(view->visualRect(idx)), 2000);
+        // (QTRY returns as soon as it holds: the long timeout only spares a loaded sanitizer run, CI's ctest -j2)
+        QTRY_VERIFY_WITH_TIMEOUT(view->viewport()->rect().intersects(view->visualRect(idx)), 20000);
         // the helper header with pingpong's waits and wgmma is one choice away
         QComboBox* files = w.stallsPanel()->sourceFileBox();
         QCOMPARE(files->itemData(0).toString(), QStringLiteral("pingpong.cu"));
@@ -422,7 +436,7 @@ void TestSmoke::bundledSampleTour()
         QVERIFY(hotHelper > 0);
         QTRY_VERIFY_WITH_TIMEOUT(
             view->viewport()->rect().intersects(view->visualRect(w.stallsPanel()->sourceModel()->index(hotHelper, 0))),
-            2000);
+            20000);
         w.stallsPanel()->showSourceFile(QStringLiteral("pingpong.cu"));
         QCOMPARE(w.stallsPanel()->sourceModel()->attributedSamples(), inRung);
     }

@@ -103,6 +103,9 @@ private slots:
     void highlightFadesOtherKinds();
     void rasterCacheOnlyWhenUnchanged();
     void bracketRowAboveWarpWithScopes();
+    // The GUI thread never walks a trace's intervals: setTrace takes the extent and the legend's kinds from the
+    // TraceFacts its loader found on a worker (tracefacts.h), and traceFacts() finds what the trace holds.
+    void setTraceTrustsTheLoadersFacts();
 
 private:
     std::unique_ptr<TimelineWidget> w;
@@ -601,6 +604,48 @@ void TestTimeline::bracketRowAboveWarpWithScopes()
         for (int y = top; y < lane1.top(); ++y)
             dark += qGray(withText.pixel(x, y)) < 90 && qGray(img.pixel(x, y)) >= 90;
     QVERIFY2(dark > 20, qPrintable(QStringLiteral("%1 px of scope names").arg(dark)));
+}
+
+void TestTimeline::setTraceTrustsTheLoadersFacts()
+{
+    // what traceFacts() finds is what the trace holds
+    const ws::ui::TraceFacts f = ws::ui::traceFacts(*m_tr);
+    QCOMPARE(f.firstStart, m_tr->firstStart());
+    QCOMPARE(f.lastEnd, m_tr->lastEnd());
+    int ring = 0;
+    std::array<bool, 256> kinds{};
+    for (const auto &l : m_tr->lanes) {
+        for (auto k : l.kind) kinds[std::size_t(k)] = true;
+        for (auto s : l.slot) ring = std::max(ring, int(s) + 1);
+    }
+    QCOMPARE(f.ringDepth, std::max(1, ring));
+    QVERIFY(f.kinds == kinds);
+    QCOMPARE(w->traceFacts()->lastEnd, f.lastEnd);  // setTrace without facts finds them itself
+    ws::KernelTrace empty;
+    empty.launch.end = 777;
+    QCOMPARE(ws::ui::traceFacts(empty).lastEnd, ws::TimeNs(777));
+    QCOMPARE(ws::ui::traceFacts(empty).ringDepth, 1);
+
+    // given facts are used as they are (a loader's worker found them): a later end and one kind only
+    auto given = std::make_shared<ws::ui::TraceFacts>(f);
+    given->lastEnd = f.lastEnd + 1'000'000;
+    given->kinds = {};
+    given->kinds[std::size_t(ws::IntervalKind::WaitData)] = true;
+    w->setTrace(m_tr, given);
+    QVERIFY(w->traceFacts() == given);
+    w->resetZoom();
+    QVERIFY2(w->visibleRange().second >= given->lastEnd,
+             qPrintable(QStringLiteral("full range ends at %1, the facts at %2").arg(w->visibleRange().second).arg(given->lastEnd)));
+    auto *legend = qobject_cast<QCPLegend *>(w->plot()->plotLayout()->element(0, 0));
+    QVERIFY(legend);
+    QStringList names;
+    for (int i = 0; i < legend->elementCount(); ++i)
+        if (QCPLayoutElement *e = legend->elementAt(i))
+            names << e->objectName();
+    QVERIFY2(names.contains(tlpalette::kindLabel(ws::IntervalKind::WaitData)), qPrintable(names.join(QStringLiteral(", "))));
+    QVERIFY2(!names.contains(tlpalette::kindLabel(ws::IntervalKind::MmaWait)), qPrintable(names.join(QStringLiteral(", "))));
+    QVERIFY(w->waitForIndex());
+    render();  // no crash
 }
 
 QTEST_MAIN(TestTimeline)

@@ -93,8 +93,9 @@ struct KernelMetrics {
     // Tail effect (all CTAs of the kernel, clipped to the window; ignores the CTA/warpgroup selection).
     int smsUsed = 0;
     double tailNs = 0;                // "tail_ns": window end - earliest "last CTA end" of an SM
-    double tailIdleSmNs = 0;          // "tail_idle_sm_ns": Σ over used SMs of (end - SM's last CTA end)
-    double tailIdleShare = 0;         // "tail_idle_share" = tailIdleSmNs / (smsUsed * window)
+    double tailIdleSmNs = 0;          // "tail_idle_sm_ns": Σ over used SMs of (end - SM's last CTA end), plus the
+                                      // device's SMs that ran no CTA, each idle the whole span (run.device.smCount)
+    double tailIdleShare = 0;         // "tail_idle_share" = tailIdleSmNs / (max(smsUsed, smCount) * span)
 
     // Throughput from the shape and the CUPTI duration (ignores the selection).
     double flop = 0;                  // 2*M*N*K
