@@ -121,7 +121,9 @@ void MainWindow::whatIfKernel()
         m_whatIf->setUnavailable(tr("This kernel has no per-warp timeline to replay."));
         return;
     }
-    m_whatIf->setKernel(makePredictor(trace), trace->launch.end - trace->launch.start, recordedStages(*trace),
+    // one dependency graph for the critical path and the panel's replays (built once, by whichever runs first)
+    auto kernel = std::make_shared<WhatIfKernel>(trace);
+    m_whatIf->setKernel(makePredictor(kernel), trace->launch.end - trace->launch.start, recordedStages(*trace),
                         recordedSms(*trace));
     auto* watcher = new QFutureWatcher<std::shared_ptr<const CriticalPathView>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
@@ -135,7 +137,7 @@ void MainWindow::whatIfKernel()
             revealCriticalPath();
         emit criticalPathShown();
     });
-    watcher->setFuture(QtConcurrent::run(whatIfPool(), [trace] { return analyzeCriticalPath(*trace); }));
+    watcher->setFuture(QtConcurrent::run(whatIfPool(), [kernel] { return kernel->criticalPath(); }));
 }
 
 void MainWindow::revealCriticalPath()
