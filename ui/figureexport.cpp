@@ -75,7 +75,8 @@ bool addWhatIf(TimelineWidget &w, std::shared_ptr<const ws::KernelTrace> trace, 
             return fail(error, QStringLiteral("%1: --what-if: the replay gave no predicted timeline").arg(opt.out));
         w.setGhostLanes(pred.ghost, opt.ghostOver ? ws::ui::GhostMode::Over : ws::ui::GhostMode::Beside);
         w.resetZoom();  // the measured kernel and the prediction, whole (a --range given later wins)
-        *titleNote = QStringLiteral("  ·  what-if %1: predicted %2, measured %3")
+        // a line of its own: a kernel's name can fill the first line, whose ends are clipped when it is too long
+        *titleNote = QStringLiteral("\nwhat-if %1: predicted %2, measured %3")
                          .arg(whatIfOptionsText(c), timemap::formatDuration(double(pred.predictedNs)),
                               timemap::formatDuration(double(pred.measuredNs)));
     }
