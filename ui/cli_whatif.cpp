@@ -94,14 +94,17 @@ std::string graphJson(const GraphSummary& g)
     std::string o = "{\"ctas\": " + std::to_string(g.ctas) + ", \"lanes\": " + std::to_string(g.lanes)
         + ", \"nodes\": " + std::to_string(g.nodes) + ", \"data_edges\": " + std::to_string(g.dataEdges)
         + ", \"slot_edges\": " + std::to_string(g.slotEdges) + ", \"sync_edges\": " + std::to_string(g.syncEdges)
-        + ", \"order_edges\": " + std::to_string(g.orderEdges)
+        + ", \"order_edges\": " + std::to_string(g.orderEdges) + ", \"collective_edges\": " + std::to_string(g.collectiveEdges)
         + ", \"unexplained_waits\": " + std::to_string(g.unexplainedWaits) + ", \"stages\": "
         + std::to_string(g.stages) + ", \"slots_per_sm\": " + std::to_string(g.slotsPerSm)
         + ", \"persistent\": " + (g.persistent ? "true" : "false") + ", \"reduced\": "
         + (g.reduced ? "true" : "false") + ", \"missing\": [";
     for (std::size_t i = 0; i < g.missing.size(); ++i)
         o += (i ? ", " : "") + jsonString(g.missing[i]);
-    return o + "]}";
+    char res[160];
+    std::snprintf(res, sizeof res, "], \"mma_flop_per_ns_per_sm\": %.1f, \"mma_flop_per_fill\": %.0f, \"resources\": ",
+                  g.mmaFlopPerNsPerSm, g.mmaFlopPerFill);
+    return o + res + jsonString(g.resources) + "}";
 }
 
 struct Common {
@@ -213,8 +216,10 @@ std::string graphText(const GraphSummary& g)
     std::string o = "graph: " + std::to_string(g.ctas) + " CTAs, " + std::to_string(g.lanes) + " warps, "
         + std::to_string(g.nodes) + " phases; edges: " + std::to_string(g.dataEdges) + " data, "
         + std::to_string(g.slotEdges) + " slot, " + std::to_string(g.syncEdges) + " barrier, "
-        + std::to_string(g.orderEdges) + " order; ring " + std::to_string(g.stages) + " slots, "
+        + std::to_string(g.orderEdges) + " order, " + std::to_string(g.collectiveEdges) + " collective MMA issue; ring " + std::to_string(g.stages) + " slots, "
         + std::to_string(g.slotsPerSm) + " CTA(s) per SM" + (g.persistent ? ", persistent" : "") + "\n";
+    if (!g.resources.empty())
+        o += g.resources + "\n";
     if (g.reduced) {
         o += "reduced analysis:\n";
         for (const std::string& m : g.missing)
@@ -276,13 +281,14 @@ int parseWhatIfOption(const QStringList& args, int& i, WhatIfParams* p, const ch
         return true;
     };
     QString v;
-    if (a == QLatin1String("--stages") || a == QLatin1String("--sms")) {
+    if (a == QLatin1String("--stages") || a == QLatin1String("--sms") || a == QLatin1String("--ctas-per-sm")) {
         if (!value(&v))
             return wiUsage(name + " needs a value");
         const bool st = a == QLatin1String("--stages");
-        if (!parseCount(v, 1, st ? 64 : 4096, st ? &p->stages : &p->sms))
-            return wiUsage(name + " expects a whole number in 1.." + (st ? "64" : "4096") + ", got '" + v.toStdString()
-                           + "'");
+        const bool cps = a == QLatin1String("--ctas-per-sm");
+        const int hi = st || cps ? 64 : 4096;
+        if (!parseCount(v, 1, hi, st ? &p->stages : cps ? &p->slotsPerSm : &p->sms))
+            return wiUsage(name + " expects a whole number in 1.." + std::to_string(hi) + ", got '" + v.toStdString() + "'");
     } else if (a == QLatin1String("--load-latency") || a == QLatin1String("--mma") || a == QLatin1String("--epilogue")) {
         if (!value(&v))
             return wiUsage(name + " needs a value");
@@ -295,6 +301,10 @@ int parseWhatIfOption(const QStringList& args, int& i, WhatIfParams* p, const ch
         p->persistent = true;
     } else if (a == QLatin1String("--no-sync")) {
         p->dropCtaSync = true;
+    } else if (a == QLatin1String("--producer-warp")) {
+        p->producerWarp = true;
+    } else if (a == QLatin1String("--no-shared-resources")) {
+        p->sharedResources = false;
     } else {
         return -2;
     }
@@ -335,9 +345,11 @@ int runWhatIfCommand(const QStringList& args)
             char params[512];
             std::snprintf(params, sizeof params,
                           "{\"stages\": %d, \"load_latency\": %g, \"mma\": %g, \"epilogue\": %g, \"overlap_epilogue\": %s, "
-                          "\"persistent\": %s, \"sms\": %d, \"no_sync\": %s}",
+                          "\"persistent\": %s, \"sms\": %d, \"no_sync\": %s, \"ctas_per_sm\": %d, "
+                          "\"shared_resources\": %s, \"producer_warp\": %s}",
                           p.stages, p.loadLatency, p.mma, p.epilogue, p.overlapEpilogue ? "true" : "false",
-                          p.persistent ? "true" : "false", p.sms, p.dropCtaSync ? "true" : "false");
+                          p.persistent ? "true" : "false", p.sms, p.dropCtaSync ? "true" : "false", p.slotsPerSm,
+                          p.sharedResources ? "true" : "false", p.producerWarp ? "true" : "false");
             std::printf("{\"run\": %lld, \"kernel\": %lld, \"variant\": %s, \"measured_ns\": %lld, \"replayed_ns\": %lld, "
                         "\"predicted_ns\": %lld, \"change_percent\": %.2f, \"parameters\": %s, \"attribution\": %s, "
                         "\"measured_attribution\": %s, \"notes\": %s, \"graph\": %s}\n",

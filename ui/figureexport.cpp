@@ -40,6 +40,12 @@ QString whatIfOptionsText(const ws::WhatIfParams &p)
         o << QStringLiteral("--sms %1").arg(p.sms);
     if (p.dropCtaSync)
         o << QStringLiteral("--no-sync");
+    if (p.slotsPerSm > 0)
+        o << QStringLiteral("--ctas-per-sm %1").arg(p.slotsPerSm);
+    if (p.producerWarp)
+        o << QStringLiteral("--producer-warp");
+    if (!p.sharedResources)
+        o << QStringLiteral("--no-shared-resources");
     return o.isEmpty() ? QStringLiteral("as recorded") : o.join(QLatin1Char(' '));
 }
 
@@ -59,16 +65,7 @@ bool addWhatIf(TimelineWidget &w, std::shared_ptr<const ws::KernelTrace> trace, 
     }
     if (opt.whatIf) {
         const ws::WhatIfParams &c = opt.whatIfParams;
-        ws::ui::WhatIfParams p;
-        p.stages = c.stages;
-        p.loadLatency = c.loadLatency;
-        p.mmaTime = c.mma;
-        p.epilogueTime = c.epilogue;
-        p.epilogueOverlapped = c.overlapEpilogue;
-        p.persistent = c.persistent;
-        p.sms = c.sms;
-        p.noSync = c.dropCtaSync;
-        const ws::ui::Prediction pred = kernel.predict(p, true);
+        const ws::ui::Prediction pred = kernel.predict(c, true);
         if (!pred.error.isEmpty())
             return fail(error, QStringLiteral("%1: --what-if: %2").arg(opt.out, pred.error));
         if (!pred.ghost)

@@ -26,6 +26,7 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <QWidget>
 
 namespace ws::ui {
 
@@ -41,6 +42,23 @@ QString findRecorder()
             return QFileInfo(c).canonicalFilePath();
     }
     return QStandardPaths::findExecutable(QStringLiteral("warpstage-record"));
+}
+
+QString findLceDriver(const QString& recorder)
+{
+    // The same places, in the same order, as warpstage-record's findLceProgram() (kernels/recorder/lce_record.cpp).
+    const QString env = qEnvironmentVariable("WARPSTAGE_LCE");
+    if (!env.isEmpty())
+        return QFileInfo(env).isExecutable() && QFileInfo(env).isFile() ? env : QString();
+    if (recorder.isEmpty())
+        return {};
+    const QString dir = QFileInfo(recorder).absolutePath();
+    for (const QString& c : {dir + QStringLiteral("/lce"), dir + QStringLiteral("/../../kernels/lce/lce"),
+                             dir + QStringLiteral("/../lib/warpstage/lce")}) {
+        if (QFileInfo(c).isExecutable() && QFileInfo(c).isFile())
+            return QFileInfo(c).canonicalFilePath();
+    }
+    return {};
 }
 
 QString recordUnavailableReason()
@@ -105,12 +123,12 @@ RecordProgress parseProgressLine(const QByteArray& line)
 
 RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDialog(parent)
 {
-    setWindowTitle(tr("Record the ladder"));
+    setWindowTitle(tr("Record the kernel ladders"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/record.svg")));
     m_program = findRecorder();
     auto* lay = new QVBoxLayout(this);
     m_mode = new QComboBox;
-    m_mode->addItem(tr("Record the kernel ladder"));
+    m_mode->addItem(tr("Record the kernel ladders (GEMM, linear compression)"));
     m_mode->addItem(tr("Record a program"));
     lay->addWidget(m_mode);
 
@@ -139,35 +157,101 @@ RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDia
     pf->addRow(tr("Kernel regex:"), m_kernelRegex);
     lay->addWidget(m_programBox);
 
-    auto* rungBox = m_rungBox = new QGroupBox(tr("Rungs"));
+    // The GEMM ladder: its rungs, its shape, and what a rung does with a shape it cannot take.
+    auto* rungBox = m_rungBox = new QGroupBox(tr("GEMM ladder (bf16, C = A·Bᵀ)"));
     auto* rg = new QGridLayout(rungBox);
     int i = 0;
     for (const RungText& r : rungCatalog()) {
         auto* cb = new QCheckBox(r.title);
         cb->setProperty("rung", r.name);
         cb->setChecked(true);
+        cb->setToolTip(tr("warpstage-record --rungs %1").arg(r.name));
         m_rungs << cb;
         rg->addWidget(cb, i / 2, i % 2);
         ++i;
     }
-    lay->addWidget(rungBox);
-
-    auto* form = m_form = new QFormLayout;
     auto* shape = new QHBoxLayout;
     auto mk = [&](QSpinBox*& sb) {
         sb = new QSpinBox;
-        sb->setRange(128, 65536);
+        sb->setRange(1, 131072);
         sb->setSingleStep(128);
         sb->setValue(4096);
         shape->addWidget(sb);
     };
+    shape->addWidget(new QLabel(tr("Shape M × N × K:")));
     mk(m_m);
     shape->addWidget(new QLabel(QStringLiteral("×")));
     mk(m_n);
     shape->addWidget(new QLabel(QStringLiteral("×")));
     mk(m_k);
     shape->addStretch(1);
-    form->addRow(tr("Shape M × N × K:"), shape);
+    const int shapeRow = (i + 1) / 2;
+    rg->addLayout(shape, shapeRow, 0, 1, 2);
+    auto* gemmNote = new QLabel(tr("sync needs M and N multiples of 128 and K of 32; the other rungs take any M and N and a "
+                                   "K that is a multiple of 8. A rung that cannot take the shape is skipped, and the log says why."));
+    gemmNote->setWordWrap(true);
+    rg->addWidget(gemmNote, shapeRow + 1, 0, 1, 2);
+    lay->addWidget(rungBox);
+
+    // The linear-compression family (issue 11): warpstage-record --rungs lce:... runs the `lce` driver once per rung.
+    m_lceBox = new QGroupBox(tr("Linear compression (lce): out[b] = W_cand·E_cand[b] + W_user·E_user[u(b)], fp16"));
+    auto* lceLay = new QVBoxLayout(m_lceBox);
+    auto* lceInner = new QWidget;
+    lceInner->setObjectName(QStringLiteral("lceInner"));
+    auto* lg = new QGridLayout(lceInner);
+    lg->setContentsMargins(0, 0, 0, 0);
+    int j = 0;
+    for (const RungText& r : lceCatalog()) {
+        // "lce 3 · fused epilogue — add U in the GEMM's epilogue, ..." -> "lce:3 · fused epilogue", the rest as tooltip
+        const QString shortTitle = r.title.section(QStringLiteral(" — "), 0, 0).replace(QStringLiteral("lce "), QStringLiteral("lce:"));
+        auto* cb = new QCheckBox(shortTitle);
+        cb->setProperty("lceRung", r.level);
+        cb->setToolTip(tr("%1\nwarpstage-record --rungs lce:%2").arg(r.title).arg(r.level));
+        m_lceRungs << cb;
+        lg->addWidget(cb, j / 3, j % 3);
+        ++j;
+    }
+    auto* lceAll = new QToolButton;
+    lceAll->setText(tr("All five"));
+    lceAll->setToolTip(tr("--rungs lce:all"));
+    connect(lceAll, &QToolButton::clicked, this, [this] {
+        for (auto* cb : m_lceRungs)
+            cb->setChecked(true);
+    });
+    lg->addWidget(lceAll, (j - 1) / 3, 2, Qt::AlignRight);
+    auto* lceShape = new QHBoxLayout;
+    lceShape->addWidget(new QLabel(tr("Shape:")));
+    const struct {
+        const char* prefix;
+        int value;
+        const char* tip;
+    } dims[] = {{"M ", 433, "rows of W_user and W_cand (and of each output)"},
+                {"N ", 256, "columns of E and of each output; rungs 3-4 need a multiple of 8"},
+                {"K user ", 1178, "inner dimension of the user GEMM"},
+                {"K cand ", 866, "inner dimension of the candidate GEMM"},
+                {"B ", 1024, "candidates"},
+                {"per user ", 70, "candidates per user (B / this = users)"}};
+    for (const auto& d : dims) {
+        auto* sb = new QSpinBox;
+        sb->setRange(1, 9999999);  // warpstage-record's --lce-shape: each 1..9999999
+        sb->setPrefix(QString::fromUtf8(d.prefix));
+        sb->setValue(d.value);
+        sb->setToolTip(QString::fromUtf8(d.tip));
+        m_lceShape << sb;
+        lceShape->addWidget(sb);
+    }
+    lceShape->addStretch(1);
+    lg->addLayout(lceShape, (j + 2) / 3, 0, 1, 3);
+    m_lceShuffled = new QCheckBox(tr("Candidates mapped to users in shuffled order"));
+    lg->addWidget(m_lceShuffled, (j + 2) / 3 + 1, 0, 1, 3);
+    lceLay->addWidget(lceInner);
+    m_lceNote = new QLabel;
+    m_lceNote->setWordWrap(true);
+    m_lceNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    lceLay->addWidget(m_lceNote);
+    lay->addWidget(m_lceBox);
+
+    auto* form = m_form = new QFormLayout;
     m_stalls = new QCheckBox(tr("Stall-sampling pass (CUPTI PC sampling on the untraced build)"));
     m_stalls->setChecked(true);
     form->addRow(QString(), m_stalls);
@@ -209,7 +293,54 @@ RecordDialog::RecordDialog(const QString& defaultOutput, QWidget* parent) : QDia
     lay->addWidget(m_buttons);
     connect(m_mode, &QComboBox::currentIndexChanged, this, [this](int i) { setMode(i == 1 ? Mode::Program : Mode::Ladder); });
     setMode(Mode::Ladder);
-    resize(620, 520);
+    setLceDriver(findLceDriver(m_program));
+    resize(760, 720);
+}
+
+void RecordDialog::setLceDriver(const QString& driver)
+{
+    m_lceDriver = driver;
+    if (driver.isEmpty() && !qEnvironmentVariableIsEmpty("WARPSTAGE_LCE"))
+        m_lceReason = tr("Not available: WARPSTAGE_LCE names %1, which is not an executable file.").arg(qEnvironmentVariable("WARPSTAGE_LCE"));
+    else if (driver.isEmpty())
+        m_lceReason = tr("Not available: the lce driver was not found next to warpstage-record, in the build tree's kernels/lce/ "
+                         "or in ../lib/warpstage/ (it is built with CUDA: build the target 'lce', or set WARPSTAGE_LCE to its path).");
+    else
+        m_lceReason.clear();
+    if (auto* inner = m_lceBox->findChild<QWidget*>(QStringLiteral("lceInner")))
+        inner->setEnabled(!driver.isEmpty());
+    if (driver.isEmpty()) {
+        m_lceNote->setText(lceUnavailableReason());
+    } else {
+        m_lceNote->setText(tr("Every rung of the family is run by the driver %1, one program recording per rung (rungs "
+                              "3-4 with one traced launch). A rung that cannot take the shape (rungs 3-4: N not a "
+                              "multiple of 8) is skipped.")
+                               .arg(QDir::toNativeSeparators(driver)));
+    }
+}
+
+QString RecordDialog::lceUnavailableReason() const
+{
+    return m_lceReason;
+}
+
+void RecordDialog::setLceRungChecked(int rung, bool on)
+{
+    if (rung >= 0 && rung < m_lceRungs.size())
+        m_lceRungs[rung]->setChecked(on);
+}
+
+void RecordDialog::setGemmRungsChecked(bool on)
+{
+    for (auto* cb : m_rungs)
+        cb->setChecked(on);
+}
+
+void RecordDialog::setLceShape(int m, int n, int kUser, int kCand, int b, int perUser)
+{
+    const int v[] = {m, n, kUser, kCand, b, perUser};
+    for (int i = 0; i < 6 && i < m_lceShape.size(); ++i)
+        m_lceShape[i]->setValue(v[i]);
 }
 
 void RecordDialog::setMode(Mode mode)
@@ -218,10 +349,10 @@ void RecordDialog::setMode(Mode mode)
     m_mode->setCurrentIndex(program ? 1 : 0);
     m_programBox->setVisible(program);
     m_rungBox->setVisible(!program);
-    m_form->setRowVisible(0, !program);  // the shape
+    m_lceBox->setVisible(!program);
     m_stalls->setText(program ? tr("Stall-sampling pass for the kernels of the regex")
                               : tr("Stall-sampling pass (CUPTI PC sampling on the untraced build)"));
-    setWindowTitle(program ? tr("Record a program") : tr("Record the ladder"));
+    setWindowTitle(program ? tr("Record a program") : tr("Record the kernel ladders"));
 }
 
 RecordDialog::Mode RecordDialog::mode() const { return m_mode->currentIndex() == 1 ? Mode::Program : Mode::Ladder; }
@@ -239,6 +370,10 @@ QString RecordDialog::validationError() const
         for (auto* cb : m_rungs)
             if (cb->isChecked())
                 return {};
+        if (!m_lceDriver.isEmpty())
+            for (auto* cb : m_lceRungs)
+                if (cb->isChecked())
+                    return {};
         return tr("Choose at least one rung.");
     }
     if (QProcess::splitCommand(m_commandLine->text()).isEmpty())
@@ -297,14 +432,33 @@ QStringList RecordDialog::arguments() const
         a << QProcess::splitCommand(m_commandLine->text());
         return a;
     }
-    QStringList rungs;
+    QStringList rungs, lce;
     for (auto* cb : m_rungs)
         if (cb->isChecked())
             rungs << cb->property("rung").toString();
-    // options of warpstage-record (docs/recording.md)
+    if (!m_lceDriver.isEmpty())  // (a missing driver: the group is disabled, its ticks are ignored)
+        for (auto* cb : m_lceRungs)
+            if (cb->isChecked())
+                lce << QStringLiteral("lce:%1").arg(cb->property("lceRung").toInt());
+    // options of warpstage-record (docs/recording.md): "all" = every GEMM rung; "lce:all" = every lce rung
+    QStringList list;
+    if (!rungs.isEmpty())
+        list << (rungs.size() == m_rungs.size() ? QStringList{QStringLiteral("all")} : rungs);
+    if (!lce.isEmpty())
+        list << (lce.size() == m_lceRungs.size() ? QStringList{QStringLiteral("lce:all")} : lce);
     a << QStringLiteral("--output") << m_out->text();
-    a << QStringLiteral("--rungs") << (rungs.size() == m_rungs.size() ? QStringLiteral("all") : rungs.join(QLatin1Char(',')));
-    a << QStringLiteral("--shape") << QStringLiteral("%1x%2x%3").arg(m_m->value()).arg(m_n->value()).arg(m_k->value());
+    a << QStringLiteral("--rungs") << list.join(QLatin1Char(','));
+    if (!rungs.isEmpty())
+        a << QStringLiteral("--shape") << QStringLiteral("%1x%2x%3").arg(m_m->value()).arg(m_n->value()).arg(m_k->value());
+    if (!lce.isEmpty()) {
+        QStringList dims;
+        for (auto* sb : m_lceShape)
+            dims << QString::number(sb->value());
+        a << QStringLiteral("--lce-shape") << dims.join(QLatin1Char('x'));
+        if (m_lceShuffled->isChecked())
+            a << QStringLiteral("--lce-shuffled");
+        a << QStringLiteral("--lce-program") << m_lceDriver;
+    }
     if (!m_stalls->isChecked())
         a << QStringLiteral("--no-stalls");
     a << QStringLiteral("--progress-json");
@@ -321,6 +475,7 @@ void RecordDialog::setRunning(bool running)
     m_m->setEnabled(!running);
     m_n->setEnabled(!running);
     m_k->setEnabled(!running);
+    m_lceBox->setEnabled(!running);
     m_stalls->setEnabled(!running);
     m_out->setEnabled(!running);
     m_mode->setEnabled(!running);
@@ -395,14 +550,16 @@ void RecordDialog::onFinished(int code, QProcess::ExitStatus status)
         return;
     }
     // 6: finished, but at least one run is stored FAILED; 7: a program's run is stored INCOMPLETE (it
-    // crashed or was stopped): both still worth opening
-    if (status != QProcess::NormalExit || (code != 0 && code != 6 && code != 7)) {
+    // crashed or was stopped); 10: rungs that cannot take the shape were skipped, the others recorded: all
+    // still worth opening
+    if (status != QProcess::NormalExit || (code != 0 && code != 6 && code != 7 && code != 10)) {
         m_status->setText(tr("warpstage-record failed (exit code %1). See the log above.").arg(code));
         return;
     }
     m_progress->setValue(100);
     m_status->setText(code == 6   ? tr("Done; at least one run is stored as FAILED (see its notes).")
                       : code == 7 ? tr("Done; the program's run is stored INCOMPLETE (it crashed or was stopped).")
+                      : code == 10 ? tr("Done; rungs that cannot take the shape were skipped (the log names them and says why).")
                                   : tr("Done."));
     emit recorded(mode() == Mode::Program ? QFileInfo(m_out->text()).absoluteFilePath() : m_out->text());
     accept();

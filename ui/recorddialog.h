@@ -1,6 +1,6 @@
 // Tools ▸ Record…: runs `warpstage-record --progress-json` as a child process
-// (rungs, shape, stall pass), shows its progress with a cancel button, and
-// reports the file to open when it finishes.
+// (rungs of the GEMM ladder and of the lce family, their shapes, stall pass), shows its
+// progress with a cancel button, and reports the file to open when it finishes.
 #pragma once
 
 #include <QDialog>
@@ -23,6 +23,9 @@ namespace ws::ui {
 // Path of the warpstage-record executable (next to this program, in the build
 // tree's app/record, or on PATH); empty if none.
 QString findRecorder();
+// The linear-compression family's driver `lce` as warpstage-record looks for it ($WARPSTAGE_LCE, else next to
+// the recorder, the build tree's kernels/lce/lce, or ../lib/warpstage/lce of an install); empty if none.
+QString findLceDriver(const QString& recorder);
 // Empty if recording is possible here, else a sentence saying why not
 // ("No NVIDIA GPU: /dev/nvidia0 does not exist.").
 QString recordUnavailableReason();
@@ -56,6 +59,15 @@ public:
     void setStallPass(bool on);
     // Empty if the dialog's fields can be recorded, else what is missing or wrong.
     QString validationError() const;
+
+    // The lce family (issue 11, `--rungs lce:...`): its rungs are offered when the driver is found
+    // (findLceDriver), else the group is disabled with a sentence saying why (lceUnavailableReason()).
+    void setLceDriver(const QString& driver);
+    QString lceUnavailableReason() const;
+    void setLceRungChecked(int rung, bool on);
+    void setGemmRungsChecked(bool on);
+    // M, N, K_user, K_cand, B, candidates per user (the driver's shape: --lce-shape MxNxKUxKCxBxPER).
+    void setLceShape(int m, int n, int kUser, int kCand, int b, int perUser);
 
     QStringList arguments() const;  // for the recorder, without the program
     QString outputFile() const;
@@ -92,6 +104,13 @@ private:
     QSpinBox* m_m = nullptr;
     QSpinBox* m_n = nullptr;
     QSpinBox* m_k = nullptr;
+    QGroupBox* m_lceBox = nullptr;
+    QList<QCheckBox*> m_lceRungs;
+    QList<QSpinBox*> m_lceShape;  // M, N, K_user, K_cand, B, per user
+    QCheckBox* m_lceShuffled = nullptr;
+    QLabel* m_lceNote = nullptr;
+    QString m_lceDriver;
+    QString m_lceReason;  // why not, from when the driver was looked for
     QCheckBox* m_stalls = nullptr;
     QLineEdit* m_out = nullptr;
     QProgressBar* m_progress = nullptr;

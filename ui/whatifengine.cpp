@@ -115,8 +115,23 @@ std::shared_ptr<const CriticalPathView> WhatIfKernel::criticalPath()
 
 Prediction WhatIfKernel::predict(const WhatIfParams& gp, bool withTimeline)
 {
-    Prediction out;
+    ws::WhatIfParams p;
+    p.stages = gp.stages;
+    p.loadLatency = gp.loadLatency;
+    p.mma = gp.mmaTime;
+    p.epilogue = gp.epilogueTime;
+    p.overlapEpilogue = gp.epilogueOverlapped;
+    p.persistent = gp.persistent;
+    p.sms = gp.sms;
+    p.dropCtaSync = gp.noSync;
+    Prediction out = predict(p, withTimeline);
     out.params = gp;
+    return out;
+}
+
+Prediction WhatIfKernel::predict(const ws::WhatIfParams& p, bool withTimeline)
+{
+    Prediction out;
     std::lock_guard<std::mutex> lock(m->mutex);
     if (!m_trace) {
         out.error = QStringLiteral("This kernel cannot be replayed.");
@@ -127,15 +142,6 @@ Prediction WhatIfKernel::predict(const WhatIfParams& gp, bool withTimeline)
         out.error = m->buildError.isEmpty() ? QStringLiteral("This kernel cannot be replayed.") : m->buildError;
         return out;
     }
-    ws::WhatIfParams p;
-    p.stages = gp.stages;
-    p.loadLatency = gp.loadLatency;
-    p.mma = gp.mmaTime;
-    p.epilogue = gp.epilogueTime;
-    p.overlapEpilogue = gp.epilogueOverlapped;
-    p.persistent = gp.persistent;
-    p.sms = gp.sms;
-    p.dropCtaSync = gp.noSync;
     try {
         ws::WhatIfResult r = m->model->predict(p, withTimeline);
         m->timing.replayMs = r.timing.replayMs;

@@ -7,6 +7,10 @@
 #include <functional>
 #include <memory>
 
+namespace ws {
+struct WhatIfParams;
+}
+
 namespace ws::ui {
 
 // One kernel's what-if work: its dependency graph is built once (by the first call that needs it, on the
@@ -23,6 +27,8 @@ public:
     std::shared_ptr<const CriticalPathView> criticalPath();
     // A replay with `params`; withTimeline: the predicted timeline (ghost lanes) too.
     Prediction predict(const WhatIfParams& params, bool withTimeline);
+    // The same with core's parameters (every option of `warpstage whatif`; `export --what-if`).
+    Prediction predict(const ws::WhatIfParams& params, bool withTimeline);
     const std::shared_ptr<const KernelTrace>& trace() const { return m_trace; }
     // Where the time of the last predict() went (worker thread, wall ms): core's replay, the critical path walk,
     // core's predicted timeline, and its conversion into ghost lanes (the lanes moved, their index reset).

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cerrno>
@@ -93,7 +94,7 @@ const char* kHelp =
     "Exit codes:\n"
     "  0   all runs recorded and stored complete\n"
     "  1   internal error\n"
-    "  2   bad command line (unknown rung, unsupported shape, ...)\n"
+    "  2   bad command line (unknown rung, a shape no selected rung can take, ...)\n"
     "  3   no CUDA driver or no suitable GPU (nothing written)\n"
     "  4   CUPTI not found or unusable (nothing written)\n"
     "  5   the output file cannot be created, is not a Warpstage file, or a write failed\n"
@@ -102,6 +103,9 @@ const char* kHelp =
     "      --timeout) or a process's records are cut short: those runs are stored INCOMPLETE\n"
     "  8   program mode: the program made no CUDA call: nothing recorded, the file untouched\n"
     "  9   program mode: the program does not exist or is not executable: nothing run or written\n"
+    "  10  finished, every run stored complete, but selected rungs that cannot take the shape (e.g. sync\n"
+    "      off whole 128x128x32 tiles, lce:3-4 with N not a multiple of 8) were skipped, each named with\n"
+    "      why (6 and 7 win over 10; when no selected rung can take the shape: 2, nothing run)\n"
     "  130 interrupted (SIGINT/SIGTERM): runs committed before are intact, the file opens\n"
     "      (program mode: the signal is forwarded to the program, what it recorded is stored INCOMPLETE;\n"
     "      143 for SIGTERM)\n"
@@ -232,11 +236,18 @@ int main(int argc, char** argv)
                 std::cout << "warpstage-record " << WARPSTAGE_VERSION << "\n";
                 return 0;
             } else if (a == "--list-rungs") {
-                std::cout << "GEMM ladder (bf16 C = A*B^T):\n";
-                for (const auto& r : ws::ladder::rungs())
-                    std::cout << r.level << "  " << r.name << "  " << r.title << "\n";
-                std::cout << "\nLinear compression (lce, issue 11; recorded through the lce driver):\n";
-                for (const auto& l : ws::rec::lceRungLines()) std::cout << l << "\n";
+                // Each line starts with what --rungs takes.
+                std::cout << "GEMM ladder, bf16 C = A*B^T (--rungs all, or names: sync,pingpong; shape: --shape MxNxK):\n";
+                for (const auto& r : ws::ladder::rungs()) {
+                    std::string n = r.name;
+                    n.resize(std::max<std::size_t>(n.size(), 17), ' ');
+                    std::cout << "  " << n << " rung " << r.level << ": " << r.title << "\n";
+                }
+                std::cout << "\nLinear compression, lce (issue 11; --rungs lce:all, or lce:0,lce:3; shape: --lce-shape\n"
+                             "MxNxKUxKCxBxPER; recorded through the lce driver, one program run per rung):\n";
+                for (const auto& l : ws::rec::lceRungLines()) std::cout << "  " << l << "\n";
+                std::cout << "\nA selected rung that cannot take the shape is skipped with the reason (exit 10); both\n"
+                             "families mix in one list (--rungs sync,lce:all).\n";
                 return 0;
             } else if (a == "-o" || a == "--output") {
                 if (!(v = need(i, "-o"))) return usage(a + " needs a file name");
@@ -252,7 +263,7 @@ int main(int argc, char** argv)
                     for (const auto& x : ws::ladder::rungs()) known += (known.empty() ? "" : ", ") + x.name;
                     return usage(err + " (known: " + known + ", lce:0 .. lce:4, lce:all)");
                 }
-                o.rungs = sel.gemm;
+                if (!sel.gemmAll) o.rungs = sel.gemm;  // empty: every rung
                 lce.rungs = sel.lce;
                 gemmRungs = sel.gemmAll || !sel.gemm.empty();
             } else if (a == "--lce-shape") {
@@ -432,13 +443,21 @@ int main(int argc, char** argv)
         } else {
             // The GEMM ladder's rungs first (if any were named), then the lce family; each run is its own
             // transaction, so a failure later loses nothing written before.
+            // GEMM rungs that cannot take --shape are skipped (10), also all of them (2 with rungsSkipped > 0):
+            // the lce rungs still run.
             ws::rec::Result g;
             if (gemmRungs) g = ws::rec::record(o, cb, g_stop);
-            if (!gemmRungs || g.exitCode == 0 || g.exitCode == ws::rec::kExitRunFailed) {
+            const bool gemmAllSkipped = g.exitCode == ws::rec::kExitUsage && g.rungsSkipped > 0 && g.runsWritten == 0;
+            if (!gemmRungs || g.exitCode == 0 || g.exitCode == ws::rec::kExitRunFailed || g.exitCode == ws::rec::kExitRungsSkipped
+                || gemmAllSkipped) {
+                if (gemmAllSkipped) g.exitCode = ws::rec::kExitRungsSkipped;
                 res = ws::rec::recordLce(lce, cb, g_stop, g_signal);
                 res.runsWritten += g.runsWritten;
                 res.runsFailed += g.runsFailed;
-                if (res.exitCode == 0 && g.exitCode != 0) {
+                res.rungsSkipped += g.rungsSkipped;
+                // The more serious code wins; a skipped rung (10) only over a clean 0.
+                if ((res.exitCode == 0 || res.exitCode == ws::rec::kExitRungsSkipped) && g.exitCode != 0
+                    && !(res.exitCode == ws::rec::kExitRungsSkipped && g.exitCode == ws::rec::kExitRungsSkipped)) {
                     res.exitCode = g.exitCode;
                     res.error = g.error;
                 }
@@ -457,7 +476,8 @@ int main(int argc, char** argv)
         std::printf("{\"type\":\"done\",\"exit_code\":%d,\"runs_written\":%d,\"runs_failed\":%d,\"output\":\"%s\",\"error\":\"%s\"}\n",
                     res.exitCode, res.runsWritten, res.runsFailed, jsonEscape(o.output).c_str(), jsonEscape(res.error).c_str());
         std::fflush(stdout);
-    } else if (res.exitCode == 0 || res.exitCode == ws::rec::kExitRunFailed || ((dashdash >= 0 || !lce.rungs.empty()) && res.runsWritten > 0)) {
+    } else if (res.exitCode == 0 || res.exitCode == ws::rec::kExitRunFailed || res.exitCode == ws::rec::kExitRungsSkipped
+               || ((dashdash >= 0 || !lce.rungs.empty()) && res.runsWritten > 0)) {
         std::fprintf(stderr, "warpstage-record: %d run(s) written to %s%s\n", res.runsWritten, o.output.c_str(),
                      res.runsFailed ? (", " + std::to_string(res.runsFailed) + (dashdash >= 0 ? " INCOMPLETE" : " FAILED")).c_str() : "");
     }

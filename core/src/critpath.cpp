@@ -179,7 +179,7 @@ CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r)
                 node = N::ItemStart;
                 break;
             }
-            const std::int64_t dep = r.en[i] - m.itemLag[i];
+            const std::int64_t dep = r.en[i] - itemLagNow(m, r, i);
             seg(PathStep::What::Interval, c0 + dep, c0 + r.en[i], causeOf(m.itemKind[i]), lane, i, c, m.itemKstep[i]);
             switch (m.itemDep[i]) {
             case DepKind::Data: {
@@ -201,7 +201,8 @@ CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r)
                 at = best;
                 break;
             }
-            case DepKind::Sync: {
+            case DepKind::Sync:
+            case DepKind::Collective: {
                 const std::int32_t g = m.itemDepArg[i];
                 std::int32_t best = m.syncItems[m.syncBegin[g]];
                 for (std::int32_t j = m.syncBegin[g]; j < m.syncEnd[g]; ++j)

@@ -222,6 +222,53 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
         }
     }
 
+    // Censored flights: a load's ready is the earliest end of a WaitData of its fill (docs/recording.md). When that
+    // wait did not wait (it lasted no longer than a pass: at most twice the kernel's fastest WaitData), the data
+    // was there before the consumer came, and the recorded flight is only an upper bound. Such a load gets the
+    // median flight of the loads whose consumer did wait (never more than its recorded one).
+    {
+        std::vector<std::int64_t> readyAbs(g.kFlight.size(), kNone);
+        for (const LoadTransfer& ld : t.loads) {
+            if (ld.ctaId < 0 || ld.ctaId >= nCta)
+                continue;
+            const std::int32_t x = kidx(ld.ctaId, ld.kstep);
+            if (x >= 0 && ld.ready - ld.issue == g.kFlight[x])
+                readyAbs[x] = ld.ready;
+        }
+        std::int64_t fastest = INT64_MAX;
+        std::vector<std::int64_t> obsEnd(g.kFlight.size(), INT64_MAX), obsDur(g.kFlight.size(), 0);
+        for (std::int64_t it = 0; it < nItem; ++it) {
+            if (g.itemKind[it] != IntervalKind::WaitData || g.itemInterval[it] < 0)
+                continue;
+            fastest = std::min(fastest, g.itemDur[it]);
+            const int c = t.lanes[g.itemLane[it]].ctaIndex;
+            const std::int32_t x = kidx(c, g.itemKstep[it]);
+            if (x < 0)
+                continue;
+            const std::int64_t e = t.ctas[c].start + mend(std::int32_t(it));
+            if (e < obsEnd[x])
+                obsEnd[x] = e, obsDur[x] = g.itemDur[it];
+        }
+        std::vector<std::uint8_t> censored(g.kFlight.size(), 0);
+        std::vector<std::int64_t> observed;
+        for (std::size_t x = 0; x < g.kFlight.size(); ++x) {
+            if (g.kFlight[x] < 0)
+                continue;
+            censored[x] = readyAbs[x] != kNone && obsEnd[x] == readyAbs[x] && obsDur[x] <= 2 * fastest;
+            if (!censored[x])
+                observed.push_back(g.kFlight[x]);
+        }
+        const std::int64_t med = median(std::move(observed));
+        if (med > 0) {
+            for (std::size_t x = 0; x < g.kFlight.size(); ++x) {
+                if (censored[x] && med < g.kFlight[x]) {
+                    g.kFlight[x] = med;
+                    ++s.censoredFlights;
+                }
+            }
+        }
+    }
+
     // Dependencies and their recorded lags. A wait that began before its dependency was met (binding) ends
     // `lag` after it: its recorded wake-up. One that began after it cost its recorded duration (minDur), and
     // its wake-up is not seen: it gets the median wake-up of the binding waits of its kind, capped so that
@@ -286,6 +333,42 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
                     }
                     g.syncEnd.push_back(std::int32_t(g.syncItems.size()));
                 }
+            }
+        }
+
+        // Collective groups: wgmma is warpgroup-collective, so a warp's MmaIssue of fill k ends after the last
+        // warp of its warpgroup entered its own (recorded: warps 1-3 of multistage's warpgroup 0 wait there for
+        // warp 0, which issued the loads first). Only where every warp has one MmaIssue of the fill and none
+        // ended before the last arrival.
+        {
+            std::map<std::pair<int, std::int32_t>, std::vector<std::int32_t>> coll;  // (warpgroup, fill) -> items
+            for (int li = g.ctaLaneBegin[c]; li < g.ctaLaneEnd[c]; ++li) {
+                const int l = g.ctaLanes[li];
+                for (std::int32_t it = g.laneBegin[l]; it < g.laneEnd[l]; ++it)
+                    if (g.itemKind[it] == IntervalKind::MmaIssue && g.itemKstep[it] >= 0)
+                        coll[{t.lanes[l].warpgroup, g.itemKstep[it]}].push_back(it);
+            }
+            for (const auto& [key, items] : coll) {
+                if (items.size() < 2)
+                    continue;
+                std::int64_t arrive = INT64_MIN;
+                bool ok = true;
+                for (std::size_t j = 0; j < items.size(); ++j) {
+                    arrive = std::max(arrive, mst[items[j]]);
+                    ok = ok && (j == 0 || g.itemLane[items[j]] != g.itemLane[items[j - 1]]);
+                }
+                for (const std::int32_t it : items)
+                    ok = ok && mend(it) >= arrive;
+                if (!ok)
+                    continue;
+                const std::int32_t grp = std::int32_t(g.syncBegin.size());
+                g.syncBegin.push_back(std::int32_t(g.syncItems.size()));
+                for (const std::int32_t it : items) {
+                    g.syncItems.push_back(it);
+                    setDep(it, DepKind::Collective, grp, arrive);
+                    ++s.collectiveEdges;
+                }
+                g.syncEnd.push_back(std::int32_t(g.syncItems.size()));
             }
         }
 
@@ -458,6 +541,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     (void)waitSlot;
     (void)waitOrder;
     s.reduced = !s.missing.empty();
+    buildResources(g, mst);
     return WhatIfModel(std::move(impl));
 }
 

@@ -12,7 +12,9 @@
 
 namespace ws {
 
-enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4 };
+// Collective: a warp's MmaIssue of fill k ends after the last warp of its warpgroup arrived (wgmma is
+// warpgroup-collective); its groups share the Sync group arrays.
+enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4, Collective = 5 };
 
 // Replay state of one predict() call.
 struct Replay {
@@ -30,6 +32,8 @@ struct Replay {
     double fLoad = 1, fMma = 1, fEpi = 1;
     bool overlapEpilogue = false;
     bool dropSync = false;
+    bool producerWarp = false;              // worker kernels: IssueLoad no longer holds its warp
+    std::vector<double> mmaFactor;          // per MMA group: stretch by the SM's tensor-core demand; empty: none
 };
 
 struct WhatIfModel::Impl {
@@ -68,8 +72,17 @@ struct WhatIfModel::Impl {
     std::vector<std::int32_t> kRelBegin, kRelEnd;  // into relItems
     std::vector<std::int32_t> relItems;
 
-    // Sync groups: the n-th CTA barrier of every worker lane of a CTA
+    // Sync groups: the n-th CTA barrier of every worker lane of a CTA; also the Collective groups (the MmaIssue
+    // of one fill of every warp of a warpgroup)
     std::vector<std::int32_t> syncBegin, syncEnd, syncItems;
+
+    // Shared tensor cores (whatif_resources.cpp): the MmaIssue/MmaWait items of one (CTA, fill) form a group.
+    std::vector<std::int32_t> itemMmaGroup;  // per item: its group, -1
+    std::vector<std::int32_t> mmaGroupCta;
+    std::vector<std::int32_t> mmaGroupBegin, mmaGroupItems;  // items of group g: [begin[g], begin[g + 1])
+    std::vector<double> mmaGroupRate;       // flop per ns the group asks for: work per fill / recorded span
+    std::vector<double> mmaGroupDemand0;    // recorded: the SM's summed rate, averaged over the group's span
+    double mmaCap = 0;                      // flop per ns per SM; 0: not modelled
 
     TimeNs launchStart = 0, launchEnd = 0;
     std::int64_t kernelEndGap = 0;          // launch end - last CTA end
@@ -86,10 +99,21 @@ struct WhatIfModel::Impl {
 CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r);
 bool isMmaLike(IntervalKind k);
 bool isEpilogueKind(IntervalKind k);
+// whatif_resources.cpp
+void buildResources(WhatIfModel::Impl& m, const std::vector<std::int64_t>& recordedStart);
+// The average, over each group's span [gs, ge], of the summed rates of the groups on the same SM (gsm) that are
+// active at each instant. The same inputs give bit-identical results (the unchanged replay relies on it).
+void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, const std::vector<std::int64_t>& ge,
+              const std::vector<std::int32_t>& gsm, std::vector<double>& out);
+// runReplay with the shared tensor cores: re-runs the replay with per-group stretch factors until they settle.
+void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes,
+                         Replay& r);
 // whatif_replay.cpp
 void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r);
 std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i);
 std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int32_t cta, std::int32_t k);
+// The wake-up lag of a wait as replayed (a Collective MmaIssue's lag is issue work: scaled like the MMA).
+std::int64_t itemLagNow(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i);
 
 // The upper median (element size/2 in order) of v, 0 for none; shared by the graph build and the replay.
 inline std::int64_t median(std::vector<std::int64_t> v)

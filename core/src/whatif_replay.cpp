@@ -25,7 +25,25 @@ bool goodFactor(double f) { return std::isfinite(f) && f > 0 && f <= 1000; }
 bool WhatIfParams::isDefault() const
 {
     return stages == 0 && loadLatency == 1.0 && mma == 1.0 && epilogue == 1.0 && !overlapEpilogue && !persistent
-        && sms == 0 && !dropCtaSync;
+        && sms == 0 && !dropCtaSync && slotsPerSm == 0 && sharedResources && !producerWarp;
+}
+
+namespace {
+
+double mmaScale(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
+{
+    if (!r.mmaFactor.empty() && m.itemMmaGroup[std::size_t(i)] >= 0)
+        return r.fMma * r.mmaFactor[std::size_t(m.itemMmaGroup[std::size_t(i)])];
+    return r.fMma;
+}
+
+}  // namespace
+
+std::int64_t itemLagNow(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
+{
+    if (m.itemDep[i] == DepKind::Collective)
+        return scaled(m.itemLag[i], mmaScale(m, r, i));
+    return m.itemLag[i];
 }
 
 std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
@@ -33,7 +51,9 @@ std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int3
     const IntervalKind k = m.itemKind[i];
     const std::int64_t d = m.itemDur[i];
     if (isMmaLike(k))
-        return scaled(d, r.fMma);
+        return scaled(d, mmaScale(m, r, i));
+    if (k == IntervalKind::IssueLoad && r.producerWarp)
+        return 0;
     if (isEpilogueKind(k))
         return scaled(d, r.fEpi);
     if (k == IntervalKind::Load)
@@ -62,6 +82,8 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
         throw WhatIfError("stages must be between 1 and 64");
     if (p.sms < 0 || p.sms > 4096)
         throw WhatIfError("sms must be between 1 and 4096");
+    if (p.slotsPerSm < 0 || p.slotsPerSm > 64)
+        throw WhatIfError("CTAs per SM must be between 1 and 64");
     const GraphSummary& s = m.summary;
     r.stages = 0;
     r.issueShift = 0;
@@ -84,6 +106,9 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                              "(its issue order is in its program): ignored");
         }
     }
+    r.producerWarp = p.producerWarp && !s.hasProducer;
+    if (p.producerWarp && s.hasProducer)
+        notes->push_back("--producer-warp: the kernel has a producer warp already: nothing to move");
     if (p.dropCtaSync && s.syncEdges == 0)
         notes->push_back("--no-sync: the kernel has no CTA barriers (Sync) between its warps: nothing to drop");
 
@@ -154,8 +179,9 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                         }
                         break;
                     }
-                    case DepKind::Sync: {
-                        if (r.dropSync)
+                    case DepKind::Sync:
+                    case DepKind::Collective: {
+                        if (r.dropSync && m.itemDep[i] == DepKind::Sync)
                             break;
                         const std::int32_t g = m.itemDepArg[i];
                         for (std::int32_t j = m.syncBegin[g]; j < m.syncEnd[g]; ++j) {
@@ -185,7 +211,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                     } else if (dep == kUnset) {
                         en = st + m.itemMinDur[i];  // the dependency does not exist in this replay (more stages)
                     } else {
-                        const std::int64_t byDep = dep + m.itemLag[i];
+                        const std::int64_t byDep = dep + itemLagNow(m, r, i);
                         const std::int64_t own = st + m.itemMinDur[i];
                         en = std::max(own, byDep);
                         r.bound[i] = byDep > own;
@@ -234,13 +260,18 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
     for (int c = 0; c < nCta; ++c)
         r.ctaSm[c] = m.trace.ctas[c].smId;
     const bool makePersistent = p.persistent && !s.persistent;
+    const bool reslot = p.slotsPerSm > 0 && !s.persistent;
+    const int slotsPerSm = reslot ? p.slotsPerSm : std::max(1, s.slotsPerSm);
+    if (p.slotsPerSm > 0 && s.persistent)
+        notes->push_back("--ctas-per-sm: a persistent kernel's grid is sized to the SMs (its CTAs walk the tiles): "
+                         "ignored");
     if (p.persistent && s.persistent)
         notes->push_back("--persistent: the kernel is persistent already (its CTAs walk several tiles): no change");
     if (p.sms > 0 && s.persistent)
         notes->push_back("--sms: a persistent kernel's CTAs are placed on the new SMs as recorded (the grid, and the "
                          "tiles each CTA walks, are not re-sized)");
     auto absMain = [&](int c, bool end) { return r.ctaStart[c] + (end ? r.ctaMainEnd[c] : r.ctaMainStart[c]); };
-    if (p.sms == 0 && !makePersistent) {
+    if (p.sms == 0 && !makePersistent && !reslot) {
         for (int c : m.ctaOrder) {
             const int pred = m.ctaPred[c];
             r.ctaPred[c] = pred;
@@ -254,7 +285,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
             (m.ctaPred[c] < 0 ? firstLags : nextLags).push_back(m.ctaLag[c]);
         const std::int64_t lagFirst = median(firstLags), lagNext = median(nextLags);
         const int sms = p.sms > 0 ? p.sms : std::max(1, s.smsUsed);
-        const int nSlots = sms * std::max(1, s.slotsPerSm);
+        const int nSlots = sms * slotsPerSm;
         using Slot = std::pair<std::int64_t, int>;  // (free time, slot)
         std::priority_queue<Slot, std::vector<Slot>, std::greater<Slot>> free;
         std::vector<int> lastOf(nSlots, -1);
@@ -279,7 +310,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                 r.ctaStart[c] = r.ctaEnd[prev] + lagNext;
             }
             r.ctaEnd[c] = r.ctaStart[c] + ctaDur[c];
-            r.ctaSm[c] = j / std::max(1, s.slotsPerSm);
+            r.ctaSm[c] = j / slotsPerSm;
             lastOf[j] = c;
             const std::int64_t next = makePersistent
                 ? (r.overlapEpilogue ? absMain(c, true) : r.ctaEnd[c]) : r.ctaEnd[c];
@@ -302,7 +333,7 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline)
     using Clock = std::chrono::steady_clock;
     auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     const Clock::time_point t0 = Clock::now();
-    runReplay(g, params, &out.notes, r);
+    replayWithResources(g, params, &out.notes, r);
     out.measuredNs = g.launchEnd - g.launchStart;
     out.predictedNs = r.kernelEnd - g.launchStart;
     const Clock::time_point t1 = Clock::now();

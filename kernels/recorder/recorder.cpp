@@ -9,6 +9,7 @@
 #include "warpstage/analysis.h"
 #include "warpstage/decode.h"
 #include "warpstage/ladder_sources.h"
+#include "warpstage/rung_plan.h"
 #include "warpstage/sink_reader.h"
 #include "warpstage/stage_map.h"
 #include "warpstage/store.h"
@@ -283,12 +284,16 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
         return res;
     };
 
-    if (o.rungs.empty())
-        for (const auto& r : ladder::rungs()) o.rungs.push_back(r.name);
-    for (const auto& r : o.rungs) {
-        // checkShape() also refuses an unknown rung ("unknown rung 'x'").
-        if (auto why = ladder::checkShape(r, o.shape); !why.empty()) return fail(kExitUsage, why);
-    }
+    // Every selected rung that can take the shape is recorded; one that cannot (sync off whole tiles, K not a
+    // multiple of 8) is skipped with its sentence (exit 10 at the end); none that can: exit 2, nothing run.
+    const GemmRungPlan plan = planGemmRungs(o.rungs, o.shape);
+    if (!plan.error.empty()) return fail(kExitUsage, plan.error);
+    res.rungsSkipped = int(plan.skipped.size());
+    if (plan.record.empty())
+        return fail(kExitUsage, noRungTakesText(plan.skipped, std::to_string(o.shape.m) + "x" + std::to_string(o.shape.n) + "x"
+                                                               + std::to_string(o.shape.k)));
+    for (const auto& s : plan.skipped) msg("warning", skippedText(s));
+    o.rungs = plan.record;
     if (o.repetitions < 1 || o.repetitions > 100) return fail(kExitUsage, "repetitions must be 1..100");
     if (o.output.empty()) return fail(kExitUsage, "no output file given");
 
@@ -713,7 +718,14 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
         return res;
     }
     if (contextDead) msg("error", "a kernel fault stopped the recording; later rungs were not recorded");
-    if (res.runsFailed > 0 || contextDead) res.exitCode = kExitRunFailed;
+    if (res.runsFailed > 0 || contextDead) {
+        res.exitCode = kExitRunFailed;
+    } else if (!plan.skipped.empty()) {
+        res.exitCode = kExitRungsSkipped;
+        res.error = std::to_string(plan.skipped.size()) + " rung(s) skipped: ";
+        for (std::size_t i = 0; i < plan.skipped.size(); ++i) res.error += (i ? ", " : "") + plan.skipped[i].rung;
+        res.error += " (they cannot take the shape; every other rung is recorded)";
+    }
     return res;
 }
 

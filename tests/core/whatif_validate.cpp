@@ -106,11 +106,13 @@ int main(int argc, char** argv)
                      "replaces CUDA-core FFMA by wgmma and the synchronous loads by TMA: the sync trace has no "
                      "measure of either"};
         ts.push_back(t);
-        t = {"tma_sync", "multistage", "--stages 4", {}, true, ""};
+        t = {"tma_sync", "multistage", "--stages 4 --ctas-per-sm 2", {}, true, ""};
         t.params.stages = 4;
+        t.params.slotsPerSm = 2;  // multistage: one 128x256 CTA = two tma_sync tiles per SM (docs/whatif.md)
         ts.push_back(t);
-        t = {"multistage", "warp_specialized", "--no-sync", {}, true, ""};
+        t = {"multistage", "warp_specialized", "--no-sync --producer-warp", {}, true, ""};
         t.params.dropCtaSync = true;
+        t.params.producerWarp = true;
         ts.push_back(t);
         t = {"warp_specialized", "cooperative", "--persistent", {}, true, ""};
         t.params.persistent = true;
@@ -158,7 +160,7 @@ int main(int argc, char** argv)
                   << fmt("%.1f", res.predictedNs / 1e3) << " µs; " << m.summary().ctas << " CTAs, "
                   << m.summary().nodes << " phases, edges " << m.summary().dataEdges << " data / "
                   << m.summary().slotEdges << " slot / " << m.summary().syncEdges << " barrier / "
-                  << m.summary().orderEdges << " order, ring " << m.summary().stages << " slots.";
+                  << m.summary().orderEdges << " order / " << m.summary().collectiveEdges << " collective MMA issue, ring " << m.summary().stages << " slots.";
                 o << " Critical path by cause:";
                 for (int c = 0; c < kCauseCount; ++c)
                     if (res.path.attributionNs[c] != 0)

@@ -1,14 +1,18 @@
 // warpstage-record --rungs lce:... without a GPU: the rung list, the lce shape, what each rung's program
 // recording is asked for (driver arguments, --kernels, --launch-range, --trace-events, the run's label and
-// tag), --list-rungs, and the error paths (unknown rung, refused shape, driver missing, no GPU: exit codes,
-// the existing file untouched).
+// tag), --list-rungs, the kernel names against the lce sources, rungs that cannot take the shape skipped, and the
+// error paths (unknown rung, refused shape, driver missing, no GPU: exit codes, the existing file untouched).
 #include "warpstage/lce_record.h"
+#include "warpstage/rung_plan.h"
 #include "warpstage/runfamily.h"
 #include "warpstage/store.h"
 #include "warpstage/synthetic.h"
 
 
 #include <QCryptographicHash>
+#include <QDir>
+#include <QMap>
+#include <QRegularExpression>
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -17,6 +21,7 @@
 #include "common/gpu_skip.h"
 #include "common/record_run.h"
 
+#include <map>
 #include <regex>
 
 namespace {
@@ -64,6 +69,9 @@ private slots:
         QCOMPARE(QString::fromStdString(ws::rec::parseRungList("all", &s, gemmRung)), QString());
         QVERIFY(s.gemmAll);
         QVERIFY(s.lce.empty());
+        QCOMPARE(QString::fromStdString(ws::rec::parseRungList("all,lce:all", &s, gemmRung)), QString());  // both families
+        QVERIFY(s.gemmAll);
+        QCOMPARE(s.lce, (std::vector<int>{0, 1, 2, 3, 4}));
         for (const char* bad : {"lce:5", "lce:", "lce:x", "lce:-1", "nope", ",", ""}) {
             const QString err = QString::fromStdString(ws::rec::parseRungList(bad, &s, gemmRung));
             QVERIFY2(!err.isEmpty(), bad);
@@ -129,9 +137,85 @@ private slots:
     {
         const Run r = runRecord({QStringLiteral("--list-rungs")});
         QCOMPARE(r.code, 0);
-        QVERIFY(r.out.contains(QLatin1String("pingpong")));
-        for (const char* l : {"lce:0  original", "lce:2  padded", "lce:4  persistent"})
+        // Both families, each line starting with what --rungs takes, and how to select each family.
+        QVERIFY2(r.out.contains(QLatin1String("\n  pingpong ")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QLatin1String("\n  sync ")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QLatin1String("--rungs lce:all")) && r.out.contains(QLatin1String("--lce-shape")), qPrintable(r.out));
+        for (const char* l : {"\n  lce:0             original: ", "\n  lce:2             padded: ", "\n  lce:4             persistent: "})
             QVERIFY2(r.out.contains(QLatin1String(l)), qPrintable(r.out));
+        // The rungs with a per-warp timeline name their real kernels.
+        QVERIFY2(r.out.contains(QLatin1String("[program view + per-warp timeline of lceEpilogueWarp]")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QLatin1String("[program view + per-warp timeline of lceUserFirst]")), qPrintable(r.out));
+        QCOMPARE(int(r.out.count(QLatin1String("[program view only]"))), 3);
+    }
+
+    // The --kernels filter of rungs 3-4 against the kernels the lce sources really define: the __global__ functions
+    // of kernels/lce/*.cu(h) read from the files, so a renamed or removed kernel (session 6 removed lceFusedEpilogue
+    // and lcePersistent) turns this red until lceKernelNames() follows.
+    void kernelNamesMatchTheSources()
+    {
+        const QDir lceDir(QStringLiteral(WARPSTAGE_TEST_SOURCE_ROOT "/kernels/lce"));
+        const QRegularExpression global(QStringLiteral("__global__\\s+void\\s+(?:__\\w+__\\s*\\([^)]*\\)\\s*)*(\\w+)\\s*\\("));
+        QMap<QString, QStringList> byFile;  // file -> its kernels
+        QStringList all;
+        for (const QString& f : lceDir.entryList({QStringLiteral("*.cu"), QStringLiteral("*.cuh")}, QDir::Files)) {
+            QFile file(lceDir.filePath(f));
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            const QString text = QString::fromUtf8(file.readAll());
+            for (auto it = global.globalMatch(text); it.hasNext();)
+                byFile[f] << it.next().captured(1);
+            QCOMPARE(int(byFile.value(f).size()), int(text.count(QLatin1String("__global__"))));  // none missed by the pattern
+            all << byFile.value(f);
+        }
+        QVERIFY2(all.size() >= 8, qPrintable(all.join(',')));
+        // Rung 3 is epilogue_warp.cu, rung 4 user_first.cu (docs/architecture.md): their kernels and no other.
+        const std::map<int, QString> fileOf{{3, QStringLiteral("epilogue_warp.cu")}, {4, QStringLiteral("user_first.cu")}};
+        for (const auto& [rung, file] : fileOf) {
+            QStringList names;
+            for (const auto& n : ws::rec::lceKernelNames(rung))
+                names << QString::fromStdString(n);
+            QVERIFY2(!byFile.value(file).isEmpty(), qPrintable(file));
+            QCOMPARE(names, byFile.value(file));
+            const std::regex re(ws::rec::lceKernelsRegex(rung));
+            for (const QString& k : all) {
+                const bool own = byFile.value(file).contains(k);
+                // CUPTI reports the mangled name of the template instance: the filter must find the name inside it.
+                const std::string mangled = "_ZN2ws3lce7epiwarp" + std::to_string(k.size()) + k.toStdString() + "ILi3EEEv14CUtensorMap_st";
+                QVERIFY2(std::regex_search(k.toStdString(), re) == own, qPrintable(QStringLiteral("rung %1, kernel %2").arg(rung).arg(k)));
+                QVERIFY2(std::regex_search(mangled, re) == own, qPrintable(QString::fromStdString(mangled)));
+            }
+        }
+        for (int rung = 0; rung < 3; ++rung) {
+            QVERIFY(ws::rec::lceKernelNames(rung).empty());
+            QVERIFY(ws::rec::lceKernelsRegex(rung).empty());
+        }
+        // The set-up kernels the run's tag names (left out of the iterations) are the driver's own.
+        ws::rec::LceOptions o;
+        const auto tag = ws::parseRungTag(ws::rec::lceProgramOptions(0, o, "/opt/lce").runNotes);
+        QVERIFY(tag);
+        QVERIFY(!tag->setupKernels.empty());
+        for (const auto& k : tag->setupKernels)
+            QVERIFY2(byFile.value(QStringLiteral("lce_main.cu")).contains(QString::fromStdString(k)), k.c_str());
+    }
+
+    // Rungs that cannot take the shape are skipped with their sentence, the others recorded (no GPU needed).
+    void rungsThatRefuseTheShapeAreSkipped()
+    {
+        ws::lce::Shape s;
+        QVERIFY(ws::rec::parseLceShape("64x100x8x8x8x2", &s).empty());  // N = 100: rungs 3-4 cannot (TMA rows)
+        ws::rec::LceRungPlan p = ws::rec::planLceRungs({0, 1, 2, 3, 4}, s);
+        QCOMPARE(p.record, (std::vector<int>{0, 1, 2}));
+        QCOMPARE(int(p.skipped.size()), 2);
+        QCOMPARE(QString::fromStdString(p.skipped[0].rung), QStringLiteral("lce:3"));
+        QCOMPARE(QString::fromStdString(p.skipped[1].rung), QStringLiteral("lce:4"));
+        QVERIFY2(QString::fromStdString(p.skipped[1].why).contains(QLatin1String("N (100) must be a multiple of 8")), p.skipped[1].why.c_str());
+        QVERIFY(QString::fromStdString(ws::rec::skippedText(p.skipped[0])).startsWith(QLatin1String("lce:3 skipped: ")));
+        p = ws::rec::planLceRungs({0, 1, 2, 3, 4}, ws::lce::Shape{});  // the benchmark point: all of them
+        QCOMPARE(p.record, (std::vector<int>{0, 1, 2, 3, 4}));
+        QVERIFY(p.skipped.empty());
+        p = ws::rec::planLceRungs({3, 4}, s);
+        QVERIFY(p.record.empty());
+        QVERIFY(QString::fromStdString(ws::rec::noRungTakesText(p.skipped, s.text())).contains(QLatin1String("no selected rung can take the shape")));
     }
 
     void errors()
@@ -143,11 +227,28 @@ private slots:
         QVERIFY(r.err.contains(QLatin1String("unknown lce rung '9'")));
         r = runRecord({QStringLiteral("--lce-shape"), QStringLiteral("1x1x1x1x1x1"), QStringLiteral("-o"), out});
         QCOMPARE(r.code, 2);  // an lce option without lce rungs
-        r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:all"), QStringLiteral("--lce-shape"), QStringLiteral("64x100x8x8x8x2"),
+        r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:3,lce:4"), QStringLiteral("--lce-shape"), QStringLiteral("64x100x8x8x8x2"),
                        QStringLiteral("-o"), out});
-        QCOMPARE(r.code, 2);  // N = 100: rungs 3-4 refuse (TMA rows of 16 bytes)
+        QCOMPARE(r.code, 2);  // N = 100: rungs 3-4 refuse (TMA rows of 16 bytes), and no other rung is selected
         QVERIFY2(r.err.contains(QLatin1String("N (100) must be a multiple of 8")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QLatin1String("no selected rung can take the shape")), qPrintable(r.err));
         QVERIFY(!QFile::exists(out));
+        if (!haveGpu()) {
+            // lce:all on that shape: rungs 3-4 skipped with the sentence, rungs 0-2 go on (here to the GPU check: 3).
+            r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:all"), QStringLiteral("--lce-shape"), QStringLiteral("64x100x8x8x8x2"),
+                           QStringLiteral("--lce-program"), QStringLiteral("/bin/true"), QStringLiteral("-o"), out});
+            QVERIFY2(r.code == 3 || r.code == 4, qPrintable(QString::number(r.code) + r.err));
+            QVERIFY2(r.err.contains(QLatin1String("warning: lce:3 skipped: it cannot take this shape (rung 3 loads E_cand with TMA")), qPrintable(r.err));
+            QVERIFY2(r.err.contains(QLatin1String("warning: lce:4 skipped")), qPrintable(r.err));
+            QVERIFY(!QFile::exists(out));
+            // GEMM rungs that all refuse --shape do not stop the lce rungs of the same list.
+            r = runRecord({QStringLiteral("--rungs"), QStringLiteral("sync,lce:0"), QStringLiteral("--shape"), QStringLiteral("1000x1000x1000"),
+                           QStringLiteral("--lce-program"), QStringLiteral("/bin/true"), QStringLiteral("-o"), out});
+            QVERIFY2(r.code == 3 || r.code == 4, qPrintable(QString::number(r.code) + r.err));
+            QVERIFY2(r.err.contains(QLatin1String("sync needs M a multiple of 128")), qPrintable(r.err));
+            QVERIFY2(r.err.contains(QLatin1String("(lce needs an sm_90 GPU)")), qPrintable(r.err));
+            QVERIFY(!QFile::exists(out));
+        }
         r = runRecord({QStringLiteral("--rungs"), QStringLiteral("lce:0"), QStringLiteral("--lce-program"), dir.filePath(QStringLiteral("nope")),
                        QStringLiteral("-o"), out});
         QCOMPARE(r.code, 9);

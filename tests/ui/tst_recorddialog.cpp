@@ -7,6 +7,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
+#include <QWidget>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -25,6 +27,10 @@ private slots:
     void programArguments();
     void programValidation();
     void programRunsInWorkingDirectory();
+    void lceRungsAndShape();
+    void lceDisabledWithoutDriver();
+    void lceDriverFoundLikeTheRecorder();
+    void skippedRungsExit10IsSuccess();
 
 private:
     QString script(const QString& name, const QByteArray& body);
@@ -206,4 +212,124 @@ void TestRecordDialog::programRunsInWorkingDirectory()
     QFile args(fake + ".args");
     QVERIFY(args.open(QIODevice::ReadOnly));
     QVERIFY(args.readAll().trimmed().endsWith("-- python3 train.py"));
+}
+
+// The lce family's rungs (issue 11) the way `warpstage-record --rungs lce:...` takes them, with their shape.
+void TestRecordDialog::lceRungsAndShape()
+{
+    const QString driver = script("lce", "exit 0\n");
+    qputenv("WARPSTAGE_LCE", driver.toUtf8());
+    RecordDialog dlg(m_dir.filePath("lce.wstrace"));
+    qunsetenv("WARPSTAGE_LCE");
+    QCOMPARE(dlg.lceUnavailableReason(), QString());
+    // Nothing of the family ticked: the GEMM ladder's arguments as before.
+    QStringList a = dlg.arguments();
+    QCOMPARE(a.mid(a.indexOf("--rungs"), 2), QStringList({"--rungs", "all"}));
+    QVERIFY(!a.contains("--lce-shape"));
+    QVERIFY(!a.contains("--lce-program"));
+    // Two lce rungs beside every GEMM rung: one list, both shapes, the driver the dialog found.
+    dlg.setLceRungChecked(0, true);
+    dlg.setLceRungChecked(3, true);
+    a = dlg.arguments();
+    QCOMPARE(a.mid(a.indexOf("--rungs"), 2), QStringList({"--rungs", "all,lce:0,lce:3"}));
+    QCOMPARE(a.mid(a.indexOf("--shape"), 2), QStringList({"--shape", "4096x4096x4096"}));
+    QCOMPARE(a.mid(a.indexOf("--lce-shape"), 2), QStringList({"--lce-shape", "433x256x1178x866x1024x70"}));  // the benchmark point
+    QCOMPARE(a.mid(a.indexOf("--lce-program"), 2), QStringList({"--lce-program", driver}));
+    QVERIFY(!a.contains("--lce-shuffled"));
+    // The family alone, every rung, another shape: lce:all and no GEMM shape (the recorder would refuse nothing,
+    // but a --shape without GEMM rungs means nothing).
+    dlg.setGemmRungsChecked(false);
+    for (int r = 0; r < 5; ++r)
+        dlg.setLceRungChecked(r, true);
+    dlg.setLceShape(200, 264, 300, 200, 64, 8);
+    a = dlg.arguments();
+    QCOMPARE(a.mid(a.indexOf("--rungs"), 2), QStringList({"--rungs", "lce:all"}));
+    QVERIFY(!a.contains("--shape"));
+    QCOMPARE(a.mid(a.indexOf("--lce-shape"), 2), QStringList({"--lce-shape", "200x264x300x200x64x8"}));
+    QCOMPARE(dlg.validationError(), QString());
+    for (int r = 0; r < 5; ++r)
+        dlg.setLceRungChecked(r, false);
+    QVERIFY(dlg.validationError().contains("at least one rung"));
+    dlg.setLceRungChecked(1, true);
+    dlg.setLceRungChecked(4, true);
+    a = dlg.arguments();
+    QCOMPARE(a.mid(a.indexOf("--rungs"), 2), QStringList({"--rungs", "lce:1,lce:4"}));
+    const QString shots = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) {
+        dlg.setGemmRungsChecked(true);
+        dlg.setLceShape(433, 256, 1178, 866, 1024, 70);
+        dlg.show();
+        QTest::qWait(100);
+        dlg.grab().save(shots + "/record-dialog-lce.png");
+    }
+}
+
+void TestRecordDialog::lceDisabledWithoutDriver()
+{
+    qputenv("WARPSTAGE_LCE", m_dir.filePath("no-such-lce").toUtf8());
+    RecordDialog dlg(m_dir.filePath("nolce.wstrace"));
+    qunsetenv("WARPSTAGE_LCE");
+    QVERIFY2(dlg.lceUnavailableReason().contains("not an executable file"), qPrintable(dlg.lceUnavailableReason()));
+    auto* inner = dlg.findChild<QWidget*>("lceInner");
+    QVERIFY(inner);
+    QVERIFY(!inner->isEnabled());
+    // The sentence is shown, readable (not greyed with the disabled rungs).
+    bool shown = false;
+    for (auto* l : dlg.findChildren<QLabel*>())
+        if (l->text() == dlg.lceUnavailableReason())
+            shown = l->isEnabled();
+    QVERIFY(shown);
+    // Ticks of the unavailable family are never sent.
+    dlg.setLceRungChecked(2, true);
+    QStringList a = dlg.arguments();
+    QCOMPARE(a.mid(a.indexOf("--rungs"), 2), QStringList({"--rungs", "all"}));
+    QVERIFY(!a.contains("--lce-shape"));
+    dlg.setGemmRungsChecked(false);
+    QVERIFY(dlg.validationError().contains("at least one rung"));
+    // No driver anywhere (no variable, no recorder): the sentence says what to build.
+    dlg.setLceDriver(QString());
+    QVERIFY2(dlg.lceUnavailableReason().contains("build the target 'lce'"), qPrintable(dlg.lceUnavailableReason()));
+    const QString shots = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) {
+        dlg.setGemmRungsChecked(true);
+        dlg.show();
+        QTest::qWait(100);
+        dlg.grab().save(shots + "/record-dialog-lce-missing.png");
+    }
+}
+
+void TestRecordDialog::lceDriverFoundLikeTheRecorder()
+{
+    qunsetenv("WARPSTAGE_LCE");
+    QVERIFY(QDir(m_dir.path()).mkpath("inst/bin"));
+    QVERIFY(QDir(m_dir.path()).mkpath("inst/lib/warpstage"));
+    const QString rec = script("inst/bin/warpstage-record", "exit 0\n");
+    QCOMPARE(findLceDriver(rec), QString());  // nothing there yet
+    const QString installed = script("inst/lib/warpstage/lce", "exit 0\n");  // an install: ../lib/warpstage/lce
+    QCOMPARE(findLceDriver(rec), QFileInfo(installed).canonicalFilePath());
+    const QString beside = script("inst/bin/lce", "exit 0\n");  // next to the recorder comes first
+    QCOMPARE(findLceDriver(rec), QFileInfo(beside).canonicalFilePath());
+    QFile(beside).setPermissions(QFile::ReadOwner);  // not executable: not a driver
+    QCOMPARE(findLceDriver(rec), QFileInfo(installed).canonicalFilePath());
+    qputenv("WARPSTAGE_LCE", installed.toUtf8());
+    QCOMPARE(findLceDriver(QString()), installed);
+    qunsetenv("WARPSTAGE_LCE");
+    QCOMPARE(findLceDriver(QString()), QString());
+}
+
+// Exit 10: every run stored, but rungs that cannot take the shape were skipped -- a file to open.
+void TestRecordDialog::skippedRungsExit10IsSuccess()
+{
+    const QString fake = script("skip.sh",
+        "echo '{\"type\":\"message\",\"level\":\"warning\",\"text\":\"sync skipped: it cannot take this shape\"}'\n"
+        "echo '{\"type\":\"done\",\"exit_code\":10,\"runs_written\":6,\"runs_failed\":0,\"output\":\"x\",\"error\":\"1 rung(s) skipped: sync\"}'\n"
+        "exit 10\n");
+    RecordDialog dlg(m_dir.filePath("skip.wstrace"));
+    dlg.setRecorder(fake);
+    QSignalSpy recorded(&dlg, &RecordDialog::recorded);
+    dlg.startRecording();
+    QVERIFY(recorded.wait(10000));
+    QCOMPARE(recorded.first().at(0).toString(), m_dir.filePath("skip.wstrace"));
+    QVERIFY2(dlg.statusText().contains("skipped"), qPrintable(dlg.statusText()));
+    QVERIFY(dlg.logText().contains("sync skipped"));
 }

@@ -81,6 +81,15 @@ struct GraphSummary {
     bool hasProducer = false;          // producer/consumer (warp-specialized) rather than worker warps
     bool reduced = false;              // something is missing: see `missing`
     std::vector<std::string> missing;  // sentences: "no loads recorded: ...", "no warp roles: ..."
+    // Shared resources (docs/whatif.md, "Shared resources"): the tensor-core throughput of one SM and the work
+    // of one fill's MMA phases, both 0 when the model is off; `resources` says which, or why it is off.
+    double mmaFlopPerNsPerSm = 0;      // dense bf16/fp16 flop per cycle per SM x the recorded SM clock
+    double mmaFlopPerFill = 0;         // 2 M N K / the (CTA, warpgroup, fill) MMA groups of the kernel
+    std::int64_t mmaGroups = 0;        // (CTA, warpgroup, fill) groups of MmaIssue/MmaWait phases
+    std::string resources;             // one sentence
+    std::int64_t collectiveEdges = 0;  // MmaIssue <- the last warp of its warpgroup to arrive at the fill's wgmma
+    std::int64_t censoredFlights = 0;  // loads whose recorded ready is a consumer that found the data there: their
+                                       // flight is the median of the observed ones (at most the recorded one)
 };
 
 struct CriticalPath {

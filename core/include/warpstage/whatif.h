@@ -29,6 +29,13 @@ struct WhatIfParams {
                                    // overlaps the previous tile's epilogue (no-op for a persistent kernel)
     int sms = 0;                   // SMs to place the CTAs on; 0 = as recorded
     bool dropCtaSync = false;      // warp specialization for worker kernels: no CTA barrier (Sync) per k-step
+    int slotsPerSm = 0;            // CTAs resident at once per SM (what the shared-memory budget allows);
+                                   // 0 = as recorded. Not for persistent kernels (their grid is the SMs)
+    bool sharedResources = true;   // the tensor cores of an SM are shared by its resident CTAs: MMA phases
+                                   // stretch when the SM's MMA demand exceeds its throughput (docs/whatif.md,
+                                   // "Shared resources"); false: every phase keeps its own recorded speed
+    bool producerWarp = false;     // worker kernels: the loads are issued by a producer warp outside the warpgroups
+                                   // (IssueLoad no longer holds its warp; issued at the same point of the program)
     bool isDefault() const;
 };
 

@@ -21,11 +21,12 @@ struct RungSelection {
     bool gemmAll = false;
     std::vector<int> lce;           // ascending, no duplicates
 };
-// "all" (the GEMM ladder), "sync,pingpong", "lce:all", "lce:0,lce:3", "lce:padded", mixed "sync,lce:4".
+// "all" (the GEMM ladder), "sync,pingpong", "lce:all", "lce:0,lce:3", "lce:padded", mixed "sync,lce:4" or
+// "all,lce:all" (both families; the GUI's Record dialog sends that).
 // `isGemmRung` says whether a name is a GEMM ladder rung. Returns "" or the sentence for exit 2.
 std::string parseRungList(const std::string& list, RungSelection* sel, bool (*isGemmRung)(const std::string&));
 
-// The lines --list-rungs prints for the family ("lce:0  original  one batched GEMM ...").
+// The lines --list-rungs prints for the family ("lce:0             original: one batched GEMM ...").
 std::vector<std::string> lceRungLines();
 
 // "MxNxKUxKCxBxPER", each >= 1 (e.g. 433x256x1178x866x1024x70, the benchmark point). "" or why not.
@@ -48,17 +49,21 @@ struct LceOptions {
 std::string findLceProgram();
 std::string findLceProgramFrom(const std::string& exeDir);
 
-// Instrumented kernels of the rung (--kernels), "" for the cuBLAS rungs 0-2.
+// The instrumented kernels of the rung as named in kernels/lce (rung 3 {"lceEpilogueWarp"}, rung 4
+// {"lceUserFirst"}), none for the cuBLAS rungs 0-2; and the --kernels regex made of them ("" for rungs 0-2).
+std::vector<std::string> lceKernelNames(int rung);
 std::string lceKernelsRegex(int rung);
-// The teaching/variant name of a rung: "lce_original", ..., "lce_fused_epilogue", "lce_persistent".
+// The teaching/variant name of a rung: "lce_original", ..., "lce_fused_epilogue", "lce_persistent" (the rungs'
+// ideas, stored in recorded files; not kernel names).
 std::string lceVariant(int rung);
 // The program options of one rung: the driver's command line, the filters, the label.
 ProgramOptions lceProgramOptions(int rung, const LceOptions& o, const std::string& program);
 
 // Records every rung of `o.rungs`, each its own program run. Checks first (nothing run, nothing written):
-// the driver exists (exit 9), the output is usable (5), an sm_90 GPU (3) and CUPTI (4) are there, each rung
-// accepts the shape (2). A rung that fails is stored as the program recorder stores it and the next rung runs;
-// an interrupt stops after the current rung (runs written before stay).
+// at least one rung accepts the shape (2; one that does not is skipped with its sentence, exit 10 at the end:
+// warpstage/rung_plan.h), the driver exists (exit 9), the output is usable (5), an sm_90 GPU (3) and CUPTI (4)
+// are there. A rung that fails is stored as the program recorder stores it and the next rung runs; an interrupt
+// stops after the current rung (runs written before stay).
 Result recordLce(const LceOptions& o, const Callbacks& cb, const std::atomic<bool>& stop, const std::atomic<int>& stopSignal);
 
 }  // namespace ws::rec

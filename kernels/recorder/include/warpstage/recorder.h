@@ -35,6 +35,9 @@ enum ExitCode : int {
     kExitNoCupti = 4,      // libcupti missing or unusable: nothing written
     kExitOutput = 5,       // output file cannot be created / is not a Warpstage file / write failed
     kExitRunFailed = 6,    // finished, but at least one run is stored with status Failed
+    // (7-9: program mode, warpstage/program_record.h)
+    kExitRungsSkipped = 10,// finished, every run stored complete, but selected rungs that cannot take the shape
+                           // were skipped, each named with its sentence (warpstage/rung_plan.h); 6 and 7 win over it
     kExitInterrupted = 130 // SIGINT / SIGTERM: stopped cleanly; runs committed before are intact
 };
 
@@ -74,6 +77,7 @@ struct Result {
     int exitCode = kExitOk;
     int runsWritten = 0;
     int runsFailed = 0;
+    int rungsSkipped = 0;                    // selected rungs that cannot take the shape (not run)
     std::string error;                       // for exit codes 1..5, 130
 };
 
@@ -89,7 +93,8 @@ Result record(const Options& options, const Callbacks& callbacks, const std::ato
 // Call it first thing in main() of any executable used as Options::selfExe.
 int maybeRunStallPass(int argc, char** argv);
 
-// Child exit codes (besides 0): the parent turns them into RunInfo::notes.
+// Child exit codes (besides 0): the parent turns them into RunInfo::notes. Private to the --stall-pass child
+// (warpstage-record's own exit 10 is kExitRungsSkipped).
 enum StallPassExit : int {
     kStallNoPermission = 10,  // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
     kStallNotSupported = 11,  // CUPTI_ERROR_NOT_SUPPORTED / NOT_COMPATIBLE

@@ -1,0 +1,212 @@
+// Shared resources in the what-if replay (docs/whatif.md, "Shared resources"): the tensor cores of an SM are
+// shared by the CTAs resident on it. The MmaIssue/MmaWait phases of one (CTA, fill) form a group that asks for
+// the fill's work (2 M N K / groups) over its recorded span; when the groups active at once on an SM ask for
+// more than the SM's throughput, they stretch by the excess, relative to the excess they were recorded under.
+#include "whatif_impl.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <unordered_map>
+
+namespace ws {
+
+namespace {
+
+// Dense bf16/fp16 wgmma throughput of one sm_90 SM per cycle: 989.4 TFLOP/s (H100/H200 SXM datasheet, dense)
+// = 132 SMs x 4096 flop x 1.83 GHz.
+constexpr double kSm90FlopPerCycle = 4096.0;
+
+std::string fmtG(const char* f, double v)
+{
+    char b[64];
+    std::snprintf(b, sizeof b, f, v);
+    return b;
+}
+
+}  // namespace
+
+void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, const std::vector<std::int64_t>& ge,
+              const std::vector<std::int32_t>& gsm, std::vector<double>& out)
+{
+    const std::size_t n = gs.size();
+    // events: 2g = start of g, 2g + 1 = end of g
+    std::vector<std::int32_t> ev(2 * n);
+    std::iota(ev.begin(), ev.end(), 0);
+    auto at = [&](std::int32_t e) { return (e & 1) ? ge[std::size_t(e >> 1)] : gs[std::size_t(e >> 1)]; };
+    std::sort(ev.begin(), ev.end(), [&](std::int32_t a, std::int32_t b) {
+        const std::int32_t sa = gsm[std::size_t(a >> 1)], sb = gsm[std::size_t(b >> 1)];
+        if (sa != sb)
+            return sa < sb;
+        const std::int64_t ta = at(a), tb = at(b);
+        if (ta != tb)
+            return ta < tb;
+        return a < b;
+    });
+    std::vector<double> fStart(n, 0);
+    out.assign(n, 0);
+    double integral = 0, rate = 0;
+    std::int64_t prevT = 0;
+    std::int32_t prevSm = INT32_MIN;
+    for (const std::int32_t e : ev) {
+        const std::size_t g = std::size_t(e >> 1);
+        const std::int64_t t = at(e);
+        if (gsm[g] != prevSm) {
+            prevSm = gsm[g];
+            integral = 0;
+            rate = 0;
+            prevT = t;
+        }
+        integral += rate * double(t - prevT);
+        prevT = t;
+        if (e & 1) {
+            rate -= m.mmaGroupRate[g];
+            const std::int64_t span = ge[g] - gs[g];
+            out[g] = span > 0 ? (integral - fStart[g]) / double(span) : m.mmaGroupRate[g];
+        } else {
+            rate += m.mmaGroupRate[g];
+            fStart[g] = integral;
+        }
+    }
+}
+
+void buildResources(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
+{
+    const KernelTrace& t = g.trace;
+    GraphSummary& s = g.summary;
+    const std::size_t nItem = g.itemLane.size();
+    g.itemMmaGroup.assign(nItem, -1);
+    g.mmaCap = 0;
+    // Groups: the MmaIssue / MmaWait items of one (CTA, warpgroup, fill): what one warpgroup's wgmma of a fill
+    // asks of the tensor cores (the warpgroups of a CTA drift apart once nothing syncs them per k-step).
+    std::unordered_map<std::int64_t, std::int32_t> groupOf;
+    std::vector<std::int32_t> count;
+    for (std::size_t it = 0; it < nItem; ++it) {
+        const IntervalKind k = g.itemKind[it];
+        if (k != IntervalKind::MmaIssue && k != IntervalKind::MmaWait)
+            continue;
+        const int c = t.lanes[std::size_t(g.itemLane[it])].ctaIndex;
+        const std::int32_t ks = g.itemKstep[it];
+        if (ks < g.ctaKmin[c] || ks >= g.ctaKmin[c] + g.ctaKcount[c])
+            continue;
+        const std::int64_t key = (std::int64_t(g.ctaKbase[c] + ks - g.ctaKmin[c]) << 8)
+            | std::int64_t(t.lanes[std::size_t(g.itemLane[it])].warpgroup & 0xff);
+        const auto [pos, fresh] = groupOf.try_emplace(key, std::int32_t(g.mmaGroupCta.size()));
+        const std::int32_t grp = pos->second;
+        if (fresh) {
+            g.mmaGroupCta.push_back(c);
+            count.push_back(0);
+        }
+        g.itemMmaGroup[it] = grp;
+        ++count[std::size_t(grp)];
+    }
+    const std::size_t nG = g.mmaGroupCta.size();
+    s.mmaGroups = std::int64_t(nG);
+    g.mmaGroupBegin.assign(nG + 1, 0);
+    for (std::size_t j = 0; j < nG; ++j)
+        g.mmaGroupBegin[j + 1] = g.mmaGroupBegin[j] + count[j];
+    g.mmaGroupItems.assign(std::size_t(g.mmaGroupBegin[nG]), 0);
+    {
+        std::vector<std::int32_t> fill(g.mmaGroupBegin.begin(), g.mmaGroupBegin.end() - 1);
+        for (std::size_t it = 0; it < nItem; ++it)
+            if (g.itemMmaGroup[it] >= 0)
+                g.mmaGroupItems[std::size_t(fill[std::size_t(g.itemMmaGroup[it])]++)] = std::int32_t(it);
+    }
+
+    const double mnk2 = 2.0 * double(t.run.m) * double(t.run.n) * double(t.run.k);
+    if (nG == 0) {
+        s.resources = "shared tensor cores not modelled: no MmaIssue/MmaWait phases with a fill number";
+    } else if (mnk2 <= 0) {
+        s.resources = "shared tensor cores not modelled: the run records no GEMM shape (M, N, K), so the work of a "
+                      "fill is unknown";
+    } else if (t.run.device.computeMajor != 9 || t.run.device.smClockKHz <= 0) {
+        s.resources = "shared tensor cores not modelled: the tensor-core throughput is known here for sm_90 "
+                      "(H100/H200) with a recorded SM clock only";
+    } else {
+        g.mmaCap = kSm90FlopPerCycle * double(t.run.device.smClockKHz) * 1e-6;  // flop per ns
+        s.mmaFlopPerNsPerSm = g.mmaCap;
+        s.mmaFlopPerFill = mnk2 / double(nG);  // per (warpgroup, fill) group
+        s.resources = "shared tensor cores: " + fmtG("%.0f", g.mmaCap) + " flop/ns per SM (4096 dense bf16 flop "
+                      "per cycle x the recorded " + fmtG("%.2f", double(t.run.device.smClockKHz) * 1e-6)
+                      + " GHz), " + fmtG("%.2f", s.mmaFlopPerFill * 1e-6) + " Mflop per warpgroup and fill (2 M N K / "
+                      + std::to_string(nG) + " MMA groups)";
+    }
+    if (g.mmaCap <= 0)
+        return;
+    g.mmaGroupRate.assign(nG, 0);
+    std::vector<std::int64_t> gs(nG, INT64_MAX), ge(nG, INT64_MIN);
+    std::vector<std::int32_t> gsm(nG, 0);
+    for (std::size_t j = 0; j < nG; ++j) {
+        const int c = g.mmaGroupCta[j];
+        for (std::int32_t x = g.mmaGroupBegin[j]; x < g.mmaGroupBegin[j + 1]; ++x) {
+            const std::int32_t it = g.mmaGroupItems[std::size_t(x)];
+            gs[j] = std::min(gs[j], t.ctas[std::size_t(c)].start + mst[std::size_t(it)]);
+            ge[j] = std::max(ge[j], t.ctas[std::size_t(c)].start + mst[std::size_t(it)] + g.itemDur[std::size_t(it)]);
+        }
+        gsm[j] = t.ctas[std::size_t(c)].smId;
+        g.mmaGroupRate[j] = s.mmaFlopPerFill / double(std::max<std::int64_t>(1, ge[j] - gs[j]));
+    }
+    smDemand(g, gs, ge, gsm, g.mmaGroupDemand0);
+}
+
+void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes,
+                         Replay& r)
+{
+    r.mmaFactor.clear();
+    runReplay(m, p, notes, r);
+    if (!p.sharedResources || m.mmaCap <= 0 || p.isDefault())
+        return;
+    const std::size_t nG = m.mmaGroupCta.size();
+    std::vector<std::int64_t> gs(nG), ge(nG);
+    std::vector<std::int32_t> gsm(nG);
+    std::vector<double> demand;
+    std::vector<std::string> quiet;
+    // Fixed point of f = stretch(schedule(f)), damped by halves. Single groups at the edge of an overlap keep
+    // flipping, so the rounds stop when the kernel's end moves by less than 0.2% from one round to the next
+    // (2-4 rounds on the ladder; docs/benchmarks.md), or after kMaxRounds replays.
+    constexpr int kMaxRounds = 4;
+    std::int64_t prevEnd = r.kernelEnd;
+    for (int round = 0; round < kMaxRounds; ++round) {
+        for (std::size_t j = 0; j < nG; ++j) {
+            const int c = m.mmaGroupCta[j];
+            std::int64_t a = INT64_MAX, b = INT64_MIN;
+            for (std::int32_t x = m.mmaGroupBegin[j]; x < m.mmaGroupBegin[j + 1]; ++x) {
+                const std::int32_t it = m.mmaGroupItems[std::size_t(x)];
+                a = std::min(a, r.st[std::size_t(it)]);
+                b = std::max(b, r.en[std::size_t(it)]);
+            }
+            gs[j] = r.ctaStart[std::size_t(c)] + a;
+            ge[j] = r.ctaStart[std::size_t(c)] + b;
+            gsm[j] = r.ctaSm[std::size_t(c)];
+        }
+        smDemand(m, gs, ge, gsm, demand);
+        double change = 0;
+        bool any = false;
+        std::vector<double> next(nG, 1.0);
+        for (std::size_t j = 0; j < nG; ++j) {
+            const double target = std::max(1.0, demand[j] / m.mmaCap) / std::max(1.0, m.mmaGroupDemand0[j] / m.mmaCap);
+            const double old = r.mmaFactor.empty() ? 1.0 : r.mmaFactor[j];
+            next[j] = r.mmaFactor.empty() ? target : 0.5 * (old + target);
+            if (std::fabs(next[j] - 1.0) < 1e-9)
+                next[j] = 1.0;
+            any = any || next[j] != 1.0;
+            change = std::max(change, std::fabs(next[j] - old));
+        }
+        if (r.mmaFactor.empty() && !any)
+            return;  // nothing on any SM asks for more than it was recorded with
+        if (change < 1e-3)
+            break;
+        r.mmaFactor = std::move(next);
+        quiet.clear();
+        runReplay(m, p, &quiet, r);
+        const std::int64_t span = std::max<std::int64_t>(1, r.kernelEnd - m.launchStart);
+        const bool settled = round > 0 && std::llabs(r.kernelEnd - prevEnd) * 500 < span;
+        prevEnd = r.kernelEnd;
+        if (settled)
+            break;
+    }
+}
+
+}  // namespace ws
