@@ -79,6 +79,12 @@ QString helpText()
         "  --size WxH        image size in pixels (default 1600x900)\n"
         "  --dpi N           resolution, 24..1200 (default 96): written into the PNG, and scales text\n"
         "  --title TEXT      figure title (default: rung, shape and kernel)\n"
+        "  --critical-path   images: outline the kernel's critical path on the warp lanes (docs/whatif.md)\n"
+        "  --what-if         images: a ghost row under each warp with the replay's predicted timeline;\n"
+        "                    with the replay parameters of `warpstage whatif` (--stages N, --load-latency F,\n"
+        "                    --mma F, --epilogue F, --overlap-epilogue, --persistent, --sms N, --no-sync,\n"
+        "                    --ctas-per-sm N, --producer-warp, --no-shared-resources);\n"
+        "                    --ghost over: frames over the measured lanes instead of rows beside them\n"
         "  --flows           trace formats: flow arrows from each load's issue to the waits it satisfied\n"
         "  --no-counters     trace formats: leave out the loads-in-flight counter of each CTA\n"
         "\n"
@@ -217,6 +223,7 @@ static int runExport(int argc, char** argv, const QStringList& args)
         return runTraceExport(args);
     FigureOptions opt;
     bool haveOut = false;
+    bool ghostOrParams = false;  // a replay parameter or --ghost: only with --what-if
     for (int i = 0; i < args.size(); ++i) {
         const QString a = args[i];
         auto value = [&](QString* v) {
@@ -284,6 +291,19 @@ static int runExport(int argc, char** argv, const QStringList& args)
             if (!value(&v))
                 return usage(QStringLiteral("export: --title needs a value"));
             opt.title = v;
+        } else if (a == QLatin1String("--critical-path")) {
+            opt.criticalPath = true;
+        } else if (a == QLatin1String("--what-if")) {
+            opt.whatIf = true;
+        } else if (a == QLatin1String("--ghost")) {
+            if (!value(&v) || (v != QLatin1String("beside") && v != QLatin1String("over")))
+                return usage(QStringLiteral("export: --ghost expects beside or over"));
+            opt.ghostOver = v == QLatin1String("over");
+            ghostOrParams = true;
+        } else if (const int w = parseWhatIfOption(args, i, &opt.whatIfParams, "export"); w != -2) {
+            if (w >= 0)
+                return w;
+            ghostOrParams = true;
         } else if (a.startsWith(QLatin1String("-"))) {
             return usage(QStringLiteral("export: unknown option '%1'").arg(a));
         } else if (opt.file.isEmpty()) {
@@ -298,6 +318,10 @@ static int runExport(int argc, char** argv, const QStringList& args)
         return usage(QStringLiteral("export: missing --out IMAGE"));
     if (opt.view == FigureOptions::View::Program && (opt.kernelId != 0 || !opt.lanes.isEmpty()))
         return usage(QStringLiteral("export: --kernel and --lanes belong to the warp view, not to --view program"));
+    if (opt.view == FigureOptions::View::Program && (opt.criticalPath || opt.whatIf))
+        return usage(QStringLiteral("export: --critical-path and --what-if belong to the warp view, not to --view program"));
+    if (ghostOrParams && !opt.whatIf)
+        return usage(QStringLiteral("export: replay parameters (--stages, --load-latency, ...) and --ghost need --what-if"));
 
     // Check the file first, with the store's own message and exit code.
     try {

@@ -6,6 +6,10 @@
 #include <QString>
 #include <QStringList>
 
+namespace ws {
+struct WhatIfParams;
+}
+
 namespace ws::ui {
 
 enum ExitCode : int {
@@ -25,6 +29,10 @@ int runQueryCommand(const QStringList& args);
 // `warpstage analyze FILE ...` and `warpstage whatif FILE ...` (cli_whatif.cpp, docs/whatif.md).
 int runAnalyzeCommand(const QStringList& args);
 int runWhatIfCommand(const QStringList& args);
+// One replay parameter of `warpstage whatif` (--stages, --load-latency, --mma, --epilogue, --overlap-epilogue,
+// --persistent, --sms, --no-sync) at args[i] into *p (cli_whatif.cpp; `export --what-if` takes them too):
+// -1: it was one (i is on its value), -2: it is not one, else the exit code of a bad value (message printed).
+int parseWhatIfOption(const QStringList& args, int& i, ws::WhatIfParams* p, const char* cmd);
 // `warpstage migrate FILE --out COPY` (cli_migrate.cpp); args start after "migrate".
 int runMigrateCommand(const QStringList& args);
 // The line that follows an older-schema refusal: "(a migrated copy: warpstage migrate FILE --out COPY.wstrace)".

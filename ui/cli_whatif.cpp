@@ -270,6 +270,47 @@ int runAnalyzeCommand(const QStringList& args)
     }
 }
 
+int parseWhatIfOption(const QStringList& args, int& i, WhatIfParams* p, const char* cmd)
+{
+    const QString a = args[i];
+    const std::string name = std::string(cmd) + ": " + a.toStdString();
+    auto value = [&](QString* v) {
+        if (i + 1 >= args.size())
+            return false;
+        *v = args[++i];
+        return true;
+    };
+    QString v;
+    if (a == QLatin1String("--stages") || a == QLatin1String("--sms") || a == QLatin1String("--ctas-per-sm")) {
+        if (!value(&v))
+            return wiUsage(name + " needs a value");
+        const bool st = a == QLatin1String("--stages");
+        const bool cps = a == QLatin1String("--ctas-per-sm");
+        const int hi = st || cps ? 64 : 4096;
+        if (!parseCount(v, 1, hi, st ? &p->stages : cps ? &p->slotsPerSm : &p->sms))
+            return wiUsage(name + " expects a whole number in 1.." + std::to_string(hi) + ", got '" + v.toStdString() + "'");
+    } else if (a == QLatin1String("--load-latency") || a == QLatin1String("--mma") || a == QLatin1String("--epilogue")) {
+        if (!value(&v))
+            return wiUsage(name + " needs a value");
+        double* f = a == QLatin1String("--mma") ? &p->mma : a == QLatin1String("--epilogue") ? &p->epilogue : &p->loadLatency;
+        if (!parseFactor(v, f))
+            return wiUsage(name + " expects a factor > 0 and <= 1000 (e.g. 0.5), got '" + v.toStdString() + "'");
+    } else if (a == QLatin1String("--overlap-epilogue")) {
+        p->overlapEpilogue = true;
+    } else if (a == QLatin1String("--persistent")) {
+        p->persistent = true;
+    } else if (a == QLatin1String("--no-sync")) {
+        p->dropCtaSync = true;
+    } else if (a == QLatin1String("--producer-warp")) {
+        p->producerWarp = true;
+    } else if (a == QLatin1String("--no-shared-resources")) {
+        p->sharedResources = false;
+    } else {
+        return -2;
+    }
+    return -1;
+}
+
 int runWhatIfCommand(const QStringList& args)
 {
     Common c;
@@ -280,45 +321,11 @@ int runWhatIfCommand(const QStringList& args)
             return r;
         if (r == -1)
             continue;
-        const QString a = args[i];
-        auto value = [&](QString* v) {
-            if (i + 1 >= args.size())
-                return false;
-            *v = args[++i];
-            return true;
-        };
-        QString v;
-        if (a == QLatin1String("--stages") || a == QLatin1String("--sms") || a == QLatin1String("--ctas-per-sm")) {
-            if (!value(&v))
-                return wiUsage("whatif: " + a.toStdString() + " needs a value");
-            const bool st = a == QLatin1String("--stages");
-            const bool cps = a == QLatin1String("--ctas-per-sm");
-            const int hi = st || cps ? 64 : 4096;
-            if (!parseCount(v, 1, hi, st ? &p.stages : cps ? &p.slotsPerSm : &p.sms))
-                return wiUsage("whatif: " + a.toStdString() + " expects a whole number in 1.." + std::to_string(hi)
-                               + ", got '" + v.toStdString() + "'");
-        } else if (a == QLatin1String("--load-latency") || a == QLatin1String("--mma")
-                   || a == QLatin1String("--epilogue")) {
-            if (!value(&v))
-                return wiUsage("whatif: " + a.toStdString() + " needs a value");
-            double* f = a == QLatin1String("--mma") ? &p.mma
-                      : a == QLatin1String("--epilogue") ? &p.epilogue : &p.loadLatency;
-            if (!parseFactor(v, f))
-                return wiUsage("whatif: " + a.toStdString() + " expects a factor > 0 and <= 1000 (e.g. 0.5), got '"
-                               + v.toStdString() + "'");
-        } else if (a == QLatin1String("--overlap-epilogue")) {
-            p.overlapEpilogue = true;
-        } else if (a == QLatin1String("--persistent")) {
-            p.persistent = true;
-        } else if (a == QLatin1String("--no-sync")) {
-            p.dropCtaSync = true;
-        } else if (a == QLatin1String("--producer-warp")) {
-            p.producerWarp = true;
-        } else if (a == QLatin1String("--no-shared-resources")) {
-            p.sharedResources = false;
-        } else {
-            return wiUsage("whatif: unknown option '" + a.toStdString() + "'");
-        }
+        const int w = parseWhatIfOption(args, i, &p, "whatif");
+        if (w == -2)
+            return wiUsage("whatif: unknown option '" + args[i].toStdString() + "'");
+        if (w >= 0)
+            return w;
     }
     if (c.file.isEmpty())
         return wiUsage("whatif: missing FILE");

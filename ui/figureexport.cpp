@@ -2,6 +2,8 @@
 
 #include "timelinelayout.h"
 #include "timelinewidget.h"
+#include "timemapping.h"
+#include "whatifengine.h"
 
 #include <warpstage/store.h>
 
@@ -15,6 +17,67 @@ bool fail(QString *error, const QString &msg)
     if (error)
         *error = msg;
     return false;
+}
+
+// The replay's parameters as `warpstage whatif` options ("--stages 6 --load-latency 0.5"; "as recorded").
+QString whatIfOptionsText(const ws::WhatIfParams &p)
+{
+    QStringList o;
+    if (p.stages > 0)
+        o << QStringLiteral("--stages %1").arg(p.stages);
+    const struct {
+        double v;
+        const char *name;
+    } factors[] = {{p.loadLatency, "--load-latency"}, {p.mma, "--mma"}, {p.epilogue, "--epilogue"}};
+    for (const auto &f : factors)
+        if (f.v != 1.0)
+            o << QStringLiteral("%1 %2").arg(QLatin1String(f.name)).arg(f.v, 0, 'g', 6);
+    if (p.overlapEpilogue)
+        o << QStringLiteral("--overlap-epilogue");
+    if (p.persistent)
+        o << QStringLiteral("--persistent");
+    if (p.sms > 0)
+        o << QStringLiteral("--sms %1").arg(p.sms);
+    if (p.dropCtaSync)
+        o << QStringLiteral("--no-sync");
+    if (p.slotsPerSm > 0)
+        o << QStringLiteral("--ctas-per-sm %1").arg(p.slotsPerSm);
+    if (p.producerWarp)
+        o << QStringLiteral("--producer-warp");
+    if (!p.sharedResources)
+        o << QStringLiteral("--no-shared-resources");
+    return o.isEmpty() ? QStringLiteral("as recorded") : o.join(QLatin1Char(' '));
+}
+
+// Draws the critical path and / or the predicted timeline on `w`; the title's what-if part in *titleNote.
+bool addWhatIf(TimelineWidget &w, std::shared_ptr<const ws::KernelTrace> trace, const FigureOptions &opt,
+               QString *titleNote, QString *error)
+{
+    if (!opt.criticalPath && !opt.whatIf)
+        return true;
+    ws::ui::WhatIfKernel kernel(trace);  // one dependency graph for both
+    if (opt.criticalPath) {
+        const auto path = kernel.criticalPath();
+        if (!path)
+            return fail(error, QStringLiteral("%1: --critical-path: the kernel has no per-warp timeline to analyse").arg(opt.out));
+        w.setCriticalPath(path->segments);
+        w.setCriticalPathVisible(true);
+    }
+    if (opt.whatIf) {
+        const ws::WhatIfParams &c = opt.whatIfParams;
+        const ws::ui::Prediction pred = kernel.predict(c, true);
+        if (!pred.error.isEmpty())
+            return fail(error, QStringLiteral("%1: --what-if: %2").arg(opt.out, pred.error));
+        if (!pred.ghost)
+            return fail(error, QStringLiteral("%1: --what-if: the replay gave no predicted timeline").arg(opt.out));
+        w.setGhostLanes(pred.ghost, opt.ghostOver ? ws::ui::GhostMode::Over : ws::ui::GhostMode::Beside);
+        w.resetZoom();  // the measured kernel and the prediction, whole (a --range given later wins)
+        // a line of its own: a kernel's name can fill the first line, whose ends are clipped when it is too long
+        *titleNote = QStringLiteral("\nwhat-if %1: predicted %2, measured %3")
+                         .arg(whatIfOptionsText(c), timemap::formatDuration(double(pred.predictedNs)),
+                              timemap::formatDuration(double(pred.measuredNs)));
+    }
+    return true;
 }
 }  // namespace
 
@@ -32,6 +95,9 @@ bool exportFigure(std::shared_ptr<const ws::KernelTrace> trace, const FigureOpti
     w.setTrace(trace);
     if (!w.waitForIndex(120000))
         return fail(error, QStringLiteral("%1: could not index the kernel's timeline").arg(opt.out));
+    QString whatIfNote;
+    if (!addWhatIf(w, trace, opt, &whatIfNote, error))
+        return false;
     if (!opt.lanes.isEmpty()) {
         QString ferr;
         if (!LaneFilter::parse(opt.lanes, &ferr))
@@ -66,6 +132,7 @@ bool exportFigure(std::shared_ptr<const ws::KernelTrace> trace, const FigureOpti
                          QString::fromStdString(trace->launch.name));
         if (r.synthetic)
             title += QStringLiteral("  (synthetic)");
+        title += whatIfNote;
     }
     return w.exportImage(opt.out, opt.size, opt.dpi, title, error);
 }

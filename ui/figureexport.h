@@ -5,6 +5,7 @@
 #pragma once
 
 #include <warpstage/model.h>
+#include <warpstage/whatif.h>
 
 #include <QPair>
 #include <QSize>
@@ -25,6 +26,13 @@ struct FigureOptions {
     QSize size{1600, 900};
     double dpi = 96;
     QString title;                // empty: "<variant> <m>x<n>x<k> · <kernel>"
+    // What-if (issue 13, docs/whatif.md), warp view only: the kernel's critical path outlined on the lanes it runs
+    // through, and the predicted timeline of a replay with whatIfParams as a ghost row under each warp (or, with
+    // ghostOver, as a frame over each lane), as the viewer draws them. The default title then names the replay.
+    bool criticalPath = false;
+    bool whatIf = false;
+    ws::WhatIfParams whatIfParams;
+    bool ghostOver = false;
 };
 
 // Writes opt.out; on failure returns false and sets *error to a message that names the file and the problem.

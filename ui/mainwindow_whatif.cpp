@@ -121,9 +121,11 @@ void MainWindow::whatIfKernel()
         m_whatIf->setUnavailable(tr("This kernel has no per-warp timeline to replay."));
         return;
     }
+    // one dependency graph for the critical path and the panel's replays (built once, by whichever runs first);
     // the ring depth from the loader's TraceFacts: recordedStages() walks every interval (GUI thread)
+    auto kernel = std::make_shared<WhatIfKernel>(trace);
     const auto facts = m_timeline->trace() == trace ? m_timeline->traceFacts() : nullptr;
-    m_whatIf->setKernel(makePredictor(trace), trace->launch.end - trace->launch.start,
+    m_whatIf->setKernel(makePredictor(kernel), trace->launch.end - trace->launch.start,
                         facts ? facts->ringDepth : recordedStages(*trace), recordedSms(*trace));
     auto* watcher = new QFutureWatcher<std::shared_ptr<const CriticalPathView>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
@@ -137,7 +139,7 @@ void MainWindow::whatIfKernel()
             revealCriticalPath();
         emit criticalPathShown();
     });
-    watcher->setFuture(QtConcurrent::run(whatIfPool(), [trace] { return analyzeCriticalPath(*trace); }));
+    watcher->setFuture(QtConcurrent::run(whatIfPool(), [kernel] { return kernel->criticalPath(); }));
 }
 
 void MainWindow::revealCriticalPath()

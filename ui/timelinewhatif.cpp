@@ -34,7 +34,7 @@ void TimelinePlottable::rasterGhost(int laneIndex, int y0, int y1, int width, do
     if (ref.n == 0)
         return;
     const int buckets = width * 2;
-    m_ghost->index[std::size_t(laneIndex)].query(ref, m_origin, t0, t1, buckets, bm);
+    m_ghost->laneIndex(std::size_t(laneIndex)).query(ref, m_origin, t0, t1, buckets, bm);
     const int ncat = bm.categories;
     QImage &img = const_cast<QImage &>(m_image);  // rows write disjoint scan lines
     QRgb *const bits = reinterpret_cast<QRgb *>(const_cast<uchar *>(std::as_const(img).bits()));

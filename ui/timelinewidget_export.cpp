@@ -47,6 +47,14 @@ std::unique_ptr<TimelineWidget> TimelineWidget::Private::clone(const TimelineWid
     w.d->tl->setHighlight(d->highlight);
     w.d->tl->setSelectedInterval(d->selLane, d->selIndex);
     w.d->tl->setRangeSelection(d->tl->rangeSelection());
+    // what the user sees of the what-if work goes into the figure too: the critical path (with its emphasised
+    // cause) and the predicted timeline's ghost rows or frames (they also widen the data range)
+    w.d->path = d->path;
+    w.d->tl->setCriticalPath(d->path);
+    w.d->tl->setPathVisible(d->tl->pathVisible());
+    w.d->tl->setPathCause(d->tl->pathCause());
+    if (d->ghost && d->ghostMode != ws::ui::GhostMode::Off)
+        w.setGhostLanes(d->ghost, d->ghostMode);
     w.d->vscroll->hide();
     if (!title.isEmpty()) {
         w.d->plot->plotLayout()->insertRow(0);

@@ -100,7 +100,7 @@ std::shared_ptr<GhostLanes> GhostLanes::fromIntervals(const KernelTrace& measure
             any = true;
         }
     }
-    g->buildIndex();
+    g->resetIndex();
     return g;
 }
 
@@ -115,11 +115,35 @@ QThreadPool* whatIfPool()
     return pool;
 }
 
+void GhostLanes::resetIndex()
+{
+    m_index.assign(lanes.size(), lod::SeriesIndex{});
+    m_once = std::make_unique<std::once_flag[]>(lanes.size());
+}
+
+const lod::SeriesIndex& GhostLanes::laneIndex(std::size_t i) const
+{
+    if (m_index.size() != lanes.size() || !m_once) {
+        static const lod::SeriesIndex unbuilt;  // resetIndex() not called: answers by walking the spans
+        return unbuilt;
+    }
+    std::call_once(m_once[i], [&] { m_index[i].build(lod::laneRef(lanes[i])); });
+    return m_index[i];
+}
+
 void GhostLanes::buildIndex()
 {
-    index.assign(lanes.size(), lod::SeriesIndex{});
+    resetIndex();
     for (std::size_t i = 0; i < lanes.size(); ++i)
-        index[i].build(lod::laneRef(lanes[i]));
+        laneIndex(i);
+}
+
+std::size_t GhostLanes::indexedLanes() const
+{
+    std::size_t n = 0;
+    for (const lod::SeriesIndex& x : m_index)
+        n += x.built();
+    return n;
 }
 
 }  // namespace ws::ui

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 class QThreadPool;
@@ -62,14 +63,23 @@ struct CriticalPathView {
 
 // A predicted timeline: lane i is the prediction for the measured trace's lane i (same warp), so the ghost row
 // of a warp sits next to it. Each lane carries its LOD index (built off the GUI thread with the prediction).
+// The index of a lane is built when the lane is first drawn (laneIndex()): a re-predict hands over 1M-interval
+// lanes of which a screen shows a few dozen, and indexing them all cost more than the replay (docs/benchmarks.md).
 struct GhostLanes {
     std::vector<Lane> lanes;
-    std::vector<lod::SeriesIndex> index;   // one per lane, built
     TimeNs start = 0, end = 0;             // predicted kernel start / end (absolute ns, measured time base)
-    // From one vector of intervals per lane (sorted or not; sorted here by start) and builds the index.
+    // From one vector of intervals per lane (sorted or not; sorted here by start); the index is built lazily.
     static std::shared_ptr<GhostLanes> fromIntervals(const KernelTrace& measured,
                                                      std::vector<std::vector<Interval>> perLane);
-    void buildIndex();
+    // Lane i's LOD index, built on the first call (thread-safe: the raster threads may ask for lanes at once).
+    const lod::SeriesIndex& laneIndex(std::size_t i) const;
+    void resetIndex();                     // after `lanes` changed: every lane's index unbuilt
+    void buildIndex();                     // every lane's index now
+    std::size_t indexedLanes() const;      // how many lanes' indexes are built (tests)
+
+private:
+    mutable std::vector<lod::SeriesIndex> m_index;
+    mutable std::unique_ptr<std::once_flag[]> m_once;
 };
 
 // Where the predicted timeline is drawn: not at all, as a ghost row under each warp, or as a frame over each lane.
@@ -84,6 +94,7 @@ struct WhatIfParams {
     bool epilogueOverlapped = false; // epilogue overlapped with the next tile's main loop
     bool persistent = false;         // persistent CTAs (one per SM, walking tiles)
     int sms = 0;                     // number of SMs (0: as recorded)
+    bool noSync = false;             // CTA barriers dropped (`warpstage whatif --no-sync`; no panel control)
     bool operator==(const WhatIfParams&) const = default;
     bool unchanged() const { return *this == WhatIfParams{}; }
 };

@@ -6,6 +6,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -44,6 +45,11 @@ std::vector<PathSegment> segmentsOf(const ws::CriticalPath& p)
     return out;
 }
 
+double msSince(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 QString notesOf(const std::vector<std::string>& notes)
 {
     QStringList l;
@@ -54,14 +60,51 @@ QString notesOf(const std::vector<std::string>& notes)
 
 }  // namespace
 
-std::shared_ptr<const CriticalPathView> analyzeCriticalPath(const KernelTrace& trace)
+struct WhatIfKernel::State {
+    std::mutex mutex;
+    std::optional<ws::WhatIfModel> model;
+    QString buildError;
+    bool built = false;
+    Timing timing;
+
+    // Builds the graph on the first call; false (and buildError) when the kernel cannot be analysed.
+    bool ensureModel(const KernelTrace& trace)
+    {
+        if (!built) {
+            built = true;
+            const auto t0 = std::chrono::steady_clock::now();
+            try {
+                model.emplace(ws::WhatIfModel::build(trace));
+            } catch (const ws::WhatIfError& e) {
+                buildError = QString::fromStdString(e.what());
+            }
+            timing.buildMs = msSince(t0);
+        }
+        return model.has_value();
+    }
+};
+
+WhatIfKernel::WhatIfKernel(std::shared_ptr<const KernelTrace> trace) : m_trace(std::move(trace)), m(std::make_unique<State>()) {}
+WhatIfKernel::~WhatIfKernel() = default;
+
+WhatIfKernel::Timing WhatIfKernel::lastTiming() const
 {
+    std::lock_guard<std::mutex> lock(m->mutex);
+    return m->timing;
+}
+
+std::shared_ptr<const CriticalPathView> WhatIfKernel::criticalPath()
+{
+    std::lock_guard<std::mutex> lock(m->mutex);
+    if (!m_trace || !m->ensureModel(*m_trace))
+        return nullptr;
     try {
-        const ws::CriticalPath p = ws::criticalPath(trace);
+        // the unchanged replay's path is the measured kernel's (critpath.cpp: criticalPath())
+        const ws::CriticalPath p = m->model->predict(ws::WhatIfParams{}, false).path;
         auto v = std::make_shared<CriticalPathView>();
         v->segments = segmentsOf(p);
         v->attribution = attributionOf(p);
-        v->measuredNs = trace.launch.end - trace.launch.start;
+        v->measuredNs = m_trace->launch.end - m_trace->launch.start;
         if (p.graph.reduced)
             v->note = QStringLiteral("Reduced analysis: ") + notesOf(p.graph.missing);
         return v;
@@ -70,62 +113,76 @@ std::shared_ptr<const CriticalPathView> analyzeCriticalPath(const KernelTrace& t
     }
 }
 
-std::function<Prediction(const WhatIfParams&, bool)> makePredictor(std::shared_ptr<const KernelTrace> trace)
+Prediction WhatIfKernel::predict(const WhatIfParams& gp, bool withTimeline)
 {
-    // the graph is built once, by the first replay, on the worker thread that runs it
-    struct State {
-        std::mutex mutex;
-        std::optional<ws::WhatIfModel> model;
-        QString buildError;
-        bool built = false;
-    };
-    auto state = std::make_shared<State>();
-    return [trace, state](const WhatIfParams& gp, bool withTimeline) {
-        Prediction out;
-        out.params = gp;
-        out.measuredNs = trace->launch.end - trace->launch.start;
-        std::lock_guard<std::mutex> lock(state->mutex);
-        if (!state->built) {
-            state->built = true;
-            try {
-                state->model.emplace(ws::WhatIfModel::build(*trace));
-            } catch (const ws::WhatIfError& e) {
-                state->buildError = QString::fromStdString(e.what());
-            }
-        }
-        if (!state->model) {
-            out.error = state->buildError.isEmpty() ? QStringLiteral("This kernel cannot be replayed.") : state->buildError;
-            return out;
-        }
-        ws::WhatIfParams p;
-        p.stages = gp.stages;
-        p.loadLatency = gp.loadLatency;
-        p.mma = gp.mmaTime;
-        p.epilogue = gp.epilogueTime;
-        p.overlapEpilogue = gp.epilogueOverlapped;
-        p.persistent = gp.persistent;
-        p.sms = gp.sms;
-        try {
-            ws::WhatIfResult r = state->model->predict(p, withTimeline);
-            out.measuredNs = r.measuredNs;
-            out.predictedNs = r.predictedNs;
-            out.attribution = attributionOf(r.path);
-            out.note = notesOf(r.notes);
-            if (withTimeline && r.predicted.lanes.size() == trace->lanes.size()) {
-                auto g = std::make_shared<GhostLanes>();
-                g->lanes = std::move(r.predicted.lanes);
-                g->start = r.path.kernelStart;
-                g->end = r.path.kernelEnd;
-                g->buildIndex();
-                out.ghost = std::move(g);
-            }
-        } catch (const ws::WhatIfError& e) {
-            out.error = QString::fromStdString(e.what());
-        }
-        return out;
-    };
+    ws::WhatIfParams p;
+    p.stages = gp.stages;
+    p.loadLatency = gp.loadLatency;
+    p.mma = gp.mmaTime;
+    p.epilogue = gp.epilogueTime;
+    p.overlapEpilogue = gp.epilogueOverlapped;
+    p.persistent = gp.persistent;
+    p.sms = gp.sms;
+    p.dropCtaSync = gp.noSync;
+    Prediction out = predict(p, withTimeline);
+    out.params = gp;
+    return out;
 }
 
+Prediction WhatIfKernel::predict(const ws::WhatIfParams& p, bool withTimeline)
+{
+    Prediction out;
+    std::lock_guard<std::mutex> lock(m->mutex);
+    if (!m_trace) {
+        out.error = QStringLiteral("This kernel cannot be replayed.");
+        return out;
+    }
+    out.measuredNs = m_trace->launch.end - m_trace->launch.start;
+    if (!m->ensureModel(*m_trace)) {
+        out.error = m->buildError.isEmpty() ? QStringLiteral("This kernel cannot be replayed.") : m->buildError;
+        return out;
+    }
+    try {
+        ws::WhatIfResult r = m->model->predict(p, withTimeline);
+        m->timing.replayMs = r.timing.replayMs;
+        m->timing.pathMs = r.timing.pathMs;
+        m->timing.timelineMs = r.timing.timelineMs;
+        m->timing.ghostMs = 0;
+        out.measuredNs = r.measuredNs;
+        out.predictedNs = r.predictedNs;
+        out.attribution = attributionOf(r.path);
+        out.note = notesOf(r.notes);
+        if (withTimeline && r.predicted.lanes.size() == m_trace->lanes.size()) {
+            const auto t0 = std::chrono::steady_clock::now();
+            auto g = std::make_shared<GhostLanes>();
+            g->lanes = std::move(r.predicted.lanes);
+            g->start = r.path.kernelStart;
+            g->end = r.path.kernelEnd;
+            g->resetIndex();  // each lane's index is built when it is first drawn (the visible lanes only)
+            out.ghost = std::move(g);
+            m->timing.ghostMs = msSince(t0);
+        }
+    } catch (const ws::WhatIfError& e) {
+        out.error = QString::fromStdString(e.what());
+    }
+    return out;
+}
+
+std::shared_ptr<const CriticalPathView> analyzeCriticalPath(const KernelTrace& trace)
+{
+    // borrowed for the call: the WhatIfKernel does not outlive `trace`
+    return WhatIfKernel(std::shared_ptr<const KernelTrace>(&trace, [](const KernelTrace*) {})).criticalPath();
+}
+
+std::function<Prediction(const WhatIfParams&, bool)> makePredictor(std::shared_ptr<WhatIfKernel> kernel)
+{
+    return [kernel](const WhatIfParams& p, bool withTimeline) { return kernel->predict(p, withTimeline); };
+}
+
+std::function<Prediction(const WhatIfParams&, bool)> makePredictor(std::shared_ptr<const KernelTrace> trace)
+{
+    return makePredictor(std::make_shared<WhatIfKernel>(std::move(trace)));
+}
 
 int recordedStages(const KernelTrace& trace)
 {

@@ -7,14 +7,48 @@
 #include <functional>
 #include <memory>
 
+namespace ws {
+struct WhatIfParams;
+}
+
 namespace ws::ui {
+
+// One kernel's what-if work: its dependency graph is built once (by the first call that needs it, on the
+// calling worker thread) and shared by the critical path and every replay, so opening a kernel builds it once,
+// not once for the path and once more for the panel. Calls are serialized (one at a time, any thread).
+class WhatIfKernel {
+public:
+    explicit WhatIfKernel(std::shared_ptr<const KernelTrace> trace);
+    ~WhatIfKernel();
+    WhatIfKernel(const WhatIfKernel&) = delete;
+    WhatIfKernel& operator=(const WhatIfKernel&) = delete;
+
+    // The measured kernel's critical path and its attribution; null when the kernel has no timeline to analyse.
+    std::shared_ptr<const CriticalPathView> criticalPath();
+    // A replay with `params`; withTimeline: the predicted timeline (ghost lanes) too.
+    Prediction predict(const WhatIfParams& params, bool withTimeline);
+    // The same with core's parameters (every option of `warpstage whatif`; `export --what-if`).
+    Prediction predict(const ws::WhatIfParams& params, bool withTimeline);
+    const std::shared_ptr<const KernelTrace>& trace() const { return m_trace; }
+    // Where the time of the last predict() went (worker thread, wall ms): core's replay, the critical path walk,
+    // core's predicted timeline, and its conversion into ghost lanes (the lanes moved, their index reset).
+    struct Timing {
+        double buildMs = 0, replayMs = 0, pathMs = 0, timelineMs = 0, ghostMs = 0;
+    };
+    Timing lastTiming() const;
+
+private:
+    struct State;
+    std::shared_ptr<const KernelTrace> m_trace;
+    std::unique_ptr<State> m;
+};
 
 // The kernel's critical path and its attribution; null when the kernel has no timeline to analyse.
 std::shared_ptr<const CriticalPathView> analyzeCriticalPath(const KernelTrace& trace);
 
-// A what-if predictor bound to one kernel: builds the dependency graph once (on the first call, on the
-// calling worker thread) and replays it for each parameter set. Thread-safe for one caller at a time
+// A what-if predictor bound to one kernel (WhatIfKernel::predict). Thread-safe for one caller at a time
 // (the what-if panel never runs two replays at once).
+std::function<Prediction(const WhatIfParams&, bool withTimeline)> makePredictor(std::shared_ptr<WhatIfKernel> kernel);
 std::function<Prediction(const WhatIfParams&, bool withTimeline)> makePredictor(std::shared_ptr<const KernelTrace> trace);
 
 // What the kernel was recorded with (the panel's starting values): ring stages (the most slots seen,

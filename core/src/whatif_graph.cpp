@@ -29,7 +29,15 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
 
     auto impl = std::make_unique<Impl>();
     Impl& g = *impl;
-    g.trace = trace;
+    // The model keeps what the graph, the replay and the predicted timeline read: not the stall samples, source
+    // texts and scopes a viewer's trace carries (copying them made the build slower and the model bigger).
+    g.trace.run = trace.run;
+    g.trace.launch = trace.launch;
+    g.trace.ctas = trace.ctas;
+    g.trace.lanes = trace.lanes;
+    g.trace.tiles = trace.tiles;
+    g.trace.loads = trace.loads;
+    g.trace.phaseNames = trace.phaseNames;
     const KernelTrace& t = g.trace;
     const int nCta = int(t.ctas.size());
     const int nLane = int(t.lanes.size());

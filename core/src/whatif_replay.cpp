@@ -3,6 +3,7 @@
 #include "whatif_impl.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <queue>
 
@@ -329,10 +330,17 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline)
     const Impl& g = *m;
     const std::lock_guard<std::mutex> lock(g.scratchLock);
     Replay& r = g.scratch;
+    using Clock = std::chrono::steady_clock;
+    auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    const Clock::time_point t0 = Clock::now();
     replayWithResources(g, params, &out.notes, r);
     out.measuredNs = g.launchEnd - g.launchStart;
     out.predictedNs = r.kernelEnd - g.launchStart;
+    const Clock::time_point t1 = Clock::now();
     out.path = walkCriticalPath(g, r);
+    const Clock::time_point t2 = Clock::now();
+    out.timing.replayMs = ms(t0, t1);
+    out.timing.pathMs = ms(t1, t2);
     if (!withTimeline) {
         for (PathStep& st : out.path.steps)
             if (st.lane >= 0 && st.interval >= 0)
@@ -408,6 +416,7 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline)
             st.interval = newIndex[std::size_t(st.interval)];
     for (std::size_t c = 0; c < pt.ctas.size(); ++c)
         pt.ctas[c].smId = r.ctaSm[c];
+    out.timing.timelineMs = ms(t2, Clock::now());
     return out;
 }
 

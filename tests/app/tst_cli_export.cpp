@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include <QFile>
+#include <QImage>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -185,6 +186,7 @@ private slots:
     void exitCodes();
     void olderSchemaExit4();
     void migrateWritesACopy();
+    void whatIfAndCriticalPathInTheFigure();
 
 private:
     QString path(const QString& n) const { return m_dir.filePath(n); }
@@ -390,6 +392,9 @@ void TestCliExport::deterministic_data()
     QTest::newRow("svg range lanes dpi") << QStringLiteral("svg")
                                          << QStringList{QStringLiteral("--range"), QStringLiteral("0:20us"), QStringLiteral("--lanes"),
                                                         QStringLiteral("sm:0-1"), QStringLiteral("--dpi"), QStringLiteral("144")};
+    QTest::newRow("png what-if critical path") << QStringLiteral("png")
+                                               << QStringList{QStringLiteral("--what-if"), QStringLiteral("--stages"), QStringLiteral("2"),
+                                                              QStringLiteral("--critical-path")};
 }
 
 void TestCliExport::deterministic()
@@ -560,3 +565,73 @@ void TestCliExport::migrateWritesACopy()
 
 QTEST_GUILESS_MAIN(TestCliExport)
 #include "tst_cli_export.moc"
+
+void TestCliExport::whatIfAndCriticalPathInTheFigure()
+{
+    // `export --what-if` draws the replay's ghost rows ("predicted", one under each warp that has phases) and
+    // names the replay in the default title; --critical-path outlines the path (its gold band); neither is in a
+    // plain export. Issue 13: what a user sees on screen must be in the figure.
+    const QStringList tall{QStringLiteral("--size"), QStringLiteral("1400x6000")};
+    const SvgText plain = exportSvg(QStringLiteral("wi-plain"), tall);
+    QVERIFY(plain.ok);
+    QCOMPARE(plain.texts.count(QStringLiteral("predicted")), 0);
+    const int warps = matching(plain.texts, QStringLiteral("^w\\d+ ")).size();
+    QVERIFY(warps > 0);
+
+    const SvgText wi = exportSvg(QStringLiteral("wi-beside"), tall + QStringList{QStringLiteral("--what-if"), QStringLiteral("--stages"),
+                                                                               QStringLiteral("2"), QStringLiteral("--load-latency"),
+                                                                               QStringLiteral("1.5")});
+    QVERIFY(wi.ok);
+    const int ghosts = wi.texts.count(QStringLiteral("predicted"));
+    QVERIFY2(ghosts > 0 && ghosts <= warps, qPrintable(QStringLiteral("%1 ghost rows for %2 warps").arg(ghosts).arg(warps)));
+    const QStringList titles = matching(wi.texts, QStringLiteral("what-if --stages 2 --load-latency 1.5: predicted [0-9.]+ .s, measured"));
+    QVERIFY2(titles.size() == 1, qPrintable(wi.texts.mid(0, 8).join(" | ")));
+
+    // over: frames on the lanes, no extra rows
+    const SvgText over = exportSvg(QStringLiteral("wi-over"), tall + QStringList{QStringLiteral("--what-if"), QStringLiteral("--ghost"),
+                                                                               QStringLiteral("over")});
+    QVERIFY(over.ok);
+    QCOMPARE(over.texts.count(QStringLiteral("predicted")), 0);
+    QCOMPARE(matching(over.texts, QStringLiteral("what-if as recorded: predicted")).size(), 1);
+
+    // the critical path: its gold band in the PNG, none without it
+    auto goldPixels = [&](const QStringList& extra) {
+        const QString out = path(QStringLiteral("wi-path-%1.png").arg(extra.size()));
+        const Run r = warpstage(QStringList{QStringLiteral("export"), m_file, QStringLiteral("--out"), out,
+                                            QStringLiteral("--size"), QStringLiteral("1200x2400")} + extra);
+        if (r.code != 0) {
+            qWarning("%s", qPrintable(r.err));
+            return -1;
+        }
+        const QImage img = QImage(out).convertToFormat(QImage::Format_RGB32);
+        int n = 0;
+        for (int y = 0; y < img.height(); ++y)
+            for (int x = 0; x < img.width(); ++x)
+                n += (img.pixel(x, y) & 0xFFFFFF) == 0xFFC800;
+        return n;
+    };
+    QCOMPARE(goldPixels({}), 0);
+    const int gold = goldPixels({QStringLiteral("--critical-path")});
+    QVERIFY2(gold > 100, qPrintable(QStringLiteral("%1 px of the path's band").arg(gold)));
+
+    // the command line: parameters need --what-if, bad values and the program view are refused (exit 2)
+    const struct {
+        QStringList args;
+        const char* err;
+    } bad[] = {
+        {{QStringLiteral("--stages"), QStringLiteral("2")}, "need --what-if"},
+        {{QStringLiteral("--ghost"), QStringLiteral("over")}, "need --what-if"},
+        {{QStringLiteral("--what-if"), QStringLiteral("--stages"), QStringLiteral("0")}, "--stages expects a whole number"},
+        {{QStringLiteral("--what-if"), QStringLiteral("--mma"), QStringLiteral("x")}, "--mma expects a factor"},
+        {{QStringLiteral("--what-if"), QStringLiteral("--ghost"), QStringLiteral("under")}, "--ghost expects beside or over"},
+        {{QStringLiteral("--view"), QStringLiteral("program"), QStringLiteral("--critical-path")}, "belong to the warp view"},
+    };
+    for (const auto& b : bad) {
+        const QString out = path(QStringLiteral("wi-bad.png"));
+        QFile::remove(out);
+        const Run r = warpstage(QStringList{QStringLiteral("export"), m_file, QStringLiteral("--out"), out} + b.args);
+        QVERIFY2(r.code == 2 && r.err.contains(QLatin1String(b.err)),
+                 qPrintable(QStringLiteral("%1: exit %2, %3").arg(b.args.join(' ')).arg(r.code).arg(r.err)));
+        QVERIFY(!QFile::exists(out));
+    }
+}

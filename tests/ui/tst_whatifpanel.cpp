@@ -8,6 +8,7 @@
 #include "teachingpanel.h"
 #include "timelinepalette.h"
 #include "timelineplottable.h"
+#include "timelinesynthetic.h"
 #include "timelinewidget.h"
 #include "whatifengine.h"
 #include "whatifpanel.h"
@@ -19,6 +20,7 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <atomic>
@@ -102,6 +104,9 @@ private slots:
     void attributionBarClicks();
     void tourWhatIfSteps();
     void engineOnTheHandMadeKernel();
+    void engineSharesOneGraph();
+    void ghostIndexOnlyForTheDrawnLanes();
+    void exportCarriesPathAndGhostLanes();
 
 private:
     QImage render(TimelineWidget &w) const
@@ -411,7 +416,8 @@ void TestWhatIfPanel::tourWhatIfSteps()
         QVERIFY2(!st.markdown.contains(QStringLiteral("<!--")), rung);  // the parameter line is not shown
         QVERIFY2(st.markdown.startsWith(QStringLiteral("# What if")), rung);
     }
-    QCOMPARE(ws::ui::whatIfStep(QStringLiteral("multistage")).params.stages, 2);
+    // more stages than the 4 recorded: a worker kernel's replay cannot issue its loads later, only earlier
+    QCOMPARE(ws::ui::whatIfStep(QStringLiteral("multistage")).params.stages, 6);
     QCOMPARE(ws::ui::whatIfStep(QStringLiteral("sync")).params.loadLatency, 0.5);
     QVERIFY(ws::ui::whatIfStep(QStringLiteral("cooperative")).params.epilogueOverlapped);
     QVERIFY(ws::ui::whatIfStep(QStringLiteral("no_such_rung")).markdown.isEmpty());
@@ -460,7 +466,7 @@ void TestWhatIfPanel::engineOnTheHandMadeKernel()
     QVERIFY(same.ghost);
     QCOMPARE(same.ghost->lanes.size(), tr->lanes.size());
     QCOMPARE(same.ghost->lanes[1].size(), tr->lanes[1].size());
-    QCOMPARE(same.ghost->index.size(), tr->lanes.size());
+    QCOMPARE(same.ghost->indexedLanes(), std::size_t(0));  // each lane's index waits until it is drawn
     // without the timeline, no ghost lanes are made
     QVERIFY(!predict(ws::ui::WhatIfParams{}, false).ghost);
     // bad parameters are refused with core's message, not a crash
@@ -471,3 +477,129 @@ void TestWhatIfPanel::engineOnTheHandMadeKernel()
 
 QTEST_MAIN(TestWhatIfPanel)
 #include "tst_whatifpanel.moc"
+
+void TestWhatIfPanel::engineSharesOneGraph()
+{
+    // the main window asks one WhatIfKernel for the critical path and for the panel's replays: the path it
+    // gives after replays with other parameters (the model's scratch arrays reused) is the measured kernel's,
+    // the same as a fresh model's
+    auto tr = makeTrace(20);
+    auto kernel = std::make_shared<ws::ui::WhatIfKernel>(tr);
+    ws::ui::WhatIfParams two;
+    two.stages = 2;
+    two.mmaTime = 2.0;
+    const ws::ui::Prediction slower = kernel->predict(two, true);
+    QVERIFY2(slower.error.isEmpty(), qPrintable(slower.error));
+    QVERIFY(slower.predictedNs > slower.measuredNs);
+    const auto path = kernel->criticalPath();
+    const auto fresh = ws::ui::analyzeCriticalPath(*tr);
+    QVERIFY(path && fresh);
+    QCOMPARE(path->segments.size(), fresh->segments.size());
+    for (std::size_t i = 0; i < path->segments.size(); ++i) {
+        QCOMPARE(path->segments[i].lane, fresh->segments[i].lane);
+        QCOMPARE(path->segments[i].start, fresh->segments[i].start);
+        QCOMPARE(path->segments[i].end, fresh->segments[i].end);
+        QCOMPARE(path->segments[i].cause, fresh->segments[i].cause);
+    }
+    QCOMPARE(path->attribution.total(), fresh->attribution.total());
+    // and a replay after the path gives what it gave before
+    QCOMPARE(kernel->predict(two, false).predictedNs, slower.predictedNs);
+    const auto t = kernel->lastTiming();
+    QVERIFY(t.replayMs >= 0 && t.pathMs >= 0 && t.buildMs > 0);
+}
+
+void TestWhatIfPanel::ghostIndexOnlyForTheDrawnLanes()
+{
+    // a prediction hands over every lane; only the lanes drawn get their index (on the first draw), and the
+    // pixels are the same as with every lane's index built up front
+    ws::SyntheticParams sp;
+    sp.pattern = ws::SyntheticPattern::WarpSpecialized;
+    sp.targetIntervals = 60'000;
+    sp.stallSamples = false;
+    auto tr = syntheticKernelTrace(sp);
+    QVERIFY(tr->lanes.size() > 100);
+    TimelineWidget w;
+    w.resize(1200, 600);
+    w.show();
+    w.setTrace(tr);
+    QVERIFY(w.waitForIndex());
+    w.plottable()->setIntervalLabels(false);
+    ws::ui::WhatIfKernel kernel(tr);
+    ws::ui::WhatIfParams p;
+    p.loadLatency = 1.6;
+    const ws::ui::Prediction pred = kernel.predict(p, true);
+    QVERIFY2(pred.error.isEmpty() && pred.ghost, qPrintable(pred.error));
+    QCOMPARE(pred.ghost->indexedLanes(), std::size_t(0));
+    w.setGhostLanes(pred.ghost, GhostMode::Beside);
+    const QImage lazy = render(w);
+    const std::size_t built = pred.ghost->indexedLanes();
+    QVERIFY2(built > 0 && built * 4 < tr->lanes.size(),
+             qPrintable(QStringLiteral("%1 of %2 lanes indexed").arg(built).arg(tr->lanes.size())));
+
+    auto full = std::make_shared<ws::ui::GhostLanes>();
+    full->lanes = pred.ghost->lanes;
+    full->start = pred.ghost->start;
+    full->end = pred.ghost->end;
+    full->buildIndex();
+    QCOMPARE(full->indexedLanes(), tr->lanes.size());
+    w.setGhostLanes(full, GhostMode::Beside);
+    const QImage eager = render(w);
+    QCOMPARE(lazy.size(), eager.size());
+    QVERIFY(lazy == eager);
+    // zoomed in on a part: the same pixels again
+    w.setVisibleRange(tr->launch.start + 2000, tr->launch.start + 6000);
+    const QImage eagerZoom = render(w);
+    w.setGhostLanes(pred.ghost, GhostMode::Beside);
+    QVERIFY(render(w) == eagerZoom);
+}
+
+void TestWhatIfPanel::exportCarriesPathAndGhostLanes()
+{
+    // File > Export image draws what the timeline shows: the ghost rows and the critical path go into the
+    // PNG / SVG too (a fresh, never-shown copy of the widget is what gets drawn)
+    TimelineWidget w;
+    w.resize(1200, 700);
+    w.show();
+    auto tr = makeTrace(20);
+    w.setTrace(tr);
+    QVERIFY(w.waitForIndex());
+    w.setVisibleRange(kStart, kStart + 2000);
+    const QSize size(1200, 700);
+    const QImage plain = w.renderImage(size, 96, QString());
+    auto gold = [](const QImage &img) {
+        int n = 0;
+        const QImage rgb = img.convertToFormat(QImage::Format_RGB32);
+        for (int y = 0; y < rgb.height(); ++y)
+            for (int x = 0; x < rgb.width(); ++x)
+                n += (rgb.pixel(x, y) & 0xFFFFFF) == 0xFFC800;
+        return n;
+    };
+    QCOMPARE(gold(plain), 0);
+    w.setCriticalPath({{1, kStart + 100, kStart + 160, PathCause::LoadLatency}, {1, kStart + 160, kStart + 280, PathCause::Mma}});
+    w.setCriticalPathVisible(true);
+    const QImage withPath = w.renderImage(size, 96, QString());
+    QVERIFY2(gold(withPath) > 50, qPrintable(QStringLiteral("%1 px of the path's band").arg(gold(withPath))));
+
+    QTemporaryDir dir;
+    auto predictedRows = [&](const QString &name) {
+        const QString svg = dir.filePath(name);
+        QString err;
+        if (!w.exportImage(svg, size, 96, QStringLiteral("t"), &err))
+            return -1;
+        QFile f(svg);
+        if (!f.open(QIODevice::ReadOnly))
+            return -1;
+        return int(f.readAll().count(">predicted<"));
+    };
+    QCOMPARE(predictedRows(QStringLiteral("none.svg")), 0);
+    auto ghost = ws::ui::GhostLanes::fromIntervals(*tr, shifted(*tr, 100, 1.0));
+    w.setGhostLanes(ghost, GhostMode::Beside);
+    QCOMPARE(rowsOfType(w, TimelineRow::Ghost), 4);
+    QCOMPARE(predictedRows(QStringLiteral("beside.svg")), 4);  // a labelled ghost row under each warp
+    const QImage both = w.renderImage(size, 96, QString());
+    QVERIFY(gold(both) > 50);
+    QVERIFY(both != withPath);
+    w.setGhostLanes(ghost, GhostMode::Over);
+    QCOMPARE(predictedRows(QStringLiteral("over.svg")), 0);
+    QVERIFY(w.renderImage(size, 96, QString()) != withPath);  // the frames over the lanes
+}

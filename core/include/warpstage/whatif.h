@@ -45,6 +45,9 @@ struct WhatIfResult {
     KernelTrace predicted;         // same lanes and CTAs with predicted times (ghost lanes); empty if not asked
     CriticalPath path;             // critical path and attribution of the prediction (indices into `predicted`)
     std::vector<std::string> notes;// what a parameter could not do on this kernel, and why
+    struct Timing {                // where predict() spent its time (wall ms; the viewer's re-predict split)
+        double replayMs = 0, pathMs = 0, timelineMs = 0;
+    } timing;
 };
 
 class WhatIfModel {
