@@ -40,13 +40,6 @@ std::string_view causeLabel(Cause c)
     return "other";
 }
 
-bool isMmaLike(IntervalKind k)
-{
-    return k == IntervalKind::MmaIssue || k == IntervalKind::MmaWait || k == IntervalKind::Compute;
-}
-
-bool isEpilogueKind(IntervalKind k) { return k == IntervalKind::Epilogue || k == IntervalKind::Store; }
-
 namespace {
 
 Cause causeOf(IntervalKind k)

@@ -22,6 +22,7 @@ struct Replay {
     std::vector<std::uint8_t> bound;        // 1: the item's end was set by its dependency
     std::vector<std::int32_t> clockFrom;    // the item of the lane whose end the item's start follows, -1: CTA start
     std::vector<std::int64_t> ctaStart, ctaEnd, ctaMainStart, ctaMainEnd;
+    std::vector<std::int64_t> ctaDur, ctaFirstFlight;  // the CTA's replayed length; its first load's flight
     std::vector<std::int32_t> ctaPred;      // the CTA whose end (or main loop end) started this one, -1
     std::vector<std::uint8_t> ctaPersistentChain; // started by the persistent rule
     std::vector<std::int64_t> ctaStartBase; // the time the CTA's start was derived from (pred or launch)
@@ -97,8 +98,12 @@ struct WhatIfModel::Impl {
 
 // critpath.cpp
 CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r);
-bool isMmaLike(IntervalKind k);
-bool isEpilogueKind(IntervalKind k);
+// Inline: the replay asks them once per phase and round (docs/benchmarks.md, s7-whatifspeed).
+inline bool isMmaLike(IntervalKind k)
+{
+    return k == IntervalKind::MmaIssue || k == IntervalKind::MmaWait || k == IntervalKind::Compute;
+}
+inline bool isEpilogueKind(IntervalKind k) { return k == IntervalKind::Epilogue || k == IntervalKind::Store; }
 // whatif_resources.cpp
 void buildResources(WhatIfModel::Impl& m, const std::vector<std::int64_t>& recordedStart);
 // The average, over each group's span [gs, ge], of the summed rates of the groups on the same SM (gsm) that are
@@ -109,7 +114,10 @@ void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, c
 void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes,
                          Replay& r);
 // whatif_replay.cpp
-void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r);
+// redo (the resource rounds): re-simulate only the CTAs marked 1, keeping the others' items from the previous
+// runReplay on r with the same parameters; nullptr: all.
+void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
+               const std::vector<std::uint8_t>* redo = nullptr);
 std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i);
 std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int32_t cta, std::int32_t k);
 // The wake-up lag of a wait as replayed (a Collective MmaIssue's lag is issue work: scaled like the MMA).

@@ -30,23 +30,22 @@ bool WhatIfParams::isDefault() const
 
 namespace {
 
-double mmaScale(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
+inline double mmaScale(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
 {
     if (!r.mmaFactor.empty() && m.itemMmaGroup[std::size_t(i)] >= 0)
         return r.fMma * r.mmaFactor[std::size_t(m.itemMmaGroup[std::size_t(i)])];
     return r.fMma;
 }
 
-}  // namespace
-
-std::int64_t itemLagNow(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
+// Inline copies for the replay's inner loop (the exported ones below are for the critical path walk).
+inline std::int64_t lagNow(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
 {
     if (m.itemDep[i] == DepKind::Collective)
         return scaled(m.itemLag[i], mmaScale(m, r, i));
     return m.itemLag[i];
 }
 
-std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
+inline std::int64_t durationNow(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i)
 {
     const IntervalKind k = m.itemKind[i];
     const std::int64_t d = m.itemDur[i];
@@ -63,6 +62,12 @@ std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int3
     return d;
 }
 
+}  // namespace
+
+std::int64_t itemLagNow(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i) { return lagNow(m, r, i); }
+
+std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i) { return durationNow(m, r, i); }
+
 std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int32_t cta, std::int32_t k)
 {
     const std::int32_t kmin = m.ctaKmin[cta];
@@ -74,7 +79,8 @@ std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int
     return moved >= 0 ? moved : own;
 }
 
-void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r)
+void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
+               const std::vector<std::uint8_t>* redo)
 {
     if (!goodFactor(p.loadLatency) || !goodFactor(p.mma) || !goodFactor(p.epilogue))
         throw WhatIfError("factors must be finite numbers > 0 and <= 1000");
@@ -113,21 +119,39 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
         notes->push_back("--no-sync: the kernel has no CTA barriers (Sync) between its warps: nothing to drop");
 
     const std::size_t n = m.itemLane.size();
-    r.st.assign(n, kUnset);
-    r.en.assign(n, kUnset);
-    r.bound.assign(n, 0);
     const int nCta = int(m.ctaLaneBegin.size());
+    // redo: re-simulate only these CTAs; the others keep the previous run's items (same parameters, same MMA
+    // stretch: a CTA's own timeline depends on nothing outside it).
+    if (!redo) {
+        r.st.assign(n, kUnset);
+        r.en.assign(n, kUnset);
+        r.bound.assign(n, 0);
+        r.clockFrom.assign(n, -1);
+        r.ctaMainStart.assign(nCta, 0);
+        r.ctaMainEnd.assign(nCta, 0);
+        r.ctaDur.assign(nCta, 0);
+        r.ctaFirstFlight.assign(nCta, 0);
+    }
     r.ctaStart.assign(nCta, 0);
     r.ctaEnd.assign(nCta, 0);
-    r.ctaMainStart.assign(nCta, 0);
-    r.ctaMainEnd.assign(nCta, 0);
-    std::vector<std::int64_t> ctaDur(nCta, 0), firstFlight(nCta, 0);
-    r.clockFrom.assign(n, -1);
     std::vector<std::int32_t> cursor, clockItem;
     std::vector<std::int64_t> clock;
 
     for (int c = 0; c < nCta; ++c) {
+        if (redo && !(*redo)[std::size_t(c)])
+            continue;
         const int lb = m.ctaLaneBegin[c], le = m.ctaLaneEnd[c];
+        if (redo) {
+            for (int li = lb; li < le; ++li) {
+                const int l = m.ctaLanes[li];
+                for (std::int32_t i = m.laneBegin[l]; i < m.laneEnd[l]; ++i) {
+                    r.st[i] = kUnset;
+                    r.en[i] = kUnset;
+                    r.bound[i] = 0;
+                    r.clockFrom[i] = -1;
+                }
+            }
+        }
         cursor.assign(le - lb, 0);
         clock.assign(le - lb, 0);
         clockItem.assign(le - lb, -1);
@@ -207,11 +231,11 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                         break;
                     std::int64_t en;
                     if (m.itemDep[i] == DepKind::None || (m.itemDep[i] == DepKind::Sync && r.dropSync)) {
-                        en = st + itemDuration(m, r, i);
+                        en = st + durationNow(m, r, i);
                     } else if (dep == kUnset) {
                         en = st + m.itemMinDur[i];  // the dependency does not exist in this replay (more stages)
                     } else {
-                        const std::int64_t byDep = dep + itemLagNow(m, r, i);
+                        const std::int64_t byDep = dep + lagNow(m, r, i);
                         const std::int64_t own = st + m.itemMinDur[i];
                         en = std::max(own, byDep);
                         r.bound[i] = byDep > own;
@@ -245,11 +269,11 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                 }
             }
         }
-        ctaDur[c] = last + m.ctaEndGap[c];
+        r.ctaDur[c] = last + m.ctaEndGap[c];
         r.ctaMainStart[c] = mainS == kUnset ? 0 : mainS;
         r.ctaMainEnd[c] = mainS == kUnset ? last : mainE;
         if (m.ctaKcount[c] > 0 && m.kFlight[m.ctaKbase[c]] >= 0)
-            firstFlight[c] = scaled(m.kFlight[m.ctaKbase[c]], r.fLoad);
+            r.ctaFirstFlight[c] = scaled(m.kFlight[m.ctaKbase[c]], r.fLoad);
     }
 
     // CTAs on their SM slots.
@@ -277,7 +301,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
             r.ctaPred[c] = pred;
             r.ctaStartBase[c] = pred >= 0 ? r.ctaEnd[pred] : m.launchStart;
             r.ctaStart[c] = r.ctaStartBase[c] + m.ctaLag[c];
-            r.ctaEnd[c] = r.ctaStart[c] + ctaDur[c];
+            r.ctaEnd[c] = r.ctaStart[c] + r.ctaDur[c];
         }
     } else {
         std::vector<std::int64_t> firstLags, nextLags;
@@ -301,7 +325,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                 r.ctaStart[c] = m.launchStart + lagFirst;
             } else if (makePersistent) {
                 const std::int64_t x = r.overlapEpilogue ? absMain(prev, true) : r.ctaEnd[prev];
-                const std::int64_t mainAt = std::max(x, absMain(prev, true) + firstFlight[c]);
+                const std::int64_t mainAt = std::max(x, absMain(prev, true) + r.ctaFirstFlight[c]);
                 r.ctaStart[c] = std::max(r.ctaStart[prev], mainAt - r.ctaMainStart[c]);
                 r.ctaStartBase[c] = r.ctaStart[c];
                 r.ctaPersistentChain[c] = 1;
@@ -309,7 +333,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                 r.ctaStartBase[c] = r.ctaEnd[prev];
                 r.ctaStart[c] = r.ctaEnd[prev] + lagNext;
             }
-            r.ctaEnd[c] = r.ctaStart[c] + ctaDur[c];
+            r.ctaEnd[c] = r.ctaStart[c] + r.ctaDur[c];
             r.ctaSm[c] = j / slotsPerSm;
             lastOf[j] = c;
             const std::int64_t next = makePersistent

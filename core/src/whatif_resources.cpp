@@ -32,27 +32,33 @@ void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, c
               const std::vector<std::int32_t>& gsm, std::vector<double>& out)
 {
     const std::size_t n = gs.size();
-    // events: 2g = start of g, 2g + 1 = end of g
-    std::vector<std::int32_t> ev(2 * n);
-    std::iota(ev.begin(), ev.end(), 0);
-    auto at = [&](std::int32_t e) { return (e & 1) ? ge[std::size_t(e >> 1)] : gs[std::size_t(e >> 1)]; };
-    std::sort(ev.begin(), ev.end(), [&](std::int32_t a, std::int32_t b) {
-        const std::int32_t sa = gsm[std::size_t(a >> 1)], sb = gsm[std::size_t(b >> 1)];
-        if (sa != sb)
-            return sa < sb;
-        const std::int64_t ta = at(a), tb = at(b);
-        if (ta != tb)
-            return ta < tb;
-        return a < b;
+    // events: 2g = start of g, 2g + 1 = end of g, ordered by (SM, time, event): sorted as flat records (the
+    // same total order as comparing through the index arrays, without the indirect loads)
+    struct Ev {
+        std::int64_t t;
+        std::int32_t sm, e;
+    };
+    std::vector<Ev> evs(2 * n);
+    for (std::size_t g = 0; g < n; ++g) {
+        evs[2 * g] = {gs[g], gsm[g], std::int32_t(2 * g)};
+        evs[2 * g + 1] = {ge[g], gsm[g], std::int32_t(2 * g + 1)};
+    }
+    std::sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) {
+        if (a.sm != b.sm)
+            return a.sm < b.sm;
+        if (a.t != b.t)
+            return a.t < b.t;
+        return a.e < b.e;
     });
     std::vector<double> fStart(n, 0);
     out.assign(n, 0);
     double integral = 0, rate = 0;
     std::int64_t prevT = 0;
     std::int32_t prevSm = INT32_MIN;
-    for (const std::int32_t e : ev) {
+    for (const Ev& x : evs) {
+        const std::int32_t e = x.e;
         const std::size_t g = std::size_t(e >> 1);
-        const std::int64_t t = at(e);
+        const std::int64_t t = x.t;
         if (gsm[g] != prevSm) {
             prevSm = gsm[g];
             integral = 0;
@@ -163,6 +169,9 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
     std::vector<std::int32_t> gsm(nG);
     std::vector<double> demand;
     std::vector<std::string> quiet;
+    // Only the CTAs with a group whose stretch changed are replayed again (the others' timelines would come out
+    // bit-identical); the placement of all CTAs on their SM slots is redone every round.
+    std::vector<std::uint8_t> redo(m.ctaLaneBegin.size(), 0);
     // Fixed point of f = stretch(schedule(f)), damped by halves. Single groups at the edge of an overlap keep
     // flipping, so the rounds stop when the kernel's end moves by less than 0.2% from one round to the next
     // (2-4 rounds on the ladder; docs/benchmarks.md), or after kMaxRounds replays.
@@ -198,9 +207,13 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
             return;  // nothing on any SM asks for more than it was recorded with
         if (change < 1e-3)
             break;
+        std::fill(redo.begin(), redo.end(), std::uint8_t(0));
+        for (std::size_t j = 0; j < nG; ++j)
+            if (next[j] != (r.mmaFactor.empty() ? 1.0 : r.mmaFactor[j]))
+                redo[std::size_t(m.mmaGroupCta[j])] = 1;
         r.mmaFactor = std::move(next);
         quiet.clear();
-        runReplay(m, p, &quiet, r);
+        runReplay(m, p, &quiet, r, &redo);
         const std::int64_t span = std::max<std::int64_t>(1, r.kernelEnd - m.launchStart);
         const bool settled = round > 0 && std::llabs(r.kernelEnd - prevEnd) * 500 < span;
         prevEnd = r.kernelEnd;

@@ -76,6 +76,34 @@ private slots:
         QCOMPARE(m.predict(p).predictedNs, TimeNs(100));
     }
 
+    // The resource rounds replay only the CTAs whose stretch changed (s7-whatifspeed): a CTA replayed again must
+    // start from scratch, so the phase after its stretched MMA follows the new MMA end, not the last round's.
+    void roundsReplayAChangedCtaFromScratch()
+    {
+        KernelTrace t = smTrace(3, 100, false, 80, 80, 96);
+        t.launch.end = 3 * 150;
+        for (int c = 0; c < 3; ++c) {
+            const TimeNs b = c * 150;
+            t.ctas[std::size_t(c)] = wstest::makeCta(c, 0, b, b + 150);
+            t.lanes[std::size_t(c)] = wstest::makeLane(c, 0, 0, WarpRole::Worker,
+                                                       {{K::MmaIssue, b, b + 100, 0}, {K::Epilogue, b + 100, b + 150, 0}});
+        }
+        const WhatIfModel m = WhatIfModel::build(t);
+        QCOMPARE(m.predict({}).predictedNs, TimeNs(450));
+        WhatIfParams p;
+        p.slotsPerSm = 3;  // three whole-SM MMAs side by side: 300 ns each, then the 50 ns epilogue
+        const WhatIfResult r = m.predict(p);
+        QCOMPARE(r.predictedNs, TimeNs(350));
+        for (int c = 0; c < 3; ++c) {
+            const Lane& l = r.predicted.lanes[std::size_t(c)];
+            QCOMPARE(l.duration[0], 300);
+            QCOMPARE(l.start[1], l.start[0] + 300);
+            QCOMPARE(r.predicted.ctas[std::size_t(c)].end, l.start[1] + 50);
+        }
+        p.sharedResources = false;
+        QCOMPARE(m.predict(p).predictedNs, TimeNs(150));
+    }
+
     // Each asking for half the SM (204800 flop in 100 ns): three at once ask for 1.5 SMs -> 150 ns; two at once
     // fit (1.0 SM) -> no stretch, 100 + 100 for the third.
     void partialDemandStretchesByTheExcess()
