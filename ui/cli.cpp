@@ -170,14 +170,24 @@ bool parseTimeNs(const QString& s, qint64* ns)
     return true;
 }
 
-static void err(const QString& s)
+void cliError(const QString& message)
 {
-    std::fprintf(stderr, "warpstage: %s\n", s.toLocal8Bit().constData());
+    std::fprintf(stderr, "warpstage: %s\n", message.toLocal8Bit().constData());
+}
+
+void cliError(const std::string& message)
+{
+    std::fprintf(stderr, "warpstage: %s\n", message.c_str());
+}
+
+void cliError(const char* message)
+{
+    std::fprintf(stderr, "warpstage: %s\n", message);
 }
 
 static int usage(const QString& s)
 {
-    err(s);
+    cliError(s);
     std::fprintf(stderr, "Try 'warpstage --help'.\n");
     return ExitUsage;
 }
@@ -205,14 +215,14 @@ static int runInfo(const QStringList& args)
             std::fputc('\n', stdout);
         return ExitOk;
     } catch (const ws::NeedsMigrationError& e) {
-        err(QString::fromStdString(e.what()));
-        err(migrateHint(QString::fromStdString(e.path())));
+        cliError(QString::fromStdString(e.what()));
+        cliError(migrateHint(QString::fromStdString(e.path())));
         return ExitNeedsMigration;
     } catch (const ws::StoreError& e) {
-        err(QString::fromStdString(e.what()));
+        cliError(QString::fromStdString(e.what()));
         return ExitBadFile;
     } catch (const std::exception& e) {
-        err(QStringLiteral("%1: %2").arg(file, QString::fromStdString(e.what())));
+        cliError(QStringLiteral("%1: %2").arg(file, QString::fromStdString(e.what())));
         return ExitBadFile;
     }
 }
@@ -327,11 +337,11 @@ static int runExport(int argc, char** argv, const QStringList& args)
     try {
         ws::TraceStore::openReadOnly(opt.file.toStdString());
     } catch (const ws::NeedsMigrationError& e) {
-        err(QString::fromStdString(e.what()));
-        err(migrateHint(QString::fromStdString(e.path())));
+        cliError(QString::fromStdString(e.what()));
+        cliError(migrateHint(QString::fromStdString(e.path())));
         return ExitNeedsMigration;
     } catch (const std::exception& e) {
-        err(QString::fromStdString(e.what()));
+        cliError(QString::fromStdString(e.what()));
         return ExitBadFile;
     }
 
@@ -351,7 +361,7 @@ static int runExport(int argc, char** argv, const QStringList& args)
     QApplication app(argc, argv);
     QString error;
     if (!exportFigure(opt, &error)) {
-        err(error.isEmpty() ? QStringLiteral("export failed") : error);
+        cliError(error.isEmpty() ? QStringLiteral("export failed") : error);
         return ExitFailure;
     }
     return ExitOk;

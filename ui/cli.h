@@ -6,6 +6,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <string>
+
 namespace ws {
 struct WhatIfParams;
 }
@@ -19,6 +21,11 @@ enum ExitCode : int {
     ExitBadFile = 3,        // the trace file cannot be read (missing, not SQLite, not Warpstage, corrupt, newer schema)
     ExitNeedsMigration = 4, // the trace file is an older Warpstage schema (open it in the GUI to migrate a copy)
 };
+
+// "warpstage: MESSAGE" on stderr: the one error line of every subcommand (cli.cpp).
+void cliError(const QString& message);
+void cliError(const std::string& message);
+void cliError(const char* message);
 
 // True if argv asks for a headless subcommand (info, export, query, --help, --version).
 bool isHeadlessCommand(int argc, char** argv);

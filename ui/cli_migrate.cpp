@@ -14,14 +14,9 @@ namespace ws::ui {
 
 namespace {
 
-void err(const QString& s)
-{
-    std::fprintf(stderr, "warpstage: %s\n", s.toLocal8Bit().constData());
-}
-
 int usage(const QString& s)
 {
-    err(s);
+    cliError(s);
     std::fputs("usage: warpstage migrate FILE --out COPY.wstrace   (warpstage --help for more)\n", stderr);
     return ExitUsage;
 }
@@ -50,13 +45,13 @@ int runMigrateCommand(const QStringList& args)
     if (out.isEmpty())
         return usage(QStringLiteral("migrate: missing --out COPY (the file itself is never rewritten here)"));
     if (QFileInfo::exists(out)) {
-        err(QStringLiteral("%1: already exists (migrate writes a new file; remove it or choose another name)").arg(out));
+        cliError(QStringLiteral("%1: already exists (migrate writes a new file; remove it or choose another name)").arg(out));
         return ExitFailure;
     }
     try {
         const ws::FileCheck check = ws::TraceStore::checkFile(file.toStdString());
         if (!check.needsMigration) {
-            err(QStringLiteral("%1: already at the current schema (%2); nothing to migrate").arg(file).arg(ws::kSchemaVersion));
+            cliError(QStringLiteral("%1: already at the current schema (%2); nothing to migrate").arg(file).arg(ws::kSchemaVersion));
             return ExitFailure;
         }
         const ws::MigrationResult r = ws::TraceStore::migrateCopy(file.toStdString(), out.toStdString());
@@ -65,10 +60,10 @@ int runMigrateCommand(const QStringList& args)
                     packed.c_str(), out.toLocal8Bit().constData());
         return ExitOk;
     } catch (const ws::StoreError& e) {
-        err(QString::fromStdString(e.what()));
+        cliError(QString::fromStdString(e.what()));
         return ExitBadFile;
     } catch (const std::exception& e) {
-        err(QStringLiteral("%1: %2").arg(file, QString::fromStdString(e.what())));
+        cliError(QStringLiteral("%1: %2").arg(file, QString::fromStdString(e.what())));
         return ExitFailure;
     }
 }

@@ -13,11 +13,10 @@ namespace ws::ui {
 
 namespace {
 
-void queryErr(const std::string& s) { std::fprintf(stderr, "warpstage: %s\n", s.c_str()); }
 
 int queryUsage(const std::string& s)
 {
-    queryErr(s);
+    cliError(s);
     std::fprintf(stderr, "Try 'warpstage --help'.\n");
     return ExitUsage;
 }
@@ -61,17 +60,17 @@ int runQueryCommand(const QStringList& args)
         return ExitOk;
     } catch (const ws::QueryError& e) {
         std::cout.flush();
-        queryErr(std::string("query: ") + e.what());
+        cliError(std::string("query: ") + e.what());
         return ExitFailure;
     } catch (const ws::NeedsMigrationError& e) {
-        queryErr(e.what());
-        queryErr(migrateHint(QString::fromStdString(e.path())).toStdString());
+        cliError(e.what());
+        cliError(migrateHint(QString::fromStdString(e.path())).toStdString());
         return ExitNeedsMigration;
     } catch (const ws::StoreError& e) {
-        queryErr(e.what());
+        cliError(e.what());
         return ExitBadFile;
     } catch (const std::exception& e) {
-        queryErr(file.toStdString() + ": " + e.what());
+        cliError(file.toStdString() + ": " + e.what());
         return ExitBadFile;
     }
 }

@@ -19,14 +19,9 @@ namespace ws::ui {
 
 namespace {
 
-void err(const QString& s)
-{
-    std::fprintf(stderr, "warpstage: %s\n", s.toLocal8Bit().constData());
-}
-
 int usage(const QString& s)
 {
-    err(s);
+    cliError(s);
     std::fprintf(stderr, "Try 'warpstage --help'.\n");
     return ExitUsage;
 }
@@ -113,11 +108,11 @@ int runTraceExport(const QStringList& args)
     try {
         store.emplace(ws::TraceStore::openReadOnly(file.toStdString()));
     } catch (const ws::NeedsMigrationError& e) {
-        err(QString::fromStdString(e.what()));
-        err(migrateHint(file));
+        cliError(QString::fromStdString(e.what()));
+        cliError(migrateHint(file));
         return ExitNeedsMigration;
     } catch (const std::exception& e) {
-        err(QString::fromStdString(e.what()));
+        cliError(QString::fromStdString(e.what()));
         return ExitBadFile;
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -125,7 +120,7 @@ int runTraceExport(const QStringList& args)
         if (runId == 0) {
             const auto runs = store->runs();
             if (runs.empty()) {
-                err(QStringLiteral("%1: the file holds no run").arg(file));
+                cliError(QStringLiteral("%1: the file holds no run").arg(file));
                 return ExitFailure;
             }
             runId = std::max_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.id < b.id; })->id;
@@ -134,25 +129,25 @@ int runTraceExport(const QStringList& args)
         if (program) {
             const auto runs = store->runs();
             if (std::none_of(runs.begin(), runs.end(), [&](const auto& r) { return r.id == runId; })) {
-                err(QStringLiteral("%1: there is no run %2").arg(file).arg(runId));
+                cliError(QStringLiteral("%1: there is no run %2").arg(file).arg(runId));
                 return ExitFailure;
             }
             st = ws::exportProgramTrace(store->loadProgram(runId), opt, out.toStdString());
         } else {
             const auto kernels = store->kernels(runId);
             if (kernels.empty()) {
-                err(QStringLiteral("%1: run %2 does not exist or holds no kernel").arg(file).arg(runId));
+                cliError(QStringLiteral("%1: run %2 does not exist or holds no kernel").arg(file).arg(runId));
                 return ExitFailure;
             }
             if (kernelId == 0) {
                 const auto it = std::find_if(kernels.begin(), kernels.end(), [](const auto& k) { return k.traced; });
                 if (it == kernels.end()) {
-                    err(QStringLiteral("%1: run %2 has no traced kernel (no timeline to export)").arg(file).arg(runId));
+                    cliError(QStringLiteral("%1: run %2 has no traced kernel (no timeline to export)").arg(file).arg(runId));
                     return ExitFailure;
                 }
                 kernelId = it->id;
             } else if (std::none_of(kernels.begin(), kernels.end(), [&](const auto& k) { return k.id == kernelId; })) {
-                err(QStringLiteral("%1: kernel %2 is not in run %3").arg(file).arg(kernelId).arg(runId));
+                cliError(QStringLiteral("%1: kernel %2 is not in run %3").arg(file).arg(kernelId).arg(runId));
                 return ExitFailure;
             }
             ws::LoadOptions lo;
@@ -176,7 +171,7 @@ int runTraceExport(const QStringList& args)
                     QLocale::c().formattedDataSize(QFileInfo(out).size()).toLocal8Bit().constData(), s);
         return ExitOk;
     } catch (const std::exception& e) {
-        err(QString::fromStdString(e.what()));
+        cliError(QString::fromStdString(e.what()));
         return ExitFailure;
     }
 }
@@ -221,7 +216,7 @@ int runImport(const QStringList& args)
     if (out.isEmpty())
         return usage(QStringLiteral("import: missing -o OUT.wstrace"));
     if (QFileInfo::exists(out)) {
-        err(QStringLiteral("%1: already exists (import writes a new file; remove it or choose another name)").arg(out));
+        cliError(QStringLiteral("%1: already exists (import writes a new file; remove it or choose another name)").arg(out));
         return ExitFailure;
     }
     std::vector<std::string> in;
@@ -234,10 +229,10 @@ int runImport(const QStringList& args)
                         static_cast<long long>(r.runId), out.toLocal8Bit().constData());
         return ExitOk;
     } catch (const ws::ImportError& e) {
-        err(QString::fromStdString(e.what()));
+        cliError(QString::fromStdString(e.what()));
         return ExitBadFile;
     } catch (const std::exception& e) {
-        err(QString::fromStdString(e.what()));
+        cliError(QString::fromStdString(e.what()));
         return ExitFailure;
     }
 }

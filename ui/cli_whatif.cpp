@@ -17,11 +17,10 @@ namespace ws::ui {
 
 namespace {
 
-void wiErr(const std::string& s) { std::fprintf(stderr, "warpstage: %s\n", s.c_str()); }
 
 int wiUsage(const std::string& s)
 {
-    wiErr(s);
+    cliError(s);
     std::fprintf(stderr, "Try 'warpstage --help'.\n");
     return ExitUsage;
 }
@@ -121,7 +120,7 @@ int loadSelected(const Common& c, const char* cmd, KernelTrace* out)
         const TraceStore store = TraceStore::openReadOnly(c.file.toStdString());
         const std::vector<RunInfo> runs = store.runs();
         if (runs.empty()) {
-            wiErr(std::string(cmd) + ": the file holds no runs");
+            cliError(std::string(cmd) + ": the file holds no runs");
             return ExitFailure;
         }
         RowId run = c.runId;
@@ -134,7 +133,7 @@ int loadSelected(const Common& c, const char* cmd, KernelTrace* out)
             for (const RunInfo& r : runs)
                 found = found || r.id == run;
             if (!found) {
-                wiErr(std::string(cmd) + ": run " + std::to_string(run) + " does not exist");
+                cliError(std::string(cmd) + ": run " + std::to_string(run) + " does not exist");
                 return ExitFailure;
             }
         }
@@ -148,14 +147,14 @@ int loadSelected(const Common& c, const char* cmd, KernelTrace* out)
         }
         if (!pick) {
             if (c.kernelId != 0)
-                wiErr(std::string(cmd) + ": kernel " + std::to_string(c.kernelId) + " does not exist in run "
+                cliError(std::string(cmd) + ": kernel " + std::to_string(c.kernelId) + " does not exist in run "
                       + std::to_string(run));
             else
-                wiErr(std::string(cmd) + ": run " + std::to_string(run) + " has no traced kernel");
+                cliError(std::string(cmd) + ": run " + std::to_string(run) + " has no traced kernel");
             return ExitFailure;
         }
         if (!pick->traced) {
-            wiErr(std::string(cmd) + ": kernel " + std::to_string(pick->id) + " (" + pick->name
+            cliError(std::string(cmd) + ": kernel " + std::to_string(pick->id) + " (" + pick->name
                   + ") was not traced: it has no per-warp timeline to build a dependency graph from");
             return ExitFailure;
         }
@@ -165,13 +164,13 @@ int loadSelected(const Common& c, const char* cmd, KernelTrace* out)
         *out = store.loadKernel(pick->id, lo);
         return ExitOk;
     } catch (const NeedsMigrationError& e) {
-        wiErr(e.what());
+        cliError(e.what());
         return ExitNeedsMigration;
     } catch (const StoreError& e) {
-        wiErr(e.what());
+        cliError(e.what());
         return ExitBadFile;
     } catch (const std::exception& e) {
-        wiErr(c.file.toStdString() + ": " + e.what());
+        cliError(c.file.toStdString() + ": " + e.what());
         return ExitBadFile;
     }
 }
@@ -265,7 +264,7 @@ int runAnalyzeCommand(const QStringList& args)
         }
         return ExitOk;
     } catch (const WhatIfError& e) {
-        wiErr(std::string("analyze: ") + e.what());
+        cliError(std::string("analyze: ") + e.what());
         return ExitFailure;
     }
 }
@@ -372,7 +371,7 @@ int runWhatIfCommand(const QStringList& args)
         }
         return ExitOk;
     } catch (const WhatIfError& e) {
-        wiErr(std::string("whatif: ") + e.what());
+        cliError(std::string("whatif: ") + e.what());
         return ExitFailure;
     }
 }
