@@ -18,21 +18,21 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S>
-__global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
+template <int S, int C>
+__global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarp(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                     const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                     __half* __restrict__ U, const int32_t* __restrict__ userOf, const Params p)
 {
-    body<S, false, true>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
+    body<S, false, true, C>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
 }
 
 namespace {
-template <int S>
+template <int S, int C>
 std::string launch3(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceEpilogueWarp<S>;
+    const auto kern = lceEpilogueWarp<S, C>;
     const int smem = int(PlanOf<S, true>::bytes(true, kWarps));
     static_assert(PlanOf<S, true>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     static int maxClusters = 0;
@@ -40,7 +40,7 @@ std::string launch3(Problem& p)
         if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
             return "rung 3 (epilogue warp): cannot get " + std::to_string(smem) + " bytes of shared memory";
         cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(CL * 256, 1, 1);
+        cfg.gridDim = dim3(C * 256, 1, 1);
         cfg.blockDim = dim3(kThreads, 1, 1);
         cfg.dynamicSmemBytes = size_t(smem);
         int n = 0;
@@ -48,7 +48,7 @@ std::string launch3(Problem& p)
             cudaGetLastError();
             int sms = 0;
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-            n = sms / CL;
+            n = sms / C;
         }
         maxClusters = n;
     }
@@ -60,16 +60,17 @@ std::string launch3(Problem& p)
     q.N = s.n;
     q.kCand = s.kCand;
     q.mTiles = (s.m + BM - 1) / BM;
-    q.mUnits = (q.mTiles + CL - 1) / CL;
+    q.mUnits = (q.mTiles + C - 1) / C;
     q.nTiles = (s.n + BN - 1) / BN;
     const long long units = (long long)q.mUnits * q.nTiles * s.b;
     if (units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
     q.units = int(units);
     long long clusters = units < maxClusters ? units : maxClusters;
-    if (clusters > 1 && clusters % q.mUnits == 0) --clusters;  // consecutive clusters take different M units
-    kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.u, p.userOf, q);
+    if (clusters > 1 && clusters % q.mUnits == 0 && (C == CL || q.mUnits > 1))
+        --clusters;  // consecutive clusters take different M units (userFirstWalk's rule)
+    kern<<<unsigned(clusters * C), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.u, p.userOf, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
-    p.lastGrid = unsigned(clusters * CL);
+    p.lastGrid = unsigned(clusters * C);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 3 (epilogue warp) launch: ") + cudaGetErrorString(e);
     return {};
@@ -77,11 +78,12 @@ std::string launch3(Problem& p)
 }  // namespace
 }  // namespace epiwarp
 
+using epiwarp::CL;
 std::string runFusedEpilogueWarp(Problem& p)
 {
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;
-    return epiwarp::launch3<3>(p);
+    return lceClusterOf4() ? epiwarp::launch3<3, 4>(p) : epiwarp::launch3<3, CL>(p);
 }
 
 }  // namespace ws::lce

@@ -39,6 +39,9 @@ constexpr int BM = 128, BN = 256, BK = 64, CL = 2, kThreads = 384, kWarps = kThr
 using Staging = EpilogueStaging<BN>;
 constexpr uint32_t kUserBar0 = 1;  // named barriers 1, 2: warpgroup cw's user-tile store
 static_assert(BM == kUfTileM && BN == kUfTileN && CL == kUfCluster, "the walk of lce_shape.h is this kernel's");
+// Cluster size C (the body's template parameter, default CL = 2): C CTAs on C vertically adjacent M tiles of one
+// candidate, each loading 1/C of the E tile and multicasting it to all C (s8-lcespeed: C = 4 covers the benchmark's
+// four M tiles, so each candidate's E is read from L2 once instead of twice).
 
 constexpr uint32_t kBytesA = BM * BK * 2, kBoxB = 64 * BK * 2;  // W: 128 rows x 64 K; E: one 64 (N) x 64 (K) box
 constexpr uint32_t kStage = kBytesA + BN / 64 * kBoxB;
@@ -52,14 +55,15 @@ struct Unit {
     bool user;
     int b, tm, tn, K;  // b: the user (user tiles) or the candidate
 };
-// Unit u: user units first; inside each part (M unit of CL tiles, N tile, batch), M fastest; this CTA's M tile is
+// Unit u: user units first; inside each part (M unit of C tiles, N tile, batch), M fastest; this CTA's M tile is
 // the M unit's `rank`-th.
+template <int C = CL>
 __device__ __forceinline__ Unit unitAt(int u, const Params& p, uint32_t rank)
 {
     Unit x;
     x.user = u < p.userUnits;
     const int i = x.user ? u : u - p.userUnits;
-    x.tm = (i % p.mUnits) * CL + int(rank);
+    x.tm = (i % p.mUnits) * C + int(rank);
     const int r = i / p.mUnits;
     x.tn = r % p.nTiles;
     x.b = r / p.nTiles;
@@ -72,7 +76,7 @@ __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int 
     return ((user * p.mTiles + tm) * p.nTiles + tn) * 2 + cw;
 }
 
-template <int S, bool UserStage, bool Epi>
+template <int S, bool UserStage, bool Epi, int C = CL>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      __half* __restrict__ U, const int32_t* __restrict__ userOf,
@@ -83,14 +87,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     using Plan = PlanOf<S, Epi>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
-    Ring<S, CL> ring{plan.full(), plan.empty()};
+    Ring<S, C> ring{plan.full(), plan.empty()};
     const uint32_t rank = clusterCtaRank();
     ring.peer = rank ^ 1u;
     const Staging staging(plan.epiStaging(), plan.empty() + S);
     wt::Cta cta;
     cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
-    const int cluster = int(blockIdx.x) / CL, clusters = int(gridDim.x) / CL;
+    const int cluster = int(blockIdx.x) / C, clusters = int(gridDim.x) / C;
     if (tid == 0) {
         if constexpr (UserStage) {
             tmaPrefetchDesc(&tmWu);
@@ -112,7 +116,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             const bool issuer = laneId() == 0;
             int fill = 0;
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt(u, p, rank);
+                const Unit x = unitAt<C>(u, p, rank);
                 const CUtensorMap* tmA = x.user ? &tmWu : &tmWc;
                 const CUtensorMap* tmB = x.user ? &tmEu : &tmEc;
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
@@ -122,12 +126,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     ring.issueLoad(fill, tWait, kStage, issuer, w, [&](int s, uint64_t* bar) {
                         uint8_t* st = plan.stage(s);
                         tmaLoad2d(st, tmA, bar, kt * BK, x.tm * BM);
-                        constexpr int kBoxes = BN / 64 / CL;
+                        constexpr int kBoxes = BN / 64 / C;
 #pragma unroll
                         for (int i = 0; i < kBoxes; ++i) {
                             const int q = int(rank) * kBoxes + i;
                             tmaLoad3dMulticast(st + kBytesA + q * kBoxB, tmB, bar, x.tn * BN + q * 64, kt * BK, x.b,
-                                               uint16_t((1u << CL) - 1));
+                                               uint16_t((1u << C) - 1));
                         }
                     });
                 }
@@ -138,7 +142,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<BN> ew{staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt(u, p, rank);
+                const Unit x = unitAt<C>(u, p, rank);
                 if (!Epi || (x.user && !UserStaged)) continue;  // (else the consumers store user tiles themselves)
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
                 if (UserStaged && x.user) {  // into U[user] itself, then the half's ready flag
@@ -181,22 +185,22 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         const size_t mn = size_t(p.M) * p.N;
         int fill = 0, done = 0;
         for (int u = cluster; u < p.units; u += clusters) {
-            const Unit x = unitAt(u, p, rank);
+            const Unit x = unitAt<C>(u, p, rank);
             w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
             const bool active = x.tm * BM + cw * 64 < p.M;
             const int KT = (x.K + BK - 1) / BK;
             float acc[BN / 2];
             for (int kt = 0; kt < KT; ++kt, ++fill) {
-                const int s = Ring<S, CL>::slot(fill);
+                const int s = Ring<S, C>::slot(fill);
                 ring.waitData(fill, w);
                 const uint32_t st = smemAddr(plan.stage(s));
                 if (active) mmaIssue<BN>(acc, st + cw * 64 * BK * 2, st + kBytesA, kt == 0, fill, s, w);
                 if (kt > 0) {
-                    mmaWait<1>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
+                    mmaWait<1>(fill - 1, Ring<S, C>::slot(fill - 1), w);
                     ring.release(fill - 1, lane0, w);
                 }
             }
-            mmaWait<0>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
+            mmaWait<0>(fill - 1, Ring<S, C>::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
             if (UserStage && x.user && !UserStaged) {

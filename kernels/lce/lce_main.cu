@@ -220,6 +220,42 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
     return err;
 }
 
+// --interleave A,B: the two rungs launched alternately (A, B, A, B, ...), each timed by CUDA events around the whole
+// rung, so that the card's clock and temperature drift reach both alike. Prints the medians, B/A and in how many of
+// the pairs B was faster.
+std::string interleave(int ra, int rb, Problem& p, const Options& o)
+{
+    cudaEvent_t e[4];
+    for (auto& x : e) cudaEventCreate(&x);
+    std::vector<float> ta, tb;
+    int bWins = 0;
+    std::string err;
+    for (int i = 0; i < o.warmup + o.iters && err.empty(); ++i) {
+        cudaEventRecord(e[0], p.stream);
+        err = runRung(ra, p);
+        cudaEventRecord(e[1], p.stream);
+        if (err.empty()) err = runRung(rb, p);
+        cudaEventRecord(e[2], p.stream);
+        if (cudaStreamSynchronize(p.stream) != cudaSuccess && err.empty()) err = "a launch failed";
+        float a = 0, b = 0;
+        cudaEventElapsedTime(&a, e[0], e[1]);
+        cudaEventElapsedTime(&b, e[1], e[2]);
+        if (i >= o.warmup) {
+            ta.push_back(a);
+            tb.push_back(b);
+            bWins += b < a;
+        }
+    }
+    for (auto& x : e) cudaEventDestroy(x);
+    if (!err.empty()) return err;
+    std::sort(ta.begin(), ta.end());
+    std::sort(tb.begin(), tb.end());
+    const double ma = ta[ta.size() / 2], mb = tb[tb.size() / 2];
+    std::printf("INTERLEAVED rung %d %.4f ms  rung %d %.4f ms  %d/%d = %.4f  (rung %d faster in %d of %zu pairs)\n", ra,
+                ma, rb, mb, rb, ra, mb / ma, rb, bWins, ta.size());
+    return {};
+}
+
 int runShape(const Shape& s, const Options& o, Problem& p, std::vector<Row>& rows)
 {
     int rc = 0;
@@ -321,6 +357,14 @@ int runShape(const Shape& s, const Options& o, Problem& p, std::vector<Row>& row
             }
         }
         rows.push_back(row);
+    }
+    if (o.abA >= 0) {
+        const std::string why = refusal(o.abA, s) + refusal(o.abB, s);
+        err = why.empty() ? interleave(o.abA, o.abB, p, o) : "a rung refuses the shape: " + why;
+        if (!err.empty()) {
+            std::printf("FAIL interleave %d,%d: %s\n", o.abA, o.abB, err.c_str());
+            rc = 1;
+        }
     }
     if (ref) cudaFree(ref);
     release(p);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include <cublas_v2.h>
@@ -58,6 +59,16 @@ inline int nextFlagEpoch()
 {
     static int epoch = 0;
     return ++epoch;
+}
+// Rungs 3-4's cluster (s8-lcespeed): false = CTA pairs (two M tiles per cluster, E multicast to 2), true = clusters
+// of 4 (four M tiles, E multicast to 4). LCE_KERNEL=c2 / c4 picks one (scripts/device/lce.sh's variant switch).
+inline bool lceClusterOf4()
+{
+    static const bool c4 = [] {
+        const char* e = std::getenv("LCE_KERNEL");
+        return e && std::string(e) == "c4";
+    }();
+    return c4;
 }
 // Ready flags rung 4 needs (lce_shape.h: one per user tile of its walk).
 inline size_t lceFlagCount(const Shape& s) { return userFirstWalk(s, 1).flags; }

@@ -111,13 +111,15 @@ const char* usage()
 {
     return "usage: lce [--rung 0..4|all] [--m M] [--n N] [--k-user K] [--k-cand K] [--b B] [--per-user P]\n"
            "           [--shuffled] [--seed S] [--check] [--time] [--warmup W] [--iters I] [--sweep]\n"
-           "           [--trace-cost]\n"
+           "           [--trace-cost] [--interleave A,B]\n"
            "  Linear compression of embeddings: out[b] = W_cand.E_cand[b] + W_user.E_user[u(b)], fp16.\n"
            "  Defaults: the benchmark point M=433 N=256 K_user=1178 K_cand=866 B=1024, 70 per user.\n"
            "  --check: against an fp32 reference on random inputs; --time: CUDA events, median of --iters\n"
            "  after --warmup; --sweep: B in {512,1024,2048,3072} x per-user in {2,5,10,50,100,1000}.\n"
            "  --trace-cost: rungs 3-4 timed with a per-warp trace buffer attached (what warpstage-record\n"
            "  does) against the same launches without, interleaved; medians and the difference.\n"
+           "  --interleave A,B: rungs A and B (0..4, different) launched alternately, --warmup then --iters\n"
+           "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs).\n"
            "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"
            "        77 no sm_90 GPU.\n";
 }
@@ -168,27 +170,36 @@ std::string parseOptions(int argc, char** argv, Options& o)
         else if (a == "--time") o.time = true;
         else if (a == "--sweep") o.sweep = true;
         else if (a == "--trace-cost") o.traceCost = true;
+        else if (a == "--interleave") {
+            if (i + 1 >= argc) return "--interleave needs two rungs, e.g. 3,4";
+            const std::string v = argv[++i];
+            if (v.size() != 3 || v[1] != ',' || v[0] < '0' || v[0] >= '0' + kRungs || v[2] < '0'
+                || v[2] >= '0' + kRungs || v[0] == v[2])
+                return "--interleave: '" + v + "' is not two different rungs A,B of 0..4 (e.g. 3,4)";
+            o.abA = v[0] - '0';
+            o.abB = v[2] - '0';
+        }
         else if (a == "--help" || a == "-h") return "help";
         else return "unknown option '" + a + "'";
         if (!err.empty()) return err;
     }
     if (o.iters < 1) return "--iters must be at least 1";
     if (o.traceCost && o.rung >= 0 && o.rung < 3) return "--trace-cost: only rungs 3 and 4 are instrumented";
-    if (!o.check && !o.time && !o.traceCost) o.check = true;  // nothing asked: check
+    if (!o.check && !o.time && !o.traceCost && o.abA < 0) o.check = true;  // nothing asked: check
     return {};
 }
 
-UserFirstWalk userFirstWalk(const Shape& s, int maxClusters)
+UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, int cluster)
 {
     UserFirstWalk w;
     w.mTiles = (s.m + kUfTileM - 1) / kUfTileM;
-    w.mUnits = (w.mTiles + kUfCluster - 1) / kUfCluster;
+    w.mUnits = (w.mTiles + cluster - 1) / cluster;
     w.nTiles = (s.n + kUfTileN - 1) / kUfTileN;
     const long long perBatch = (long long)w.mUnits * w.nTiles;
     w.userUnits = perBatch * s.users();
     w.units = w.userUnits + perBatch * s.b;
     long long c = w.units < maxClusters ? w.units : maxClusters;
-    if (c > 1 && c % w.mUnits == 0) --c;
+    if (c > 1 && c % w.mUnits == 0 && (cluster == kUfCluster || w.mUnits > 1)) --c;
     w.clusters = int(c);
     w.flags = std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nTiles) * 2;
     return w;

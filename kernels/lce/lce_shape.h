@@ -55,7 +55,9 @@ struct UserFirstWalk {
     int clusters = 0;
     std::size_t flags = 0;
 };
-UserFirstWalk userFirstWalk(const Shape& s, int maxClusters);
+// cluster: CTAs per cluster = M tiles per M unit (kUfCluster = 2, or 4 for the clusters of 4 of s8-lcespeed); the
+// stride rule above applies only while an M unit does not cover every M tile (mUnits > 1) or cluster == 2 (as before).
+UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, int cluster = kUfCluster);
 
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {
@@ -63,6 +65,7 @@ struct Options {
     int rung = -1;  // -1: all
     bool check = false, time = false, sweep = false;
     bool traceCost = false;  // rungs 3-4: traced vs untraced time (lce_main.cu)
+    int abA = -1, abB = -1;  // --interleave A,B: rungs A and B timed alternately in one process (lce_main.cu)
     int warmup = 5, iters = 20;
 };
 std::string parseOptions(int argc, char** argv, Options& o);

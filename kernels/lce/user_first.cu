@@ -21,28 +21,28 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, bool Epi>
-__global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
+template <int S, bool Epi, int C>
+__global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(kThreads, 1)
     lceUserFirst(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                  const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  __half* __restrict__ U, const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    body<S, true, Epi>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
+    body<S, true, Epi, C>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
 }
 
 namespace {
-template <int S, bool Epi>
+template <int S, bool Epi, int C>
 std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceUserFirst<S, Epi>;
+    const auto kern = lceUserFirst<S, Epi, C>;
     const int smem = int(PlanOf<S, Epi>::bytes(true, kWarps));
     static_assert(PlanOf<S, Epi>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
     std::string err = encodeMaps(p, true, m);
     if (!err.empty()) return "rung 4 (user first): " + err;
-    const UserFirstWalk walk = userFirstWalk(s, 1);  // lce_shape.cpp: tiles, units, flags (clusters below)
+    const UserFirstWalk walk = userFirstWalk(s, 1, C);  // lce_shape.cpp: tiles, units, flags (clusters below)
     if (walk.flags > lceFlagCount(s))
         return "rung 4 (user first): the driver allocated too few ready flags for this shape";
     if (walk.units > 2147483647LL) return "rung 4 (user first): too many tiles for 32-bit unit numbers";
@@ -51,7 +51,7 @@ std::string launch4(Problem& p)
         if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
             return "rung 4 (user first): cannot get " + std::to_string(smem) + " bytes of shared memory";
         cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(CL * 256, 1, 1);
+        cfg.gridDim = dim3(C * 256, 1, 1);
         cfg.blockDim = dim3(kThreads, 1, 1);
         cfg.dynamicSmemBytes = size_t(smem);
         int n = 0;
@@ -61,7 +61,7 @@ std::string launch4(Problem& p)
         }
         maxClusters = n;
     }
-    const UserFirstWalk w = userFirstWalk(s, maxClusters);
+    const UserFirstWalk w = userFirstWalk(s, maxClusters, C);
     Params q{};
     q.M = s.m;
     q.N = s.n;
@@ -74,10 +74,10 @@ std::string launch4(Problem& p)
     q.units = int(w.units);
     q.epoch = nextFlagEpoch();
     const long long clusters = w.clusters;
-    kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out, p.u,
+    kern<<<unsigned(clusters * C), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out, p.u,
                                                                 p.userOf, p.flags, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
-    p.lastGrid = unsigned(clusters * CL);
+    p.lastGrid = unsigned(clusters * C);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 4 (user first) launch: ") + cudaGetErrorString(e);
     return {};
@@ -93,9 +93,15 @@ std::string runUserFirst(Problem& p)
         if (v) std::fprintf(stderr, "lce: rung 4 variant %s: no candidate epilogue (output wrong, timing only)\n", e);
         return v;
     }();
-    if (diag == 1) return epiwarp::launch4<3, false>(p);
-    if (diag == 2) return epiwarp::launch4<4, false>(p);
-    return epiwarp::launch4<3, true>(p);
+    using epiwarp::CL;
+    if (lceClusterOf4()) {
+        if (diag == 1) return epiwarp::launch4<3, false, 4>(p);
+        if (diag == 2) return epiwarp::launch4<4, false, 4>(p);
+        return epiwarp::launch4<3, true, 4>(p);
+    }
+    if (diag == 1) return epiwarp::launch4<3, false, CL>(p);
+    if (diag == 2) return epiwarp::launch4<4, false, CL>(p);
+    return epiwarp::launch4<3, true, CL>(p);
 }
 
 }  // namespace ws::lce

@@ -11,9 +11,11 @@
 #   5. rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none, and none4 with 4 ring stages; output wrong:
 #      what the epilogue and the ring depth cost; LCE_VARIANTS=0 skips);
 #   6. the sweep, checked and timed, with the default variant (LCE_SWEEP=0 skips it).
-# Kernel variants: none are built now (session 6's candidates were measured and the winner became the rung). The loops
-# over LCE_KERNELS (default "default": the rung as built) and LCE_SWEEP_KERNELS stay for the next candidate: a value v
-# runs with LCE_KERNEL=v, "vr" with LCE_KERNEL=v LCE_ROTATE=1 (the environment a candidate reads).
+# Kernel variants: the loops over LCE_KERNELS (default "default": the rung as built) and LCE_SWEEP_KERNELS run each
+# value v with LCE_KERNEL=v ("vr" with LCE_KERNEL=v LCE_ROTATE=1). s8-lcespeed: LCE_KERNEL=c2 / c4 picks the cluster of
+# rungs 3-4 (CTA pairs / clusters of 4, lce_rungs.h: lceClusterOf4).
+# Since s8-lcespeed also: rung 3 vs rung 4 interleaved in one process (lce --interleave 3,4) per variant, and the
+# no-epilogue diagnostics per variant.
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
 # folder of that checkout and carry it:
 #   cmake --build build/default --target lce gpu_lce
@@ -52,15 +54,19 @@ for r in ${LCE_TIME_RUNGS:-0 1 2}; do timeout 60 "$L" --time --rung $r --warmup 
 for v in $OK; do for r in 3 4; do
     echo "v=$v $(env $(kenv $v) timeout 60 "$L" --time --rung $r --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done; done
+echo "== rung 3 vs rung 4, interleaved in one process (lce --interleave)"
+for v in $OK; do
+    echo "v=$v $(env $(kenv $v) timeout 60 "$L" --interleave 3,4 --warmup 10 --iters ${LCE_AB_ITERS:-60} 2>/dev/null | grep -E "INTERLEAVED|FAIL")"
+done
 echo "== tracing cost"
 for v in $OK; do for r in 3 4; do
     echo "v=$v $(env $(kenv $v) timeout 60 "$L" --trace-cost --rung $r --warmup 5 --iters ${LCE_TC_ITERS:-30} 2>/dev/null | grep -E "TRACECOST|FAIL")"
 done; done
 [ "${LCE_TORCH:-1}" != 0 ] && echo "== torch" &&
 timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2>&1 | grep -E "^TORCH|^torch"
-[ "${LCE_VARIANTS:-1}" != 0 ] && for d in none none4; do
-    echo "variant rung 4 epilogue=$d (output wrong; none4: 4 ring stages): $(LCE_RUNG4_EPILOGUE=$d timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
-done
+[ "${LCE_VARIANTS:-1}" != 0 ] && for v in $OK; do for d in none none4; do
+    echo "v=$v variant rung 4 epilogue=$d (output wrong; none4: 4 ring stages): $(env $(kenv $v) LCE_RUNG4_EPILOGUE=$d timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+done; done
 if [ "${LCE_SWEEP:-1}" != 0 ]; then for v in ${LCE_SWEEP_KERNELS:-default}; do
     echo "== sweep (LCE_KERNEL=$v)"
     ( env $(kenv $v) timeout 150 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:" )

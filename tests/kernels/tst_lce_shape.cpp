@@ -104,6 +104,16 @@ int main()
         Options t3;
         expect(parse({"--trace-cost"}, t3).empty() && t3.rung == -1, "--trace-cost for all rungs: rungs 3-4 measured");
     }
+    {
+        Options ab;
+        expect(parse({"--interleave", "3,4"}, ab).empty() && ab.abA == 3 && ab.abB == 4 && !ab.check && !ab.time,
+               "--interleave 3,4: rungs 3 and 4 alternately, no check asked");
+        Options bad;
+        expect(!parse({"--interleave", "3,3"}, bad).empty(), "--interleave of one rung with itself is refused");
+        expect(!parse({"--interleave", "3,5"}, bad).empty(), "--interleave 3,5 is refused (no rung 5)");
+        expect(!parse({"--interleave", "34"}, bad).empty(), "--interleave without a comma is refused");
+        expect(!parse({"--interleave"}, bad).empty(), "--interleave without a value is refused");
+    }
     expect(!parse({"--m", "x"}, e).empty(), "--m x is refused");
     expect(!parse({"--m", "-4"}, e).empty(), "--m -4 is refused");
     expect(!parse({"--b"}, e).empty(), "--b without a value is refused");
@@ -159,6 +169,22 @@ int main()
             }
         }
         expect(fits, "user-first walk: every user tile half's flag fits the allocated buffer" + (where.empty() ? std::string() : " (not at " + where + ")"));
+    }
+    // clusters of 4 (s8-lcespeed: one cluster covers the benchmark's four M tiles, E read once per candidate)
+    {
+        const UserFirstWalk w = userFirstWalk(bench, 33, 4);
+        expect(w.mTiles == 4 && w.mUnits == 1 && w.nTiles == 1 && w.userUnits == 15 && w.units == 15 + 1024,
+               "clusters of 4 at the benchmark point: one M unit of 4 tiles, 15 user units, 1039 units (got "
+                   + std::to_string(w.units) + ")");
+        expect(w.clusters == 33, "clusters of 4: one M unit -> every resident cluster is used (33, got "
+                                     + std::to_string(w.clusters) + ")");
+        expect(w.flags == userFirstWalk(bench, 66).flags, "clusters of 4: the same flags as pairs (per tile half)");
+        Shape m600 = bench;  // 5 M tiles: 2 M units of 4, the stride rule is back
+        m600.m = 600;
+        const UserFirstWalk v = userFirstWalk(m600, 33, 4);
+        expect(v.mTiles == 5 && v.mUnits == 2 && v.clusters == 33, "clusters of 4 at M = 600: 2 M units, 33 clusters");
+        expect(userFirstWalk(m600, 32, 4).clusters == 31, "clusters of 4: 32 resident, a multiple of 2 M units -> 31");
+        expect(userFirstWalk(m1, 33, 4).mUnits == 1, "clusters of 4 at M = 1: one M unit");
     }
 
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
