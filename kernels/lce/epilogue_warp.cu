@@ -18,21 +18,21 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, int C>
+template <int S, int C, bool CandPair>
 __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarp(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                     const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                     __half* __restrict__ U, const int32_t* __restrict__ userOf, const Params p)
 {
-    body<S, false, true, C>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
+    body<S, false, true, C, CandPair>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
 }
 
 namespace {
-template <int S, int C>
+template <int S, int C, bool CandPair = false>
 std::string launch3(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceEpilogueWarp<S, C>;
+    const auto kern = lceEpilogueWarp<S, C, CandPair>;
     const int smem = int(PlanOf<S, true>::bytes(true, kWarps));
     static_assert(PlanOf<S, true>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     static int maxClusters = 0;
@@ -53,20 +53,24 @@ std::string launch3(Problem& p)
         maxClusters = n;
     }
     Maps m;
-    const std::string err = encodeMaps(p, false, m);
+    const std::string err = encodeMaps(p, false, m, CandPair ? 64u : uint32_t(BM));
     if (!err.empty()) return "rung 3 (epilogue warp): " + err;
     Params q{};
     q.M = s.m;
     q.N = s.n;
     q.kCand = s.kCand;
     q.mTiles = (s.m + BM - 1) / BM;
-    q.mUnits = (q.mTiles + C - 1) / C;
+    q.mUnits = CandPair ? q.mTiles : (q.mTiles + C - 1) / C;
     q.nTiles = (s.n + BN - 1) / BN;
-    const long long units = (long long)q.mUnits * q.nTiles * s.b;
+    q.B = s.b;
+    q.users = p.users;
+    const long long units = (long long)q.mUnits * q.nTiles * (CandPair ? (s.b + 1) / 2 : s.b);
     if (units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
     q.units = int(units);
     long long clusters = units < maxClusters ? units : maxClusters;
-    if (clusters > 1 && clusters % q.mUnits == 0 && (C == CL || q.mUnits > 1))
+    if (CandPair)
+        clusters = userFirstWalk(s, int(clusters), 2, true).clusters;  // coprime with the M tiles (its rule)
+    else if (clusters > 1 && clusters % q.mUnits == 0 && (C == CL || q.mUnits > 1))
         --clusters;  // consecutive clusters take different M units (userFirstWalk's rule)
     kern<<<unsigned(clusters * C), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.u, p.userOf, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
@@ -83,7 +87,11 @@ std::string runFusedEpilogueWarp(Problem& p)
 {
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;
-    return lceClusterOf4() ? epiwarp::launch3<3, 4>(p) : epiwarp::launch3<3, CL>(p);
+    switch (lceLayout()) {
+    case kQuadsM: return epiwarp::launch3<3, 4>(p);
+    case kPairsCand: return epiwarp::launch3<3, 2, true>(p);
+    default: return epiwarp::launch3<3, CL>(p);
+    }
 }
 
 }  // namespace ws::lce

@@ -50,24 +50,39 @@ using PlanOf = SmemPlan<kStage, S, Epi ? Staging::kBytes : 0u>;
 
 struct Params {
     int M, N, kUser, kCand, userUnits, units, mTiles, mUnits, nTiles, epoch;
+    int B, users;  // candidate pairs (CandPair): a pair's second member past the last is a phantom
 };
 struct Unit {
     bool user;
+    bool valid;  // false: a phantom candidate / user of a pair (CandPair with an odd count): loads, no output
     int b, tm, tn, K;  // b: the user (user tiles) or the candidate
 };
 // Unit u: user units first; inside each part (M unit of C tiles, N tile, batch), M fastest; this CTA's M tile is
 // the M unit's `rank`-th.
-template <int C = CL>
+// CandPair (s8-lcespeed, C = 2): the pair's CTAs take the SAME M tile of two candidates (users) b = 2g, 2g + 1 and
+// share the W tile (each loads 64 of its 128 rows and multicasts them) instead of the E tile: both CTAs of a pair then
+// have the same work, where M pairs (0, 1) / (2, 3) tie a full tile to the short 4th one (M = 433: 49 rows).
+// M units are single tiles (mUnits = mTiles), M fastest.
+template <int C = CL, bool CandPair = false>
 __device__ __forceinline__ Unit unitAt(int u, const Params& p, uint32_t rank)
 {
     Unit x;
     x.user = u < p.userUnits;
     const int i = x.user ? u : u - p.userUnits;
-    x.tm = (i % p.mUnits) * C + int(rank);
-    const int r = i / p.mUnits;
-    x.tn = r % p.nTiles;
-    x.b = r / p.nTiles;
     x.K = x.user ? p.kUser : p.kCand;
+    if constexpr (CandPair) {
+        x.tm = i % p.mUnits;
+        const int r = i / p.mUnits;
+        x.tn = r % p.nTiles;
+        x.b = (r / p.nTiles) * 2 + int(rank);
+        x.valid = x.b < (x.user ? p.users : p.B);
+    } else {
+        x.tm = (i % p.mUnits) * C + int(rank);
+        const int r = i / p.mUnits;
+        x.tn = r % p.nTiles;
+        x.b = r / p.nTiles;
+        x.valid = true;
+    }
     return x;
 }
 // One flag per (user, M tile, N tile, half) (lce_shape.h: userFirstWalk).
@@ -76,13 +91,14 @@ __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int 
     return ((user * p.mTiles + tm) * p.nTiles + tn) * 2 + cw;
 }
 
-template <int S, bool UserStage, bool Epi, int C = CL>
+template <int S, bool UserStage, bool Epi, int C = CL, bool CandPair = false>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      __half* __restrict__ U, const int32_t* __restrict__ userOf,
                                      int* __restrict__ flags, const Params& p)
 {
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
+    static_assert(!CandPair || C == 2, "candidate pairs are CTA pairs");
     constexpr bool UserStaged = UserStage && Epi;  // user tiles through the staging (else register stores)
     using Plan = PlanOf<S, Epi>;
     extern __shared__ uint8_t smemRaw[];
@@ -116,7 +132,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             const bool issuer = laneId() == 0;
             int fill = 0;
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt<C>(u, p, rank);
+                const Unit x = unitAt<C, CandPair>(u, p, rank);
                 const CUtensorMap* tmA = x.user ? &tmWu : &tmWc;
                 const CUtensorMap* tmB = x.user ? &tmEu : &tmEc;
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
@@ -125,13 +141,21 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     const uint64_t tWait = ring.waitSlot(fill, w);
                     ring.issueLoad(fill, tWait, kStage, issuer, w, [&](int s, uint64_t* bar) {
                         uint8_t* st = plan.stage(s);
-                        tmaLoad2d(st, tmA, bar, kt * BK, x.tm * BM);
-                        constexpr int kBoxes = BN / 64 / C;
+                        if constexpr (CandPair) {  // W: this CTA's 64 rows to both (tmA's box is 64 rows); E: its own
+                            tmaLoad2dMulticast(st + rank * (kBytesA / 2), tmA, bar, kt * BK, x.tm * BM + int(rank) * 64,
+                                               uint16_t(3));
 #pragma unroll
-                        for (int i = 0; i < kBoxes; ++i) {
-                            const int q = int(rank) * kBoxes + i;
-                            tmaLoad3dMulticast(st + kBytesA + q * kBoxB, tmB, bar, x.tn * BN + q * 64, kt * BK, x.b,
-                                               uint16_t((1u << C) - 1));
+                            for (int q = 0; q < BN / 64; ++q)
+                                tmaLoad3d(st + kBytesA + q * kBoxB, tmB, bar, x.tn * BN + q * 64, kt * BK, x.b);
+                        } else {
+                            tmaLoad2d(st, tmA, bar, kt * BK, x.tm * BM);
+                            constexpr int kBoxes = BN / 64 / C;
+#pragma unroll
+                            for (int i = 0; i < kBoxes; ++i) {
+                                const int q = int(rank) * kBoxes + i;
+                                tmaLoad3dMulticast(st + kBytesA + q * kBoxB, tmB, bar, x.tn * BN + q * 64, kt * BK,
+                                                   x.b, uint16_t((1u << C) - 1));
+                            }
                         }
                     });
                 }
@@ -142,8 +166,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<BN> ew{staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt<C>(u, p, rank);
-                if (!Epi || (x.user && !UserStaged)) continue;  // (else the consumers store user tiles themselves)
+                const Unit x = unitAt<C, CandPair>(u, p, rank);
+                if (!Epi || (x.user && !UserStaged) || !x.valid) continue;  // (else the consumers store user tiles)
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
                 if (UserStaged && x.user) {  // into U[user] itself, then the half's ready flag
                     for (int cw = 0; cw < 2; ++cw)
@@ -185,9 +209,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         const size_t mn = size_t(p.M) * p.N;
         int fill = 0, done = 0;
         for (int u = cluster; u < p.units; u += clusters) {
-            const Unit x = unitAt<C>(u, p, rank);
+            const Unit x = unitAt<C, CandPair>(u, p, rank);
             w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
-            const bool active = x.tm * BM + cw * 64 < p.M;
+            const bool active = x.valid && x.tm * BM + cw * 64 < p.M;
             const int KT = (x.K + BK - 1) / BK;
             float acc[BN / 2];
             for (int kt = 0; kt < KT; ++kt, ++fill) {
@@ -231,13 +255,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
 struct Maps {
     CUtensorMap wUser, eUser, wCand, eCand, u, out;
 };
-inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m)
+// wRows: the W boxes' rows (BM; 64 for candidate pairs, each CTA loading half of the W tile).
+inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m, uint32_t wRows = BM)
 {
     const Shape& s = p.s;
     auto map2 = [&](CUtensorMap* t, const __half* base, int kp) {
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};
         const uint64_t strides[1] = {uint64_t(kp) * 2};
-        const uint32_t box[2] = {BK, BM};
+        const uint32_t box[2] = {BK, wRows};
         return encodeTmaF16(t, base, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
     };
     auto map3 = [&](CUtensorMap* t, const void* base, int inner, int mid, int outer, uint32_t b0, uint32_t b1,

@@ -60,15 +60,18 @@ inline int nextFlagEpoch()
     static int epoch = 0;
     return ++epoch;
 }
-// Rungs 3-4's cluster (s8-lcespeed): false = CTA pairs (two M tiles per cluster, E multicast to 2), true = clusters
-// of 4 (four M tiles, E multicast to 4). LCE_KERNEL=c2 / c4 picks one (scripts/device/lce.sh's variant switch).
-inline bool lceClusterOf4()
+// Rungs 3-4's cluster layout (s8-lcespeed): kPairsM = CTA pairs on two M tiles of one candidate sharing E (multicast),
+// kQuadsM = clusters of 4 on four M tiles sharing E, kPairsCand = CTA pairs on one M tile of two candidates sharing W.
+// LCE_KERNEL=c2 / c4 / cp picks one (scripts/device/lce.sh's variant switch); unset: the rung's default.
+enum LceLayout { kPairsM = 0, kQuadsM = 1, kPairsCand = 2 };
+inline LceLayout lceLayout()
 {
-    static const bool c4 = [] {
+    static const LceLayout v = [] {
         const char* e = std::getenv("LCE_KERNEL");
-        return e && std::string(e) == "c4";
+        const std::string k = e ? e : "";
+        return k == "c4" ? kQuadsM : k == "cp" ? kPairsCand : kPairsM;
     }();
-    return c4;
+    return v;
 }
 // Ready flags rung 4 needs (lce_shape.h: one per user tile of its walk).
 inline size_t lceFlagCount(const Shape& s) { return userFirstWalk(s, 1).flags; }
