@@ -64,6 +64,7 @@ std::string launch3(Problem& p)
     q.nTiles = (s.n + BN - 1) / BN;
     q.B = s.b;
     q.users = p.users;
+    q.prefetch = lcePrefetch();
     const long long units = (long long)q.mUnits * q.nTiles * (CandPair ? (s.b + 1) / 2 : s.b);
     if (units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
     q.units = int(units);

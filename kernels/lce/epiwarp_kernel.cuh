@@ -51,6 +51,7 @@ using PlanOf = SmemPlan<kStage, S, Epi ? Staging::kBytes : 0u>;
 struct Params {
     int M, N, kUser, kCand, userUnits, units, mTiles, mUnits, nTiles, epoch;
     int B, users;  // candidate pairs (CandPair): a pair's second member past the last is a phantom
+    int prefetch;  // > 0: the producer prefetches this CTA's E boxes `prefetch` k-steps ahead into L2 (0: off)
 };
 struct Unit {
     bool user;
@@ -137,7 +138,28 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 const CUtensorMap* tmB = x.user ? &tmEu : &tmEc;
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
                 const int KT = (x.K + BK - 1) / BK;
+                const bool hasNext = u + clusters < p.units;
+                const Unit nx = unitAt<C, CandPair>(hasNext ? u + clusters : u, p, rank);
+                const int KTn = hasNext ? (nx.K + BK - 1) / BK : 0;
                 for (int kt = 0; kt < KT; ++kt, ++fill) {
+                    if (p.prefetch > 0 && issuer) {  // E of k-step kt + prefetch (of this unit or the next one)
+                        const int tk = kt + p.prefetch;
+                        const bool here = tk < KT, there = !here && tk - KT < KTn;
+                        const Unit& y = here ? x : nx;
+                        if ((here || there) && y.valid) {
+                            const CUtensorMap* tmP = y.user ? &tmEu : &tmEc;
+                            const int k = here ? tk : tk - KT;
+                            if constexpr (CandPair) {
+#pragma unroll
+                                for (int q = 0; q < BN / 64; ++q) tmaPrefetch3dL2(tmP, y.tn * BN + q * 64, k * BK, y.b);
+                            } else {
+                                constexpr int kBoxes = BN / 64 / C;
+#pragma unroll
+                                for (int i = 0; i < kBoxes; ++i)
+                                    tmaPrefetch3dL2(tmP, y.tn * BN + (int(rank) * kBoxes + i) * 64, k * BK, y.b);
+                            }
+                        }
+                    }
                     const uint64_t tWait = ring.waitSlot(fill, w);
                     ring.issueLoad(fill, tWait, kStage, issuer, w, [&](int s, uint64_t* bar) {
                         uint8_t* st = plan.stage(s);

@@ -220,7 +220,8 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
     return err;
 }
 
-// --interleave A,B: the two rungs launched alternately (A, B, A, B, ...), each timed by CUDA events around the whole
+// --interleave A,B: the two rungs launched alternately, in pairs A B, B A, A B, ... (the order flips every pair: the
+// first launch after the host's synchronisation starts on an idle card), each timed by CUDA events around the whole
 // rung, so that the card's clock and temperature drift reach both alike. Prints the medians, B/A and in how many of
 // the pairs B was faster.
 std::string interleave(int ra, int rb, Problem& p, const Options& o)
@@ -231,15 +232,17 @@ std::string interleave(int ra, int rb, Problem& p, const Options& o)
     int bWins = 0;
     std::string err;
     for (int i = 0; i < o.warmup + o.iters && err.empty(); ++i) {
+        const bool aFirst = i % 2 == 0;
         cudaEventRecord(e[0], p.stream);
-        err = runRung(ra, p);
+        err = runRung(aFirst ? ra : rb, p);
         cudaEventRecord(e[1], p.stream);
-        if (err.empty()) err = runRung(rb, p);
+        if (err.empty()) err = runRung(aFirst ? rb : ra, p);
         cudaEventRecord(e[2], p.stream);
         if (cudaStreamSynchronize(p.stream) != cudaSuccess && err.empty()) err = "a launch failed";
-        float a = 0, b = 0;
-        cudaEventElapsedTime(&a, e[0], e[1]);
-        cudaEventElapsedTime(&b, e[1], e[2]);
+        float first = 0, second = 0;
+        cudaEventElapsedTime(&first, e[0], e[1]);
+        cudaEventElapsedTime(&second, e[1], e[2]);
+        const float a = aFirst ? first : second, b = aFirst ? second : first;
         if (i >= o.warmup) {
             ta.push_back(a);
             tb.push_back(b);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include <cublas_v2.h>
@@ -69,7 +70,17 @@ inline LceLayout lceLayout()
     static const LceLayout v = [] {
         const char* e = std::getenv("LCE_KERNEL");
         const std::string k = e ? e : "";
-        return k == "c4" ? kQuadsM : k == "cp" ? kPairsCand : kPairsM;
+        return k.rfind("c4", 0) == 0 ? kQuadsM : k.rfind("cp", 0) == 0 ? kPairsCand : kPairsM;
+    }();
+    return v;
+}
+// E prefetched into L2 this many k-steps ahead of the ring (0: off); LCE_KERNEL=LAYOUT-pD sets D (e.g. c2-p7).
+inline int lcePrefetch()
+{
+    static const int v = [] {
+        const char* e = std::getenv("LCE_KERNEL");
+        const char* d = e ? std::strstr(e, "-p") : nullptr;
+        return d ? std::atoi(d + 2) : 0;
     }();
     return v;
 }

@@ -75,6 +75,7 @@ std::string launch4(Problem& p)
     q.epoch = nextFlagEpoch();
     q.B = s.b;
     q.users = p.users;
+    q.prefetch = lcePrefetch();
     const long long clusters = w.clusters;
     kern<<<unsigned(clusters * C), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out, p.u,
                                                                 p.userOf, p.flags, q);
