@@ -18,21 +18,21 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, int C, bool CandPair>
-__global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(kThreads, 1)
+template <int S>
+__global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarp(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                     const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                     __half* __restrict__ U, const int32_t* __restrict__ userOf, const Params p)
 {
-    body<S, false, true, C, CandPair>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
+    body<S, false, true>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, U, userOf, nullptr, p);
 }
 
 namespace {
-template <int S, int C, bool CandPair = false>
+template <int S>
 std::string launch3(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceEpilogueWarp<S, C, CandPair>;
+    const auto kern = lceEpilogueWarp<S>;
     const int smem = int(PlanOf<S, true>::bytes(true, kWarps));
     static_assert(PlanOf<S, true>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     static int maxClusters = 0;
@@ -40,7 +40,7 @@ std::string launch3(Problem& p)
         if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
             return "rung 3 (epilogue warp): cannot get " + std::to_string(smem) + " bytes of shared memory";
         cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(C * 256, 1, 1);
+        cfg.gridDim = dim3(CL * 256, 1, 1);
         cfg.blockDim = dim3(kThreads, 1, 1);
         cfg.dynamicSmemBytes = size_t(smem);
         int n = 0;
@@ -48,34 +48,28 @@ std::string launch3(Problem& p)
             cudaGetLastError();
             int sms = 0;
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-            n = sms / C;
+            n = sms / CL;
         }
         maxClusters = n;
     }
     Maps m;
-    const std::string err = encodeMaps(p, false, m, CandPair ? 64u : uint32_t(BM));
+    const std::string err = encodeMaps(p, false, m);
     if (!err.empty()) return "rung 3 (epilogue warp): " + err;
     Params q{};
     q.M = s.m;
     q.N = s.n;
     q.kCand = s.kCand;
     q.mTiles = (s.m + BM - 1) / BM;
-    q.mUnits = CandPair ? q.mTiles : (q.mTiles + C - 1) / C;
+    q.mUnits = (q.mTiles + CL - 1) / CL;
     q.nTiles = (s.n + BN - 1) / BN;
-    q.B = s.b;
-    q.users = p.users;
-    q.prefetch = lcePrefetch();
-    const long long units = (long long)q.mUnits * q.nTiles * (CandPair ? (s.b + 1) / 2 : s.b);
+    const long long units = (long long)q.mUnits * q.nTiles * s.b;
     if (units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
     q.units = int(units);
     long long clusters = units < maxClusters ? units : maxClusters;
-    if (CandPair)
-        clusters = userFirstWalk(s, int(clusters), 2, true).clusters;  // coprime with the M tiles (its rule)
-    else if (clusters > 1 && clusters % q.mUnits == 0 && (C == CL || q.mUnits > 1))
-        --clusters;  // consecutive clusters take different M units (userFirstWalk's rule)
-    kern<<<unsigned(clusters * C), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.u, p.userOf, q);
+    if (clusters > 1 && clusters % q.mUnits == 0) --clusters;  // consecutive clusters take different M units
+    kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.u, p.userOf, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
-    p.lastGrid = unsigned(clusters * C);
+    p.lastGrid = unsigned(clusters * CL);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 3 (epilogue warp) launch: ") + cudaGetErrorString(e);
     return {};
@@ -83,16 +77,11 @@ std::string launch3(Problem& p)
 }  // namespace
 }  // namespace epiwarp
 
-using epiwarp::CL;
 std::string runFusedEpilogueWarp(Problem& p)
 {
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;
-    switch (lceLayout()) {
-    case kQuadsM: return epiwarp::launch3<3, 4>(p);
-    case kPairsCand: return epiwarp::launch3<3, 2, true>(p);
-    default: return epiwarp::launch3<3, CL>(p);
-    }
+    return epiwarp::launch3<3>(p);
 }
 
 }  // namespace ws::lce

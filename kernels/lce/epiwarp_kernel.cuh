@@ -39,9 +39,6 @@ constexpr int BM = 128, BN = 256, BK = 64, CL = 2, kThreads = 384, kWarps = kThr
 using Staging = EpilogueStaging<BN>;
 constexpr uint32_t kUserBar0 = 1;  // named barriers 1, 2: warpgroup cw's user-tile store
 static_assert(BM == kUfTileM && BN == kUfTileN && CL == kUfCluster, "the walk of lce_shape.h is this kernel's");
-// Cluster size C (the body's template parameter, default CL = 2): C CTAs on C vertically adjacent M tiles of one
-// candidate, each loading 1/C of the E tile and multicasting it to all C (s8-lcespeed: C = 4 covers the benchmark's
-// four M tiles, so each candidate's E is read from L2 once instead of twice).
 
 constexpr uint32_t kBytesA = BM * BK * 2, kBoxB = 64 * BK * 2;  // W: 128 rows x 64 K; E: one 64 (N) x 64 (K) box
 constexpr uint32_t kStage = kBytesA + BN / 64 * kBoxB;
@@ -50,40 +47,23 @@ using PlanOf = SmemPlan<kStage, S, Epi ? Staging::kBytes : 0u>;
 
 struct Params {
     int M, N, kUser, kCand, userUnits, units, mTiles, mUnits, nTiles, epoch;
-    int B, users;  // candidate pairs (CandPair): a pair's second member past the last is a phantom
-    int prefetch;  // > 0: the producer prefetches this CTA's E boxes `prefetch` k-steps ahead into L2 (0: off)
 };
 struct Unit {
     bool user;
-    bool valid;  // false: a phantom candidate / user of a pair (CandPair with an odd count): loads, no output
     int b, tm, tn, K;  // b: the user (user tiles) or the candidate
 };
-// Unit u: user units first; inside each part (M unit of C tiles, N tile, batch), M fastest; this CTA's M tile is
+// Unit u: user units first; inside each part (M unit of CL tiles, N tile, batch), M fastest; this CTA's M tile is
 // the M unit's `rank`-th.
-// CandPair (s8-lcespeed, C = 2): the pair's CTAs take the SAME M tile of two candidates (users) b = 2g, 2g + 1 and
-// share the W tile (each loads 64 of its 128 rows and multicasts them) instead of the E tile: both CTAs of a pair then
-// have the same work, where M pairs (0, 1) / (2, 3) tie a full tile to the short 4th one (M = 433: 49 rows).
-// M units are single tiles (mUnits = mTiles), M fastest.
-template <int C = CL, bool CandPair = false>
 __device__ __forceinline__ Unit unitAt(int u, const Params& p, uint32_t rank)
 {
     Unit x;
     x.user = u < p.userUnits;
     const int i = x.user ? u : u - p.userUnits;
+    x.tm = (i % p.mUnits) * CL + int(rank);
+    const int r = i / p.mUnits;
+    x.tn = r % p.nTiles;
+    x.b = r / p.nTiles;
     x.K = x.user ? p.kUser : p.kCand;
-    if constexpr (CandPair) {
-        x.tm = i % p.mUnits;
-        const int r = i / p.mUnits;
-        x.tn = r % p.nTiles;
-        x.b = (r / p.nTiles) * 2 + int(rank);
-        x.valid = x.b < (x.user ? p.users : p.B);
-    } else {
-        x.tm = (i % p.mUnits) * C + int(rank);
-        const int r = i / p.mUnits;
-        x.tn = r % p.nTiles;
-        x.b = r / p.nTiles;
-        x.valid = true;
-    }
     return x;
 }
 // One flag per (user, M tile, N tile, half) (lce_shape.h: userFirstWalk).
@@ -92,26 +72,25 @@ __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int 
     return ((user * p.mTiles + tm) * p.nTiles + tn) * 2 + cw;
 }
 
-template <int S, bool UserStage, bool Epi, int C = CL, bool CandPair = false>
+template <int S, bool UserStage, bool Epi>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      __half* __restrict__ U, const int32_t* __restrict__ userOf,
                                      int* __restrict__ flags, const Params& p)
 {
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
-    static_assert(!CandPair || C == 2, "candidate pairs are CTA pairs");
     constexpr bool UserStaged = UserStage && Epi;  // user tiles through the staging (else register stores)
     using Plan = PlanOf<S, Epi>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
-    Ring<S, C> ring{plan.full(), plan.empty()};
+    Ring<S, CL> ring{plan.full(), plan.empty()};
     const uint32_t rank = clusterCtaRank();
     ring.peer = rank ^ 1u;
     const Staging staging(plan.epiStaging(), plan.empty() + S);
     wt::Cta cta;
     cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
-    const int cluster = int(blockIdx.x) / C, clusters = int(gridDim.x) / C;
+    const int cluster = int(blockIdx.x) / CL, clusters = int(gridDim.x) / CL;
     if (tid == 0) {
         if constexpr (UserStage) {
             tmaPrefetchDesc(&tmWu);
@@ -133,51 +112,22 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             const bool issuer = laneId() == 0;
             int fill = 0;
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt<C, CandPair>(u, p, rank);
+                const Unit x = unitAt(u, p, rank);
                 const CUtensorMap* tmA = x.user ? &tmWu : &tmWc;
                 const CUtensorMap* tmB = x.user ? &tmEu : &tmEc;
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
                 const int KT = (x.K + BK - 1) / BK;
-                const bool hasNext = u + clusters < p.units;
-                const Unit nx = unitAt<C, CandPair>(hasNext ? u + clusters : u, p, rank);
-                const int KTn = hasNext ? (nx.K + BK - 1) / BK : 0;
                 for (int kt = 0; kt < KT; ++kt, ++fill) {
-                    if (p.prefetch > 0 && issuer) {  // E of k-step kt + prefetch (of this unit or the next one)
-                        const int tk = kt + p.prefetch;
-                        const bool here = tk < KT, there = !here && tk - KT < KTn;
-                        const Unit& y = here ? x : nx;
-                        if ((here || there) && y.valid) {
-                            const CUtensorMap* tmP = y.user ? &tmEu : &tmEc;
-                            const int k = here ? tk : tk - KT;
-                            if constexpr (CandPair) {
-#pragma unroll
-                                for (int q = 0; q < BN / 64; ++q) tmaPrefetch3dL2(tmP, y.tn * BN + q * 64, k * BK, y.b);
-                            } else {
-                                constexpr int kBoxes = BN / 64 / C;
-#pragma unroll
-                                for (int i = 0; i < kBoxes; ++i)
-                                    tmaPrefetch3dL2(tmP, y.tn * BN + (int(rank) * kBoxes + i) * 64, k * BK, y.b);
-                            }
-                        }
-                    }
                     const uint64_t tWait = ring.waitSlot(fill, w);
                     ring.issueLoad(fill, tWait, kStage, issuer, w, [&](int s, uint64_t* bar) {
                         uint8_t* st = plan.stage(s);
-                        if constexpr (CandPair) {  // W: this CTA's 64 rows to both (tmA's box is 64 rows); E: its own
-                            tmaLoad2dMulticast(st + rank * (kBytesA / 2), tmA, bar, kt * BK, x.tm * BM + int(rank) * 64,
-                                               uint16_t(3));
+                        tmaLoad2d(st, tmA, bar, kt * BK, x.tm * BM);
+                        constexpr int kBoxes = BN / 64 / CL;
 #pragma unroll
-                            for (int q = 0; q < BN / 64; ++q)
-                                tmaLoad3d(st + kBytesA + q * kBoxB, tmB, bar, x.tn * BN + q * 64, kt * BK, x.b);
-                        } else {
-                            tmaLoad2d(st, tmA, bar, kt * BK, x.tm * BM);
-                            constexpr int kBoxes = BN / 64 / C;
-#pragma unroll
-                            for (int i = 0; i < kBoxes; ++i) {
-                                const int q = int(rank) * kBoxes + i;
-                                tmaLoad3dMulticast(st + kBytesA + q * kBoxB, tmB, bar, x.tn * BN + q * 64, kt * BK,
-                                                   x.b, uint16_t((1u << C) - 1));
-                            }
+                        for (int i = 0; i < kBoxes; ++i) {
+                            const int q = int(rank) * kBoxes + i;
+                            tmaLoad3dMulticast(st + kBytesA + q * kBoxB, tmB, bar, x.tn * BN + q * 64, kt * BK, x.b,
+                                               uint16_t((1u << CL) - 1));
                         }
                     });
                 }
@@ -188,8 +138,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<BN> ew{staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
-                const Unit x = unitAt<C, CandPair>(u, p, rank);
-                if (!Epi || (x.user && !UserStaged) || !x.valid) continue;  // (else the consumers store user tiles)
+                const Unit x = unitAt(u, p, rank);
+                if (!Epi || (x.user && !UserStaged)) continue;  // (else the consumers store user tiles themselves)
                 w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
                 if (UserStaged && x.user) {  // into U[user] itself, then the half's ready flag
                     for (int cw = 0; cw < 2; ++cw)
@@ -231,22 +181,22 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         const size_t mn = size_t(p.M) * p.N;
         int fill = 0, done = 0;
         for (int u = cluster; u < p.units; u += clusters) {
-            const Unit x = unitAt<C, CandPair>(u, p, rank);
+            const Unit x = unitAt(u, p, rank);
             w.tileBegin(x.b * p.mTiles + x.tm, int16_t(x.tn + (x.user ? 1000 : 0)));
-            const bool active = x.valid && x.tm * BM + cw * 64 < p.M;
+            const bool active = x.tm * BM + cw * 64 < p.M;
             const int KT = (x.K + BK - 1) / BK;
             float acc[BN / 2];
             for (int kt = 0; kt < KT; ++kt, ++fill) {
-                const int s = Ring<S, C>::slot(fill);
+                const int s = Ring<S, CL>::slot(fill);
                 ring.waitData(fill, w);
                 const uint32_t st = smemAddr(plan.stage(s));
                 if (active) mmaIssue<BN>(acc, st + cw * 64 * BK * 2, st + kBytesA, kt == 0, fill, s, w);
                 if (kt > 0) {
-                    mmaWait<1>(fill - 1, Ring<S, C>::slot(fill - 1), w);
+                    mmaWait<1>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
                     ring.release(fill - 1, lane0, w);
                 }
             }
-            mmaWait<0>(fill - 1, Ring<S, C>::slot(fill - 1), w);
+            mmaWait<0>(fill - 1, Ring<S, CL>::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
             if (UserStage && x.user && !UserStaged) {
@@ -277,14 +227,13 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
 struct Maps {
     CUtensorMap wUser, eUser, wCand, eCand, u, out;
 };
-// wRows: the W boxes' rows (BM; 64 for candidate pairs, each CTA loading half of the W tile).
-inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m, uint32_t wRows = BM)
+inline std::string encodeMaps(const Problem& p, bool userStage, Maps& m)
 {
     const Shape& s = p.s;
     auto map2 = [&](CUtensorMap* t, const __half* base, int kp) {
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};
         const uint64_t strides[1] = {uint64_t(kp) * 2};
-        const uint32_t box[2] = {BK, wRows};
+        const uint32_t box[2] = {BK, BM};
         return encodeTmaF16(t, base, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
     };
     auto map3 = [&](CUtensorMap* t, const void* base, int inner, int mid, int outer, uint32_t b0, uint32_t b1,

@@ -5,8 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include <cublas_v2.h>
@@ -60,29 +58,6 @@ inline int nextFlagEpoch()
 {
     static int epoch = 0;
     return ++epoch;
-}
-// Rungs 3-4's cluster layout (s8-lcespeed): kPairsM = CTA pairs on two M tiles of one candidate sharing E (multicast),
-// kQuadsM = clusters of 4 on four M tiles sharing E, kPairsCand = CTA pairs on one M tile of two candidates sharing W.
-// LCE_KERNEL=c2 / c4 / cp picks one (scripts/device/lce.sh's variant switch); unset: the rung's default.
-enum LceLayout { kPairsM = 0, kQuadsM = 1, kPairsCand = 2 };
-inline LceLayout lceLayout()
-{
-    static const LceLayout v = [] {
-        const char* e = std::getenv("LCE_KERNEL");
-        const std::string k = e ? e : "";
-        return k.rfind("c4", 0) == 0 ? kQuadsM : k.rfind("cp", 0) == 0 ? kPairsCand : kPairsM;
-    }();
-    return v;
-}
-// E prefetched into L2 this many k-steps ahead of the ring (0: off); LCE_KERNEL=LAYOUT-pD sets D (e.g. c2-p7).
-inline int lcePrefetch()
-{
-    static const int v = [] {
-        const char* e = std::getenv("LCE_KERNEL");
-        const char* d = e ? std::strstr(e, "-p") : nullptr;
-        return d ? std::atoi(d + 2) : 0;
-    }();
-    return v;
 }
 // Ready flags rung 4 needs (lce_shape.h: one per user tile of its walk).
 inline size_t lceFlagCount(const Shape& s) { return userFirstWalk(s, 1).flags; }

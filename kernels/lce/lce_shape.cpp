@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <numeric>
 #include <random>
 
 namespace ws::lce {
@@ -190,29 +189,17 @@ std::string parseOptions(int argc, char** argv, Options& o)
     return {};
 }
 
-UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, int cluster, bool candPair)
+UserFirstWalk userFirstWalk(const Shape& s, int maxClusters)
 {
     UserFirstWalk w;
     w.mTiles = (s.m + kUfTileM - 1) / kUfTileM;
-    if (candPair) {
-        w.mUnits = w.mTiles;
-        w.nTiles = (s.n + kUfTileN - 1) / kUfTileN;
-        const long long perPair = (long long)w.mTiles * w.nTiles;
-        w.userUnits = perPair * ((s.users() + 1) / 2);
-        w.units = w.userUnits + perPair * ((s.b + 1) / 2);
-        long long c = w.units < maxClusters ? w.units : maxClusters;
-        while (c > 1 && std::gcd(c, (long long)w.mTiles) != 1) --c;
-        w.clusters = int(c);
-        w.flags = std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nTiles) * 2;
-        return w;
-    }
-    w.mUnits = (w.mTiles + cluster - 1) / cluster;
+    w.mUnits = (w.mTiles + kUfCluster - 1) / kUfCluster;
     w.nTiles = (s.n + kUfTileN - 1) / kUfTileN;
     const long long perBatch = (long long)w.mUnits * w.nTiles;
     w.userUnits = perBatch * s.users();
     w.units = w.userUnits + perBatch * s.b;
     long long c = w.units < maxClusters ? w.units : maxClusters;
-    if (c > 1 && c % w.mUnits == 0 && (cluster == kUfCluster || w.mUnits > 1)) --c;
+    if (c > 1 && c % w.mUnits == 0) --c;
     w.clusters = int(c);
     w.flags = std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nTiles) * 2;
     return w;

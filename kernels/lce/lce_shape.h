@@ -55,12 +55,7 @@ struct UserFirstWalk {
     int clusters = 0;
     std::size_t flags = 0;
 };
-// cluster: CTAs per cluster = M tiles per M unit (kUfCluster = 2, or 4 for the clusters of 4 of s8-lcespeed); the
-// stride rule above applies only while an M unit does not cover every M tile (mUnits > 1) or cluster == 2 (as before).
-// candPair (cluster 2): a unit is (one M tile, N tile, PAIR of candidates / users: b = 2g, 2g + 1, the last pair's
-// second a phantom when the count is odd); mUnits = mTiles; `clusters` the largest count <= maxClusters that is
-// coprime with mTiles (each cluster's walk then cycles through every M tile, short ones included).
-UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, int cluster = kUfCluster, bool candPair = false);
+UserFirstWalk userFirstWalk(const Shape& s, int maxClusters);
 
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {

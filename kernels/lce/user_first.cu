@@ -21,28 +21,28 @@
 namespace ws::lce {
 namespace epiwarp {
 
-template <int S, bool Epi, int C, bool CandPair>
-__global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(kThreads, 1)
+template <int S, bool Epi>
+__global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
     lceUserFirst(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                  const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  __half* __restrict__ U, const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    body<S, true, Epi, C, CandPair>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
+    body<S, true, Epi>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
 }
 
 namespace {
-template <int S, bool Epi, int C, bool CandPair = false>
+template <int S, bool Epi>
 std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceUserFirst<S, Epi, C, CandPair>;
+    const auto kern = lceUserFirst<S, Epi>;
     const int smem = int(PlanOf<S, Epi>::bytes(true, kWarps));
     static_assert(PlanOf<S, Epi>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
-    std::string err = encodeMaps(p, true, m, CandPair ? 64u : uint32_t(BM));
+    std::string err = encodeMaps(p, true, m);
     if (!err.empty()) return "rung 4 (user first): " + err;
-    const UserFirstWalk walk = userFirstWalk(s, 1, C, CandPair);  // lce_shape.cpp: tiles, units, flags (clusters below)
+    const UserFirstWalk walk = userFirstWalk(s, 1);  // lce_shape.cpp: tiles, units, flags (clusters below)
     if (walk.flags > lceFlagCount(s))
         return "rung 4 (user first): the driver allocated too few ready flags for this shape";
     if (walk.units > 2147483647LL) return "rung 4 (user first): too many tiles for 32-bit unit numbers";
@@ -51,7 +51,7 @@ std::string launch4(Problem& p)
         if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
             return "rung 4 (user first): cannot get " + std::to_string(smem) + " bytes of shared memory";
         cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(C * 256, 1, 1);
+        cfg.gridDim = dim3(CL * 256, 1, 1);
         cfg.blockDim = dim3(kThreads, 1, 1);
         cfg.dynamicSmemBytes = size_t(smem);
         int n = 0;
@@ -61,7 +61,7 @@ std::string launch4(Problem& p)
         }
         maxClusters = n;
     }
-    const UserFirstWalk w = userFirstWalk(s, maxClusters, C, CandPair);
+    const UserFirstWalk w = userFirstWalk(s, maxClusters);
     Params q{};
     q.M = s.m;
     q.N = s.n;
@@ -73,14 +73,11 @@ std::string launch4(Problem& p)
     q.userUnits = int(w.userUnits);
     q.units = int(w.units);
     q.epoch = nextFlagEpoch();
-    q.B = s.b;
-    q.users = p.users;
-    q.prefetch = lcePrefetch();
     const long long clusters = w.clusters;
-    kern<<<unsigned(clusters * C), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out, p.u,
+    kern<<<unsigned(clusters * CL), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out, p.u,
                                                                 p.userOf, p.flags, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
-    p.lastGrid = unsigned(clusters * C);
+    p.lastGrid = unsigned(clusters * CL);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 4 (user first) launch: ") + cudaGetErrorString(e);
     return {};
@@ -96,20 +93,9 @@ std::string runUserFirst(Problem& p)
         if (v) std::fprintf(stderr, "lce: rung 4 variant %s: no candidate epilogue (output wrong, timing only)\n", e);
         return v;
     }();
-    using epiwarp::CL;
-    if (lceLayout() == kPairsCand) {
-        if (diag == 1) return epiwarp::launch4<3, false, 2, true>(p);
-        if (diag == 2) return epiwarp::launch4<4, false, 2, true>(p);
-        return epiwarp::launch4<3, true, 2, true>(p);
-    }
-    if (lceLayout() == kQuadsM) {
-        if (diag == 1) return epiwarp::launch4<3, false, 4>(p);
-        if (diag == 2) return epiwarp::launch4<4, false, 4>(p);
-        return epiwarp::launch4<3, true, 4>(p);
-    }
-    if (diag == 1) return epiwarp::launch4<3, false, CL>(p);
-    if (diag == 2) return epiwarp::launch4<4, false, CL>(p);
-    return epiwarp::launch4<3, true, CL>(p);
+    if (diag == 1) return epiwarp::launch4<3, false>(p);
+    if (diag == 2) return epiwarp::launch4<4, false>(p);
+    return epiwarp::launch4<3, true>(p);
 }
 
 }  // namespace ws::lce

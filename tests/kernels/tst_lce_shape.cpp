@@ -170,43 +170,6 @@ int main()
         }
         expect(fits, "user-first walk: every user tile half's flag fits the allocated buffer" + (where.empty() ? std::string() : " (not at " + where + ")"));
     }
-    // clusters of 4 (s8-lcespeed: one cluster covers the benchmark's four M tiles, E read once per candidate)
-    {
-        const UserFirstWalk w = userFirstWalk(bench, 33, 4);
-        expect(w.mTiles == 4 && w.mUnits == 1 && w.nTiles == 1 && w.userUnits == 15 && w.units == 15 + 1024,
-               "clusters of 4 at the benchmark point: one M unit of 4 tiles, 15 user units, 1039 units (got "
-                   + std::to_string(w.units) + ")");
-        expect(w.clusters == 33, "clusters of 4: one M unit -> every resident cluster is used (33, got "
-                                     + std::to_string(w.clusters) + ")");
-        expect(w.flags == userFirstWalk(bench, 66).flags, "clusters of 4: the same flags as pairs (per tile half)");
-        Shape m600 = bench;  // 5 M tiles: 2 M units of 4, the stride rule is back
-        m600.m = 600;
-        const UserFirstWalk v = userFirstWalk(m600, 33, 4);
-        expect(v.mTiles == 5 && v.mUnits == 2 && v.clusters == 33, "clusters of 4 at M = 600: 2 M units, 33 clusters");
-        expect(userFirstWalk(m600, 32, 4).clusters == 31, "clusters of 4: 32 resident, a multiple of 2 M units -> 31");
-        expect(userFirstWalk(m1, 33, 4).mUnits == 1, "clusters of 4 at M = 1: one M unit");
-    }
-    // candidate pairs (s8-lcespeed: one M tile, two candidates sharing W)
-    {
-        const UserFirstWalk w = userFirstWalk(bench, 66, 2, true);
-        expect(w.mTiles == 4 && w.mUnits == 4 && w.nTiles == 1 && w.userUnits == 4 * 8 && w.units == 4 * (8 + 512),
-               "candidate pairs at the benchmark point: 4 single-tile M units, 8 user pairs (15 users), 512 candidate "
-               "pairs (got " + std::to_string(w.units) + ")");
-        expect(w.clusters == 65, "candidate pairs: 66 resident -> 65, coprime with 4 M tiles (got "
-                                     + std::to_string(w.clusters) + ")");
-        expect(userFirstWalk(bench, 64, 2, true).clusters == 63, "candidate pairs: 64 -> 63");
-        expect(w.flags == userFirstWalk(bench, 66).flags, "candidate pairs: the same flags as M pairs");
-        Shape odd = bench;  // 3 candidates, 1 user: the second pair's second candidate is a phantom
-        odd.b = 3;
-        odd.perUser = 5;
-        const UserFirstWalk o = userFirstWalk(odd, 66, 2, true);
-        expect(o.userUnits == 4 && o.units == 4 + 8 && o.clusters == 11,
-               "candidate pairs, B = 3, one user: 4 user units, 8 candidate units, 11 clusters (got "
-                   + std::to_string(o.units) + ", " + std::to_string(o.clusters) + ")");
-        Shape m600 = bench;  // 5 M tiles
-        m600.m = 600;
-        expect(userFirstWalk(m600, 66, 2, true).clusters == 66, "candidate pairs at 5 M tiles: 66 is coprime, kept");
-    }
 
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
     return g_fail ? 1 : 0;

@@ -21,14 +21,11 @@ namespace ws::kern {
 // Cluster > 1 (CTA pairs sharing a multicast operand): a slot is free only when the consumers of every
 // CTA of the cluster released it, so each consumer warp also arrives on the peer's empty barrier
 // (Cluster == 2; `peer` = the other CTA's rank), and init() counts the arrivals of both.
-// Cluster == 4 (since s8-lcespeed: four CTAs sharing one multicast operand, every producer writing into
-// every CTA's stage): each consumer warp arrives on the empty barrier of all four CTAs (its own through
-// the cluster address too; `peer` unused), init() counts consumerWarps * 4.
 // ReadyMarker = false: waitData records no LoadReady marker (the GEMM ladder's budget is four events per
 // consumer k-step: WaitData, MmaIssue, MmaWait, Release).
 template <int S, int Cluster = 1, bool ReadyMarker = true>
 struct Ring {
-    static_assert(Cluster == 1 || Cluster == 2 || Cluster == 4, "rings of one CTA, a CTA pair or a cluster of 4");
+    static_assert(Cluster == 1 || Cluster == 2, "rings of one CTA or of a CTA pair");
     uint64_t* full;
     uint64_t* empty;
     uint32_t peer = 0;
@@ -88,13 +85,8 @@ struct Ring {
         const int s = slot(fill);
         const uint64_t t = tr.now();
         if (lane0) {
-            if constexpr (Cluster == 4) {
-#pragma unroll
-                for (uint32_t r = 0; r < 4; ++r) mbarArriveCluster(&empty[s], r);
-            } else {
-                mbarArrive(&empty[s]);
-                if constexpr (Cluster > 1) mbarArriveCluster(&empty[s], peer);
-            }
+            mbarArrive(&empty[s]);
+            if constexpr (Cluster > 1) mbarArriveCluster(&empty[s], peer);
         }
         tr.eventAt(t, ws::trace::kind::Release, fill, uint8_t(s));
     }

@@ -38,15 +38,6 @@ __device__ __forceinline__ void tmaLoad3dMulticast(void* dst, const CUtensorMap*
         "l"(reinterpret_cast<uint64_t>(map)), "r"(smemAddr(bar)), "r"(x), "r"(y), "r"(z), "h"(ctaMask)
         : "memory");
 }
-// Prefetch of one box at (x, y, z) into L2 (no shared memory, no barrier): a later tmaLoad3d of it then waits for L2,
-// not DRAM (s8-lcespeed: the lce rungs prefetch E a few k-steps ahead of the ring).
-__device__ __forceinline__ void tmaPrefetch3dL2(const CUtensorMap* map, int x, int y, int z)
-{
-    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(x), "r"(y), "r"(z)
-                 : "memory");
-}
 // Shared -> global TMA store of one box at (x, y, z); the caller commits and waits on the bulk group.
 // Parts of the box outside the tensor are not written (partial tiles need no clipping code).
 __device__ __forceinline__ void tmaStore3d(const CUtensorMap* map, const void* src, int x, int y, int z)
