@@ -13,7 +13,10 @@
 // No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units in increasing order with
 // user units first (which wait for no flag), and only the epilogue warp waits for a flag, never holding ring slots.
 // Template: S ring stages of 64-deep k-steps; Epi = false: a diagnostic without the candidate epilogue (output wrong;
-// its user tiles are stored from registers by the consumers, storeAccF16, and published by them).
+// its user tiles are stored from registers by the consumers, storeAccF16, and published by them). NoLoad = true
+// (with Epi = false; s8-lcespeed): a second diagnostic whose producer issues no TMA loads (each fill completes on the
+// producer's arrive alone): the MMAs, ring barriers and walk without any memory traffic, i.e. what the main loop
+// would take if loads were free.
 // Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
 // Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
 // tileN = tn (+ 1000 for user tiles). Consumer lanes: "consumer WG0" / "consumer WG1".
@@ -72,7 +75,7 @@ __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int 
     return ((user * p.mTiles + tm) * p.nTiles + tn) * 2 + cw;
 }
 
-template <int S, bool UserStage, bool Epi>
+template <int S, bool UserStage, bool Epi, bool NoLoad = false>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      __half* __restrict__ U, const int32_t* __restrict__ userOf,
@@ -119,7 +122,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 const int KT = (x.K + BK - 1) / BK;
                 for (int kt = 0; kt < KT; ++kt, ++fill) {
                     const uint64_t tWait = ring.waitSlot(fill, w);
-                    ring.issueLoad(fill, tWait, kStage, issuer, w, [&](int s, uint64_t* bar) {
+                    ring.issueLoad(fill, tWait, NoLoad ? 0u : kStage, issuer, w, [&](int s, uint64_t* bar) {
+                        if constexpr (NoLoad) return;
                         uint8_t* st = plan.stage(s);
                         tmaLoad2d(st, tmA, bar, kt * BK, x.tm * BM);
                         constexpr int kBoxes = BN / 64 / CL;

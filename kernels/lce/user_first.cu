@@ -6,7 +6,8 @@
 // tile into the staging half -- one tile ahead of its consumers, so the wait hides under their mainloop. Flags hold
 // the launch's epoch (nextFlagEpoch: never reset).
 // Diagnostics (output wrong, timing only): LCE_RUNG4_EPILOGUE=none (no candidate epilogue, same ring), none4
-// (4 ring stages in the staging's room): what the epilogue and the ring depth cost.
+// (4 ring stages in the staging's room): what the epilogue and the ring depth cost; noload (s8-lcespeed: none without
+// any TMA load): what the MMAs and the ring's barriers take alone.
 // History: session 5's ping-pong rung 4 (persistent.cu: two consumer warpgroups on different 128 x 128 tiles) was
 // removed in session 6 (0.559 ms, slower than this kernel; docs/kernel-notes.md).
 // Instrumented: warpstage-record --kernels lceUserFirst -- lce --rung 4 --time
@@ -30,13 +31,30 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
 {
     body<S, true, Epi>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
 }
+// The noload diagnostic (a kernel of its own, so that the rung's kernel keeps its name lceUserFirst<S, Epi>).
+template <int S>
+__global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(kThreads, 1)
+    lceUserFirstNoLoad(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
+                       const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
+                       const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
+                       __half* __restrict__ U, const int32_t* __restrict__ userOf, int* __restrict__ flags,
+                       const Params p)
+{
+    body<S, true, false, true>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, U, userOf, flags, p);
+}
+template <int S, bool Epi, bool NoLoad>
+constexpr auto kernelOf()
+{
+    if constexpr (NoLoad) return lceUserFirstNoLoad<S>;
+    else return lceUserFirst<S, Epi>;
+}
 
 namespace {
-template <int S, bool Epi>
+template <int S, bool Epi, bool NoLoad = false>
 std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = lceUserFirst<S, Epi>;
+    const auto kern = kernelOf<S, Epi, NoLoad>();
     const int smem = int(PlanOf<S, Epi>::bytes(true, kWarps));
     static_assert(PlanOf<S, Epi>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
@@ -89,12 +107,17 @@ std::string runUserFirst(Problem& p)
 {
     static const int diag = [] {  // 0: the rung; 1, 2: the diagnostics without the candidate epilogue
         const char* e = std::getenv("LCE_RUNG4_EPILOGUE");
-        const int v = !e ? 0 : std::strcmp(e, "none") == 0 ? 1 : std::strcmp(e, "none4") == 0 ? 2 : 0;
+        const int v = !e                         ? 0
+                      : std::strcmp(e, "none") == 0   ? 1
+                      : std::strcmp(e, "none4") == 0  ? 2
+                      : std::strcmp(e, "noload") == 0 ? 3
+                                                      : 0;
         if (v) std::fprintf(stderr, "lce: rung 4 variant %s: no candidate epilogue (output wrong, timing only)\n", e);
         return v;
     }();
     if (diag == 1) return epiwarp::launch4<3, false>(p);
     if (diag == 2) return epiwarp::launch4<4, false>(p);
+    if (diag == 3) return epiwarp::launch4<3, false, true>(p);
     return epiwarp::launch4<3, true>(p);
 }
 
