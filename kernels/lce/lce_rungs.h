@@ -53,6 +53,8 @@ std::string userGemm(Problem& p, bool padded);  // U = W_user . E_user (rungs 1-
 std::string runFusedEpilogueWarp(Problem& p);
 // user_first.cu (rung 4: rung 3 + the user stage in one persistent launch)
 std::string runUserFirst(Problem& p);
+// transposed_probe.cu (s8-lcespeed): the transposed formulation's main loop alone (no output), 3 or 4 stages
+std::string runTransposedProbe(Problem& p, int stages);
 // The epoch a rung-4 launch writes into the ready flags (never reset: each launch writes a new one).
 inline int nextFlagEpoch()
 {

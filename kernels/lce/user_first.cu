@@ -7,7 +7,8 @@
 // the launch's epoch (nextFlagEpoch: never reset).
 // Diagnostics (output wrong, timing only): LCE_RUNG4_EPILOGUE=none (no candidate epilogue, same ring), none4
 // (4 ring stages in the staging's room): what the epilogue and the ring depth cost; noload (s8-lcespeed: none without
-// any TMA load): what the MMAs and the ring's barriers take alone.
+// any TMA load): what the MMAs and the ring's barriers take alone; tnone / tnone4 (s8-lcespeed: the transposed
+// formulation's main loop, transposed_probe.cu, 3 / 4 stages).
 // History: session 5's ping-pong rung 4 (persistent.cu: two consumer warpgroups on different 128 x 128 tiles) was
 // removed in session 6 (0.559 ms, slower than this kernel; docs/kernel-notes.md).
 // Instrumented: warpstage-record --kernels lceUserFirst -- lce --rung 4 --time
@@ -111,6 +112,8 @@ std::string runUserFirst(Problem& p)
                       : std::strcmp(e, "none") == 0   ? 1
                       : std::strcmp(e, "none4") == 0  ? 2
                       : std::strcmp(e, "noload") == 0 ? 3
+                      : std::strcmp(e, "tnone") == 0  ? 4
+                      : std::strcmp(e, "tnone4") == 0 ? 5
                                                       : 0;
         if (v) std::fprintf(stderr, "lce: rung 4 variant %s: no candidate epilogue (output wrong, timing only)\n", e);
         return v;
@@ -118,6 +121,7 @@ std::string runUserFirst(Problem& p)
     if (diag == 1) return epiwarp::launch4<3, false>(p);
     if (diag == 2) return epiwarp::launch4<4, false>(p);
     if (diag == 3) return epiwarp::launch4<3, false, true>(p);
+    if (diag == 4 || diag == 5) return runTransposedProbe(p, diag == 5 ? 4 : 3);  // transposed_probe.cu
     return epiwarp::launch4<3, true>(p);
 }
 

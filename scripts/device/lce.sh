@@ -65,7 +65,7 @@ for v in $OK; do for r in 3 4; do
 done; done
 [ "${LCE_TORCH:-1}" != 0 ] && echo "== torch" &&
 timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2>&1 | grep -E "^TORCH|^torch"
-[ "${LCE_VARIANTS:-1}" != 0 ] && for v in $OK; do for d in none none4 noload; do
+[ "${LCE_VARIANTS:-1}" != 0 ] && for v in $OK; do for d in none none4 noload ${LCE_DIAG_EXTRA:-}; do
     echo "v=$v variant rung 4 epilogue=$d (output wrong; none4: 4 ring stages; noload: no TMA loads): $(env $(kenv $v) LCE_RUNG4_EPILOGUE=$d timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done; done
 if [ "${LCE_SWEEP:-1}" != 0 ]; then for v in ${LCE_SWEEP_KERNELS:-default}; do
