@@ -10,6 +10,7 @@
 #   4. the PyTorch forms at the same point (scripts/lce/torch_reference.py, each compile capped; LCE_TORCH=0 skips);
 #   5. rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none, and none4 with 4 ring stages; output wrong:
 #      what the epilogue and the ring depth cost; noload: none without TMA loads, the MMAs and barriers alone;
+#      tnone / tnone4: the transposed formulation's main loop, kernels/lce/transposed_probe.cu;
 #      LCE_VARIANTS=0 skips);
 #   6. the sweep, checked and timed, with the default variant (LCE_SWEEP=0 skips it).
 # Kernel variants: the loops over LCE_KERNELS (default "default": the rung as built) and LCE_SWEEP_KERNELS run each
@@ -65,8 +66,8 @@ for v in $OK; do for r in 3 4; do
 done; done
 [ "${LCE_TORCH:-1}" != 0 ] && echo "== torch" &&
 timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2>&1 | grep -E "^TORCH|^torch"
-[ "${LCE_VARIANTS:-1}" != 0 ] && for v in $OK; do for d in none none4 noload ${LCE_DIAG_EXTRA:-}; do
-    echo "v=$v variant rung 4 epilogue=$d (output wrong; none4: 4 ring stages; noload: no TMA loads): $(env $(kenv $v) LCE_RUNG4_EPILOGUE=$d timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+[ "${LCE_VARIANTS:-1}" != 0 ] && for v in $OK; do for d in none none4 noload tnone tnone4; do
+    echo "v=$v variant rung 4 epilogue=$d (output wrong; none4: 4 ring stages; noload: no TMA loads; tnone/tnone4: the transposed probe): $(env $(kenv $v) LCE_RUNG4_EPILOGUE=$d timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
 done; done
 if [ "${LCE_SWEEP:-1}" != 0 ]; then for v in ${LCE_SWEEP_KERNELS:-default}; do
     echo "== sweep (LCE_KERNEL=$v)"
