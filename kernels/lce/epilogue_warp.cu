@@ -79,6 +79,11 @@ std::string launch3(Problem& p)
 
 std::string runFusedEpilogueWarp(Problem& p)
 {
+    static const bool transposed = [] {  // LCE_KERNEL=t: the transposed candidate (transposed_rung3.cu)
+        const char* e = std::getenv("LCE_KERNEL");
+        return e && std::strcmp(e, "t") == 0;
+    }();
+    if (transposed) return runTransposedRung3(p);
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;
     return epiwarp::launch3<3>(p);

@@ -55,6 +55,8 @@ std::string runFusedEpilogueWarp(Problem& p);
 std::string runUserFirst(Problem& p);
 // transposed_probe.cu (s8-lcespeed): the transposed formulation's main loop alone (no output), 3 or 4 stages
 std::string runTransposedProbe(Problem& p, int stages);
+// transposed_rung3.cu (s8-lcespeed): a candidate rung 3 on the transposed main loop (LCE_KERNEL=t), unverified
+std::string runTransposedRung3(Problem& p);
 // The epoch a rung-4 launch writes into the ready flags (never reset: each launch writes a new one).
 inline int nextFlagEpoch()
 {

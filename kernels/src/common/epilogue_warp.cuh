@@ -235,9 +235,11 @@ struct EpilogueStaging {
 // The epilogue warp's walk: for each tile where warpgroup cw has rows, next() stores the half's previous tile
 // (waitDataHalf + storeHalf), runs `ready(n)` (e.g. waitOrderFlag: U's tile may not exist yet), then loads U's
 // tile for the n-th; finish() stores what is left and waits until every store has landed.
-template <int BN>
+// Staging: any type with EpilogueStaging's epilogue-warp methods (default EpilogueStaging<BN>; s8-lcespeed's
+// transposed probe rung has its own layout, kernels/lce/transposed_staging.cuh).
+template <int BN, class Staging = EpilogueStaging<BN>>
 struct EpilogueWarp {
-    const EpilogueStaging<BN>& st;
+    const Staging& st;
     const CUtensorMap* tmOut;
     const CUtensorMap* tmU;
     bool issuer;
