@@ -102,6 +102,14 @@ struct EpilogueStagingT {
         }
         __syncwarp();
     }
+    // A tile without U (the transposed rung 4's user tiles): the half is free, uFull completes with no bytes.
+    template <class Tr>
+    __device__ __forceinline__ void loadStagingEmpty(int cw, int n, bool issuer, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Load, n, uint8_t(cw));
+        if (issuer) mbarArrive(&uFull[cw]);
+        __syncwarp();
+    }
     template <class Tr>
     __device__ __forceinline__ void loadStaging(const CUtensorMap* tmU, int cw, int n, int x, int y, int z,
                                                 bool issuer, Tr& tr) const
@@ -143,6 +151,20 @@ struct EpilogueStagingT {
                                 addHalf2(u[b][3], acc[4 * j + 6], acc[4 * j + 7]));
             }
         }
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
+    }
+    // A tile without U: fp16(acc) into the half by stmatrix .trans, then the hand-off.
+    template <class Tr>
+    __device__ __forceinline__ void epilogueStage(const float (&acc)[TM / 2], int cw, int n, int tInWg, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Epilogue, n);
+        const uint32_t h = smemAddr(half(cw));
+#pragma unroll
+        for (int j = 0; j < TM / 8; j += 2)
+            stmatrixX4Trans(matrixAddr(h, tInWg, j), packHalf2(acc[4 * j], acc[4 * j + 1]),
+                            packHalf2(acc[4 * j + 2], acc[4 * j + 3]), packHalf2(acc[4 * j + 4], acc[4 * j + 5]),
+                            packHalf2(acc[4 * j + 6], acc[4 * j + 7]));
         fenceProxyAsync();
         mbarArrive(&stFull[cw]);
     }

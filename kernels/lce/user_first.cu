@@ -118,6 +118,11 @@ std::string runUserFirst(Problem& p)
         if (v) std::fprintf(stderr, "lce: rung 4 variant %s: no candidate epilogue (output wrong, timing only)\n", e);
         return v;
     }();
+    static const bool transposed = [] {  // LCE_KERNEL=t: the transposed candidate (transposed_rung3.cu)
+        const char* e = std::getenv("LCE_KERNEL");
+        return e && std::strcmp(e, "t") == 0;
+    }();
+    if (transposed && diag == 0) return runTransposedRung4(p);
     if (diag == 1) return epiwarp::launch4<3, false>(p);
     if (diag == 2) return epiwarp::launch4<4, false>(p);
     if (diag == 3) return epiwarp::launch4<3, false, true>(p);
