@@ -8,8 +8,9 @@
 // load and dropped on store, as are columns of N and the K tail.
 // Rung 4's candidate (lceUserFirstT, UserStage = true): the user tiles first in the same walk, stored into U through
 // the staging by the epilogue warp and published by one ready flag per (user, M tile, N tile, CTA rank, half), as
-// epiwarp_kernel.cuh's rung 4. Verified on the H200: rung 3's (gpu_lce PASSED, session 8 call 6); rung 4's was written
-// after the last device call and has NOT run (docs/kernel-notes.md, "Session 8, s8-lcespeed").
+// epiwarp_kernel.cuh's rung 4. Verified on the H200: rung 3's kernel as of 6b166bc (gpu_lce PASSED, session 8 call 6;
+// since then the same code inside body<S, false>); rung 4's was written after the last device call and has NOT run
+// (scripts/device/s8-lcespeed.sh is the call that checks both; docs/kernel-notes.md, "Session 8, s8-lcespeed").
 #include <warpstage/trace.cuh>
 
 #include <cstdio>
