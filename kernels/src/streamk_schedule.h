@@ -157,8 +157,9 @@ WS_SK_HD void contributors(const Plan& p, int tile, int& first, int& last)
 
 // Host only. The tile rule (issue 14, session 8): the configuration of kTiles whose estimated time is least, ties to
 // the lower index (kTiles[0], the large tile). The estimate is the critical path of the busiest cluster under plan():
-//   k-steps x (a + b x bn/256)             a k-step's time: a fixed part (barrier round trips, the wgmma issue-to-done
-//                                          latency; the same for every bn) and the MMAs (proportional to bn)
+//   k-steps x (a + b x bn/256)             a k-step's time: what the CTA receives per k-step, A's 128x64 block (the
+//                                          same for every bn) + B's bn x 64, at ~70 GB/s per SM (measured: all five
+//                                          configurations fit that rate at 4096^3; the MMAs are just under it)
 //   + units x unitNs                       per unit: pipeline fill, drain, epilogue
 //   + partials written x partNs x bn/256   a piece short of its tile's last k-step writes its fp32 accumulators
 //   + partials read x readNs x bn/256      a finisher adds every earlier piece's (through L2, ~3 us per 256-wide one)

@@ -13,7 +13,9 @@
 #       ladder_bench ladder_manifest
 #   D=/work/main/build-s8-gemmtiles; mkdir -p $D
 #   cp build/kchecks/tests/kernels/{gpu_ladder_correctness,gpu_ladder_trace,ladder_check} \
-#      build/kchecks/tests/bench/ladder_bench scripts/device/s8-gemmtiles.sh $D/ && strip $D/gpu_* $D/ladder_*
+#      build/kchecks/tests/bench/ladder_bench build/kchecks/tests/kernels/ladder_manifest \
+#      build/kchecks/kernels/src/libwarpstage_ladder.a tests/kernels/check_sass.py scripts/device/s8-gemmtiles.sh $D/
+#   strip $D/gpu_* $D/ladder_check $D/ladder_bench $D/ladder_manifest
 # On the device (run tool, carry ["build-s8-gemmtiles"]):
 #   bash build-s8-gemmtiles/s8-gemmtiles.sh build-s8-gemmtiles explore|final
 # Back in $OUT: summary.txt (PASS/FAIL per check, then tables), *.csv, logs.tar.gz.
@@ -93,6 +95,8 @@ else
         WARPSTAGE_STREAMK_TILE=$i step "memcheck-t$i" 15 "ERROR SUMMARY: 0 errors" compute-sanitizer --tool memcheck \
             --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape 300x1000x1032
     done
+    step sass 30 "^OK: 0 failure" python3 "$D/check_sass.py" --manifest "$D/ladder_manifest" \
+        --archive "$D/libwarpstage_ladder.a" --tool auto
     step named-cold 40 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung pingpong --rung streamk@0 --rung streamk $SIX \
         --no-traced --target-ms 20 --csv "$OUT/named-cold.csv"
     step named-hot 40 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung pingpong --rung streamk@0 --rung streamk $SIX \
