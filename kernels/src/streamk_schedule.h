@@ -163,6 +163,9 @@ WS_SK_HD void contributors(const Plan& p, int tile, int& first, int& last)
 //   + units x unitNs                       per unit: pipeline fill, drain, epilogue
 //   + partials written x partNs x bn/256   a piece short of its tile's last k-step writes its fp32 accumulators
 //   + partials read x readNs x bn/256      a finisher adds every earlier piece's (through L2, ~3 us per 256-wide one)
+//   + k-steps x tinyMNs when M < 64        measured, not understood: at M = 1 every configuration is slower than at
+//                                          M = 128 by ~0.1-0.3 us per k-step of its busiest cluster (so is cuBLAS);
+//                                          a guess: each k-step's A is one L2 line that every CTA reads at once
 // The constants are fitted to the H200 (session 8's exploratory call: the five configurations forced at 18 shapes,
 // docs/kernel-notes.md "Session 8, s8-gemmtiles"); the rule reproduces that call's fastest configuration or one
 // within 8 % of it at 17 of the 18 shapes. `ctas`: the CTAs launched (the grid: every SM).
@@ -172,8 +175,10 @@ struct TileCost {
     double unitNs;
     double partNs;
     double readNs;
+    double tinyMNs;  // per k-step when M < kTinyM
 };
-inline constexpr TileCost kTileCost = {200.0, 500.0, 1000.0, 2000.0, 3000.0};
+inline constexpr TileCost kTileCost = {200.0, 500.0, 1000.0, 2000.0, 3000.0, 250.0};
+inline constexpr int kTinyM = 64;
 
 inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, const TileCost& cost = kTileCost)
 {
@@ -181,7 +186,7 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
     const int kt = (k + 63) / 64;
     const Plan p = plan(tileCountOf(t, m, n), kt, clusters);
     const double w = t.bn / 256.0;
-    const double ks = cost.kstepFixedNs + cost.kstepMmaNs * w;
+    const double ks = cost.kstepFixedNs + cost.kstepMmaNs * w + (m < kTinyM ? cost.tinyMNs : 0.0);
     double worst = 0;
     for (int c = 0; c < clusters; ++c) {
         const int dp = dpCount(p, c);

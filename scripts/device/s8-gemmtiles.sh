@@ -4,6 +4,7 @@
 #   explore: every configuration forced (WARPSTAGE_STREAMK_TILE=I) through gpu_ladder_correctness --quick (traced
 #            and untraced against cuBLAS, traces decode, stream-K phases) and memcheck on a partial-tile shape with
 #            a split; then ladder_bench --rung streamk@0..4 --rung streamk (the rule) on the losing shapes + 4096^3.
+#   smallm:  M < 128 (1, 8, 32, 64 rows): every configuration and the rule, cold; the rule's picks checked.
 #   final:   the rule: gpu_ladder_correctness --rung streamk --rung pingpong (full), gpu_ladder_trace for every
 #            configuration, memcheck per configuration; the six named shapes cold + hot (pingpong, streamk@0 = the
 #            session-7 rung, streamk); the 33-shape sweep cold (streamk@0, streamk) vs cuBLAS.
@@ -17,7 +18,7 @@
 #      build/kchecks/kernels/src/libwarpstage_ladder.a tests/kernels/check_sass.py scripts/device/s8-gemmtiles.sh $D/
 #   strip $D/gpu_* $D/ladder_check $D/ladder_bench $D/ladder_manifest
 # On the device (run tool, carry ["build-s8-gemmtiles"]):
-#   bash build-s8-gemmtiles/s8-gemmtiles.sh build-s8-gemmtiles explore|final
+#   bash build-s8-gemmtiles/s8-gemmtiles.sh build-s8-gemmtiles explore|smallm|final
 # Back in $OUT: summary.txt (PASS/FAIL per check, then tables), *.csv, logs.tar.gz.
 # Success: every check line starts with PASS; "0 failed"; "ERROR SUMMARY: 0 errors".
 set -u
@@ -75,7 +76,13 @@ SWEEP() {
     echo "$sw"
 }
 note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | head -1); $(date -u); mode $MODE"
-if [ "$MODE" = explore ]; then
+SMALLM="--shape 1x4096x4096 --shape 8x4096x4096 --shape 32x4096x4096 --shape 64x4096x4096 --shape 1x14336x4096
+ --shape 16x4096x14336"
+if [ "$MODE" = smallm ]; then  # M < 128: every configuration and the rule, cold; correctness of the rule's picks
+    step smallm-correct 30 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk $SMALLM --no-partial
+    step smallm 120 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk@0 --rung streamk@1 --rung streamk@2 \
+        --rung streamk@3 --rung streamk@4 --rung streamk $SMALLM --no-traced --target-ms 20 --csv "$OUT/smallm.csv"
+elif [ "$MODE" = explore ]; then
     for i in $TILES; do
         WARPSTAGE_STREAMK_TILE=$i step "correct-t$i" 25 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk --quick
         note "    t$i stream-K phases: $(grep -c "stream-K phases" "$L/correct-t$i.log") lines, $(grep -c "stream-K phases.*) split" "$L/correct-t$i.log") split"
@@ -109,7 +116,7 @@ fi
 python3 - "$OUT" >>"$S" 2>&1 <<'PY'
 import csv, math, os, sys, collections
 out = sys.argv[1]
-for name in ("explore.csv", "named-cold.csv", "named-hot.csv", "sweep-cold.csv"):
+for name in ("explore.csv", "smallm.csv", "named-cold.csv", "named-hot.csv", "sweep-cold.csv"):
     p = os.path.join(out, name)
     if not os.path.exists(p):
         continue
