@@ -163,22 +163,23 @@ WS_SK_HD void contributors(const Plan& p, int tile, int& first, int& last)
 //   + units x unitNs                       per unit: pipeline fill, drain, epilogue
 //   + partials written x partNs x bn/256   a piece short of its tile's last k-step writes its fp32 accumulators
 //   + partials read x readNs x bn/256      a finisher adds every earlier piece's (through L2, ~3 us per 256-wide one)
-//   + k-steps x tinyMNs when M < 64        measured, not understood: at M = 1 every configuration is slower than at
-//                                          M = 128 by ~0.1-0.3 us per k-step of its busiest cluster (so is cuBLAS);
-//                                          a guess: each k-step's A is one L2 line that every CTA reads at once
+//   + k-steps x tinyMNs when M < 128       at M = 1-64 every configuration is slower than at M = 128 by ~0.1-0.3 us
+//                                          per k-step of its busiest cluster: A's 128-row box is partly outside A
+//                                          (TMA zero-fills the rows past M), measured, not yet explained
 // The constants are fitted to the H200 (session 8's exploratory call: the five configurations forced at 18 shapes,
-// docs/kernel-notes.md "Session 8, s8-gemmtiles"); the rule reproduces that call's fastest configuration or one
-// within 8 % of it at 17 of the 18 shapes. `ctas`: the CTAs launched (the grid: every SM).
+// docs/kernel-notes.md "Session 8, s8-gemmtiles"); on that call's 18 shapes the rule picks the fastest configuration
+// or one within 0.3 % of it at 16, and is 5 % / 8 % behind at 512x4096x4096 / 256x4096x4096; at M = 1-64 (six
+// shapes of the third call) the fastest at five, 6 % behind at 16x4096x14336. `ctas`: the CTAs launched (the grid).
 struct TileCost {
-    double kstepFixedNs;  // a
-    double kstepMmaNs;    // b: a 256-wide CTA k-step's MMA share
+    double kstepFixedNs;  // a: A's 16 KB per k-step
+    double kstepMmaNs;    // b: a 256-wide B block's 32 KB per k-step
     double unitNs;
     double partNs;
     double readNs;
     double tinyMNs;  // per k-step when M < kTinyM
 };
 inline constexpr TileCost kTileCost = {200.0, 500.0, 1000.0, 2000.0, 3000.0, 250.0};
-inline constexpr int kTinyM = 64;
+inline constexpr int kTinyM = 128;  // M below one CTA block's rows
 
 inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, const TileCost& cost = kTileCost)
 {

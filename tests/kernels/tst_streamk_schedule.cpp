@@ -154,7 +154,9 @@ int main()
             {128, 4096, 14336, 2, "128x4096x14336: 128x128 blocks split along K"},
             {128, 28672, 8192, 3, "128x28672x8192: 112 blocks of 128x256, no pair (M = 128)"},
             {512, 4096, 4096, 1, "512x4096x4096: 256x128 pair tiles"},
-            {1, 4096, 4096, 2, "1x4096x4096: 128x128 blocks (M < 64: fewer k-steps per CTA than 128x64)"},
+            {1, 4096, 4096, 2, "1x4096x4096: 128x128 blocks (M < 128: fewer k-steps per CTA than 128x64)"},
+            {64, 4096, 4096, 2, "64x4096x4096: 128x128 blocks (M < 128)"},
+            {1, 14336, 4096, 3, "1x14336x4096: 112 blocks of 128x256"},
             {128, 4096, 4096, 4, "128x4096x4096: 128x64 blocks"},
         };
         for (const Case& c : cases) {
