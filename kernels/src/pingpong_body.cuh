@@ -5,7 +5,9 @@
 // release); two consumer warpgroups each own a 64x256 tile of the CTA's 128x256 block, warpgroup 1 kept kSkew
 // k-steps behind warpgroup 0 by an ordering barrier per unit; each warpgroup drains its wgmmas, releases the last
 // slot and hands its accumulators to the rung's epilogue hook, then stores them through the TMA store
-// (registers when N % 8 != 0).
+// (registers when N % 8 != 0). The numbers above are pingpong's tile (PpTile); the body is a template on its tile
+// configuration (Tile<BN, CL, S> below: 64 x BN per warpgroup, CL CTAs per cluster, S stages), which stream-K picks
+// per shape (streamk_schedule.h, kTiles).
 //
 // What a rung supplies:
 //   Walk  the units of this cluster, in order: count() and next(i) (i = 0, 1, ... in order) returning a unit

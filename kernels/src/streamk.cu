@@ -13,6 +13,8 @@
 // Everything else is pingpong's, and is pingpong's code: the ping-pong body (pingpong_body.cuh: CTA pairs sharing
 // B by TMA multicast, two consumer warpgroups on vertically adjacent 64x256 tiles kept out of step, TMA-store
 // epilogue, setmaxnreg) called with this rung's walk (SkWalk) and epilogue hook (SkFixup).
+// The tile is chosen for the shape (session 8): the body is instantiated for each of streamk_schedule.h's kTiles
+// (256x256 per CTA pair down to 128x64 per CTA) and the host launches the one sk::chooseTile estimates fastest.
 // Trace: pingpong's events, plus the two phases of this rung: Fixup (a piece writing its partial; a finisher
 // adding the others') and WaitPartial (a finisher waiting for the earlier pieces' flags); TileBegin
 // (kstep = tileM, aux = tileN) marks every unit.
