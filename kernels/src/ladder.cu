@@ -243,9 +243,15 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     g.bytesPerKStep = n_is_pingpong(r->info.name) ? std::uint32_t((kPpBM + kPpBN) * kBK * 2)
                                                    : std::uint32_t((r->bm + r->bn) * r->bk * 2);
     const std::uint64_t kt = std::uint64_t((s.k + r->bk - 1) / r->bk);  // k-steps (the last may be partial)
-    const std::uint64_t tiles = tileCount(*r, s);
+    std::uint64_t tiles = tileCount(*r, s);
     // tiles (pingpong: pair tiles, one per cluster) each CTA walks
-    const std::uint64_t walkers = n_is_pingpong(r->info.name) ? g.numCtas / kPpCluster : g.numCtas;
+    std::uint64_t walkers = n_is_pingpong(r->info.name) ? g.numCtas / kPpCluster : g.numCtas;
+    if (r->info.name == "streamk") {  // the tile configuration this shape gets (streamk_schedule.h: kTiles)
+        const auto& t = ws::kern::sk::kTiles[ws::kern::streamkTile(s.m, s.n, s.k, int(g.numCtas))];
+        g.bytesPerKStep = std::uint32_t((kPpBM + t.bn) * kBK * 2);
+        tiles = std::uint64_t(ws::kern::sk::tileCountOf(t, s.m, s.n));
+        walkers = g.numCtas / std::uint32_t(t.cl);
+    }
     const std::uint64_t tilesPerCta = (tiles + walkers - 1) / walkers;
     std::uint64_t events = 0;
     const std::string_view n = r->info.name;
@@ -351,8 +357,9 @@ static std::string mangledKernelName(std::string_view rung, bool traced)
                              : rung == "pingpong" ? "14CUtensorMap_stS3_S3_P13__nv_bfloat16iiiPv"  // A, B, C maps
                              : rung == "streamk"  ? "14CUtensorMap_stS3_S3_P13__nv_bfloat16iiiPvNS1_8SkParamsE"
                                                   : "14CUtensorMap_stS3_P13__nv_bfloat16iiiPv";
+        // streamk: gemmStreamk<Traced, TileI = 0> (the default configuration's kernel)
         return "_ZN2ws4kern" + std::to_string(ns.size()) + ns + std::to_string(k.size()) + k + "ILb"
-            + (traced ? "1" : "0") + "EEEv" + params;
+            + (traced ? "1" : "0") + (rung == "streamk" ? "ELi0EEEv" : "EEEv") + params;
     }
     return {};
 }

@@ -5,7 +5,9 @@
 // release); two consumer warpgroups each own a 64x256 tile of the CTA's 128x256 block, warpgroup 1 kept kSkew
 // k-steps behind warpgroup 0 by an ordering barrier per unit; each warpgroup drains its wgmmas, releases the last
 // slot and hands its accumulators to the rung's epilogue hook, then stores them through the TMA store
-// (registers when N % 8 != 0).
+// (registers when N % 8 != 0). The numbers above are pingpong's tile (PpTile); the body is a template on its tile
+// configuration (Tile<BN, CL, S> below: 64 x BN per warpgroup, CL CTAs per cluster, S stages), which stream-K picks
+// per shape (streamk_schedule.h, kTiles).
 //
 // What a rung supplies:
 //   Walk  the units of this cluster, in order: count() and next(i) (i = 0, 1, ... in order) returning a unit
@@ -36,24 +38,48 @@
 namespace ws::kern::pp {
 using namespace geom;
 
-constexpr int BM = kPpBM, BN = kPpBN, S = kPpStages, CL = kPpCluster, kSkew = kPpSkew;
-constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
-constexpr uint32_t kPartB = kBytesB / CL;  // the part of the B block each CTA of the pair loads
 constexpr bool kTmaStore = WS_PP_TMA_STORE;
-// TMA-store epilogue (storeAccTmaBf16): each warpgroup writes its 64x256 tile as 8 boxes of 64x32
+// TMA-store epilogue (storeAccTmaBf16): each warpgroup writes its 64xBN tile as boxes of 64x32
 // through two 4 KB staging buffers of its own.
 constexpr uint32_t kEpiBox = kStoreBoxBytes;
-constexpr uint32_t kEpiBytes = kTmaStore ? 2 * 2 * kEpiBox : 0;  // 2 warpgroups x 2 buffers
-constexpr int kSmem = S * kStage + kEpiBytes + 1024 + 128;        // + alignment + barrier area
 constexpr int kWarps = kPpThreads / 32;
 constexpr int kConsumerWarps = 8;
 constexpr int kGoBar = 1;    // named barrier: "warpgroup 1 may start unit i" (warpgroup 0 has issued kSkew k-steps)
 constexpr int kTakenBar = 2; // named barrier: "warpgroup 1 has taken its go for unit i" (keeps the two in step)
 constexpr int kEpiBar0 = 3;  // named barriers 3, 4: warpgroup cw's epilogue steps (5 and up: free for the hook)
-static_assert(kSkew >= 0 && kSkew < S, "the skew must leave warpgroup 0 a slot to wait on");
-static_assert(kSmem + kWarps * ws::trace::kTraceSmemPerWarp <= 227 * 1024, "traced build must fit shared memory");
+constexpr int kSkew = kPpSkew;
 
-using PpRing = Ring<S, CL, /*ReadyMarker=*/false>;
+// The tile configuration, a template parameter of the body (issue 14, session 8: stream-K picks one per shape,
+// streamk_schedule.h's kTiles): a CTA computes a 128 x BN_ block (each consumer warpgroup 64 x BN_: wgmma m64nBN_),
+// CL_ CTAs along M form a cluster that shares each k-step's B block by multicast (CL_ = 1: no multicast), over a
+// ring of S_ stages. Pingpong (rung 6) uses PpTile, the rung's one configuration.
+template <int BN_, int CL_, int S_>
+struct Tile {
+    static constexpr int BM = kPpBM, BN = BN_, CL = CL_, S = S_;
+    static constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
+    static constexpr uint32_t kPartB = kBytesB / CL;  // the part of the B block each CTA of the cluster loads
+    static constexpr uint32_t kEpiBytes = kTmaStore ? 2 * 2 * kEpiBox : 0;  // 2 warpgroups x 2 buffers
+    static constexpr int kSmem = S * kStage + kEpiBytes + 1024 + 128;      // + alignment + barrier area
+    using Ring = ws::kern::Ring<S, CL, /*ReadyMarker=*/false>;
+    static_assert(BN == 256 || BN == 128 || BN == 64, "wgmma m64nBNk16 with BN = 256, 128 or 64");
+    static_assert(CL == 1 || CL == 2, "CTAs alone or in pairs");
+    static_assert(2 * S * 8 <= 128, "the barrier area holds 2 x S mbarriers");
+    static_assert(kSkew >= 0 && kSkew < S, "the skew must leave warpgroup 0 a slot to wait on");
+    static_assert(kSmem + kWarps * ws::trace::kTraceSmemPerWarp <= 227 * 1024, "traced build must fit shared memory");
+    // Blocks of the output (partial blocks at the edges: TMA zero-fills the loads past M, N and K, and clips
+    // the stores): cluster tiles along M, block columns along N.
+    static __host__ __device__ __forceinline__ int pairsM(int M) { return (M + BM * CL - 1) / (BM * CL); }
+    static __host__ __device__ __forceinline__ int tilesN(int N) { return (N + BN - 1) / BN; }
+};
+using PpTile = Tile<kPpBN, kPpCluster, kPpStages>;
+
+constexpr int BM = PpTile::BM, BN = PpTile::BN, S = PpTile::S, CL = PpTile::CL;
+constexpr uint32_t kBytesA = PpTile::kBytesA, kBytesB = PpTile::kBytesB, kStage = PpTile::kStage;
+constexpr uint32_t kPartB = PpTile::kPartB;
+constexpr uint32_t kEpiBytes = PpTile::kEpiBytes;
+constexpr int kSmem = PpTile::kSmem;
+
+using PpRing = PpTile::Ring;
 
 // Pair tiles of the output (partial tiles at the edges: TMA zero-fills the loads past M, N and K, and clips
 // the stores).
@@ -72,8 +98,8 @@ struct DpWalk {
 
 // Pingpong's epilogue hook: every unit is a whole tile; store it.
 struct StoreC {
-    template <class U, class Tr>
-    __device__ __forceinline__ bool operator()(float (&)[BN / 2], const U&, int, int, int, Tr&) const
+    template <int R, class U, class Tr>
+    __device__ __forceinline__ bool operator()(float (&)[R], const U&, int, int, int, Tr&) const
     {
         return true;
     }
@@ -81,10 +107,11 @@ struct StoreC {
 
 // Host: the three tensor maps of a launch (C's only where TMA can store: rows a multiple of 16 bytes; otherwise
 // the kernel stores from registers, same test there: N % 8, and never reads tmC). "" or the error.
+template <class T = PpTile>
 inline std::string encodeMaps(const LaunchArgs& a, CUtensorMap& tmA, CUtensorMap& tmB, CUtensorMap& tmC)
 {
-    std::string msg = encodeTmaK64(&tmA, a.a, a.m, a.k, BM);
-    if (msg.empty()) msg = encodeTmaK64(&tmB, a.b, a.n, a.k, BN / CL);
+    std::string msg = encodeTmaK64(&tmA, a.a, a.m, a.k, T::BM);
+    if (msg.empty()) msg = encodeTmaK64(&tmB, a.b, a.n, a.k, T::BN / T::CL);
     std::memset(&tmC, 0, sizeof tmC);
     if (msg.empty() && a.n % 8 == 0) msg = encodeTmaStoreSw64(&tmC, a.c, a.m, a.n, 64);
     return msg;
@@ -93,10 +120,14 @@ inline std::string encodeMaps(const LaunchArgs& a, CUtensorMap& tmA, CUtensorMap
 #ifdef __CUDACC__
 // The body, a template on tracing. The tensor maps are the kernels' __grid_constant__ parameters, passed by
 // reference (the TMA instructions take their addresses).
-template <bool Traced, class Walk, class Epi>
+// T: the tile configuration (Tile<>; pingpong: PpTile).
+template <bool Traced, class T = PpTile, class Walk, class Epi>
 __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& tmB, const CUtensorMap& tmC,
                                      __nv_bfloat16* __restrict__ C, int M, int N, void* trace, Walk walk, Epi& epi)
 {
+    constexpr int BM = T::BM, BN = T::BN, S = T::S, CL = T::CL;
+    constexpr uint32_t kBytesA = T::kBytesA, kStage = T::kStage, kPartB = T::kPartB, kEpiBytes = T::kEpiBytes;
+    using PpRing = typename T::Ring;
     namespace tk = ws::trace::kind;
     namespace tr = ws::trace::role;
     extern __shared__ uint8_t smemRaw[];
@@ -108,7 +139,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     ring.full = reinterpret_cast<uint64_t*>(staging + kEpiBytes);
     ring.empty = ring.full + S;
     ring.peer = rank ^ 1u;
-    const int numPairsM = pairsM(M), numTilesN = tilesN(N);
+    const int numPairsM = T::pairsM(M), numTilesN = T::tilesN(N);
     // the TMA store needs C's rows 16-byte aligned (N % 8 == 0); otherwise the clipped register stores
     const bool tmaStore = kTmaStore && (N & 7) == 0;
     const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)

@@ -25,6 +25,9 @@ cudaError_t launchWarpSpecialized(const LaunchArgs& a, const char** err);
 cudaError_t launchCooperative(const LaunchArgs& a, const char** err);
 cudaError_t launchPingpong(const LaunchArgs& a, const char** err);
 cudaError_t launchStreamk(const LaunchArgs& a, const char** err);  // rung 7 (opt-in)
+// Rung 7's tile configuration for a shape (an index into streamk_schedule.h's kTiles): sk::chooseTile, or the
+// environment's WARPSTAGE_STREAMK_TILE (experiments, tests of every configuration). ctas: the grid.
+int streamkTile(int m, int n, int k, int ctas);
 
 // Kernel entry of each rung's traced / untraced instantiation (for cudaFuncGetName).
 const void* kernelSync(bool traced);

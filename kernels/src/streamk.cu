@@ -13,11 +13,15 @@
 // Everything else is pingpong's, and is pingpong's code: the ping-pong body (pingpong_body.cuh: CTA pairs sharing
 // B by TMA multicast, two consumer warpgroups on vertically adjacent 64x256 tiles kept out of step, TMA-store
 // epilogue, setmaxnreg) called with this rung's walk (SkWalk) and epilogue hook (SkFixup).
+// The tile is chosen for the shape (session 8): the body is instantiated for each of streamk_schedule.h's kTiles
+// (256x256 per CTA pair down to 128x64 per CTA) and the host launches the one sk::chooseTile estimates fastest.
 // Trace: pingpong's events, plus the two phases of this rung: Fixup (a piece writing its partial; a finisher
 // adding the others') and WaitPartial (a finisher waiting for the earlier pieces' flags); TileBegin
 // (kstep = tileM, aux = tileN) marks every unit.
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "pingpong_body.cuh"
 #include "streamk_flags.cuh"
@@ -29,7 +33,11 @@ using namespace pp;
 namespace tk = ws::trace::kind;
 
 constexpr int kFixBar0 = 5;  // named barriers 5, 6: warpgroup cw's partial written / flags seen
-constexpr int kSlotFloats = 64 * BN;  // one warpgroup's fp32 partial
+constexpr int kSlotFloats = 64 * 256;  // room for one warpgroup's fp32 partial (64 x BN, BN <= 256)
+
+// The tile configuration of kTiles[I] (streamk_schedule.h) as the body's Tile<>.
+template <int I>
+using TileOf = Tile<sk::kTiles[I].bn, sk::kTiles[I].cl, sk::kTiles[I].stages>;
 
 // The schedule and the fixup workspace (host: launchStreamk).
 struct SkParams {
@@ -61,14 +69,16 @@ struct SkWalk {
 // cluster's workspace slot and raises the slot's flag (the tile is not stored); the finisher (the piece that
 // reaches the last k-step but not the first) waits for the earlier pieces' flags and adds their partials, in
 // cluster order, before the store.
+template <class T>
 struct SkFixup {
     const SkParams& P;
     int kt;        // k-steps per tile
     uint32_t rank;
 
     template <class Tr>
-    __device__ __forceinline__ bool operator()(float (&acc)[BN / 2], const sk::Unit& u, int cw, int t, int fill, Tr& wt) const
+    __device__ __forceinline__ bool operator()(float (&acc)[T::BN / 2], const sk::Unit& u, int cw, int t, int fill, Tr& wt) const
     {
+        constexpr int BN = T::BN, CL = T::CL;
         const int mySlot = int(blockIdx.x) * 2 + cw;
         if (u.ke != kt) {  // a piece short of the tile's last k-step: write the partial, raise the flag
             wt.event(tk::Fixup, fill);
@@ -101,16 +111,17 @@ struct SkFixup {
 };
 
 // The whole rung: the ping-pong body (pingpong_body.cuh) over the stream-K walk, with the fixup as its
-// epilogue hook.
-template <bool Traced>
-__global__ void __cluster_dims__(kPpCluster, 1, 1) __launch_bounds__(kPpThreads, 1)
+// epilogue hook; TileI: the tile configuration (kTiles[TileI], chosen per shape on the host: sk::chooseTile).
+template <bool Traced, int TileI = 0>
+__global__ void __cluster_dims__(sk::kTiles[TileI].cl, 1, 1) __launch_bounds__(kPpThreads, 1)
     gemmStreamk(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                 const __grid_constant__ CUtensorMap tmC, __nv_bfloat16* __restrict__ C, int M, int N, int K,
                 void* trace, const SkParams P)
 {
-    const int cluster = int(blockIdx.x) / CL;
-    SkFixup fixup{P, (K + kBK - 1) / kBK, CL > 1 ? clusterCtaRank() : 0u};
-    body<Traced>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, cluster), fixup);
+    using T = TileOf<TileI>;
+    const int cluster = int(blockIdx.x) / T::CL;
+    SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u};
+    body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, cluster), fixup);
 }
 
 }  // namespace r_streamk
@@ -138,19 +149,20 @@ cudaError_t ensureWorkspace(size_t slots, cudaStream_t stream)
     if (e == cudaSuccess) g_slots = slots;
     return e;
 }
-}  // namespace
 
-cudaError_t launchStreamk(const LaunchArgs& a, const char** err)
+template <int I>
+cudaError_t launchTile(const LaunchArgs& a, const char** err)
 {
+    using T = TileOf<I>;
     static thread_local std::string msg;
     CUtensorMap tmA, tmB, tmC;
-    msg = encodeMaps(a, tmA, tmB, tmC);
+    msg = encodeMaps<T>(a, tmA, tmB, tmC);
     if (!msg.empty()) {
         *err = msg.c_str();
         return cudaErrorInvalidValue;
     }
     SkParams P;
-    P.plan = sk::plan(pairsM(a.m) * tilesN(a.n), (a.k + kBK - 1) / kBK, a.gridCtas / CL);
+    P.plan = sk::plan(T::pairsM(a.m) * T::tilesN(a.n), (a.k + kBK - 1) / kBK, a.gridCtas / T::CL);
     cudaError_t e = P.plan.skIters > 0 ? ensureWorkspace(size_t(a.gridCtas) * 2, a.stream) : cudaSuccess;
     if (e != cudaSuccess) return e;
     P.partials = g_partials;
@@ -158,15 +170,56 @@ cudaError_t launchStreamk(const LaunchArgs& a, const char** err)
     if (++g_epoch == 0) ++g_epoch;  // 0 is the value of a fresh flag
     P.epoch = g_epoch;
     auto* C = static_cast<__nv_bfloat16*>(a.c);
-    auto kern = a.trace ? gemmStreamk<true> : gemmStreamk<false>;
-    const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
-    e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    auto kern = a.trace ? gemmStreamk<true, I> : gemmStreamk<false, I>;
+    const int smem = T::kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
+    // per instantiation and device: set once (it is host time in every small GEMM's launch)
+    static thread_local int attrDevice[2] = {-1, -1};
+    int dev = 0;
+    e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
+    if (attrDevice[a.trace ? 1 : 0] != dev) {
+        e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        if (e != cudaSuccess) return e;
+        attrDevice[a.trace ? 1 : 0] = dev;
+    }
     kern<<<a.gridCtas, kPpThreads, smem, a.stream>>>(tmA, tmB, tmC, C, a.m, a.n, a.k, a.trace, P);
     return cudaGetLastError();
 }
 
-const void* kernelStreamk(bool traced)
+template <int... I>
+cudaError_t launchTileOf(int tile, const LaunchArgs& a, const char** err, std::integer_sequence<int, I...>)
+{
+    cudaError_t e = cudaErrorInvalidValue;
+    ((tile == I ? (e = launchTile<I>(a, err), true) : false) || ...);
+    return e;
+}
+}  // namespace
+
+int streamkTile(int m, int n, int k, int ctas)
+{
+    // WARPSTAGE_STREAMK_TILE=i forces kTiles[i] (experiments and tests of every configuration); otherwise the rule
+    if (const char* f = std::getenv("WARPSTAGE_STREAMK_TILE"); f && *f) {
+        const int i = std::atoi(f);
+        if (i >= 0 && i < sk::kTileCount) return i;
+    }
+    // the rule walks every cluster's units for each configuration: remembered for the last shape (a small
+    // GEMM launched again and again pays it once)
+    struct Last {
+        int m = -1, n = -1, k = -1, ctas = -1, tile = 0;
+    };
+    static thread_local Last last;
+    if (m != last.m || n != last.n || k != last.k || ctas != last.ctas)
+        last = {m, n, k, ctas, sk::chooseTile(m, n, k, ctas)};
+    return last.tile;
+}
+
+cudaError_t launchStreamk(const LaunchArgs& a, const char** err)
+{
+    const int tile = streamkTile(a.m, a.n, a.k, a.gridCtas);
+    return launchTileOf(tile, a, err, std::make_integer_sequence<int, sk::kTileCount>{});
+}
+
+const void* kernelStreamk(bool traced)  // the default configuration's (kTiles[0]: large problems)
 {
     return traced ? reinterpret_cast<const void*>(&gemmStreamk<true>)
                   : reinterpret_cast<const void*>(&gemmStreamk<false>);

@@ -23,6 +23,30 @@ namespace ws::kern::sk {
 
 inline constexpr int kMinIters = 4;  // a cluster's stream-K range is never shorter than this (k-steps)
 
+// The tile configurations of the rung (issue 14, session 8): one ping-pong body (pingpong_body.cuh, pp::Tile),
+// instantiated for these. A CTA computes a 128 x bn block (two consumer warpgroups of 64 x bn); `cl` CTAs along M
+// form a cluster sharing B by multicast (cl = 1: no cluster -- for M <= 128 the pair's second CTA would only
+// compute rows past M); `stages` ring stages fill the same shared memory (smaller blocks: a deeper ring).
+struct TileConfig {
+    int bn;      // block columns: 256, 128 or 64 (wgmma m64n{bn}k16)
+    int cl;      // CTAs per cluster along M: 2 or 1
+    int stages;  // ring stages
+};
+inline constexpr TileConfig kTiles[] = {
+    {256, 2, 4},  // 0: pingpong's tile (256 x 256 per cluster): large problems
+    {128, 2, 6},  // 1: 256 x 128 per cluster
+    {128, 1, 6},  // 2: 128 x 128 per CTA, no cluster
+    {256, 1, 4},  // 3: 128 x 256 per CTA, no cluster
+    {64, 1, 8},   // 4: 128 x 64 per CTA, no cluster
+};
+inline constexpr int kTileCount = int(sizeof kTiles / sizeof kTiles[0]);
+
+// Output tiles (units of the walk: a cluster's block) of config `t` for an M x N output.
+WS_SK_HD int tileCountOf(const TileConfig& t, int m, int n)
+{
+    return ((m + 128 * t.cl - 1) / (128 * t.cl)) * ((n + t.bn - 1) / t.bn);
+}
+
 struct Plan {
     int tiles = 0;          // pair tiles of the output
     int kt = 0;             // k-steps per tile
@@ -129,6 +153,74 @@ WS_SK_HD void contributors(const Plan& p, int tile, int& first, int& last)
     const long long t = tile - p.dpTiles;
     first = clusterOf(p, t * p.kt);
     last = clusterOf(p, (t + 1) * p.kt - 1);
+}
+
+// Host only. The tile rule (issue 14, session 8): the configuration of kTiles whose estimated time is least, ties to
+// the lower index (kTiles[0], the large tile). The estimate is the critical path of the busiest cluster under plan():
+//   k-steps x (a + b x bn/256)             a k-step's time: what the CTA receives per k-step, A's 128x64 block (the
+//                                          same for every bn) + B's bn x 64, at ~70 GB/s per SM (measured: all five
+//                                          configurations fit that rate at 4096^3; the MMAs are just under it)
+//   + units x unitNs                       per unit: pipeline fill, drain, epilogue
+//   + partials written x partNs x bn/256   a piece short of its tile's last k-step writes its fp32 accumulators
+//   + partials read x readNs x bn/256      a finisher adds every earlier piece's (through L2, ~3 us per 256-wide one)
+//   + k-steps x tinyMNs when M < 128       at M = 1-64 every configuration is slower than at M = 128 by ~0.1-0.3 us
+//                                          per k-step of its busiest cluster: A's 128-row box is partly outside A
+//                                          (TMA zero-fills the rows past M), measured, not yet explained
+// The constants are fitted to the H200 (session 8's exploratory call: the five configurations forced at 18 shapes,
+// docs/kernel-notes.md "Session 8, s8-gemmtiles"); on that call's 18 shapes the rule picks the fastest configuration
+// or one within 0.3 % of it at 16, and is 5 % / 8 % behind at 512x4096x4096 / 256x4096x4096; at M = 1-64 (six
+// shapes of the third call) the fastest at five, 6 % behind at 16x4096x14336. `ctas`: the CTAs launched (the grid).
+struct TileCost {
+    double kstepFixedNs;  // a: A's 16 KB per k-step
+    double kstepMmaNs;    // b: a 256-wide B block's 32 KB per k-step
+    double unitNs;
+    double partNs;
+    double readNs;
+    double tinyMNs;  // per k-step when M < kTinyM
+};
+inline constexpr TileCost kTileCost = {200.0, 500.0, 1000.0, 2000.0, 3000.0, 250.0};
+inline constexpr int kTinyM = 128;  // M below one CTA block's rows
+
+inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, const TileCost& cost = kTileCost)
+{
+    const int clusters = ctas / t.cl;
+    const int kt = (k + 63) / 64;
+    const Plan p = plan(tileCountOf(t, m, n), kt, clusters);
+    const double w = t.bn / 256.0;
+    const double ks = cost.kstepFixedNs + cost.kstepMmaNs * w + (m < kTinyM ? cost.tinyMNs : 0.0);
+    double worst = 0;
+    for (int c = 0; c < clusters; ++c) {
+        const int dp = dpCount(p, c);
+        double ns = dp * (kt * ks + cost.unitNs);
+        SkCursor cur = skBegin(p, c);
+        Unit u;
+        while (skNext(p, cur, u)) {
+            ns += (u.ke - u.kb) * ks + cost.unitNs;
+            if (u.ke < kt) ns += cost.partNs * w;  // writes its partial
+            else if (u.kb > 0) {                    // the finisher: reads the earlier pieces'
+                int first, last;
+                contributors(p, u.tile, first, last);
+                ns += (last - first) * cost.readNs * w;
+            }
+        }
+        if (ns > worst) worst = ns;
+        if (c >= p.skClusters && c >= p.dpTiles) break;  // the clusters after this one have nothing
+    }
+    return worst;
+}
+
+inline int chooseTile(int m, int n, int k, int ctas)
+{
+    int best = 0;
+    double bestNs = estimateNs(kTiles[0], m, n, k, ctas);
+    for (int i = 1; i < kTileCount; ++i) {
+        const double ns = estimateNs(kTiles[i], m, n, k, ctas);
+        if (ns < bestNs) {
+            bestNs = ns;
+            best = i;
+        }
+    }
+    return best;
 }
 
 }  // namespace ws::kern::sk

@@ -22,6 +22,9 @@
 // --hot: the other way users see a GEMM (a training loop): no idle at all; before each timed batch the batch's own
 // launches run back to back for --heat-ms (default 200), so timing starts with the GPU at its power limit, at the
 // clock it settles at under sustained load. Cold and hot: the table title and the CSV's `mode` column say which.
+// --rung streamk@I: rung 7 with its tile configuration forced to kTiles[I] (streamk_schedule.h; the process's
+// WARPSTAGE_STREAMK_TILE is set while that variant runs), so every configuration is timed side by side with the
+// rule's pick (plain `streamk`) and cuBLAS at each shape.
 #include "ladder_testutil.h"
 
 #include <cuda_runtime.h>
@@ -56,6 +59,14 @@ struct Options {
     double heatMs = 200;
     std::string csv;
 };
+
+// "streamk@2" -> rung "streamk", forced tile "2"; any other name -> itself, "".
+std::string baseRung(const std::string& v) { return v.substr(0, v.find('@')); }
+std::string forcedTile(const std::string& v)
+{
+    const auto at = v.find('@');
+    return at == std::string::npos ? std::string() : v.substr(at + 1);
+}
 
 struct Timing {
     double medianMs = NAN, p10Ms = NAN, p90Ms = NAN;
@@ -203,7 +214,7 @@ int main(int argc, char** argv)
     if (!(o.heatMs >= 0) || !(o.restMs >= 0)) return usage("--heat-ms and --rest-ms must be >= 0");
     if (o.shapes.empty()) o.shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
     for (auto& r : o.rungs)
-        if (!ladder::findRung(r)) return usage(("no rung named '" + r + "'").c_str());
+        if (!ladder::findRung(baseRung(r))) return usage(("no rung named '" + r + "'").c_str());
     if (o.rungs.empty())
         for (auto& r : ladder::rungs()) o.rungs.push_back(r.name);
     if (o.csv.empty()) {
@@ -271,10 +282,13 @@ int main(int argc, char** argv)
             std::printf("  cublas        %8.4f ms  %7.1f TFLOP/s  (%d launches)\n", cb0.medianMs,
                         s.flops() / cb0.medianMs / 1e9, cb0.iters);
 
-            for (const auto& rn : o.rungs) {
+            for (const auto& variant : o.rungs) {
+                const std::string rn = baseRung(variant);
+                if (forcedTile(variant).empty()) unsetenv("WARPSTAGE_STREAMK_TILE");
+                else setenv("WARPSTAGE_STREAMK_TILE", forcedTile(variant).c_str(), 1);
                 Row row;
                 row.shape = ss;
-                row.rung = rn;
+                row.rung = variant;
                 row.level = ladder::findRung(rn)->level;
                 std::string why = ladder::checkShape(rn, s);
                 if (!why.empty()) {
@@ -338,7 +352,7 @@ int main(int argc, char** argv)
                 if (o.traced) row.t = summarize(st);
                 rows.push_back(row);
                 std::printf("  %-13s %8.4f ms  %7.1f TFLOP/s  %5.1f%% cuBLAS | traced %8.4f ms  %7.1f TFLOP/s  overhead %+.2f%%  [%s%s]\n",
-                            rn.c_str(), row.u.medianMs, s.flops() / row.u.medianMs / 1e9,
+                            variant.c_str(), row.u.medianMs, s.flops() / row.u.medianMs / 1e9,
                             100.0 * cb0.medianMs / row.u.medianMs, row.t.medianMs, s.flops() / row.t.medianMs / 1e9,
                             100.0 * (row.t.medianMs / row.u.medianMs - 1.0), row.ok ? "correct" : "WRONG",
                             o.traced ? (row.okTraced ? ", traced correct" : ", traced WRONG") : "");

@@ -47,9 +47,10 @@ void fail(const std::string& line)
 }
 
 // Stream-K's own phases (IntervalKind WaitPartial = 14, Fixup = 15): only streamk records them. Each stream-K unit's
-// 16 consumer warps (2 CTAs x 8) record one Fixup (a partial written, or a finisher adding), and a finisher with
-// earlier pieces one WaitPartial before it; every split tile has one finisher and >= 1 partial piece, so
-// Fixup >= 2 x WaitPartial, both multiples of 16, and WaitPartial > 0 exactly when some tile is split.
+// consumer warps (8 per CTA, x the cluster's CTAs: 16 with the CTA pairs of kTiles 0-1, 8 with one CTA, session 8's
+// tile configurations) record one Fixup (a partial written, or a finisher adding), and a finisher with earlier
+// pieces one WaitPartial before it; every split tile has one finisher and >= 1 partial piece, so
+// Fixup >= 2 x WaitPartial, both multiples of 8, and WaitPartial > 0 exactly when some tile is split.
 void checkStreamkPhases(const std::string& rung, const std::string& base, std::uint64_t waitPartial, std::uint64_t fixup)
 {
     const std::string counts = " (WaitPartial=" + std::to_string(waitPartial) + " Fixup=" + std::to_string(fixup) + ")";
@@ -57,7 +58,7 @@ void checkStreamkPhases(const std::string& rung, const std::string& base, std::u
         if (waitPartial + fixup != 0) fail(base + " traced=1: stream-K phases in a rung without a fixup" + counts);
         return;
     }
-    const bool ok = waitPartial % 16 == 0 && fixup % 16 == 0 && fixup >= 2 * waitPartial && (waitPartial > 0) == (fixup > 0);
+    const bool ok = waitPartial % 8 == 0 && fixup % 8 == 0 && fixup >= 2 * waitPartial && (waitPartial > 0) == (fixup > 0);
     (ok ? pass : fail)(base + " traced=1 stream-K phases" + counts + (waitPartial ? " split" : " no split"));
 }
 

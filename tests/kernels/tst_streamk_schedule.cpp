@@ -4,7 +4,8 @@
 // when there are at least clusters x kMinIters stream-K k-steps; every cluster has at most one partial
 // piece (its workspace slot), walked first among its stream-K units, and its finisher piece last; the
 // finisher of every split tile is the last cluster of contributors(); the hybrid rule keeps whole waves
-// data-parallel (256x4096x4096: all 16 tiles split; 4096^3: all data-parallel). Exit: 0 passed, 1 failed.
+// data-parallel (256x4096x4096: all 16 tiles split; 4096^3: all data-parallel); the tile rule (chooseTile, session 8)
+// picks the configurations measured fastest and every configuration's walk covers its tiles. Exit: 0 passed, 1 failed.
 #include "streamk_schedule.h"
 
 #include <cstdio>
@@ -135,6 +136,54 @@ int main()
     {
         const sk::Plan p = sk::plan(3, 1, 66);  // 3 k-steps of work: one cluster (never a range < kMinIters)
         expect(p.skClusters == 1, "3 tiles of one k-step: one stream-K cluster");
+    }
+    // The tile rule (session 8): the large tile where the machine is full, smaller blocks where it is not; on the
+    // H200's 132 CTAs. The picks are what the exploratory call measured fastest (docs/kernel-notes.md, s8-gemmtiles).
+    {
+        struct Case {
+            int m, n, k, tile;
+            const char* why;
+        };
+        const Case cases[] = {
+            {4096, 4096, 4096, 0, "4096^3: 256x256 pair tiles, all data-parallel"},
+            {8192, 8192, 8192, 0, "8192^3: 256x256 pair tiles"},
+            {8192, 8192, 512, 0, "8192x8192x512: enough tiles for the large one"},
+            {1000, 4096, 1000, 0, "1000x4096x1000: a 97%-full wave of large tiles"},
+            {1024, 1024, 1024, 4, "1024^3: 128 blocks of 128x64, one per CTA, no split"},
+            {128, 14336, 4096, 2, "128x14336x4096: one 128-row block per CTA, 112 of 128 columns"},
+            {128, 4096, 14336, 2, "128x4096x14336: 128x128 blocks split along K"},
+            {128, 28672, 8192, 3, "128x28672x8192: 112 blocks of 128x256, no pair (M = 128)"},
+            {512, 4096, 4096, 1, "512x4096x4096: 256x128 pair tiles"},
+            {1, 4096, 4096, 2, "1x4096x4096: 128x128 blocks (M < 128: fewer k-steps per CTA than 128x64)"},
+            {64, 4096, 4096, 2, "64x4096x4096: 128x128 blocks (M < 128)"},
+            {1, 14336, 4096, 3, "1x14336x4096: 112 blocks of 128x256"},
+            {128, 4096, 4096, 4, "128x4096x4096: 128x64 blocks"},
+        };
+        for (const Case& c : cases) {
+            const int t = sk::chooseTile(c.m, c.n, c.k, 132);
+            expect(t == c.tile, std::string(c.why) + " (chose " + std::to_string(t) + ", expected "
+                                    + std::to_string(c.tile) + ")");
+        }
+        // every configuration: its own walk covers its own tiles (the same plan, other tile counts and clusters)
+        for (int i = 0; i < sk::kTileCount; ++i) {
+            const sk::TileConfig& t = sk::kTiles[i];
+            expect(t.cl == 1 || t.cl == 2, "kTiles[" + std::to_string(i) + "]: clusters of 1 or 2 CTAs");
+            for (int m : {1, 128, 300, 1024})
+                for (int n : {64, 1000, 4096})
+                    checkPlan(sk::tileCountOf(t, m, n), 17, 132 / t.cl);
+        }
+        expect(sk::tileCountOf(sk::kTiles[0], 256, 4096) == 16 && sk::tileCountOf(sk::kTiles[4], 1024, 1024) == 128
+                   && sk::tileCountOf(sk::kTiles[2], 129, 129) == 4,
+               "tileCountOf: ceil(M / (128 x cl)) x ceil(N / bn)");
+        // the estimate grows with the work, and the rule never picks a configuration estimated slower than another
+        for (int i = 0; i < sk::kTileCount; ++i)
+            expect(sk::estimateNs(sk::kTiles[i], 4096, 4096, 8192, 132) > sk::estimateNs(sk::kTiles[i], 4096, 4096, 4096, 132),
+                   "estimateNs: twice the K takes longer, kTiles[" + std::to_string(i) + "]");
+        for (const Case& c : cases) {
+            const double chosen = sk::estimateNs(sk::kTiles[sk::chooseTile(c.m, c.n, c.k, 132)], c.m, c.n, c.k, 132);
+            for (int i = 0; i < sk::kTileCount; ++i)
+                expect(chosen <= sk::estimateNs(sk::kTiles[i], c.m, c.n, c.k, 132), std::string(c.why) + ": the least estimate");
+        }
     }
     std::printf("%s: %d passed, %d failed\n", g_fail ? "FAIL" : "OK", g_pass, g_fail);
     return g_fail ? 1 : 0;
