@@ -115,12 +115,19 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
 
     ws::trace::WarpTrace<Traced> wt;
     ws::trace::CtaTrace<Traced> ct;
+    ws::trace::WarpTrace<false> quiet;  // for the Ring calls whose phases the k-loop stamps itself (Traced)
+    // Traced: the setup phase is stamped here and recorded after the ring's init (the trace header's global
+    // load, prefetched now, is then off thread 0's path to the first load).
+    const uint64_t tSetup = wt.now();
     if constexpr (Traced) {
+        ws::trace::prefetchHeader(trace);
+#ifdef WS_TRACE_EXPERIMENT_OLD_START_END
         ct.begin(trace);
         const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
         wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
                  reinterpret_cast<uint8_t*>(ring.full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
-        wt.event(tk::Setup);
+        wt.eventAt(tSetup, tk::Setup);
+#endif
     }
     if (tid == 0) {
         tmaPrefetchDesc(&tmA);
@@ -128,6 +135,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if (tmaStore) tmaPrefetchDesc(&tmC);
         ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
     }
+#ifndef WS_TRACE_EXPERIMENT_OLD_START_END
+    if constexpr (Traced) {
+        ct.begin(trace);
+        const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
+        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
+                 reinterpret_cast<uint8_t*>(ring.full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
+        wt.eventAt(tSetup, tk::Setup);
+    }
+#endif
     clusterSync();  // the peer's barriers are initialised before anyone signals them
 
     auto coords = [&](int tile, int& tm, int& tn) {
@@ -185,31 +201,52 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
             }
             float acc[1][BN / 2];  // first k-step overwrites (accumulate = 0)
+            // Traced: the k-step's phases are stamped where they begin (clock reads only) and recorded after the
+            // `empty` arrive, so that no trace store sits between the full-barrier wait and the wgmma issue or
+            // between the wgmma wait and the arrive: the path that frees a slot for the producer (issue 14).
             for (int kt = 0; kt < KU; ++kt, ++fill) {
-                ring.waitData(fill, wt);
-                if constexpr (Traced) wt.event(tk::MmaIssue, fill, PpRing::slot(fill));
+                const uint64_t tData = wt.now();
+                ring.waitData(fill, quiet);
+                const uint64_t tIssue = wt.now();
                 const uint32_t st = smemAddr(smem + PpRing::slot(fill) * kStage);
                 wgmmaFence();
                 mmaKStep<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt > 0);
                 wgmmaCommit();
+                uint64_t tOrder = 0;
                 if (kSkew > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this unit
                     if (i > 0) {  // ... once it has taken the previous go (never two gos pending)
-                        if constexpr (Traced) wt.event(tk::WaitOrder, fill);
+                        tOrder = wt.now();
                         namedBarSync(kTakenBar, 256);
                     }
                     namedBarArrive(kGoBar, 256);
                 }
+                uint64_t tWait = 0, tFree = 0;
                 if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
-                    if constexpr (Traced) wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+                    tWait = wt.now();
                     wgmmaWait<1>();
-                    ring.release(fill - 1, lane0, wt);
+                    tFree = wt.now();
+                    ring.release(fill - 1, lane0, quiet);
+                }
+                if constexpr (Traced) {  // in time order, after the arrive
+                    wt.eventAt(tData, tk::WaitData, fill, PpRing::slot(fill));
+                    wt.eventAt(tIssue, tk::MmaIssue, fill, PpRing::slot(fill));
+                    if (tOrder != 0) wt.eventAt(tOrder, tk::WaitOrder, fill);
+                    if (kt > 0) {
+                        wt.eventAt(tWait, tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+                        wt.eventAt(tFree, tk::Release, fill - 1, PpRing::slot(fill - 1));
+                    }
                 }
             }
             // drain: the unit's last k-step
-            if constexpr (Traced) wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+            const uint64_t tWait = wt.now();
             wgmmaWait<0>();
             fenceAcc(acc[0]);
-            ring.release(fill - 1, lane0, wt);
+            const uint64_t tFree = wt.now();
+            ring.release(fill - 1, lane0, quiet);
+            if constexpr (Traced) {
+                wt.eventAt(tWait, tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+                wt.eventAt(tFree, tk::Release, fill - 1, PpRing::slot(fill - 1));
+            }
             if (epi(acc[0], u, cw, t, fill, wt)) {  // the rung's hook; true: store the tile to C
                 if constexpr (Traced) wt.event(tk::Store);
                 if (tmaStore)
