@@ -40,6 +40,12 @@ constexpr int BM = kPpBM, BN = kPpBN, S = kPpStages, CL = kPpCluster, kSkew = kP
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
 constexpr uint32_t kPartB = kBytesB / CL;  // the part of the B block each CTA of the pair loads
 constexpr bool kTmaStore = WS_PP_TMA_STORE;
+#ifndef WS_TRACE_TILE_DEFER
+#define WS_TRACE_TILE_DEFER 0
+#endif
+// Traced: a consumer's TileEnd / TileBegin / WaitOrder (warpgroup 1) are stamped in place and recorded with the
+// unit's first k-step (after its wgmma issue) instead of on the path from the epilogue to the next unit's start.
+constexpr bool kTileDefer = WS_TRACE_TILE_DEFER;
 // TMA-store epilogue (storeAccTmaBf16): each warpgroup writes its 64x256 tile as 8 boxes of 64x32
 // through two 4 KB staging buffers of its own.
 constexpr uint32_t kEpiBox = kStoreBoxBytes;
@@ -188,15 +194,19 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         const bool lane0 = laneId() == 0;
         const int t = tid & 127;
         int fill = 0;
+        uint64_t tTileEnd = 0;  // kTileDefer: the previous unit's TileEnd, not yet recorded (0: none)
         for (int i = 0; i < nLocal; ++i) {
             const auto u = walk.next(i);
             const int KU = u.ke - u.kb;                      // k-steps of this unit
             const int goAt = (KU < kSkew ? KU : kSkew) - 1;  // warpgroup 0 signals after issuing this k-step
             int tm, tn;
             coords(u.tile, tm, tn);
-            if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
+            const uint64_t tTileBegin = kTileDefer ? wt.now() : 0;
+            if constexpr (Traced && !kTileDefer) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
+            uint64_t tGo = 0;
             if (kSkew > 0 && cw == 1) {  // wait until warpgroup 0 is kSkew k-steps into this unit
-                if constexpr (Traced) wt.event(tk::WaitOrder, fill);
+                if constexpr (Traced && !kTileDefer) wt.event(tk::WaitOrder, fill);
+                tGo = kTileDefer ? wt.now() : 0;
                 namedBarSync(kGoBar, 256);
                 if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
             }
@@ -228,6 +238,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                     ring.release(fill - 1, lane0, quiet);
                 }
                 if constexpr (Traced) {  // in time order, after the arrive
+                    if (kTileDefer && kt == 0) {  // the tile boundary's markers, off the epilogue-to-go path
+                        if (tTileEnd != 0) wt.eventAt(tTileEnd, ws::trace::kEventTileEnd);
+                        wt.eventAt(tTileBegin, ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
+                        if (tGo != 0) wt.eventAt(tGo, tk::WaitOrder, fill);
+                    }
                     wt.eventAt(tData, tk::WaitData, fill, PpRing::slot(fill));
                     wt.eventAt(tIssue, tk::MmaIssue, fill, PpRing::slot(fill));
                     if (tOrder != 0) wt.eventAt(tOrder, tk::WaitOrder, fill);
@@ -255,8 +270,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 else
                     storeAccBf16<BN>(acc[0], C, N, M, N, tm * BM + cw * 64, tn * BN, t);
             }
-            if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
+            if constexpr (Traced && !kTileDefer) wt.event(ws::trace::kEventTileEnd);
+            tTileEnd = kTileDefer ? wt.now() : 0;
         }
+        if constexpr (Traced && kTileDefer)
+            if (tTileEnd != 0) wt.eventAt(tTileEnd, ws::trace::kEventTileEnd);
         if (tmaStore)
             if (t == kStoreIssuer) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
     }

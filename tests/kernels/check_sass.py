@@ -352,6 +352,38 @@ def guess_symbol(funcs, rung, traced):
     return hits[0] if len(hits) == 1 else None
 
 
+# Session 8 (issue 14, tracing cost): in the traced ping-pong body (rungs 6-7) a consumer warp records its k-step
+# phases after the `empty` arrive; between the full-barrier wait and the wgmma issue, and between the wgmma wait
+# and the arrive that frees the slot, only clock reads. A trace store (STS), the staging flush (MEMBAR,
+# FENCE.VIEW.ASYNC, UBLKCP) or a global store there lengthens the path that hands a slot back to the producer:
+# format 1 wrote MmaIssue/MmaWait (and every 8th k-step a flush) there, +4.7 % pingpong / +6.4 % streamk.
+SLOT_PATH_FORBIDDEN = re.compile(r"\bSTS\b|\bSTS\.|\bMEMBAR\b|FENCE\.VIEW\.ASYNC|\bUBLKCP\b|\bSTG\b|\bSTG\.")
+
+
+def check_slot_path(ins, tag, check):
+    """Windows TRYWAIT -> WARPGROUP.ARRIVE and WARPGROUP.DEPBAR -> SYNCS.ARRIVE (listing order) hold no trace store."""
+    bad, n = [], 0
+    for j, x in enumerate(ins):
+        if "WARPGROUP.ARRIVE" in x:
+            w = next((i for i in range(j - 1, -1, -1) if "TRYWAIT" in ins[i]), None)
+            if w is None:
+                continue
+            win = ins[w + 1:j]
+        elif "WARPGROUP.DEPBAR" in x:
+            k = next((i for i in range(j + 1, len(ins)) if "SYNCS.ARRIVE" in ins[i]), None)
+            if k is None:
+                continue
+            win = ins[j + 1:k]
+        else:
+            continue
+        n += 1
+        hits = [y.strip() for y in win if SLOT_PATH_FORBIDDEN.search(y)]
+        if hits:
+            bad.append(f"{len(win)} instructions after {x.strip()[:40]!r}: {hits[:3]}")
+    check(n > 0 and not bad, f"{tag}: no trace store between the full-barrier wait and the wgmma issue or between the "
+          f"wgmma wait and the empty arrive ({n} windows, {len(bad)} with a store{': ' + bad[0] if bad else ''})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--manifest", help="the ladder_manifest executable")
@@ -438,6 +470,8 @@ def main():
                       f"{tag}: traced build reads SR_CLOCK ({trace_hits['clock64']}) and SR_GLOBALTIMER "
                       f"({trace_hits['globaltimer']})")
                 check(n_smid > 0, f"{tag}: traced build reads the SM id ({n_smid})")
+                if r["name"] in ("pingpong", "streamk"):
+                    check_slot_path(ins, tag, check)
             else:
                 check(sum(trace_hits.values()) == 0,
                       f"{tag}: untraced build has no trace code (clock reads {trace_hits['clock64']}, "
