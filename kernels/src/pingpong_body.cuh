@@ -40,12 +40,9 @@ constexpr int BM = kPpBM, BN = kPpBN, S = kPpStages, CL = kPpCluster, kSkew = kP
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
 constexpr uint32_t kPartB = kBytesB / CL;  // the part of the B block each CTA of the pair loads
 constexpr bool kTmaStore = WS_PP_TMA_STORE;
-#ifndef WS_TRACE_TILE_DEFER
-#define WS_TRACE_TILE_DEFER 0
+#ifndef WS_TRACE_KSTEP_IN_PLACE
+#define WS_TRACE_KSTEP_IN_PLACE 1
 #endif
-// Traced: a consumer's TileEnd / TileBegin / WaitOrder (warpgroup 1) are stamped in place and recorded with the
-// unit's first k-step (after its wgmma issue) instead of on the path from the epilogue to the next unit's start.
-constexpr bool kTileDefer = WS_TRACE_TILE_DEFER;
 // TMA-store epilogue (storeAccTmaBf16): each warpgroup writes its 64x256 tile as 8 boxes of 64x32
 // through two 4 KB staging buffers of its own.
 constexpr uint32_t kEpiBox = kStoreBoxBytes;
@@ -121,7 +118,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
 
     ws::trace::WarpTrace<Traced> wt;
     ws::trace::CtaTrace<Traced> ct;
+#if !WS_TRACE_KSTEP_IN_PLACE || defined(WS_TRACE_EXPERIMENT_HALF_EVENTS)
     ws::trace::WarpTrace<false> quiet;  // for the Ring calls whose phases the k-loop stamps itself (Traced)
+#endif
     // Traced: the setup phase is stamped here and recorded after the ring's init (the trace header's global
     // load, prefetched now, is then off thread 0's path to the first load).
     const uint64_t tSetup = wt.now();
@@ -166,7 +165,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if constexpr (!Traced)
             if (warp != 0) return;
         // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
+#ifdef WS_TRACE_EXPERIMENT_LEAN_PRODUCER  // experiment only: traced, thread 0 alone runs the producer loop
+        if (tid == 0) {
+#else
         if (Traced ? warp == 0 : tid == 0) {
+#endif
             int fill = 0;
             for (int i = 0; i < nLocal; ++i) {
                 const auto u = walk.next(i);
@@ -194,26 +197,56 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         const bool lane0 = laneId() == 0;
         const int t = tid & 127;
         int fill = 0;
-        uint64_t tTileEnd = 0;  // kTileDefer: the previous unit's TileEnd, not yet recorded (0: none)
         for (int i = 0; i < nLocal; ++i) {
             const auto u = walk.next(i);
             const int KU = u.ke - u.kb;                      // k-steps of this unit
             const int goAt = (KU < kSkew ? KU : kSkew) - 1;  // warpgroup 0 signals after issuing this k-step
             int tm, tn;
             coords(u.tile, tm, tn);
-            const uint64_t tTileBegin = kTileDefer ? wt.now() : 0;
-            if constexpr (Traced && !kTileDefer) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
-            uint64_t tGo = 0;
+            if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
             if (kSkew > 0 && cw == 1) {  // wait until warpgroup 0 is kSkew k-steps into this unit
-                if constexpr (Traced && !kTileDefer) wt.event(tk::WaitOrder, fill);
-                tGo = kTileDefer ? wt.now() : 0;
+                if constexpr (Traced) wt.event(tk::WaitOrder, fill);
                 namedBarSync(kGoBar, 256);
                 if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
             }
             float acc[1][BN / 2];  // first k-step overwrites (accumulate = 0)
-            // Traced: the k-step's phases are stamped where they begin (clock reads only) and recorded after the
-            // `empty` arrive, so that no trace store sits between the full-barrier wait and the wgmma issue or
-            // between the wgmma wait and the arrive: the path that frees a slot for the producer (issue 14).
+#if WS_TRACE_KSTEP_IN_PLACE  // the phases recorded where they begin (measured: the cheapest placement)
+            for (int kt = 0; kt < KU; ++kt, ++fill) {
+                ring.waitData(fill, wt);
+#ifndef WS_TRACE_EXPERIMENT_HALF_EVENTS  // experiment only: no MmaIssue / Release events (2 stores per k-step)
+                if constexpr (Traced) wt.event(tk::MmaIssue, fill, PpRing::slot(fill));
+#endif
+                const uint32_t st = smemAddr(smem + PpRing::slot(fill) * kStage);
+                wgmmaFence();
+                mmaKStep<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt > 0);
+                wgmmaCommit();
+                if (kSkew > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this unit
+                    if (i > 0) {  // ... once it has taken the previous go (never two gos pending)
+                        if constexpr (Traced) wt.event(tk::WaitOrder, fill);
+                        namedBarSync(kTakenBar, 256);
+                    }
+                    namedBarArrive(kGoBar, 256);
+                }
+                if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
+                    if constexpr (Traced) wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+                    wgmmaWait<1>();
+#ifndef WS_TRACE_EXPERIMENT_HALF_EVENTS
+                    ring.release(fill - 1, lane0, wt);
+#else
+                    ring.release(fill - 1, lane0, quiet);
+#endif
+                }
+            }
+            // drain: the unit's last k-step
+            if constexpr (Traced) wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+            wgmmaWait<0>();
+            fenceAcc(acc[0]);
+            ring.release(fill - 1, lane0, wt);
+#else
+            // Experiment (session 8, measured slower): the k-step's phases stamped where they begin (clock reads
+            // only) and recorded after the `empty` arrive, so that no trace store sits between the full-barrier
+            // wait and the wgmma issue or between the wgmma wait and the arrive. Traced overhead doubled (the
+            // stores right after the wgmma issue cost more than where they were): docs/kernel-notes.md, session 8.
             for (int kt = 0; kt < KU; ++kt, ++fill) {
                 const uint64_t tData = wt.now();
                 ring.waitData(fill, quiet);
@@ -238,11 +271,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                     ring.release(fill - 1, lane0, quiet);
                 }
                 if constexpr (Traced) {  // in time order, after the arrive
-                    if (kTileDefer && kt == 0) {  // the tile boundary's markers, off the epilogue-to-go path
-                        if (tTileEnd != 0) wt.eventAt(tTileEnd, ws::trace::kEventTileEnd);
-                        wt.eventAt(tTileBegin, ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
-                        if (tGo != 0) wt.eventAt(tGo, tk::WaitOrder, fill);
-                    }
                     wt.eventAt(tData, tk::WaitData, fill, PpRing::slot(fill));
                     wt.eventAt(tIssue, tk::MmaIssue, fill, PpRing::slot(fill));
                     if (tOrder != 0) wt.eventAt(tOrder, tk::WaitOrder, fill);
@@ -262,6 +290,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 wt.eventAt(tWait, tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
                 wt.eventAt(tFree, tk::Release, fill - 1, PpRing::slot(fill - 1));
             }
+#endif
             if (epi(acc[0], u, cw, t, fill, wt)) {  // the rung's hook; true: store the tile to C
                 if constexpr (Traced) wt.event(tk::Store);
                 if (tmaStore)
@@ -270,11 +299,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 else
                     storeAccBf16<BN>(acc[0], C, N, M, N, tm * BM + cw * 64, tn * BN, t);
             }
-            if constexpr (Traced && !kTileDefer) wt.event(ws::trace::kEventTileEnd);
-            tTileEnd = kTileDefer ? wt.now() : 0;
+            if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
         }
-        if constexpr (Traced && kTileDefer)
-            if (tTileEnd != 0) wt.eventAt(tTileEnd, ws::trace::kEventTileEnd);
         if (tmaStore)
             if (t == kStoreIssuer) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
     }

@@ -353,6 +353,9 @@ struct StagedWarp {
     // Lane 0 copies the staged half holding events [base, base + n) to global memory.
     __device__ __forceinline__ void flush(std::uint32_t n)
     {
+#ifdef WS_TRACE_EXPERIMENT_NO_FLUSH  // experiment only: no fence, no copy (the trace is not valid)
+        return;
+#endif
         if (!writer) return;
         const std::uint32_t base = (count - 1u) & ~31u;  // index of the batch's first event
         const std::uint32_t half = stage + (base & 32u) * 16u;
