@@ -40,9 +40,6 @@ constexpr int BM = kPpBM, BN = kPpBN, S = kPpStages, CL = kPpCluster, kSkew = kP
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
 constexpr uint32_t kPartB = kBytesB / CL;  // the part of the B block each CTA of the pair loads
 constexpr bool kTmaStore = WS_PP_TMA_STORE;
-#ifndef WS_TRACE_KSTEP_IN_PLACE
-#define WS_TRACE_KSTEP_IN_PLACE 1
-#endif
 // TMA-store epilogue (storeAccTmaBf16): each warpgroup writes its 64x256 tile as 8 boxes of 64x32
 // through two 4 KB staging buffers of its own.
 constexpr uint32_t kEpiBox = kStoreBoxBytes;
@@ -118,21 +115,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
 
     ws::trace::WarpTrace<Traced> wt;
     ws::trace::CtaTrace<Traced> ct;
-#if !WS_TRACE_KSTEP_IN_PLACE || defined(WS_TRACE_EXPERIMENT_HALF_EVENTS)
-    ws::trace::WarpTrace<false> quiet;  // for the Ring calls whose phases the k-loop stamps itself (Traced)
-#endif
-    // Traced: the setup phase is stamped here and recorded after the ring's init (the trace header's global
-    // load, prefetched now, is then off thread 0's path to the first load).
-    const uint64_t tSetup = wt.now();
     if constexpr (Traced) {
-        ws::trace::prefetchHeader(trace);
-#ifdef WS_TRACE_EXPERIMENT_OLD_START_END
         ct.begin(trace);
         const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
         wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
                  reinterpret_cast<uint8_t*>(ring.full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
-        wt.eventAt(tSetup, tk::Setup);
-#endif
+        wt.event(tk::Setup);
     }
     if (tid == 0) {
         tmaPrefetchDesc(&tmA);
@@ -140,15 +128,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if (tmaStore) tmaPrefetchDesc(&tmC);
         ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
     }
-#ifndef WS_TRACE_EXPERIMENT_OLD_START_END
-    if constexpr (Traced) {
-        ct.begin(trace);
-        const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
-        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
-                 reinterpret_cast<uint8_t*>(ring.full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
-        wt.eventAt(tSetup, tk::Setup);
-    }
-#endif
     clusterSync();  // the peer's barriers are initialised before anyone signals them
 
     auto coords = [&](int tile, int& tm, int& tn) {
@@ -165,11 +144,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if constexpr (!Traced)
             if (warp != 0) return;
         // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
-#ifdef WS_TRACE_EXPERIMENT_LEAN_PRODUCER  // experiment only: traced, thread 0 alone runs the producer loop
-        if (tid == 0) {
-#else
         if (Traced ? warp == 0 : tid == 0) {
-#endif
             int fill = 0;
             for (int i = 0; i < nLocal; ++i) {
                 const auto u = walk.next(i);
@@ -210,12 +185,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
             }
             float acc[1][BN / 2];  // first k-step overwrites (accumulate = 0)
-#if WS_TRACE_KSTEP_IN_PLACE  // the phases recorded where they begin (measured: the cheapest placement)
             for (int kt = 0; kt < KU; ++kt, ++fill) {
                 ring.waitData(fill, wt);
-#ifndef WS_TRACE_EXPERIMENT_HALF_EVENTS  // experiment only: no MmaIssue / Release events (2 stores per k-step)
                 if constexpr (Traced) wt.event(tk::MmaIssue, fill, PpRing::slot(fill));
-#endif
                 const uint32_t st = smemAddr(smem + PpRing::slot(fill) * kStage);
                 wgmmaFence();
                 mmaKStep<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt > 0);
@@ -230,11 +202,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
                     if constexpr (Traced) wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
                     wgmmaWait<1>();
-#ifndef WS_TRACE_EXPERIMENT_HALF_EVENTS
                     ring.release(fill - 1, lane0, wt);
-#else
-                    ring.release(fill - 1, lane0, quiet);
-#endif
                 }
             }
             // drain: the unit's last k-step
@@ -242,55 +210,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
             wgmmaWait<0>();
             fenceAcc(acc[0]);
             ring.release(fill - 1, lane0, wt);
-#else
-            // Experiment (session 8, measured slower): the k-step's phases stamped where they begin (clock reads
-            // only) and recorded after the `empty` arrive, so that no trace store sits between the full-barrier
-            // wait and the wgmma issue or between the wgmma wait and the arrive. Traced overhead doubled (the
-            // stores right after the wgmma issue cost more than where they were): docs/kernel-notes.md, session 8.
-            for (int kt = 0; kt < KU; ++kt, ++fill) {
-                const uint64_t tData = wt.now();
-                ring.waitData(fill, quiet);
-                const uint64_t tIssue = wt.now();
-                const uint32_t st = smemAddr(smem + PpRing::slot(fill) * kStage);
-                wgmmaFence();
-                mmaKStep<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt > 0);
-                wgmmaCommit();
-                uint64_t tOrder = 0;
-                if (kSkew > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this unit
-                    if (i > 0) {  // ... once it has taken the previous go (never two gos pending)
-                        tOrder = wt.now();
-                        namedBarSync(kTakenBar, 256);
-                    }
-                    namedBarArrive(kGoBar, 256);
-                }
-                uint64_t tWait = 0, tFree = 0;
-                if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
-                    tWait = wt.now();
-                    wgmmaWait<1>();
-                    tFree = wt.now();
-                    ring.release(fill - 1, lane0, quiet);
-                }
-                if constexpr (Traced) {  // in time order, after the arrive
-                    wt.eventAt(tData, tk::WaitData, fill, PpRing::slot(fill));
-                    wt.eventAt(tIssue, tk::MmaIssue, fill, PpRing::slot(fill));
-                    if (tOrder != 0) wt.eventAt(tOrder, tk::WaitOrder, fill);
-                    if (kt > 0) {
-                        wt.eventAt(tWait, tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
-                        wt.eventAt(tFree, tk::Release, fill - 1, PpRing::slot(fill - 1));
-                    }
-                }
-            }
-            // drain: the unit's last k-step
-            const uint64_t tWait = wt.now();
-            wgmmaWait<0>();
-            fenceAcc(acc[0]);
-            const uint64_t tFree = wt.now();
-            ring.release(fill - 1, lane0, quiet);
-            if constexpr (Traced) {
-                wt.eventAt(tWait, tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
-                wt.eventAt(tFree, tk::Release, fill - 1, PpRing::slot(fill - 1));
-            }
-#endif
             if (epi(acc[0], u, cw, t, fill, wt)) {  // the rung's hook; true: store the tile to C
                 if constexpr (Traced) wt.event(tk::Store);
                 if (tmaStore)

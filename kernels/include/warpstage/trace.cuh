@@ -188,13 +188,6 @@ __device__ __forceinline__ bool headerMatches(const TraceBufferHeader* h)
     const std::uint32_t warps = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
     return h->magic == kMagic && h->version == kFormatVersion && h->numCtas == ctas && h->warpsPerCta == warps;
 }
-// Brings the buffer's header into L1 ahead of the begin() calls that read it (a prefetch: nothing waits for
-// it). A kernel that has other work before its trace begins (barrier init, descriptor prefetch) calls it first,
-// so that the header's global load is not on its start-up path. Null buffer: nothing.
-__device__ __forceinline__ void prefetchHeader(const void* buffer)
-{
-    if (buffer != nullptr) asm volatile("prefetch.global.L1 [%0];" ::"l"(buffer));
-}
 // Word 1 of a WarpRegionHeader: role, warpgroup, roleIndex, flags (bit 0 role declared, bit 1 user role name).
 __device__ __forceinline__ std::uint32_t roleWord(std::uint8_t role, std::uint8_t warpgroup, std::uint8_t roleIndex,
                                                   std::uint8_t userRole)
@@ -353,7 +346,7 @@ struct StagedWarp {
     // Lane 0 copies the staged half holding events [base, base + n) to global memory.
     __device__ __forceinline__ void flush(std::uint32_t n)
     {
-#ifdef WS_TRACE_EXPERIMENT_NO_FLUSH  // experiment only: no fence, no copy (the trace is not valid)
+#ifdef WS_TRACE_EXPERIMENT_NO_FLUSH  // experiment only: no fence, no copy (the trace is not valid; session 8)
         return;
 #endif
         if (!writer) return;
@@ -384,13 +377,7 @@ struct StagedWarp {
 #endif
         if ((count & 31u) != 0) flush(count & 31u);
         if (writer) {
-            // The copies must have read the staging before the warp (or CTA) leaves; their global writes are
-            // complete when the grid is (a full `wait_group 0` kept the CTA's end waiting on them).
-#ifdef WS_TRACE_EXPERIMENT_OLD_START_END
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-#else
-            asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-#endif
             asm volatile("st.global.u32 [%0], %1;" ::"l"(&hdr->count), "r"(count) : "memory");
         }
     }
@@ -403,7 +390,6 @@ struct NullCtaRecord {
     __device__ __forceinline__ void end(void*) {}
 };
 struct CtaRecordWriter {
-    bool m_ok = false;  // the writing thread: the header matched at begin() (end() does not read it again)
     __device__ __forceinline__ CtaRecord* record(void* buffer)
     {
         auto* h = static_cast<TraceBufferHeader*>(buffer);
@@ -416,7 +402,6 @@ struct CtaRecordWriter {
     {
         if (buffer == nullptr || !first) return;
         if (!headerMatches(static_cast<const TraceBufferHeader*>(buffer))) return;
-        m_ok = true;
         const std::uint64_t g = readGlobalTimer();
         const std::uint64_t c = readClock64();
         CtaRecord* r = record(buffer);
@@ -431,11 +416,7 @@ struct CtaRecordWriter {
         if (buffer == nullptr) return;
         __syncthreads();
         if (!first) return;
-#ifdef WS_TRACE_EXPERIMENT_OLD_START_END
         if (!headerMatches(static_cast<const TraceBufferHeader*>(buffer))) return;
-#else
-        if (!m_ok) return;
-#endif
         const std::uint64_t g = readGlobalTimer();
         const std::uint64_t c = readClock64();
         CtaRecord* r = record(buffer);
