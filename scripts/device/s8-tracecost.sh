@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Issue 14 (and 11), tracing cost, session 8 (s8-tracecost): ONE device call of <= 160 s wall, every step under
-# `timeout`. Builds compared (all Release, no Qt, built on the dev VM, stripped):
+# `timeout`. Builds compared (all Release, no Qt, built on the dev VM, stripped; `new`, `post`, `clock`, `tile` are
+# this branch at commit 0eafd21 -- the clock build with 1f69497's sink -- not its final tree, whose kernels are main's:
+# docs/kernel-notes.md, "Session 8, s8-tracecost"):
 #   new   = this branch: the ping-pong body's consumer k-step phases stamped in place (clock reads only) and
 #           recorded after the `empty` arrive; trace begin after the ring init (header prefetched); staged end waits
 #           for the copies' reads only; CTA end record without a second header read;
