@@ -352,6 +352,41 @@ def guess_symbol(funcs, rung, traced):
     return hits[0] if len(hits) == 1 else None
 
 
+# Session 8 (issue 14, tracing cost): what a traced consumer of the ping-pong body (rungs 6-7) runs on the slot's
+# path -- between the full-barrier wait and the wgmma issue, and between the wgmma wait and the arrive that frees
+# the slot. Reported as INFO (trace stores there are the measured cheapest placement so far: docs/kernel-notes.md,
+# session 8); checked: no fold test there (session 7: trace format 2's 16-bit st.shared and BREAK in that window
+# cost +12-14 % traced run time).
+SLOT_PATH_STORE = re.compile(r"\bSTS\b|\bSTS\.|\bMEMBAR\b|FENCE\.VIEW\.ASYNC|\bUBLKCP\b|\bSTG\b|\bSTG\.")
+SLOT_PATH_FOLD = re.compile(r"\bSTS\.U16\b|\bBREAK\b")
+
+
+def slot_path_windows(ins):
+    """(kind, window instructions) for TRYWAIT -> WARPGROUP.ARRIVE and WARPGROUP.DEPBAR -> SYNCS.ARRIVE, listing order."""
+    out = []
+    for j, x in enumerate(ins):
+        if "WARPGROUP.ARRIVE" in x:
+            w = next((i for i in range(j - 1, -1, -1) if "TRYWAIT" in ins[i]), None)
+            if w is not None:
+                out.append(("wait->issue", ins[w + 1:j]))
+        elif "WARPGROUP.DEPBAR" in x:
+            k = next((i for i in range(j + 1, len(ins)) if "SYNCS.ARRIVE" in ins[i]), None)
+            if k is not None:
+                out.append(("mma wait->arrive", ins[j + 1:k]))
+    return out
+
+
+def check_slot_path(ins, tag, check):
+    wins = slot_path_windows(ins)
+    for kind, win in wins:
+        stores = [y.strip() for y in win if SLOT_PATH_STORE.search(y)]
+        print(f"INFO {tag}: slot path {kind}: {len(win)} instructions, trace stores/flush {stores[:4]}")
+    bad = [(kind, [y.strip() for y in win if SLOT_PATH_FOLD.search(y)]) for kind, win in wins]
+    bad = [b for b in bad if b[1]]
+    check(wins and not bad, f"{tag}: no fold test (16-bit st.shared, BREAK) on the slot path ({len(wins)} windows"
+          f"{'; ' + str(bad[0]) if bad else ''})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--manifest", help="the ladder_manifest executable")
@@ -438,6 +473,8 @@ def main():
                       f"{tag}: traced build reads SR_CLOCK ({trace_hits['clock64']}) and SR_GLOBALTIMER "
                       f"({trace_hits['globaltimer']})")
                 check(n_smid > 0, f"{tag}: traced build reads the SM id ({n_smid})")
+                if r["name"] in ("pingpong", "streamk"):
+                    check_slot_path(ins, tag, check)
             else:
                 check(sum(trace_hits.values()) == 0,
                       f"{tag}: untraced build has no trace code (clock reads {trace_hits['clock64']}, "

@@ -286,6 +286,9 @@ struct StagedWarp {
     std::uint32_t cap = 0;            // capacity (lane 0); 0 when tracing is off
     std::uint32_t stage = 0;          // shared address of the warp's staging ring
     bool writer = false;              // lane 0 of a traced warp
+#ifdef WS_TRACE_EXPERIMENT_CLOCK_ONLY
+    std::uint32_t sink = 0;  // keeps the clock reads alive (ptxas drops an unused %clock64 read)
+#endif
 
     // Declares the warp's role and points it at its region. Call once per warp, early, from all 32
     // lanes, with warp-uniform arguments. `staging`: kTraceSmemPerWarp bytes of shared memory owned by
@@ -320,6 +323,12 @@ struct StagedWarp {
     __device__ __forceinline__ void eventAt(std::uint64_t c, std::uint8_t kind, std::int32_t kstep = -1,
                                             std::uint8_t slot = kNoSlot, std::int16_t aux = 0)
     {
+#ifdef WS_TRACE_EXPERIMENT_CLOCK_ONLY  // experiment only: clock reads kept (folded into `sink`), nothing stored
+        sink ^= std::uint32_t(c) ^ std::uint32_t(kstep) ^ (std::uint32_t(kind) | std::uint32_t(slot) << 8)
+            ^ (std::uint32_t(std::uint16_t(aux)) << 16);
+        ++count;
+        return;
+#endif
         const std::uint32_t w3 = std::uint32_t(std::uint16_t(aux)) | (std::uint32_t(slot) << 16)
             | (std::uint32_t(kind) << 24);
         const std::uint32_t at = stage + ((count & 63u) << 4);
@@ -337,6 +346,9 @@ struct StagedWarp {
     // Lane 0 copies the staged half holding events [base, base + n) to global memory.
     __device__ __forceinline__ void flush(std::uint32_t n)
     {
+#ifdef WS_TRACE_EXPERIMENT_NO_FLUSH  // experiment only: no fence, no copy (the trace is not valid; session 8)
+        return;
+#endif
         if (!writer) return;
         const std::uint32_t base = (count - 1u) & ~31u;  // index of the batch's first event
         const std::uint32_t half = stage + (base & 32u) * 16u;
@@ -359,6 +371,10 @@ struct StagedWarp {
     __device__ __forceinline__ void end()
     {
         event(kEventEnd);
+#ifdef WS_TRACE_EXPERIMENT_CLOCK_ONLY
+        if (writer && sink == 0x9e3779b9u) asm volatile("st.global.u32 [%0], %1;" ::"l"(&hdr->count), "r"(sink) : "memory");
+        return;
+#endif
         if ((count & 31u) != 0) flush(count & 31u);
         if (writer) {
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
