@@ -211,7 +211,7 @@ std::string checkShape(std::string_view rung, const Shape& s)
         return buf;
     }
     if (!r->info.tensorCores) {  // the CUDA-core rung: partial tiles by bounds tests, loads in 16-byte pieces
-        if (s.k % kTmaRowElems) {
+        if (s.k % kTmaRowElems != 0) {
             std::snprintf(buf, sizeof buf,
                           "%s needs K a multiple of %d: it loads the rows of A and B in pieces of %d bf16 (16 bytes), "
                           "which must start 16-byte aligned; got %dx%dx%d",

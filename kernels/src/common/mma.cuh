@@ -1,6 +1,7 @@
 // Shared piece (kernels/src/common): the consumer's MMA step for fp16 operands with B MN-major
 // (B's tile in shared memory is K rows of N contiguous elements, as TMA brings [K, N] row-major
-// data), A K-major. Trace: mmaIssue / mmaWait open the phases of the same names.
+// data), A K-major; and the GEMM ladder's bf16 k-step (A and B K-major: mmaIssueBf16). Trace: mmaIssue* /
+// mmaWait open the phases of the same names.
 #pragma once
 
 #include <cstdint>
