@@ -39,6 +39,13 @@ constexpr std::array<std::pair<std::string_view, IntervalKind>, 4> kRingMethods 
     {"release", IntervalKind::Release},
 }};
 
+// The shared MMA step's free functions (kernels/src/common/mma.cuh), called by the rungs: a call opens the phase
+// its name starts with (mmaIssue, mmaIssueBf16, mmaIssueRows; mmaWait).
+constexpr std::array<std::pair<std::string_view, IntervalKind>, 2> kPieceFunctionPrefixes = {{
+    {"mmaIssue", IntervalKind::MmaIssue},
+    {"mmaWait", IntervalKind::MmaWait},
+}};
+
 bool isIdentChar(char c)
 {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -129,6 +136,19 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
             for (std::size_t at = l.find(method); at != std::string_view::npos; at = l.find(method, at + 1))
                 if (at > 0 && l[at - 1] == '.' && l.substr(at + method.size(), 1) == "(")
                     starts.emplace_back(line, kind);
+        // ... and so do the MMA step's free functions: `mmaIssueBf16<1, BN>(...)`, `mmaWait<1>(...)` (a call, not
+        // the definition: no __device__ on the line; not a member: no '.' or "::" before it).
+        if (l.find("__device__") == std::string_view::npos)
+            for (const auto& [prefix, kind] : kPieceFunctionPrefixes)
+                for (std::size_t at = l.find(prefix); at != std::string_view::npos; at = l.find(prefix, at + 1)) {
+                    if (at > 0 && (isIdentChar(l[at - 1]) || l[at - 1] == '.' || l[at - 1] == ':')) continue;
+                    std::size_t e = at + prefix.size();
+                    while (e < l.size() && isIdentChar(l[e])) ++e;
+                    if (e < l.size() && (l[e] == '(' || l[e] == '<')) {
+                        starts.emplace_back(line, kind);
+                        break;
+                    }
+                }
     }
     std::stable_sort(starts.begin(), starts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     // Loop headers: a `for (` / `while (` line, and the lines after it up to the first stage event

@@ -284,8 +284,8 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
         return res;
     };
 
-    // Every selected rung that can take the shape is recorded; one that cannot (sync off whole tiles, K not a
-    // multiple of 8) is skipped with its sentence (exit 10 at the end); none that can: exit 2, nothing run.
+    // Every selected rung that can take the shape is recorded; one that cannot (K not a multiple of 8: 16-byte
+    // rows) is skipped with its sentence (exit 10 at the end); none that can: exit 2, nothing run.
     const GemmRungPlan plan = planGemmRungs(o.rungs, o.shape);
     if (!plan.error.empty()) return fail(kExitUsage, plan.error);
     res.rungsSkipped = int(plan.skipped.size());

@@ -9,11 +9,19 @@
 // Trace: TileBegin/TileEnd markers around each tile (kstep = tileM, aux = tileN); producer
 // WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release, then Store.
 // kstep is the CTA-wide fill counter, running across tiles.
+// Built from the shared pieces: common/smem_plan.cuh (the carve), common/ring.cuh (producer waitSlot / issueLoad,
+// consumer waitData / release: the slot maths and parities over the CTA-wide fill counter), common/mma.cuh (the
+// k-step), hopper.cuh's tileCoords (the grouped order) and storeAccBf16 (the epilogue), tma_rung_launch.cuh (the
+// host side). The persistent tile walk and the register shift -- the rung's idea -- stay here.
 #include <string>
 
 #include "hopper.cuh"
 #include "rungs.h"
-#include "warpstage/trace_device.cuh"
+#include "warpstage/trace_device.cuh"  // before the common pieces: the ladder's trace layer (no module symbols)
+#include "common/mma.cuh"
+#include "common/ring.cuh"
+#include "common/smem_plan.cuh"
+#include "tma_rung_launch.cuh"
 
 namespace ws::kern {
 namespace r_cooperative {
@@ -23,7 +31,8 @@ namespace tr = ws::trace::role;
 
 constexpr int BM = kCoopBM, BN = kCoopBN, S = kCoopStages;
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
-constexpr int kSmem = S * kStage + 1024 + 128;  // + barrier area
+using Plan = SmemPlan<kStage, S>;
+using CoopRing = Ring<S, 1, /*ReadyMarker=*/false>;
 constexpr int kWarps = kCoopThreads / 32;
 constexpr int kConsumerWarps = 8;
 
@@ -34,9 +43,10 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
                                                                    int K, void* trace)
 {
     extern __shared__ uint8_t smemRaw[];
-    uint8_t* smem = alignSmem1024(smemRaw);
-    uint64_t* full = reinterpret_cast<uint64_t*>(smem + S * kStage);
-    uint64_t* empty = full + S;
+    const Plan smem(smemRaw);
+    CoopRing ring;
+    ring.full = smem.full();
+    ring.empty = smem.empty();
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
     const int KT = (K + kBK - 1) / kBK;  // a partial last k-step: TMA zero-fills past K
     const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN, numTiles = tilesM * tilesN;  // edge tiles partial
@@ -46,18 +56,13 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
     if constexpr (Traced) {
         ct.begin(trace);
         const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
-        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
-                 reinterpret_cast<uint8_t*>(full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
+        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0, smem.traceStaging(warp));
         wt.event(tk::Setup);
     }
     if (tid == 0) {
         tmaPrefetchDesc(&tmA);
         tmaPrefetchDesc(&tmB);
-        for (int s = 0; s < S; ++s) {
-            mbarInit(&full[s], 1);
-            mbarInit(&empty[s], kConsumerWarps);
-        }
-        fenceBarrierInit();
+        ring.init(kConsumerWarps);  // empty: one arrival per consumer warp
     }
     __syncthreads();
 
@@ -71,23 +76,12 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
                 tileCoords(tile, tilesM, tilesN, kGroupM, tm, tn);
                 if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
                 for (int kt = 0; kt < KT; ++kt, ++fill) {
-                    const int slot = fill % S;
-                    uint64_t tWait = 0, tIssue = 0;
-                    if (fill >= S) {
-                        if constexpr (Traced) tWait = wt.now();
-                        mbarWait(&empty[slot], ((fill / S) - 1) & 1);
-                    }
-                    if constexpr (Traced) tIssue = wt.now();
-                    uint8_t* st = smem + slot * kStage;
-                    if (tid == 0) {
-                        mbarArriveExpectTx(&full[slot], kStage);
-                        tmaLoad2d(st, &tmA, &full[slot], kt * kBK, tm * BM);
-                        tmaLoad2d(st + kBytesA, &tmB, &full[slot], kt * kBK, tn * BN);
-                    }
-                    if constexpr (Traced) {  // stored after the expect_tx (a release): see WarpTrace::now
-                        if (fill >= S) wt.eventAt(tWait, tk::WaitSlot, fill, slot);
-                        wt.eventAt(tIssue, tk::IssueLoad, fill, slot);
-                    }
+                    const uint64_t tWait = ring.waitSlot(fill, wt);
+                    ring.issueLoad(fill, tWait, kStage, tid == 0, wt, [&](int slot, uint64_t* bar) {
+                        uint8_t* st = smem.stage(slot);
+                        tmaLoad2d(st, &tmA, bar, kt * kBK, tm * BM);
+                        tmaLoad2d(st + kBytesA, &tmB, bar, kt * kBK, tn * BN);
+                    });
                 }
                 if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
             }
@@ -95,6 +89,7 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
     } else {  // consumers
         setMaxNRegInc<232>();
         const int cw = wg - 1;
+        const bool lane0 = laneId() == 0;
         int fill = 0;
         for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
             int tm, tn;
@@ -102,32 +97,18 @@ __global__ void __launch_bounds__(kCoopThreads, 1) gemmCooperative(const __grid_
             if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
             float acc[1][BN / 2];  // first k-step overwrites (accumulate = 0)
             for (int kt = 0; kt < KT; ++kt, ++fill) {
-                const int slot = fill % S;
-                if constexpr (Traced) wt.event(tk::WaitData, fill, slot);
-                mbarWait(&full[slot], (fill / S) & 1);
-                if constexpr (Traced) wt.event(tk::MmaIssue, fill, slot);
-                const uint32_t st = smemAddr(smem + slot * kStage);
-                wgmmaFence();
-                mmaKStep<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt > 0);
-                wgmmaCommit();
-                if (kt > 0) {
-                    const int prev = fill - 1;
-                    if constexpr (Traced) wt.event(tk::MmaWait, prev, prev % S);
-                    wgmmaWait<1>();
-                    uint64_t tRel = 0;
-                    if constexpr (Traced) tRel = wt.now();
-                    if (laneId() == 0) mbarArrive(&empty[prev % S]);
-                    if constexpr (Traced) wt.eventAt(tRel, tk::Release, prev, prev % S);
+                const int slot = CoopRing::slot(fill);
+                ring.waitData(fill, wt);
+                const uint32_t st = smemAddr(smem.stage(slot));
+                mmaIssueBf16<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt == 0, fill, slot, wt);
+                if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
+                    mmaWait<1>(fill - 1, CoopRing::slot(fill - 1), wt);
+                    ring.release(fill - 1, lane0, wt);
                 }
             }
-            const int last = fill - 1;
-            if constexpr (Traced) wt.event(tk::MmaWait, last, last % S);
-            wgmmaWait<0>();
+            mmaWait<0>(fill - 1, CoopRing::slot(fill - 1), wt);  // drain: the tile's last k-step
             fenceAcc(acc[0]);
-            uint64_t tRel = 0;
-            if constexpr (Traced) tRel = wt.now();
-            if (laneId() == 0) mbarArrive(&empty[last % S]);
-            if constexpr (Traced) wt.eventAt(tRel, tk::Release, last, last % S);
+            ring.release(fill - 1, lane0, wt);
             if constexpr (Traced) wt.event(tk::Store);
             storeAccBf16<BN>(acc[0], C, N, M, N, tm * BM + cw * 64, tn * BN, tid & 127);
             if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
@@ -143,27 +124,13 @@ using namespace r_cooperative;
 
 cudaError_t launchCooperative(const LaunchArgs& a, const char** err)
 {
-    static thread_local std::string msg;
-    CUtensorMap tmA, tmB;
-    msg = encodeTmaK64(&tmA, a.a, a.m, a.k, BM);
-    if (msg.empty()) msg = encodeTmaK64(&tmB, a.b, a.n, a.k, BN);
-    if (!msg.empty()) {
-        *err = msg.c_str();
-        return cudaErrorInvalidValue;
-    }
-    auto* C = static_cast<__nv_bfloat16*>(a.c);
-    auto kern = a.trace ? gemmCooperative<true> : gemmCooperative<false>;
-    const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess) return e;
-    kern<<<a.gridCtas, kCoopThreads, smem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
-    return cudaGetLastError();
+    return launchTmaRung(a, err, BM, BN, a.trace ? gemmCooperative<true> : gemmCooperative<false>,
+                         dim3(a.gridCtas), kCoopThreads, Plan::bytes(a.trace != nullptr, kWarps));
 }
 
 const void* kernelCooperative(bool traced)
 {
-    return traced ? reinterpret_cast<const void*>(&gemmCooperative<true>)
-                  : reinterpret_cast<const void*>(&gemmCooperative<false>);
+    return kernelEntry(traced, gemmCooperative<true>, gemmCooperative<false>);
 }
 
 }  // namespace ws::kern

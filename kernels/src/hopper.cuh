@@ -93,21 +93,6 @@ __device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity)
     while (!mbarTryWait(bar, parity)) {
     }
 }
-// Cluster-scope acquire variant (the producer waiting for releases that may come from a peer CTA).
-__device__ __forceinline__ void mbarWaitCluster(uint64_t* bar, uint32_t parity)
-{
-    uint32_t ok = 0;
-    while (!ok) {
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}"
-            : "=r"(ok)
-            : "r"(smemAddr(bar)), "r"(parity)
-            : "memory");
-    }
-}
-
 // --- TMA (bulk tensor copy engine)
 __device__ __forceinline__ void tmaPrefetchDesc(const CUtensorMap* map)
 {
@@ -338,13 +323,6 @@ __device__ __forceinline__ void storeAccTmaBf16(const float (&d)[N / 2], const C
             bulkCommit();
         }
     }
-}
-
-template <int R>
-__device__ __forceinline__ void zeroAcc(float (&d)[R])
-{
-#pragma unroll
-    for (int i = 0; i < R; ++i) d[i] = 0.f;
 }
 
 // Grouped (L2-friendly) order of output tiles: walks `group` tile-rows down M before moving

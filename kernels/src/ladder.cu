@@ -73,7 +73,7 @@ namespace {
 
 struct RungImpl {
     RungInfo info;
-    int bm, bn, bk;      // tile (tensor-core rungs: edge tiles may be partial; sync: the shape must divide)
+    int bm, bn, bk;      // tile (edge tiles may be partial)
     int threads;
     int stages;
     bool persistent;
@@ -210,11 +210,12 @@ std::string checkShape(std::string_view rung, const Shape& s)
                       kMaxDim, s.m, s.n, s.k);
         return buf;
     }
-    if (!r->info.tensorCores) {  // the CUDA-core rung loads whole tiles with no bounds tests
-        if (s.m % r->bm || s.n % r->bn || s.k % r->bk) {
+    if (!r->info.tensorCores) {  // the CUDA-core rung: partial tiles by bounds tests, loads in 16-byte pieces
+        if (s.k % kTmaRowElems != 0) {
             std::snprintf(buf, sizeof buf,
-                          "%s needs M a multiple of %d, N a multiple of %d and K a multiple of %d; got %dx%dx%d",
-                          r->info.name.c_str(), r->bm, r->bn, r->bk, s.m, s.n, s.k);
+                          "%s needs K a multiple of %d: it loads the rows of A and B in pieces of %d bf16 (16 bytes), "
+                          "which must start 16-byte aligned; got %dx%dx%d",
+                          r->info.name.c_str(), kTmaRowElems, kTmaRowElems, s.m, s.n, s.k);
             return buf;
         }
         return {};

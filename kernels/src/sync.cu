@@ -4,6 +4,8 @@
 // __syncthreads, multiplies it with FFMA (8x8 outputs per thread), __syncthreads. Loads,
 // math and barriers strictly alternate: nothing overlaps inside a CTA.
 // Trace per warp and k-step: Load, Sync, Compute, Sync; then Epilogue, Store.
+// Any shape with K a multiple of 8: loads past M, N or K read as zeros (a 16-byte piece of 8 bf16 is either
+// inside K or past it), a partial tile's stores are clipped to C.
 #include <cuda_bf16.h>
 
 #include "rungs.h"
@@ -54,7 +56,7 @@ __global__ void __launch_bounds__(kSyncThreads, 2) gemmSync(const __nv_bfloat16*
 #pragma unroll
         for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
 
-    const int KT = K / BK;
+    const int KT = (K + BK - 1) / BK;  // a partial last k-step reads zeros past K
     for (int kt = 0; kt < KT; ++kt) {
         if constexpr (Traced) wt.event(tk::Load, kt);
         const int k0 = kt * BK;
@@ -62,11 +64,16 @@ __global__ void __launch_bounds__(kSyncThreads, 2) gemmSync(const __nv_bfloat16*
         for (int i = 0; i < 2; ++i) {
             const int c = tid + i * kSyncThreads;  // 512 chunks of 8 bf16 per operand
             const int r = c / 4, kq = (c % 4) * 8;
+            const bool inK = k0 + kq < K;  // K % 8 == 0: the 8 elements are all inside K or all past it
+            uint4 v = make_uint4(0u, 0u, 0u, 0u);  // what a load past M, N or K reads
+            if (inK && m0 + r < M) v = *reinterpret_cast<const uint4*>(A + size_t(m0 + r) * K + k0 + kq);
             float f[8];
-            unpack8(*reinterpret_cast<const uint4*>(A + size_t(m0 + r) * K + k0 + kq), f);
+            unpack8(v, f);
 #pragma unroll
             for (int j = 0; j < 8; ++j) As[kq + j][r] = f[j];
-            unpack8(*reinterpret_cast<const uint4*>(B + size_t(n0 + r) * K + k0 + kq), f);
+            v = make_uint4(0u, 0u, 0u, 0u);
+            if (inK && n0 + r < N) v = *reinterpret_cast<const uint4*>(B + size_t(n0 + r) * K + k0 + kq);
+            unpack8(v, f);
 #pragma unroll
             for (int j = 0; j < 8; ++j) Bs[kq + j][r] = f[j];
         }
@@ -102,13 +109,23 @@ __global__ void __launch_bounds__(kSyncThreads, 2) gemmSync(const __nv_bfloat16*
             out[i][h].y = *reinterpret_cast<uint32_t*>(&hi);
         }
     if constexpr (Traced) wt.event(tk::Store);
+    // A whole tile with N % 4 == 0 (8-byte aligned rows of 4 outputs): vector stores; otherwise each element
+    // inside C on its own (a partial tile, or rows whose 4-element groups are not 8-byte aligned).
+    const bool whole = m0 + BM <= M && n0 + BN <= N && (N & 3) == 0;  // CTA-uniform
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int r = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int c = n0 + (h == 0 ? tx * 4 : 64 + tx * 4);
-            *reinterpret_cast<uint2*>(C + size_t(r) * N + c) = out[i][h];
+            if (whole) {
+                *reinterpret_cast<uint2*>(C + size_t(r) * N + c) = out[i][h];
+            } else if (r < M) {
+                const __nv_bfloat16* v = reinterpret_cast<const __nv_bfloat16*>(&out[i][h]);
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (c + j < N) C[size_t(r) * N + c + j] = v[j];
+            }
         }
     }
     if constexpr (Traced) {
@@ -121,7 +138,7 @@ using namespace r_sync;
 
 cudaError_t launchSync(const LaunchArgs& a, const char**)
 {
-    const dim3 grid(a.n / BN, a.m / BM);
+    const dim3 grid((a.n + BN - 1) / BN, (a.m + BM - 1) / BM);  // partial tiles at the right and bottom
     const auto* A = static_cast<const __nv_bfloat16*>(a.a);
     const auto* B = static_cast<const __nv_bfloat16*>(a.b);
     auto* C = static_cast<__nv_bfloat16*>(a.c);

@@ -6,11 +6,18 @@
 // is refilled. Load and math take turns.
 // Trace: warp 0 IssueLoad; every warp WaitData, MmaIssue, MmaWait, Sync per k-step; then
 // Epilogue, Store.
+// Built from the shared pieces: common/smem_plan.cuh (the carve), common/ring.cuh as a ring of ONE stage
+// freed by the CTA barrier (initFull, issueLoad without a slot wait, waitData), common/mma.cuh (the k-step),
+// hopper.cuh's storeAccBf16 (the epilogue) and tma_rung_launch.cuh (the host side). The loop stays here.
 #include <string>
 
 #include "hopper.cuh"
 #include "rungs.h"
-#include "warpstage/trace_device.cuh"
+#include "warpstage/trace_device.cuh"  // before the common pieces: the ladder's trace layer (no module symbols)
+#include "common/mma.cuh"
+#include "common/ring.cuh"
+#include "common/smem_plan.cuh"
+#include "tma_rung_launch.cuh"
 
 namespace ws::kern {
 namespace r_tma_sync {
@@ -20,7 +27,8 @@ namespace tr = ws::trace::role;
 
 constexpr int BM = kTmaSyncBM, BN = kTmaSyncBN;
 constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2;
-constexpr int kSmem = kBytesA + kBytesB + 1024 + 128;  // + barrier area
+using Plan = SmemPlan<kBytesA + kBytesB, 1>;  // one buffer: A's tile, then B's
+using OneBuffer = Ring<1, 1, /*ReadyMarker=*/false>;
 constexpr int kWarps = kTmaSyncThreads / 32;
 
 template <bool Traced>
@@ -30,10 +38,11 @@ __global__ void __launch_bounds__(kTmaSyncThreads) gemmTmaSync(const __grid_cons
                                                                void* trace)
 {
     extern __shared__ uint8_t smemRaw[];
-    uint8_t* smem = alignSmem1024(smemRaw);
-    uint8_t* sA = smem;
-    uint8_t* sB = smem + kBytesA;
-    uint64_t* full = reinterpret_cast<uint64_t*>(sB + kBytesB);
+    const Plan smem(smemRaw);
+    uint8_t* sA = smem.stage(0);
+    uint8_t* sB = sA + kBytesA;
+    OneBuffer buf;
+    buf.full = smem.full();
     const int tid = threadIdx.x;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
 
@@ -41,39 +50,27 @@ __global__ void __launch_bounds__(kTmaSyncThreads) gemmTmaSync(const __grid_cons
     ws::trace::CtaTrace<Traced> ct;
     if constexpr (Traced) {
         ct.begin(trace);
-        wt.begin(trace, tid / 32, tr::Worker, 0, 0,
-                 reinterpret_cast<uint8_t*>(full) + 128 + (tid / 32) * ws::trace::kTraceSmemPerWarp);
+        wt.begin(trace, tid / 32, tr::Worker, 0, 0, smem.traceStaging(tid / 32));
         wt.event(tk::Setup);
     }
     if (tid == 0) {
         tmaPrefetchDesc(&tmA);
         tmaPrefetchDesc(&tmB);
-        mbarInit(full, 1);
-        fenceBarrierInit();
+        buf.initFull();
     }
     __syncthreads();
 
     float acc[2][BN / 2];  // no zeroing: the first k-step's wgmma overwrites (accumulate = 0)
     const int KT = (K + kBK - 1) / kBK;  // a partial last k-step: TMA zero-fills past K
     for (int kt = 0; kt < KT; ++kt) {
-        if (Traced ? tid < 32 : tid == 0) {  // thread 0 issues; traced, all of warp 0 records (warp-uniform)
-            uint64_t t = 0;
-            if constexpr (Traced) t = wt.now();
-            if (tid == 0) {
-                mbarArriveExpectTx(full, kBytesA + kBytesB);
-                tmaLoad2d(sA, &tmA, full, kt * kBK, m0);
-                tmaLoad2d(sB, &tmB, full, kt * kBK, n0);
-            }
-            if constexpr (Traced) wt.eventAt(t, tk::IssueLoad, kt, 0);
-        }
-        if constexpr (Traced) wt.event(tk::WaitData, kt, 0);
-        mbarWait(full, kt & 1);
-        if constexpr (Traced) wt.event(tk::MmaIssue, kt, 0);
-        wgmmaFence();
-        mmaKStep<2, BN>(acc, smemAddr(sA), smemAddr(sB), kt > 0);
-        wgmmaCommit();
-        if constexpr (Traced) wt.event(tk::MmaWait, kt, 0);
-        wgmmaWait<0>();
+        if (Traced ? tid < 32 : tid == 0)  // thread 0 issues; traced, all of warp 0 records (warp-uniform)
+            buf.issueLoad(kt, kBytesA + kBytesB, tid == 0, wt, [&](int, uint64_t* bar) {
+                tmaLoad2d(sA, &tmA, bar, kt * kBK, m0);
+                tmaLoad2d(sB, &tmB, bar, kt * kBK, n0);
+            });
+        buf.waitData(kt, wt);
+        mmaIssueBf16<2, BN>(acc, smemAddr(sA), smemAddr(sB), kt == 0, kt, 0, wt);
+        mmaWait<0>(kt, 0, wt);
         fenceAcc(acc[0]);
         fenceAcc(acc[1]);
         uint64_t tSync = 0;
@@ -95,28 +92,10 @@ using namespace r_tma_sync;
 
 cudaError_t launchTmaSync(const LaunchArgs& a, const char** err)
 {
-    static thread_local std::string msg;
-    CUtensorMap tmA, tmB;
-    msg = encodeTmaK64(&tmA, a.a, a.m, a.k, BM);
-    if (msg.empty()) msg = encodeTmaK64(&tmB, a.b, a.n, a.k, BN);
-    if (!msg.empty()) {
-        *err = msg.c_str();
-        return cudaErrorInvalidValue;
-    }
-    auto* C = static_cast<__nv_bfloat16*>(a.c);
-    const dim3 grid((a.n + BN - 1) / BN, (a.m + BM - 1) / BM);  // partial tiles at the edges
-    auto kern = a.trace ? gemmTmaSync<true> : gemmTmaSync<false>;
-    const int smem = kSmem + (a.trace ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess) return e;
-    kern<<<grid, kTmaSyncThreads, smem, a.stream>>>(tmA, tmB, C, a.m, a.n, a.k, a.trace);
-    return cudaGetLastError();
+    return launchTmaRung(a, err, BM, BN, a.trace ? gemmTmaSync<true> : gemmTmaSync<false>, tileGrid(a, BM, BN),
+                         kTmaSyncThreads, Plan::bytes(a.trace != nullptr, kWarps));
 }
 
-const void* kernelTmaSync(bool traced)
-{
-    return traced ? reinterpret_cast<const void*>(&gemmTmaSync<true>)
-                  : reinterpret_cast<const void*>(&gemmTmaSync<false>);
-}
+const void* kernelTmaSync(bool traced) { return kernelEntry(traced, gemmTmaSync<true>, gemmTmaSync<false>); }
 
 }  // namespace ws::kern

@@ -4,9 +4,8 @@
 // CPU reference on a small shape, and shapes each rung must refuse (checkShape
 // non-empty, launch() returns an error and writes nothing).
 //
-// Partial tiles (issue 14): the tensor-core rungs also run a set of shapes that are not tile multiples
-// (M = 1, N = 1, odd N, K not a multiple of 64, 8191x8193x4104, ...); the CUDA-core rung `sync`, which
-// needs whole tiles, is skipped there with a NOTE.
+// Partial tiles (issue 14): every rung, the CUDA-core rung `sync` included, also runs a set of shapes that are
+// not tile multiples (M = 1, N = 1, odd N, K not a multiple of 64, 8191x8193x4104, ...).
 //
 // Opt-in rungs (not in ladder::rungs(), if any) run only when named by --rung.
 // Usage: gpu_ladder_correctness [--rung NAME]... [--shape MxNxK]... [--quick] [--no-partial] [--partial-only]
@@ -113,11 +112,6 @@ void checkRungAtShape(const std::string& rung, Inputs& in, int sms)
     const std::string base = "rung=" + rung + " shape=" + shapeStr(s);
     std::string why = ladder::checkShape(rung, s);
     if (!why.empty()) {
-        const ladder::RungInfo* info = ladder::findRung(rung);
-        if (info && !info->tensorCores && (s.m % 128 || s.n % 128 || s.k % 32)) {
-            std::printf("NOTE %s: the CUDA-core rung needs whole tiles (%s)\n", base.c_str(), why.c_str());
-            return;
-        }
         fail(base + " traced=0/1: rung refuses a shape the issue requires: " + why);
         return;
     }

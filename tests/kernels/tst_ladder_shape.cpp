@@ -1,7 +1,7 @@
 // CPU test (no GPU needed; registered where the CUDA toolkit builds the ladder): the ladder's shape rules
 // (issue 14, "every shape"). The tensor-core rungs take any M, N >= 1 and any K that is a multiple of 8
 // (partial tiles by TMA zero fill and clipped stores) and refuse only what TMA cannot do, with a sentence;
-// the CUDA-core rung still needs whole tiles; traceGeometry counts partial tiles and a partial last k-step
+// the CUDA-core rung too (bounds-tested loads and stores, K a multiple of 8); traceGeometry counts partial tiles and a partial last k-step
 // (ceil-div), so a traced launch at an odd shape has room for every event. Exit: 0 passed, 1 failed.
 #include <warpstage/ladder.h>
 
@@ -67,11 +67,23 @@ int main()
             expect(has(why, "between 1 and 131072") && has(why, str(s)), r.name + " refuses " + str(s) + ": " + why);
         }
 
-    // The CUDA-core rung keeps its whole-tile rule.
+    // The CUDA-core rung computes partial tiles too (bounds-tested loads and stores); its one rule is K % 8 (its
+    // 16-byte loads), said in a sentence.
+    for (const auto& s : odd) {
+        const std::string why = ladder::checkShape("sync", s);
+        expect(why.empty(), "sync takes " + str(s) + (why.empty() ? "" : ": " + why));
+    }
     {
-        const std::string why = ladder::checkShape("sync", {4000, 4000, 4000});
-        expect(has(why, "M a multiple of 128") && has(why, "4000x4000x4000"), "sync refuses 4000^3: " + why);
-        expect(ladder::checkShape("sync", {4096, 4096, 4096}).empty(), "sync takes 4096^3");
+        const std::string why = ladder::checkShape("sync", {1000, 4096, 4100});
+        expect(has(why, "sync") && has(why, "K a multiple of 8") && has(why, "16 bytes") && has(why, "1000x4096x4100")
+                   && !has(why, "M a multiple") && !has(why, "N a multiple"),
+               "sync refuses K = 4100 with a sentence: " + why);
+        expect(has(ladder::checkShape("sync", {64, 64, 1}), "K a multiple of 8"), "sync refuses K = 1");
+        // 129x257x72: 128x128 tiles -> 2 x 3 CTAs; 3 k-steps of 32 (the last partial): 4*3+4 = 16 -> 16+1+32
+        const auto g = ladder::traceGeometry("sync", {129, 257, 72}, 132);
+        expect(g.numCtas == 6 && g.eventsPerWarp == 49,
+               "sync geometry at 129x257x72: " + std::to_string(g.numCtas) + " CTAs, "
+                   + std::to_string(g.eventsPerWarp) + " events/warp (want 6, 49)");
     }
     expect(has(ladder::checkShape("nope", {128, 128, 64}), "unknown rung 'nope'"), "unknown rung refused by name");
 

@@ -124,6 +124,30 @@ private slots:
         };
         QCOMPARE(helperStageOfLineWith("ld.acquire.gpu"), std::optional<IntervalKind>(IntervalKind::WaitPartial));
         QCOMPARE(helperStageOfLineWith("st.release.gpu"), std::optional<IntervalKind>(IntervalKind::Fixup));
+
+        // Rungs 2-5 call the shared pieces (common/ring.cuh, common/mma.cuh): their calls open the stages in the
+        // rung's own file, as the event lines they replaced did.
+        for (const char* rung : {"tma_sync", "multistage", "warp_specialized", "cooperative"}) {
+            const QString rel = QStringLiteral("kernels/src/%1.cu").arg(QLatin1String(rung));
+            const auto map = ladder::ladderStageMap(ladder::ladderSources(rel.toStdString()));
+            const QStringList text = QString::fromUtf8(fileBytes(rel)).split(QLatin1Char('\n'));
+            auto stageOf = [&](const char* needle) {
+                for (int i = 0; i < text.size(); ++i)
+                    if (text[i].contains(QLatin1String(needle)) && !text[i].trimmed().startsWith(QLatin1String("//")))
+                        return map.stageAt(i + 1);
+                return std::optional<IntervalKind>();
+            };
+            QCOMPARE(stageOf(".issueLoad("), std::optional<IntervalKind>(IntervalKind::IssueLoad));
+            QCOMPARE(stageOf(".waitData("), std::optional<IntervalKind>(IntervalKind::WaitData));
+            QCOMPARE(stageOf("mmaIssueBf16<"), std::optional<IntervalKind>(IntervalKind::MmaIssue));
+            QCOMPARE(stageOf("mmaWait<"), std::optional<IntervalKind>(IntervalKind::MmaWait));
+            if (QLatin1String(rung) == QLatin1String("warp_specialized") || QLatin1String(rung) == QLatin1String("cooperative")) {
+                QCOMPARE(stageOf("ring.waitSlot("), std::optional<IntervalKind>(IntervalKind::WaitSlot));
+                QCOMPARE(stageOf("ring.release("), std::optional<IntervalKind>(IntervalKind::Release));
+            } else {
+                QCOMPARE(stageOf("tSync = wt.now()"), std::optional<IntervalKind>(IntervalKind::Sync));  // the k-step's barrier
+            }
+        }
     }
 
     void unknownRungSaysSo()

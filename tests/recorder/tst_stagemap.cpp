@@ -455,6 +455,41 @@ private slots:
         QCOMPARE(*decode::helperStageFromName("fixupPublishFlag", std::nullopt, false), K::Fixup);
     }
 
+    // Rungs 2-5 call the shared MMA step (kernels/src/common/mma.cuh) as free functions: a call to mmaIssue...
+    // or mmaWait opens that phase on its line (the k-step loop of rung 4 as it reads now); a definition does not.
+    void pieceFunctionCallsOpenTheirStage()
+    {
+        using K = IntervalKind;
+        const char* rung =
+            "        for (int kt = 0; kt < KT; ++kt) {\n"                                                 // 1
+            "            const int slot = WsRing::slot(kt);\n"                                            // 2
+            "            ring.waitData(kt, wt);\n"                                                        // 3
+            "            const uint32_t st = smemAddr(smem.stage(slot));\n"                               // 4
+            "            mmaIssueBf16<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt == 0, kt, slot, wt);\n"  // 5
+            "            if (kt > 0) {\n"                                                                 // 6
+            "                mmaWait<1>(kt - 1, WsRing::slot(kt - 1), wt);  // kt stays in flight\n"      // 7
+            "                ring.release(kt - 1, laneId() == 0, wt);\n"                                  // 8
+            "            }\n"                                                                             // 9
+            "        }\n"                                                                                 // 10
+            "        mmaWait<0>(KT - 1, WsRing::slot(KT - 1), wt);\n"                                     // 11
+            "        fenceAcc(acc[0]);\n"                                                                 // 12
+            "        x.mmaIssueLater(1);\n"                                                               // 13: a member
+            "__device__ __forceinline__ void mmaWait(int fill, int slot, Tr& tr)\n"                       // 14: a definition
+            "        storeAcc(acc);\n";                                                                   // 15
+        const auto m = decode::StageMap::fromSource("kernels/src/warp_specialized.cu", rung);
+        QCOMPARE(m.stageAt(1), std::optional<K>(K::WaitData));  // the loop header takes its body's first stage
+        QCOMPARE(m.stageAt(3), std::optional<K>(K::WaitData));
+        QCOMPARE(m.stageAt(4), std::optional<K>(K::WaitData));
+        QCOMPARE(m.stageAt(5), std::optional<K>(K::MmaIssue));
+        QCOMPARE(m.stageAt(6), std::optional<K>(K::MmaIssue));
+        QCOMPARE(m.stageAt(7), std::optional<K>(K::MmaWait));
+        QCOMPARE(m.stageAt(8), std::optional<K>(K::Release));
+        QCOMPARE(m.stageAt(11), std::optional<K>(K::MmaWait));
+        QCOMPARE(m.stageAt(12), std::optional<K>(K::MmaWait));
+        QCOMPARE(m.stageAt(13), std::optional<K>(K::MmaWait));  // neither a member call ...
+        QCOMPARE(m.stageAt(15), std::optional<K>(K::MmaWait));  // ... nor a definition opens a stage
+    }
+
     void singleRoleRungFillsUnknownKinds()
     {
         KernelRecord r;

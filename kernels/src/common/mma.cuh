@@ -1,6 +1,7 @@
 // Shared piece (kernels/src/common): the consumer's MMA step for fp16 operands with B MN-major
 // (B's tile in shared memory is K rows of N contiguous elements, as TMA brings [K, N] row-major
-// data), A K-major. Trace: mmaIssue / mmaWait open the phases of the same names.
+// data), A K-major; and the GEMM ladder's bf16 k-step (A and B K-major: mmaIssueBf16). Trace: mmaIssue* /
+// mmaWait open the phases of the same names.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +69,18 @@ __device__ __forceinline__ void mmaIssueRows(float (&acc)[R][N / 2], uint32_t aT
     wgmmaFence();
 #pragma unroll
     for (int r = 0; r < RB; ++r) mmaKStepF16Nt<N>(acc[r], aTile + r * 64 * 128, bTile, first ? 0 : 1);
+    wgmmaCommit();
+}
+// The GEMM ladder's k-step (bf16, A and B both K-major, hopper.cuh's mmaKStep): fence, the wgmmas of MB blocks of
+// 64 rows of A (64 * 128 bytes apart) times N columns of B, commit (the phase MmaIssue). first: the tile's first
+// k-step (the wgmmas overwrite the accumulator).
+template <int MB, int N, class Tr>
+__device__ __forceinline__ void mmaIssueBf16(float (&acc)[MB][N / 2], uint32_t aTile, uint32_t bTile, bool first,
+                                             int fill, int slot, Tr& tr)
+{
+    tr.event(ws::trace::kind::MmaIssue, fill, uint8_t(slot));
+    wgmmaFence();
+    mmaKStep<MB, N>(acc, aTile, bTile, first ? 0 : 1);
     wgmmaCommit();
 }
 // Wait until at most InFlight committed k-steps are still running (the phase MmaWait).

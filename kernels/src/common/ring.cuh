@@ -44,6 +44,15 @@ struct Ring {
         fenceBarrierInit();
     }
 
+    // Rings whose slots a CTA barrier frees (no warp specialization: the GEMM ladder's rungs 2-3, where the same
+    // warps load and compute and a __syncthreads ends each k-step): only the full barriers, no empty ones.
+    // One thread; follow with a CTA barrier.
+    __device__ __forceinline__ void initFull() const
+    {
+        for (int s = 0; s < S; ++s) mbarInit(&full[s], 1);
+        fenceBarrierInit();
+    }
+
     // Producer: wait until the consumers released the slot of `fill` (nothing to wait for the first S).
     // The event is written after the wait returns, stamped when it began (split form, see issueLoad).
     template <class Tr>
@@ -67,6 +76,19 @@ struct Ring {
             loads(s, &full[s]);
         }
         if (fill >= S) tr.eventAt(tWait, ws::trace::kind::WaitSlot, fill, uint8_t(s));
+        tr.eventAt(tIssue, ws::trace::kind::IssueLoad, fill, uint8_t(s));
+    }
+    // Producer of a ring whose slots a CTA barrier frees (initFull): the same without the slot wait -- the
+    // caller knows the slot is free (every thread passed the barrier that ended the k-step that last read it).
+    template <class Tr, class Loads>
+    __device__ __forceinline__ void issueLoad(int fill, uint32_t bytes, bool issuer, Tr& tr, Loads&& loads) const
+    {
+        const int s = slot(fill);
+        const uint64_t tIssue = tr.now();
+        if (issuer) {
+            mbarArriveExpectTx(&full[s], bytes);
+            loads(s, &full[s]);
+        }
         tr.eventAt(tIssue, ws::trace::kind::IssueLoad, fill, uint8_t(s));
     }
     // Consumer: wait for the data of `fill`; marks it ready on the trace.

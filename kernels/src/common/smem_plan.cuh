@@ -1,8 +1,8 @@
 // Shared piece (kernels/src/common): the shared-memory plan of a TMA + wgmma kernel, the one place
 // that knows the carve: ring stages (1024-byte aligned: 128-byte swizzle atoms), the epilogue
 // staging area, the barrier area (full[S], empty[S]), then one trace staging ring per warp.
-// Used by the linear-compression family (kernels/lce); the GEMM ladder's rungs still carve by hand
-// (porting them needs a SASS diff and the ladder benchmark: docs/architecture.md).
+// Used by the linear-compression family (kernels/lce) and the GEMM ladder's rungs 2-5 (rungs 6-7 carve in
+// pingpong_body.cuh, where the epilogue staging sits between the ring and the barriers the same way).
 #pragma once
 
 #include <cstdint>

@@ -34,7 +34,7 @@ struct LceRungPlan {
 };
 LceRungPlan planLceRungs(const std::vector<int>& rungs, const lce::Shape& shape);
 
-// The warning printed for a skipped rung: "sync skipped: sync needs M a multiple of 128, ...".
+// The warning printed for a skipped rung: "sync skipped: sync needs K a multiple of 8: ...".
 std::string skippedText(const SkippedRung& s);
 // The error when every selected rung refuses (exit 2): each rung's sentence, joined.
 std::string noRungTakesText(const std::vector<SkippedRung>& skipped, const std::string& shapeText);
