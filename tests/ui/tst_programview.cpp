@@ -1,6 +1,7 @@
 // tst_programview: the program view (ProgramLayout, ProgramPlottable, ProgramView), the kernel summary
 // table (KernelSummaryModel / KernelSummaryProxy) and their two-way link (ProgramPanel), on in-memory
 // ws::ProgramTrace objects: a small hand-made program and the synthetic PyTorch-like one.
+#include "comparepickers.h"
 #include "kernelsummarymodel.h"
 #include "mainwindow.h"
 #include "runsmodel.h"
@@ -17,6 +18,9 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
+#include <QGridLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QAction>
 #include <QTabWidget>
@@ -526,6 +530,52 @@ private slots:
         const QImage img = v.plot()->toPixmap().toImage();
         QCOMPARE(img.pixelColor(QPoint(int(r.center().x()), int(r.center().y()))), programpalette::familyColor("long"));
         QVERIFY(v.plottable()->lastItemsVisited() < 200);  // and the tiny ones were jumped over
+    }
+    // The Compare pages' shared picker loop (comparepickers.h: ComparePanel and ProgramCompare): moving a picker
+    // loads through its signal, a picker already on the id loads only when that side has not requested it, an id
+    // the picker lacks leaves the side alone, and "(none)" (0) is how a side is emptied.
+    void comparePickersChooseAPair()
+    {
+        QWidget host;
+        auto *grid = new QGridLayout(&host);
+        QComboBox *pick[2] = {};
+        QLabel *label[2] = {};
+        QList<std::pair<int, qint64>> loads;
+        const auto load = [&](int side, qint64 id) { loads.append({side, id}); };
+        for (int s = 0; s < 2; ++s) {
+            ws::ui::addComparePickerRow(grid, s, &host, pick[s], label[s], load, QStringLiteral("pick"));
+            ws::ui::resetComparePicker(pick[s]);
+            pick[s]->addItem(QStringLiteral("seven"), qint64(7));
+            pick[s]->addItem(QStringLiteral("nine"), qint64(9));
+        }
+        QCOMPARE(pick[1]->objectName(), QStringLiteral("pickB"));
+        QCOMPARE(pick[0]->count(), 3);
+        QVERIFY(loads.isEmpty());  // resetting and filling loads nothing
+        qint64 requested[2] = {0, 0};
+        ws::ui::selectComparePair(pick, requested, 7, 9, load);
+        QCOMPARE(loads, (QList<std::pair<int, qint64>>{{0, 7}, {1, 9}}));
+        QCOMPARE(pick[0]->currentData().toLongLong(), 7);
+        QCOMPARE(pick[1]->currentData().toLongLong(), 9);
+        // already chosen and requested: nothing; already chosen but not requested (e.g. a side reset without
+        // moving its picker): loaded directly
+        loads.clear();
+        requested[0] = 7;
+        requested[1] = 0;
+        ws::ui::selectComparePair(pick, requested, 7, 9, load);
+        QCOMPARE(loads, (QList<std::pair<int, qint64>>{{1, 9}}));
+        // an unknown id leaves its side alone; 0 picks "(none)"
+        loads.clear();
+        requested[1] = 9;
+        ws::ui::selectComparePair(pick, requested, 42, 0, load);
+        QCOMPARE(loads, (QList<std::pair<int, qint64>>{{1, 0}}));
+        QCOMPARE(pick[0]->currentData().toLongLong(), 7);
+        QCOMPARE(pick[1]->currentIndex(), 0);
+        QCOMPARE(pick[1]->itemText(0), QStringLiteral("(none)"));
+        // a reset picker holds only "(none)" and says nothing
+        loads.clear();
+        ws::ui::resetComparePicker(pick[0]);
+        QCOMPARE(pick[0]->count(), 1);
+        QVERIFY(loads.isEmpty());
     }
 };
 
