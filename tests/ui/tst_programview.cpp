@@ -22,6 +22,9 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMouseEvent>
+#include <QScrollBar>
+#include <QWheelEvent>
 #include <QAction>
 #include <QTabWidget>
 #include <QSignalSpy>
@@ -85,6 +88,36 @@ QColor pixelAtCentre(ProgramView &v, int row, int item)
     const QImage img = v.plot()->toPixmap().toImage();
     const QRectF r = v.plottable()->itemRect(row, item);
     return img.pixelColor(QPoint(int(r.left() + 2), int(r.top() + 2)));
+}
+
+void sendMouse(QWidget *t, QEvent::Type type, QPoint pos, Qt::MouseButton b, Qt::MouseButtons bs,
+               Qt::KeyboardModifiers m = Qt::NoModifier)
+{
+    QMouseEvent e(type, QPointF(pos), t->mapToGlobal(QPointF(pos)), b, bs, m);
+    QCoreApplication::sendEvent(t, &e);
+}
+
+void dragOn(QWidget *t, QPoint from, QPoint to, Qt::MouseButton b, Qt::KeyboardModifiers m = Qt::NoModifier)
+{
+    sendMouse(t, QEvent::MouseButtonPress, from, b, b, m);
+    sendMouse(t, QEvent::MouseMove, (from + to) / 2, Qt::NoButton, b, m);
+    sendMouse(t, QEvent::MouseMove, to, Qt::NoButton, b, m);
+    sendMouse(t, QEvent::MouseButtonRelease, to, b, Qt::NoButton, m);
+}
+
+void wheelOn(QWidget *t, QPoint pos, int dy, Qt::KeyboardModifiers m = Qt::NoModifier)
+{
+    QWheelEvent e(QPointF(pos), t->mapToGlobal(QPointF(pos)), QPoint(), QPoint(0, dy), Qt::NoButton, m,
+                  Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(t, &e);
+}
+
+// With WARPSTAGE_SCREENSHOT_DIR set, saves the widget's picture there (to look at a gesture's effect).
+void shot(QWidget *w, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
+    if (!dir.isEmpty())
+        w->grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
 }
 
 int rowOfStream(const ProgramLayout &l, std::uint32_t stream)
@@ -500,6 +533,76 @@ private slots:
             QVERIFY(panel.grab().save(dir + QStringLiteral("/program-view-arrows.png")));
         }
     }
+
+    // The mouse gestures (through ViewDrag, shared with the warp view): a left drag pans time and rows, a click
+    // does not pan, a right drag zooms into the band, a narrow band zooms nothing, Shift+drag selects a range,
+    // the wheel zooms about the cursor and Shift+wheel scrolls rows.
+    void mouseGesturesPanAndZoom()
+    {
+        ProgramView v;
+        v.resize(1000, 100);  // short: the rows (94 px) scroll
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setProgram(smallProgram());
+        v.setVisibleRange(1'040'000, 1'080'000);  // 40 us
+        v.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        shot(&v, QStringLiteral("programview-0-start"));
+        const QRect ar = v.plottable()->lanesRect();
+        const auto r0 = v.visibleRange();
+        const double nsPerPx = double(r0.second - r0.first) / ar.width();
+        const int y = ar.top() + 10;
+        // a 2 px wiggle is a click: no pan
+        dragOn(v.plot(), QPoint(ar.left() + 400, y), QPoint(ar.left() + 402, y), Qt::LeftButton);
+        QCOMPARE(v.visibleRange(), r0);
+        // drag 100 px to the left: 100 px later in time
+        QSignalSpy ranges(&v, &ProgramView::visibleRangeChanged);
+        dragOn(v.plot(), QPoint(ar.left() + 400, y), QPoint(ar.left() + 300, y), Qt::LeftButton);
+        v.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        shot(&v, QStringLiteral("programview-1-panned"));
+        const auto r1 = v.visibleRange();
+        QVERIFY2(std::abs(double(r1.first - r0.first) - 100 * nsPerPx) <= 2 * nsPerPx,
+                 qPrintable(QStringLiteral("%1 -> %2").arg(r0.first).arg(r1.first)));
+        QCOMPARE(r1.second - r1.first, r0.second - r0.first);
+        QVERIFY(!ranges.isEmpty());
+        // Back undoes the whole drag in one step
+        v.historyBack();
+        QCOMPARE(v.visibleRange(), r0);
+        // a right drag zooms into the band; a band narrower than 4 px zooms nothing
+        dragOn(v.plot(), QPoint(ar.left() + 200, y), QPoint(ar.left() + 202, y + 5), Qt::RightButton);
+        QCOMPARE(v.visibleRange(), r0);
+        dragOn(v.plot(), QPoint(ar.left() + 200, y), QPoint(ar.left() + 400, y), Qt::RightButton);
+        v.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        shot(&v, QStringLiteral("programview-2-zoomed"));
+        const auto r2 = v.visibleRange();
+        QVERIFY2(std::abs(double(r2.second - r2.first) - 200 * nsPerPx) <= 3 * nsPerPx,
+                 qPrintable(QStringLiteral("%1 ns").arg(r2.second - r2.first)));
+        QVERIFY(std::abs(double(r2.first - r0.first) - 200 * nsPerPx) <= 3 * nsPerPx);
+        // Shift+drag selects a range and says so
+        QSignalSpy sel(&v, &ProgramView::timeRangeSelected);
+        dragOn(v.plot(), QPoint(ar.left() + 100, y), QPoint(ar.left() + 300, y), Qt::LeftButton, Qt::ShiftModifier);
+        QCOMPARE(sel.size(), 1);
+        QCOMPARE(v.visibleRange(), r2);
+        // the wheel zooms in about the cursor, which stays at the same time
+        const QPoint at(ar.left() + ar.width() / 4, y);
+        const double tAt = v.plot()->xAxis->pixelToCoord(at.x());
+        wheelOn(v.plot(), at, 120);
+        const auto r3 = v.visibleRange();
+        QVERIFY(r3.second - r3.first < r2.second - r2.first);
+        QVERIFY(std::abs(v.plot()->xAxis->pixelToCoord(at.x()) - tAt) <= 2 * nsPerPx);
+        // Shift+wheel scrolls the rows instead, time stays
+        auto *bar = v.findChild<QScrollBar *>();
+        QVERIFY(bar && bar->maximum() > 0);
+        bar->setValue(0);
+        wheelOn(v.plot(), at, -120, Qt::ShiftModifier);
+        QCOMPARE(bar->value(), std::min(bar->maximum(), 3 * ProgramLayout::kStreamHeight));
+        QCOMPARE(v.visibleRange(), r3);
+        // a vertical drag scrolls the rows back
+        dragOn(v.plot(), QPoint(ar.left() + 300, y + 10), QPoint(ar.left() + 300, y + 10 + bar->value()), Qt::LeftButton);
+        QCOMPARE(bar->value(), 0);
+        v.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        shot(&v, QStringLiteral("programview-3-wheel"));
+    }
+
 
     // A long launch right after a thousand sub-pixel ones (same pixel column) is still drawn: the
     // plottable jumps over records that end inside a painted column, never over one that leaves it.
