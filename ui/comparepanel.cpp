@@ -1,5 +1,6 @@
 #include "comparepanel.h"
 
+#include "comparepickers.h"
 #include "metricsmodel.h"
 #include "programcompare.h"
 #include "runsmodel.h"
@@ -10,7 +11,6 @@
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -31,21 +31,9 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent)
     auto* lay = new QVBoxLayout(warpPage);
     lay->setContentsMargins(0, 4, 0, 0);
     auto* grid = new QGridLayout;
-    const char* names[2] = {"A", "B"};
-    for (int s = 0; s < 2; ++s) {
-        grid->addWidget(new QLabel(QStringLiteral("<b>%1</b>").arg(QLatin1String(names[s]))), s, 0);
-        m_pick[s] = new QComboBox;
-        m_pick[s]->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        m_pick[s]->setMinimumContentsLength(34);
-        grid->addWidget(m_pick[s], s, 1);
-        m_label[s] = new QLabel;
-        m_label[s]->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        m_label[s]->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-        grid->addWidget(m_label[s], s, 2);
-        connect(m_pick[s], &QComboBox::currentIndexChanged, this, [this, s](int i) {
-            load(s, i >= 0 ? m_pick[s]->itemData(i).toLongLong() : 0);
-        });
-    }
+    for (int s = 0; s < 2; ++s)
+        addComparePickerRow(grid, s, this, m_pick[s], m_label[s], [this](int side, qint64 id) { load(side, id); },
+                            QString());
     grid->setColumnStretch(2, 1);
     lay->addLayout(grid);
 
@@ -86,9 +74,7 @@ void ComparePanel::setContents(const FileContents* contents)
     m_contents = contents;
     m_programCompare->setContents(contents);
     for (int s = 0; s < 2; ++s) {
-        QSignalBlocker b(m_pick[s]);
-        m_pick[s]->clear();
-        m_pick[s]->addItem(tr("(none)"), qint64(0));
+        resetComparePicker(m_pick[s]);
         if (contents)
             for (const auto& r : contents->runs)
                 for (const auto& k : r.kernels) {
@@ -133,14 +119,7 @@ bool ComparePanel::isLoaded() const
 
 void ComparePanel::compare(qint64 a, qint64 b)
 {
-    const qint64 ids[2] = {a, b};
-    for (int s = 0; s < 2; ++s) {
-        const int i = m_pick[s]->findData(ids[s]);
-        if (i >= 0 && i != m_pick[s]->currentIndex())
-            m_pick[s]->setCurrentIndex(i);  // loads through the signal
-        else if (i >= 0 && m_requested[s] != ids[s])
-            load(s, ids[s]);
-    }
+    selectComparePair(m_pick, m_requested, a, b, [this](int side, qint64 id) { load(side, id); });
 }
 
 void ComparePanel::load(int side, qint64 kernelId)

@@ -1,5 +1,6 @@
 #include "programcompare.h"
 
+#include "comparepickers.h"
 #include "programload.h"
 #include "programview.h"
 #include "runsmodel.h"
@@ -10,7 +11,6 @@
 #include <QFutureWatcher>
 #include <QGridLayout>
 #include <QLabel>
-#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTextDocument>
 #include <QVBoxLayout>
@@ -29,18 +29,8 @@ ProgramCompare::ProgramCompare(QWidget* parent) : QWidget(parent)
     auto* split = new QSplitter(Qt::Vertical);
     const char* names[2] = {"A", "B"};
     for (int s = 0; s < 2; ++s) {
-        grid->addWidget(new QLabel(QStringLiteral("<b>%1</b>").arg(QLatin1String(names[s]))), s, 0);
-        m_pick[s] = new QComboBox;
-        m_pick[s]->setObjectName(QStringLiteral("programComparePick%1").arg(QLatin1String(names[s])));
-        m_pick[s]->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        m_pick[s]->setMinimumContentsLength(34);
-        grid->addWidget(m_pick[s], s, 1);
-        m_label[s] = new QLabel;
-        m_label[s]->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        m_label[s]->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-        grid->addWidget(m_label[s], s, 2);
-        connect(m_pick[s], &QComboBox::currentIndexChanged, this,
-                [this, s](int i) { load(s, i >= 0 ? m_pick[s]->itemData(i).toLongLong() : 0); });
+        addComparePickerRow(grid, s, this, m_pick[s], m_label[s], [this](int side, qint64 id) { load(side, id); },
+                            QStringLiteral("programComparePick"));
         m_view[s] = new ProgramView;
         m_view[s]->setObjectName(QStringLiteral("compareProgram%1").arg(QLatin1String(names[s])));
         split->addWidget(m_view[s]);
@@ -56,9 +46,7 @@ void ProgramCompare::setContents(const FileContents* contents)
     m_contents = contents;
     qint64 lceRung0 = 0, lceRung4 = 0;
     for (int s = 0; s < 2; ++s) {
-        QSignalBlocker b(m_pick[s]);
-        m_pick[s]->clear();
-        m_pick[s]->addItem(tr("(none)"), qint64(0));
+        resetComparePicker(m_pick[s]);
         if (contents)
             for (const auto& r : contents->runs) {
                 const ws::RunInfo& info = r.summary.info;
@@ -96,14 +84,7 @@ void ProgramCompare::showEvent(QShowEvent* event)
 
 void ProgramCompare::compare(qint64 a, qint64 b)
 {
-    const qint64 ids[2] = {a, b};
-    for (int s = 0; s < 2; ++s) {
-        const int i = m_pick[s]->findData(ids[s]);
-        if (i >= 0 && i != m_pick[s]->currentIndex())
-            m_pick[s]->setCurrentIndex(i);  // loads through the signal
-        else if (i >= 0 && m_requested[s] != ids[s])
-            load(s, ids[s]);
-    }
+    selectComparePair(m_pick, m_requested, a, b, [this](int side, qint64 id) { load(side, id); });
 }
 
 bool ProgramCompare::isLoaded() const

@@ -6,6 +6,7 @@
 #include "timelineticker.h"
 #include "timemapping.h"
 #include "timenavigator.h"
+#include "viewdrag.h"
 
 #include <warpstage/program.h>
 
@@ -14,7 +15,6 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QScrollBar>
-#include <QToolTip>
 
 #include <cmath>
 
@@ -38,11 +38,7 @@ struct ProgramView::Private {
     std::vector<GapInfo> gaps;
     TimeNs gapThreshold = ProgramView::kDefaultIdleGapNs;
 
-    enum class Drag { None, Pan, ZoomBand, RangeSelect, Ruler } drag = Drag::None;
-    QPoint pressPos, lastMouse{-1, -1};
-    Range pressView;
-    int pressScroll = 0;
-    bool moved = false;
+    ViewDrag drag;  // the mouse gesture (pan, zoom band, range selection, ruler) and the last mouse position
 
     double dataLo() const { return double(firstStart - origin); }
     double dataHi() const { return std::max(double(lastEnd - origin), dataLo() + 1); }
@@ -402,9 +398,8 @@ bool ProgramView::eventFilter(QObject *watched, QEvent *event)
         auto *e = static_cast<QWheelEvent *>(event);
         if (!d->program)
             return true;
-        if ((e->modifiers() & Qt::ShiftModifier) || e->position().x() < ar.left()) {
-            const int dy = e->angleDelta().y() != 0 ? e->angleDelta().y() : e->angleDelta().x();
-            d->vscroll->setValue(d->vscroll->value() - dy * ProgramLayout::kStreamHeight * 3 / 120);
+        if (const auto rows = ViewDrag::wheelRowScroll(e, ar.left(), ProgramLayout::kStreamHeight)) {
+            d->vscroll->setValue(d->vscroll->value() + *rows);
             return true;
         }
         d->nav.handleWheel(e, timeAt(e->position().x()));
@@ -413,40 +408,25 @@ bool ProgramView::eventFilter(QObject *watched, QEvent *event)
     case QEvent::MouseButtonPress: {
         auto *e = static_cast<QMouseEvent *>(event);
         d->plot->setFocus();
-        d->pressPos = e->position().toPoint();
-        d->pressView = d->nav.view();
-        d->pressScroll = d->vscroll->value();
-        d->moved = false;
-        d->drag = Private::Drag::None;
+        d->drag.press(e->position().toPoint(), d->nav.view(), d->vscroll->value());
         if (!d->program || e->position().x() < ar.left())
             return true;
-        if (e->button() == Qt::RightButton)
-            d->drag = Private::Drag::ZoomBand;
-        else if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ControlModifier))
-            d->drag = Private::Drag::Ruler;
-        else if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier))
-            d->drag = Private::Drag::RangeSelect;
-        else if (e->button() == Qt::LeftButton || e->button() == Qt::MiddleButton)
-            d->drag = Private::Drag::Pan;
+        d->drag.begin(e->button(), e->modifiers());
         return true;
     }
     case QEvent::MouseMove: {
         auto *e = static_cast<QMouseEvent *>(event);
         const QPoint pos = e->position().toPoint();
-        d->lastMouse = pos;
-        if (d->drag != Private::Drag::None && (pos - d->pressPos).manhattanLength() >= 3)
-            d->moved = true;
-        const double tPress = timeAt(d->pressPos.x());
-        if (d->drag != Private::Drag::None) {
-            if (!d->moved)
+        if (d->drag.move(pos)) {
+            if (!d->drag.moved())
                 return true;
-            if (d->drag == Private::Drag::Pan) {
-                const double nsPerPx = (d->pressView.second - d->pressView.first) / std::max(1, ar.width());
-                d->apply(timemap::pan(d->pressView.first, d->pressView.second, -(pos.x() - d->pressPos.x()) * nsPerPx));
-                d->vscroll->setValue(d->pressScroll - (pos.y() - d->pressPos.y()));
-            } else if (d->drag == Private::Drag::ZoomBand) {
+            const double tPress = timeAt(d->drag.pressPos().x());
+            if (d->drag.mode() == ViewDrag::Mode::Pan) {
+                d->apply(d->drag.pannedView(pos, ar.width()));
+                d->vscroll->setValue(d->drag.pannedScroll(pos));
+            } else if (d->drag.mode() == ViewDrag::Mode::ZoomBand) {
                 d->pl->setZoomBand(Range{tPress, timeAt(pos.x())});
-            } else if (d->drag == Private::Drag::RangeSelect) {
+            } else if (d->drag.mode() == ViewDrag::Mode::RangeSelect) {
                 d->pl->setRangeSelection(Range{tPress, timeAt(pos.x())});
             } else {
                 d->pl->setRuler(Range{tPress, timeAt(pos.x())});
@@ -456,42 +436,38 @@ bool ProgramView::eventFilter(QObject *watched, QEvent *event)
         }
         const auto hit = d->pl->hitTest(e->position());
         d->pl->setHover(hit.item >= 0 ? hit.row : -1, hit.item);
-        const QString tip = d->tooltip(hit, hit.item < 0 ? d->pl->gapAt(e->position()) : -1);
-        if (tip.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(e->globalPosition().toPoint(), tip, d->plot);
+        ViewDrag::showTip(d->tooltip(hit, hit.item < 0 ? d->pl->gapAt(e->position()) : -1), e->globalPosition().toPoint(),
+                          d->plot);
         d->replot();
         return true;
     }
     case QEvent::MouseButtonRelease: {
         auto *e = static_cast<QMouseEvent *>(event);
-        const auto drag = d->drag;
-        d->drag = Private::Drag::None;
+        const auto drag = d->drag.release();
         if (!d->program)
             return true;
         const QPoint pos = e->position().toPoint();
-        const double tPress = timeAt(d->pressPos.x()), tNow = timeAt(pos.x());
-        if (drag == Private::Drag::Pan && d->moved) {
+        const double tPress = timeAt(d->drag.pressPos().x()), tNow = timeAt(pos.x());
+        if (drag == ViewDrag::Mode::Pan && d->drag.moved()) {
             d->nav.commitGesture();
             emit visibleRangeChanged(visibleRange().first, visibleRange().second);
             return true;
         }
-        if (drag == Private::Drag::ZoomBand) {
+        if (drag == ViewDrag::Mode::ZoomBand) {
             d->pl->setZoomBand(std::nullopt);
-            if (d->moved && std::abs(pos.x() - d->pressPos.x()) >= 4)
+            if (d->drag.bandWideEnough(pos))
                 d->nav.navigate({std::min(tPress, tNow), std::max(tPress, tNow)});
             d->replot();
             return true;
         }
-        if (drag == Private::Drag::RangeSelect && d->moved) {
+        if (drag == ViewDrag::Mode::RangeSelect && d->drag.moved()) {
             const double a = std::min(tPress, tNow), b = std::max(tPress, tNow);
             d->pl->setRangeSelection(Range{a, b});
             emit timeRangeSelected(d->origin + TimeNs(std::llround(a)), d->origin + TimeNs(std::llround(b)));
             d->replot();
             return true;
         }
-        if (drag == Private::Drag::Pan && e->button() == Qt::LeftButton) {  // click: select a launch
+        if (drag == ViewDrag::Mode::Pan && e->button() == Qt::LeftButton) {  // click: select a launch
             const auto hit = d->pl->hitTest(e->position());
             d->pl->setRuler(std::nullopt);
             const int k = d->kernelAt(hit);
@@ -521,7 +497,7 @@ bool ProgramView::eventFilter(QObject *watched, QEvent *event)
     }
     case QEvent::Leave:
         d->pl->setHover(-1, -1);
-        d->lastMouse = QPoint(-1, -1);
+        d->drag.leave();
         d->replot();
         break;
     case QEvent::KeyPress: {
@@ -529,8 +505,7 @@ bool ProgramView::eventFilter(QObject *watched, QEvent *event)
         if (!d->program)
             break;
         const Range v = d->nav.view();
-        const bool mouseIn = d->lastMouse.x() >= ar.left() && d->lastMouse.x() <= ar.right();
-        if (d->nav.handleKey(e, mouseIn ? timeAt(d->lastMouse.x()) : (v.first + v.second) / 2))
+        if (d->nav.handleKey(e, d->drag.mouseOver(ar) ? timeAt(d->drag.lastMouse().x()) : (v.first + v.second) / 2))
             return true;
         switch (e->key()) {
         case Qt::Key_Return:

@@ -1,11 +1,11 @@
 // TimelineWidget's input: wheel, mouse (pan, zoom band, range selection, ruler, clicks), keys, tooltips.
-// Zoom, pan and history go through TimeNavigator (timenavigator.h), as in the program view.
+// Zoom, pan and history go through TimeNavigator (timenavigator.h), the drag gestures' state through ViewDrag
+// (viewdrag.h), as in the program view.
 #include "timelinewidget_p.h"
 
 #include "timelinepalette.h"
 
 #include <QKeyEvent>
-#include <QToolTip>
 
 using ws::TimeNs;
 using Range = TimeNavigator::Range;
@@ -77,26 +77,19 @@ bool TimelineWidget::eventFilter(QObject *watched, QEvent *event)
     switch (event->type()) {
     case QEvent::Wheel: {
         auto *e = static_cast<QWheelEvent *>(event);
-        const QPointF pos = e->position();
-        const QPoint delta = e->angleDelta();
         if (!d->trace)
             return true;
-        if ((e->modifiers() & Qt::ShiftModifier) || pos.x() < ar.left()) {
-            const int dy = delta.y() != 0 ? delta.y() : delta.x();
-            d->vscroll->setValue(d->vscroll->value() - dy * TimelineLayout::kWarpHeight * 3 / 120);
+        if (const auto rows = ViewDrag::wheelRowScroll(e, ar.left(), TimelineLayout::kWarpHeight)) {
+            d->vscroll->setValue(d->vscroll->value() + *rows);
             return true;
         }
-        d->nav.handleWheel(e, timeAt(pos.x()));  // zoom about the cursor; a horizontal wheel pans
+        d->nav.handleWheel(e, timeAt(e->position().x()));  // zoom about the cursor; a horizontal wheel pans
         return true;
     }
     case QEvent::MouseButtonPress: {
         auto *e = static_cast<QMouseEvent *>(event);
         d->plot->setFocus();
-        d->pressPos = e->position().toPoint();
-        d->pressView = d->view();
-        d->pressScroll = d->vscroll->value();
-        d->moved = false;
-        d->drag = Private::Drag::None;
+        d->drag.press(e->position().toPoint(), d->view(), d->vscroll->value());
         if (!d->trace)
             return true;
         const auto hit = d->tl->hitTest(e->position());
@@ -117,90 +110,68 @@ bool TimelineWidget::eventFilter(QObject *watched, QEvent *event)
             }
             return true;
         }
-        if (e->button() == Qt::RightButton)
-            d->drag = Private::Drag::ZoomBand;
-        else if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ControlModifier))
-            d->drag = Private::Drag::Ruler;
-        else if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier))
-            d->drag = Private::Drag::RangeSelect;
-        else if (e->button() == Qt::LeftButton || e->button() == Qt::MiddleButton)
-            d->drag = Private::Drag::Pan;
+        d->drag.begin(e->button(), e->modifiers());
         return true;
     }
     case QEvent::MouseMove: {
         auto *e = static_cast<QMouseEvent *>(event);
         const QPoint pos = e->position().toPoint();
-        d->lastMouse = pos;
-        if (d->drag != Private::Drag::None && (pos - d->pressPos).manhattanLength() >= 3)
-            d->moved = true;
-        const double tPress = d->plot->xAxis->pixelToCoord(d->pressPos.x());
-        switch (d->drag) {
-        case Private::Drag::Pan:
-            if (d->moved) {
-                const double nsPerPx = (d->pressView.second - d->pressView.first) / std::max(1, ar.width());
-                const double dt = -(pos.x() - d->pressPos.x()) * nsPerPx;
-                d->applyView(timemap::pan(d->pressView.first, d->pressView.second, dt));
-                d->vscroll->setValue(d->pressScroll - (pos.y() - d->pressPos.y()));
-                d->replot();
-            }
-            return true;
-        case Private::Drag::ZoomBand:
-            if (d->moved) {
+        if (d->drag.move(pos)) {
+            if (!d->drag.moved())
+                return true;
+            const QPoint p0 = d->drag.pressPos();
+            const double tPress = timeAt(p0.x());
+            switch (d->drag.mode()) {
+            case ViewDrag::Mode::Pan:
+                d->applyView(d->drag.pannedView(pos, ar.width()));
+                d->vscroll->setValue(d->drag.pannedScroll(pos));
+                break;
+            case ViewDrag::Mode::ZoomBand:
                 d->tl->setZoomBand(Range{tPress, timeAt(pos.x())});
-                d->replot();
-            }
-            return true;
-        case Private::Drag::RangeSelect:
-            if (d->moved) {
+                break;
+            case ViewDrag::Mode::RangeSelect:
                 d->tl->setRangeSelection(Range{tPress, timeAt(pos.x())});
-                d->replot();
+                break;
+            case ViewDrag::Mode::Ruler:
+                d->tl->setRuler(TimelinePlottable::Ruler{tPress, timeAt(pos.x()), double(p0.y()), double(pos.y())});
+                break;
+            case ViewDrag::Mode::None:  // move() said a gesture is active
+                break;
             }
+            d->replot();
             return true;
-        case Private::Drag::Ruler:
-            if (d->moved) {
-                d->tl->setRuler(TimelinePlottable::Ruler{tPress, timeAt(pos.x()), double(d->pressPos.y()), double(pos.y())});
-                d->replot();
-            }
-            return true;
-        case Private::Drag::None:
-            break;
         }
         // hover
         const auto hit = d->tl->hitTest(e->position());
         const int lane = hit.type == TimelineRow::Warp && hit.index >= 0 && !hit.inLabels ? hit.lane : -1;
         const qsizetype idx = lane >= 0 ? hit.index : -1;
         d->tl->setHoverInterval(lane, idx);
-        const QString tip = d->tooltipFor(hit);
-        if (tip.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(e->globalPosition().toPoint(), tip, d->plot);
+        ViewDrag::showTip(d->tooltipFor(hit), e->globalPosition().toPoint(), d->plot);
         d->replot();
         return true;
     }
     case QEvent::MouseButtonRelease: {
         auto *e = static_cast<QMouseEvent *>(event);
-        const auto drag = d->drag;
-        d->drag = Private::Drag::None;
+        const auto drag = d->drag.release();
         if (!d->trace)
             return true;
         const QPoint pos = e->position().toPoint();
-        const double tPress = d->plot->xAxis->pixelToCoord(d->pressPos.x());
+        const double tPress = timeAt(d->drag.pressPos().x());
         const double tNow = timeAt(pos.x());
-        if (drag == Private::Drag::Pan && d->moved) {
+        if (drag == ViewDrag::Mode::Pan && d->drag.moved()) {
             d->nav.commitGesture();  // one history entry per drag
             return true;
         }
-        if (drag == Private::Drag::ZoomBand) {
+        if (drag == ViewDrag::Mode::ZoomBand) {
             d->tl->setZoomBand(std::nullopt);
-            if (d->moved && std::abs(pos.x() - d->pressPos.x()) >= 4)
+            if (d->drag.bandWideEnough(pos))
                 d->navigate({std::min(tPress, tNow), std::max(tPress, tNow)});
             else
                 d->replot();
             return true;
         }
-        if (drag == Private::Drag::RangeSelect) {
-            if (d->moved) {
+        if (drag == ViewDrag::Mode::RangeSelect) {
+            if (d->drag.moved()) {
                 const double a = std::min(tPress, tNow), b = std::max(tPress, tNow);
                 d->tl->setRangeSelection(Range{a, b});
                 emit timeRangeSelected(d->origin + TimeNs(std::llround(a)), d->origin + TimeNs(std::llround(b)));
@@ -208,11 +179,11 @@ bool TimelineWidget::eventFilter(QObject *watched, QEvent *event)
             d->replot();
             return true;
         }
-        if (drag == Private::Drag::Ruler) {
+        if (drag == ViewDrag::Mode::Ruler) {
             d->replot();
             return true;
         }
-        if (drag == Private::Drag::Pan && !d->moved && e->button() == Qt::LeftButton) {
+        if (drag == ViewDrag::Mode::Pan && !d->drag.moved() && e->button() == Qt::LeftButton) {
             // click: select an interval, or a CTA header
             const auto hit = d->tl->hitTest(e->position());
             d->tl->setRuler(std::nullopt);
@@ -242,7 +213,7 @@ bool TimelineWidget::eventFilter(QObject *watched, QEvent *event)
     }
     case QEvent::Leave:
         d->tl->setHoverInterval(-1, -1);
-        d->lastMouse = QPoint(-1, -1);
+        d->drag.leave();
         d->replot();
         break;
     case QEvent::KeyPress: {
@@ -250,9 +221,8 @@ bool TimelineWidget::eventFilter(QObject *watched, QEvent *event)
         if (!d->trace)
             break;
         const Range v = d->view();
-        const bool mouseIn = d->lastMouse.x() >= ar.left() && d->lastMouse.x() <= ar.right();
         // W/S zoom, A/D and arrows pan, Alt+Left/Right and Backspace history, Home/0 reset: shared with the program view
-        if (d->nav.handleKey(e, mouseIn ? timeAt(d->lastMouse.x()) : (v.first + v.second) / 2))
+        if (d->nav.handleKey(e, d->drag.mouseOver(ar) ? timeAt(d->drag.lastMouse().x()) : (v.first + v.second) / 2))
             return true;
         switch (e->key()) {
         case Qt::Key_F:  // frame the selection (interval or range)

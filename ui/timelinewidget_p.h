@@ -10,6 +10,7 @@
 #include "timelineticker.h"
 #include "timemapping.h"
 #include "timenavigator.h"
+#include "viewdrag.h"
 
 #include <warpstage/lod.h>
 
@@ -54,12 +55,7 @@ struct TimelineWidget::Private {
     bool originSet = false;
     TimeNavigator nav;  // the visible range and its history
 
-    enum class Drag { None, Pan, ZoomBand, RangeSelect, Ruler } drag = Drag::None;
-    QPoint pressPos;
-    Range pressView;
-    int pressScroll = 0;
-    bool moved = false;
-    QPoint lastMouse{-1, -1};
+    ViewDrag drag;  // the mouse gesture (pan, zoom band, range selection, ruler) and the last mouse position
 
     std::shared_ptr<const std::vector<ws::ui::PathSegment>> path;
     std::shared_ptr<const ws::ui::GhostLanes> ghost;

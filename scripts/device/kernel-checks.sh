@@ -13,6 +13,10 @@
 #   summary.txt, bench.md, ladder_bench.csv, logs.tar.gz (every step's full log).
 # The last thing printed is the benchmark table and the summary.
 set -u
+WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh  # note, run, ws_cuda_env (carried alone: copy lib.sh beside it)
+[ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
+# shellcheck source=lib.sh
+. "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
 
 BUILD=build-kchecks
 QUICK=0
@@ -38,21 +42,16 @@ OUT=${OUT:-$PWD/out-kchecks}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
 SUMMARY=$OUT/summary.txt
+S=$SUMMARY  # lib.sh's note appends to $S
 : >"$SUMMARY"
 T=$BUILD/tests/kernels
 BENCH=$BUILD/tests/bench/ladder_bench
 
-for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64; do
-    [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export LD_LIBRARY_PATH
-export PATH="/usr/local/cuda/bin:$PATH"
-# On the GPU machine a GPU test that cannot run (no device, no CUPTI) fails instead of skipping.
-export WARPSTAGE_REQUIRE_GPU=1
+# On the GPU machine a GPU test that cannot run (no device, no CUPTI) fails instead of skipping (lib.sh).
+ws_cuda_env
 
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 left() { echo $((BUDGET - SECONDS)); }
-note() { echo "$*" | tee -a "$SUMMARY"; }
 
 # step NAME LIMIT CMD...: runs CMD with a timeout of min(LIMIT, time left), log in $LOGS/NAME.log.
 step() {

@@ -18,13 +18,17 @@
 #   D=/work/main/build-s7-pingbody; mkdir -p $D
 #   cp build/kchecks/tests/kernels/{gpu_ladder_correctness,ladder_check,ladder_manifest} \
 #      build/kchecks/tests/bench/ladder_bench build/kchecks/kernels/src/libwarpstage_ladder.a \
-#      tests/kernels/check_sass.py scripts/sass_opdiff.py scripts/device/s7-pingbody.sh $D/
+#      tests/kernels/check_sass.py scripts/sass_opdiff.py scripts/device/s7-pingbody.sh scripts/device/lib.sh $D/
 # On the device (run tool, carry ["build-s7-pingbody"]):
 #   bash build-s7-pingbody/s7-pingbody.sh build-s7-pingbody
 # Back in $OUT (5 files): summary.txt (PASS/FAIL per check, then the markdown tables), named-cold.csv,
 # named-hot.csv, sweep-cold.csv, logs.tar.gz (every step's full log).
 # Success: every check line starts with PASS; "0 failed" in correctness; "ERROR SUMMARY: 0 errors"; "OK: 0 failure(s)".
 set -u
+WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh  # note, run, ws_cuda_env (carried alone: copy lib.sh beside it)
+[ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
+# shellcheck source=lib.sh
+. "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
 D=${1:-build-s7-pingbody}
 OUT=${OUT:-$PWD/out-s7-pingbody}
 BUDGET=${BUDGET:-160}  # seconds for all steps (the call's limit: 170; the tables and the tarball take ~2 s)
@@ -33,11 +37,7 @@ L=$(mktemp -d /tmp/s7-pingbody-logs.XXXX)
 S=$OUT/summary.txt
 : >"$S"
 T0=$SECONDS
-for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64; do
-    [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export LD_LIBRARY_PATH PATH="/usr/local/cuda/bin:$PATH" WARPSTAGE_REQUIRE_GPU=1
-note() { echo "$*" | tee -a "$S"; }
+ws_cuda_env
 left() { echo $((BUDGET - (SECONDS - T0))); }
 # step NAME LIMIT PASS_REGEX CMD...: runs CMD under timeout (LIMIT, or what is left), log in $L/NAME.log; PASS when
 # rc = 0 and the log matches PASS_REGEX. Prints one PASS/FAIL/SKIP line with the log's verdict lines.

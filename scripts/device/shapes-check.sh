@@ -10,7 +10,7 @@
 #   D=build-s6-shapes; mkdir -p $D
 #   cp build/kchecks/tests/kernels/{gpu_ladder_correctness,ladder_check,tst_ladder_shape,ladder_manifest} \
 #      build/kchecks/tests/bench/ladder_bench build/kchecks/kernels/src/libwarpstage_ladder.a \
-#      tests/kernels/check_sass.py scripts/device/shapes-check.sh $D/
+#      tests/kernels/check_sass.py scripts/device/shapes-check.sh scripts/device/lib.sh $D/
 #   plus, from a build of the base commit: ladder_bench -> $D/ladder_bench_base,
 #   libwarpstage_ladder.a -> $D/libwarpstage_ladder_base.a
 # On the device (run tool, carry ["build-s6-shapes"]):  bash build-s6-shapes/shapes-check.sh [DIR] [2]
@@ -19,22 +19,16 @@
 # 4096x4096x4160 (K a multiple of 64 again, rows 128-byte aligned) beside 4096x4096x4104.
 # Logs: $OUT/*.log, $OUT/summary.txt (the last thing printed).
 set -u
+WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh  # note, run, ws_cuda_env (carried alone: copy lib.sh beside it)
+[ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
+# shellcheck source=lib.sh
+. "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
 D=${1:-build-s6-shapes}
 OUT=${OUT:-$PWD/out-shapes}
 mkdir -p "$OUT"
 S=$OUT/summary.txt
 : >"$S"
-for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64; do
-    [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export LD_LIBRARY_PATH PATH="/usr/local/cuda/bin:$PATH" WARPSTAGE_REQUIRE_GPU=1
-note() { echo "$*" | tee -a "$S"; }
-run() {  # run NAME LIMIT CMD...
-    local name=$1 limit=$2 t0=$SECONDS
-    shift 2
-    timeout -k 5 "$limit" "$@" >"$OUT/$name.log" 2>&1
-    note "$name: rc=$? in $((SECONDS - t0))s | $(grep -E "passed, .* failed|PASSED|FAILED|ERROR SUMMARY|^OK|^FAIL" "$OUT/$name.log" | tail -2 | tr '\n' ' ')"
-}
+ws_cuda_env
 
 if [ "${2:-1}" = 2 ]; then
     note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 | head -1); $(date -u)"

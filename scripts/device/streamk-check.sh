@@ -11,27 +11,21 @@
 #   cmake --build build/kchecks --target gpu_ladder_correctness ladder_check ladder_bench tst_streamk_schedule
 #   D=/work/main/build-s6-streamk; mkdir -p $D
 #   cp build/kchecks/tests/kernels/{gpu_ladder_correctness,ladder_check,tst_streamk_schedule} \
-#      build/kchecks/tests/bench/ladder_bench scripts/device/streamk-check.sh $D/
+#      build/kchecks/tests/bench/ladder_bench scripts/device/streamk-check.sh scripts/device/lib.sh $D/
 # On the device (run tool, carry ["build-s6-streamk"]):  bash build-s6-streamk/streamk-check.sh [DIR]
 # Logs: $OUT/*.log, $OUT/sweep.csv, $OUT/summary.txt (printed last). Success: every line of the summary
 # rc=0, "0 failed", "ERROR SUMMARY: 0 errors" / "RACECHECK SUMMARY: 0 hazards", no WARN line for streamk.
 set -u
+WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh  # note, run, ws_cuda_env (carried alone: copy lib.sh beside it)
+[ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
+# shellcheck source=lib.sh
+. "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
 D=${1:-build-s6-streamk}
 OUT=${OUT:-$PWD/out-streamk}
 mkdir -p "$OUT"
 S=$OUT/summary.txt
 : >"$S"
-for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64; do
-    [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export LD_LIBRARY_PATH PATH="/usr/local/cuda/bin:$PATH" WARPSTAGE_REQUIRE_GPU=1
-note() { echo "$*" | tee -a "$S"; }
-run() {  # run NAME LIMIT CMD...
-    local name=$1 limit=$2 t0=$SECONDS
-    shift 2
-    timeout -k 5 "$limit" "$@" >"$OUT/$name.log" 2>&1
-    note "$name: rc=$? in $((SECONDS - t0))s | $(grep -E "passed, .* failed|PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY|^OK|^FAIL" "$OUT/$name.log" | tail -2 | tr '\n' ' ')"
-}
+ws_cuda_env
 SWEEP() {  # the sweep: squares, LLM projections (M x N x K), short K, long K, non-multiples (33 shapes)
     SW=""
     for x in 1024 2048 4096 6144 8192 12288 16384; do SW="$SW --shape ${x}x${x}x${x}"; done

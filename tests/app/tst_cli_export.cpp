@@ -2,6 +2,7 @@
 // every export option must show in the output (SVG text parsed with QXmlStreamReader, PNG
 // chunks), PNG/SVG/PDF are byte-identical run to run, numbers on the command line are parsed
 // strictly, and every documented exit code (0..4) is reached with a message naming the problem.
+#include "common/record_run.h"
 #include "tracedocument.h"
 
 #include <warpstage/store.h>
@@ -22,30 +23,21 @@
 
 namespace {
 
-struct Run {
-    int code = -1;  // -1: crashed or timed out
-    QString out, err;
-};
+using Run = ws::testing::RecordRun;  // code -1: crashed or timed out
 
-Run warpstage(const QStringList& args)
+// The headless environment every `warpstage` subcommand here runs in.
+QProcessEnvironment headlessEnvironment()
 {
-    QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("DISPLAY"), QString());  // headless subcommands must not need a display
     env.insert(QStringLiteral("WAYLAND_DISPLAY"), QString());
     env.remove(QStringLiteral("QT_QPA_PLATFORM"));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(WARPSTAGE_EXE), args);
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return env;
+}
+
+Run warpstage(const QStringList& args)
+{
+    return ws::testing::runRecordExe(QStringLiteral(WARPSTAGE_EXE), args, headlessEnvironment());
 }
 
 QByteArray readAll(const QString& path)
@@ -174,6 +166,7 @@ class TestCliExport : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase();
+    void runnerUsesTheHeadlessEnvironment();
     void lanesFilterShows();
     void rangeSetsTheTimeAxis();
     void runAndKernelPickTheKernel();
@@ -247,6 +240,22 @@ SvgText TestCliExport::exportSvg(const QString& name, const QStringList& extra)
         return {};
     }
     return parseSvg(out);
+}
+
+// The runner (tests/common/record_run.h) gives the child the environment it is handed: here the headless one,
+// without the display variables and without the QT_QPA_PLATFORM=offscreen that ctest sets for this suite.
+void TestCliExport::runnerUsesTheHeadlessEnvironment()
+{
+    const Run r = ws::testing::runRecordExe(
+        QStringLiteral("/bin/sh"),
+        {QStringLiteral("-c"), QStringLiteral("printf '[%s][%s][%s]' \"$DISPLAY\" \"$WAYLAND_DISPLAY\" \"${QT_QPA_PLATFORM-unset}\"")},
+        headlessEnvironment());
+    QCOMPARE(r.code, 0);
+    QCOMPARE(r.out, QStringLiteral("[][][unset]"));
+    // and the default is this process's own environment
+    const Run d = ws::testing::runRecordExe(QStringLiteral("/bin/sh"),
+                                            {QStringLiteral("-c"), QStringLiteral("printf %s \"$QT_QPA_PLATFORM\"")});
+    QCOMPARE(d.out, qEnvironmentVariable("QT_QPA_PLATFORM"));
 }
 
 void TestCliExport::lanesFilterShows()

@@ -1,7 +1,9 @@
-// Runs warpstage-record as a child process for the recorder's command-line tests (tst_record_cli, tst_lce_record).
+// Runs a program as a child process for the command-line tests: warpstage-record (tst_record_cli, tst_lce_record)
+// and warpstage (tst_cli_export, with its own environment).
 #pragma once
 
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
 
@@ -12,9 +14,12 @@ struct RecordRun {
     QString out, err;
 };
 
-inline RecordRun runRecordExe(const QString& exe, const QStringList& args)
+// env: the child's whole environment (default: this process's).
+inline RecordRun runRecordExe(const QString& exe, const QStringList& args,
+                              const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
 {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(exe, args);
     RecordRun r;
     if (!p.waitForFinished(120000)) {

@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -58,9 +59,11 @@ struct Result {
     QString out, err;
 };
 
-Result restage(const QStringList& args)
+// env: the child's environment (default: this one's, where ctest sets WARPSTAGE_SOURCE_DIR to the checkout).
+Result restage(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
 {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(QStringLiteral(WARPSTAGE_RESTAGE_EXE), args);
     p.waitForFinished(60000);
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
@@ -157,6 +160,51 @@ private slots:
         const Result again = restage({m_file, "--source-dir", m_dir.filePath("src")});
         QCOMPARE(again.code, 0);
         QVERIFY2(again.out.contains("0 samples re-assigned"), qPrintable(again.out));
+    }
+
+    // Where the sources come from: --source-dir, else WARPSTAGE_SOURCE_DIR, else the build's tree; the messages
+    // say which one was used.
+    void sourceDirFromOptionOrEnvironment()
+    {
+        writeFixture();
+        const QString src = m_dir.filePath("src");
+        QVERIFY(QDir(m_dir.path()).mkpath("empty"));
+        const QString empty = m_dir.filePath("empty");  // a directory without kernels/src/mini.cu
+        auto withSourceEnv = [](const QString& dir) {
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            if (dir.isNull())
+                env.remove(QStringLiteral("WARPSTAGE_SOURCE_DIR"));
+            else
+                env.insert(QStringLiteral("WARPSTAGE_SOURCE_DIR"), dir);
+            return env;
+        };
+        // the environment alone
+        Result r = restage({m_file, "--dry-run"}, withSourceEnv(src));
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("300 of 510 stall samples change"), qPrintable(r.out));
+        r = restage({m_file, "--dry-run"}, withSourceEnv(empty));
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("not found under " + empty + " (from WARPSTAGE_SOURCE_DIR); skipped"), qPrintable(r.out));
+        // the option wins over the environment, both ways
+        r = restage({m_file, "--source-dir", src, "--dry-run"}, withSourceEnv(empty));
+        QVERIFY2(r.out.contains("300 of 510 stall samples change"), qPrintable(r.out));
+        r = restage({m_file, "--source-dir", empty, "--dry-run"}, withSourceEnv(src));
+        QVERIFY2(r.out.contains("not found under " + empty + " (from --source-dir); skipped"), qPrintable(r.out));
+        // neither: this build's tree (which has no mini.cu)
+        r = restage({m_file, "--dry-run"}, withSourceEnv(QString()));
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("(from this build's source tree); skipped"), qPrintable(r.out));
+        // a source directory that is not one: exit 2, naming it and where it came from; the file is untouched
+        const QByteArray before = sha(m_file);
+        const QString nowhere = m_dir.filePath("nowhere");
+        r = restage({m_file, "--source-dir", nowhere});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(nowhere + " (from --source-dir) is not a directory"), qPrintable(r.err));
+        r = restage({m_file}, withSourceEnv(m_file));  // a file, not a directory
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("(from WARPSTAGE_SOURCE_DIR) is not a directory"), qPrintable(r.err));
+        QCOMPARE(restage({m_file, "--source-dir"}).code, 2);
+        QCOMPARE(sha(m_file), before);
     }
 
     void badInput()

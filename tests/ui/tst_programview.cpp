@@ -1,6 +1,7 @@
 // tst_programview: the program view (ProgramLayout, ProgramPlottable, ProgramView), the kernel summary
 // table (KernelSummaryModel / KernelSummaryProxy) and their two-way link (ProgramPanel), on in-memory
 // ws::ProgramTrace objects: a small hand-made program and the synthetic PyTorch-like one.
+#include "comparepickers.h"
 #include "kernelsummarymodel.h"
 #include "mainwindow.h"
 #include "runsmodel.h"
@@ -17,7 +18,13 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
+#include <QGridLayout>
+#include <QLabel>
 #include <QLineEdit>
+#include <QMouseEvent>
+#include <QScrollBar>
+#include <QWheelEvent>
 #include <QAction>
 #include <QTabWidget>
 #include <QSignalSpy>
@@ -81,6 +88,36 @@ QColor pixelAtCentre(ProgramView &v, int row, int item)
     const QImage img = v.plot()->toPixmap().toImage();
     const QRectF r = v.plottable()->itemRect(row, item);
     return img.pixelColor(QPoint(int(r.left() + 2), int(r.top() + 2)));
+}
+
+void sendMouse(QWidget *t, QEvent::Type type, QPoint pos, Qt::MouseButton b, Qt::MouseButtons bs,
+               Qt::KeyboardModifiers m = Qt::NoModifier)
+{
+    QMouseEvent e(type, QPointF(pos), t->mapToGlobal(QPointF(pos)), b, bs, m);
+    QCoreApplication::sendEvent(t, &e);
+}
+
+void dragOn(QWidget *t, QPoint from, QPoint to, Qt::MouseButton b, Qt::KeyboardModifiers m = Qt::NoModifier)
+{
+    sendMouse(t, QEvent::MouseButtonPress, from, b, b, m);
+    sendMouse(t, QEvent::MouseMove, (from + to) / 2, Qt::NoButton, b, m);
+    sendMouse(t, QEvent::MouseMove, to, Qt::NoButton, b, m);
+    sendMouse(t, QEvent::MouseButtonRelease, to, b, Qt::NoButton, m);
+}
+
+void wheelOn(QWidget *t, QPoint pos, int dy, Qt::KeyboardModifiers m = Qt::NoModifier)
+{
+    QWheelEvent e(QPointF(pos), t->mapToGlobal(QPointF(pos)), QPoint(), QPoint(0, dy), Qt::NoButton, m,
+                  Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(t, &e);
+}
+
+// With WARPSTAGE_SCREENSHOT_DIR set, saves the widget's picture there (to look at a gesture's effect).
+void shot(QWidget *w, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
+    if (!dir.isEmpty())
+        w->grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
 }
 
 int rowOfStream(const ProgramLayout &l, std::uint32_t stream)
@@ -497,6 +534,76 @@ private slots:
         }
     }
 
+    // The mouse gestures (through ViewDrag, shared with the warp view): a left drag pans time and rows, a click
+    // does not pan, a right drag zooms into the band, a narrow band zooms nothing, Shift+drag selects a range,
+    // the wheel zooms about the cursor and Shift+wheel scrolls rows.
+    void mouseGesturesPanAndZoom()
+    {
+        ProgramView v;
+        v.resize(1000, 100);  // short: the rows (94 px) scroll
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setProgram(smallProgram());
+        v.setVisibleRange(1'040'000, 1'080'000);  // 40 us
+        v.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        shot(&v, QStringLiteral("programview-0-start"));
+        const QRect ar = v.plottable()->lanesRect();
+        const auto r0 = v.visibleRange();
+        const double nsPerPx = double(r0.second - r0.first) / ar.width();
+        const int y = ar.top() + 10;
+        // a 2 px wiggle is a click: no pan
+        dragOn(v.plot(), QPoint(ar.left() + 400, y), QPoint(ar.left() + 402, y), Qt::LeftButton);
+        QCOMPARE(v.visibleRange(), r0);
+        // drag 100 px to the left: 100 px later in time
+        QSignalSpy ranges(&v, &ProgramView::visibleRangeChanged);
+        dragOn(v.plot(), QPoint(ar.left() + 400, y), QPoint(ar.left() + 300, y), Qt::LeftButton);
+        v.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        shot(&v, QStringLiteral("programview-1-panned"));
+        const auto r1 = v.visibleRange();
+        QVERIFY2(std::abs(double(r1.first - r0.first) - 100 * nsPerPx) <= 2 * nsPerPx,
+                 qPrintable(QStringLiteral("%1 -> %2").arg(r0.first).arg(r1.first)));
+        QCOMPARE(r1.second - r1.first, r0.second - r0.first);
+        QVERIFY(!ranges.isEmpty());
+        // Back undoes the whole drag in one step
+        v.historyBack();
+        QCOMPARE(v.visibleRange(), r0);
+        // a right drag zooms into the band; a band narrower than 4 px zooms nothing
+        dragOn(v.plot(), QPoint(ar.left() + 200, y), QPoint(ar.left() + 202, y + 5), Qt::RightButton);
+        QCOMPARE(v.visibleRange(), r0);
+        dragOn(v.plot(), QPoint(ar.left() + 200, y), QPoint(ar.left() + 400, y), Qt::RightButton);
+        v.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        shot(&v, QStringLiteral("programview-2-zoomed"));
+        const auto r2 = v.visibleRange();
+        QVERIFY2(std::abs(double(r2.second - r2.first) - 200 * nsPerPx) <= 3 * nsPerPx,
+                 qPrintable(QStringLiteral("%1 ns").arg(r2.second - r2.first)));
+        QVERIFY(std::abs(double(r2.first - r0.first) - 200 * nsPerPx) <= 3 * nsPerPx);
+        // Shift+drag selects a range and says so
+        QSignalSpy sel(&v, &ProgramView::timeRangeSelected);
+        dragOn(v.plot(), QPoint(ar.left() + 100, y), QPoint(ar.left() + 300, y), Qt::LeftButton, Qt::ShiftModifier);
+        QCOMPARE(sel.size(), 1);
+        QCOMPARE(v.visibleRange(), r2);
+        // the wheel zooms in about the cursor, which stays at the same time
+        const QPoint at(ar.left() + ar.width() / 4, y);
+        const double tAt = v.plot()->xAxis->pixelToCoord(at.x());
+        wheelOn(v.plot(), at, 120);
+        const auto r3 = v.visibleRange();
+        QVERIFY(r3.second - r3.first < r2.second - r2.first);
+        QVERIFY(std::abs(v.plot()->xAxis->pixelToCoord(at.x()) - tAt) <= 2 * nsPerPx);
+        // Shift+wheel scrolls the rows instead, time stays
+        auto *bar = v.findChild<QScrollBar *>();
+        QVERIFY(bar && bar->maximum() > 0);
+        bar->setValue(0);
+        wheelOn(v.plot(), at, -120, Qt::ShiftModifier);
+        QCOMPARE(bar->value(), std::min(bar->maximum(), 3 * ProgramLayout::kStreamHeight));
+        QCOMPARE(v.visibleRange(), r3);
+        // a vertical drag scrolls the rows back
+        dragOn(v.plot(), QPoint(ar.left() + 300, y + 10), QPoint(ar.left() + 300, y + 10 + bar->value()), Qt::LeftButton);
+        QCOMPARE(bar->value(), 0);
+        v.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        shot(&v, QStringLiteral("programview-3-wheel"));
+    }
+
+
     // A long launch right after a thousand sub-pixel ones (same pixel column) is still drawn: the
     // plottable jumps over records that end inside a painted column, never over one that leaves it.
     void longLaunchAfterDenseOnesIsDrawn()
@@ -526,6 +633,52 @@ private slots:
         const QImage img = v.plot()->toPixmap().toImage();
         QCOMPARE(img.pixelColor(QPoint(int(r.center().x()), int(r.center().y()))), programpalette::familyColor("long"));
         QVERIFY(v.plottable()->lastItemsVisited() < 200);  // and the tiny ones were jumped over
+    }
+    // The Compare pages' shared picker loop (comparepickers.h: ComparePanel and ProgramCompare): moving a picker
+    // loads through its signal, a picker already on the id loads only when that side has not requested it, an id
+    // the picker lacks leaves the side alone, and "(none)" (0) is how a side is emptied.
+    void comparePickersChooseAPair()
+    {
+        QWidget host;
+        auto *grid = new QGridLayout(&host);
+        QComboBox *pick[2] = {};
+        QLabel *label[2] = {};
+        QList<std::pair<int, qint64>> loads;
+        const auto load = [&](int side, qint64 id) { loads.append({side, id}); };
+        for (int s = 0; s < 2; ++s) {
+            ws::ui::addComparePickerRow(grid, s, &host, pick[s], label[s], load, QStringLiteral("pick"));
+            ws::ui::resetComparePicker(pick[s]);
+            pick[s]->addItem(QStringLiteral("seven"), qint64(7));
+            pick[s]->addItem(QStringLiteral("nine"), qint64(9));
+        }
+        QCOMPARE(pick[1]->objectName(), QStringLiteral("pickB"));
+        QCOMPARE(pick[0]->count(), 3);
+        QVERIFY(loads.isEmpty());  // resetting and filling loads nothing
+        qint64 requested[2] = {0, 0};
+        ws::ui::selectComparePair(pick, requested, 7, 9, load);
+        QCOMPARE(loads, (QList<std::pair<int, qint64>>{{0, 7}, {1, 9}}));
+        QCOMPARE(pick[0]->currentData().toLongLong(), 7);
+        QCOMPARE(pick[1]->currentData().toLongLong(), 9);
+        // already chosen and requested: nothing; already chosen but not requested (e.g. a side reset without
+        // moving its picker): loaded directly
+        loads.clear();
+        requested[0] = 7;
+        requested[1] = 0;
+        ws::ui::selectComparePair(pick, requested, 7, 9, load);
+        QCOMPARE(loads, (QList<std::pair<int, qint64>>{{1, 9}}));
+        // an unknown id leaves its side alone; 0 picks "(none)"
+        loads.clear();
+        requested[1] = 9;
+        ws::ui::selectComparePair(pick, requested, 42, 0, load);
+        QCOMPARE(loads, (QList<std::pair<int, qint64>>{{1, 0}}));
+        QCOMPARE(pick[0]->currentData().toLongLong(), 7);
+        QCOMPARE(pick[1]->currentIndex(), 0);
+        QCOMPARE(pick[1]->itemText(0), QStringLiteral("(none)"));
+        // a reset picker holds only "(none)" and says nothing
+        loads.clear();
+        ws::ui::resetComparePicker(pick[0]);
+        QCOMPARE(pick[0]->count(), 1);
+        QVERIFY(loads.isEmpty());
     }
 };
 

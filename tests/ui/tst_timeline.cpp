@@ -42,6 +42,17 @@ void wheel(QWidget *t, QPoint pos, int dy, Qt::KeyboardModifiers m = Qt::NoModif
 
 double rel(ws::TimeNs t) { return double(t - kStart); }
 
+// With WARPSTAGE_SCREENSHOT_DIR set, saves the widget's picture there (to look at a gesture's effect).
+void shot(QWidget *w, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("WARPSTAGE_SCREENSHOT_DIR");
+    if (dir.isEmpty())
+        return;
+    if (auto *plot = w->findChild<QCustomPlot *>())
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+    w->grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+}
+
 QRgb darker(QRgb c) { return qRgb(int(qRed(c) * 0.62f), int(qGreen(c) * 0.62f), int(qBlue(c) * 0.62f)); }
 
 }  // namespace
@@ -327,7 +338,9 @@ void TestTimeline::dragPans()
     const QRect ar = w->plottable()->lanesRect();
     const double nsPerPx = 2000.0 / ar.width();
     const QPoint from(ar.left() + 600, ar.top() + 50);
+    shot(w.get(), QStringLiteral("timeline-1-before-pan"));
     drag(w->plot(), from, from + QPoint(-100, 0), Qt::LeftButton);
+    shot(w.get(), QStringLiteral("timeline-2-panned"));
     const auto r = w->visibleRange();
     QVERIFY2(std::abs(double(r.first - (kStart + 1000)) - 100 * nsPerPx) < 2, qPrintable(QString::number(r.first - kStart)));
     QCOMPARE(r.second - r.first, ws::TimeNs(2000));
@@ -396,7 +409,9 @@ void TestTimeline::rubberBandZoom()
     const QRect ar = w->plottable()->lanesRect();
     const int x0 = ar.left() + 200, x1 = ar.left() + 500;
     const double ta = timeAtPx(x0), tb = timeAtPx(x1);
+    shot(w.get(), QStringLiteral("timeline-3-before-band"));
     drag(w->plot(), QPoint(x0, ar.top() + 60), QPoint(x1, ar.top() + 80), Qt::RightButton);
+    shot(w.get(), QStringLiteral("timeline-4-band-zoomed"));
     const auto r = w->visibleRange();
     QVERIFY(std::abs(rel(r.first) - ta) < 2);
     QVERIFY(std::abs(rel(r.second) - tb) < 2);

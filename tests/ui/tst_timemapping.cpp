@@ -1,6 +1,9 @@
-// Time <-> pixel mapping, zoom/pan maths and time-axis ticks (data-driven).
+// Time <-> pixel mapping, zoom/pan maths and time-axis ticks (data-driven); the drag gestures' state shared by
+// the warp timeline and the program view (ViewDrag).
 #include "timemapping.h"
+#include "viewdrag.h"
 
+#include <QWheelEvent>
 #include <QtTest>
 
 #include <cmath>
@@ -22,6 +25,9 @@ private slots:
     void formatTime();
     void formatDuration_data();
     void formatDuration();
+    void viewDragGestures();
+    void viewDragPanAndBand();
+    void viewDragWheelScrollsRows();
 };
 
 void TestTimeMapping::roundTrip_data()
@@ -219,6 +225,105 @@ void TestTimeMapping::formatDuration()
     QFETCH(double, ns);
     QFETCH(QString, text);
     QCOMPARE(timemap::formatDuration(ns), text);
+}
+
+// Which gesture a press starts, and when a press becomes a drag (3 px, Manhattan).
+void TestTimeMapping::viewDragGestures()
+{
+    ViewDrag g;
+    const struct {
+        Qt::MouseButton button;
+        Qt::KeyboardModifiers mods;
+        ViewDrag::Mode mode;
+    } cases[] = {
+        {Qt::RightButton, Qt::NoModifier, ViewDrag::Mode::ZoomBand},
+        {Qt::LeftButton, Qt::ControlModifier, ViewDrag::Mode::Ruler},
+        {Qt::LeftButton, Qt::ControlModifier | Qt::ShiftModifier, ViewDrag::Mode::Ruler},
+        {Qt::LeftButton, Qt::ShiftModifier, ViewDrag::Mode::RangeSelect},
+        {Qt::LeftButton, Qt::NoModifier, ViewDrag::Mode::Pan},
+        {Qt::MiddleButton, Qt::ShiftModifier, ViewDrag::Mode::Pan},
+        {Qt::BackButton, Qt::NoModifier, ViewDrag::Mode::None},
+    };
+    for (const auto &c : cases) {
+        g.press(QPoint(100, 50), {0, 1}, 0);
+        QCOMPARE(g.mode(), ViewDrag::Mode::None);
+        g.begin(c.button, c.mods);
+        QCOMPARE(g.mode(), c.mode);
+    }
+    g.press(QPoint(100, 50), {0, 1}, 0);
+    g.begin(Qt::LeftButton, Qt::NoModifier);
+    QVERIFY(g.move(QPoint(101, 51)));  // 2 px: still a click
+    QVERIFY(!g.moved());
+    QCOMPARE(g.lastMouse(), QPoint(101, 51));
+    QVERIFY(g.move(QPoint(100, 47)));  // 3 px
+    QVERIFY(g.moved());
+    QVERIFY(g.move(QPoint(100, 50)));  // back at the press: still a drag
+    QVERIFY(g.moved());
+    QCOMPARE(g.release(), ViewDrag::Mode::Pan);
+    QCOMPARE(g.mode(), ViewDrag::Mode::None);
+    QVERIFY(g.moved());  // the release handler still asks whether it moved
+    // no gesture: the mouse only hovers (and is remembered for the zoom keys)
+    g.press(QPoint(10, 10), {0, 1}, 0);
+    QVERIFY(!g.move(QPoint(200, 10)));
+    QVERIFY(!g.moved());
+    const QRect lanes(150, 0, 100, 40);  // x 150..249
+    QVERIFY(g.mouseOver(lanes));
+    g.move(QPoint(249, 10));
+    QVERIFY(g.mouseOver(lanes));
+    g.move(QPoint(250, 10));
+    QVERIFY(!g.mouseOver(lanes));
+    g.move(QPoint(150, 10));
+    QVERIFY(g.mouseOver(lanes));
+    g.leave();
+    QCOMPARE(g.lastMouse(), QPoint(-1, -1));
+    QVERIFY(!g.mouseOver(lanes));
+}
+
+// A pan follows the mouse in time (ns per pixel of the view at the press) and in rows; a zoom band must be
+// 4 px wide.
+void TestTimeMapping::viewDragPanAndBand()
+{
+    ViewDrag g;
+    g.press(QPoint(100, 50), {1000.0, 2000.0}, 40);
+    g.begin(Qt::LeftButton, Qt::NoModifier);
+    g.move(QPoint(120, 65));
+    const auto v = g.pannedView(QPoint(120, 65), 100);  // 10 ns/px, 20 px right: 200 ns earlier
+    QCOMPARE(v.first, 800.0);
+    QCOMPARE(v.second, 1800.0);
+    const auto w = g.pannedView(QPoint(90, 50), 200);  // 5 ns/px, 10 px left
+    QCOMPARE(w.first, 1050.0);
+    QCOMPARE(w.second, 2050.0);
+    QCOMPARE(g.pannedScroll(QPoint(120, 65)), 25);
+    QCOMPARE(g.pannedScroll(QPoint(120, 30)), 60);
+    QCOMPARE(g.pannedView(QPoint(110, 50), 0).first, -9000.0);  // no width: taken as 1 px, no division by zero
+    g.release();
+    g.press(QPoint(100, 50), {0, 1}, 0);
+    g.begin(Qt::RightButton, Qt::NoModifier);
+    QVERIFY(!g.bandWideEnough(QPoint(110, 50)));  // not moved yet
+    g.move(QPoint(100, 60));                       // moved, but only vertically
+    QVERIFY(g.moved());
+    QVERIFY(!g.bandWideEnough(QPoint(103, 60)));
+    QVERIFY(g.bandWideEnough(QPoint(104, 60)));
+    QVERIFY(g.bandWideEnough(QPoint(96, 60)));
+}
+
+// Shift+wheel, or a wheel over the labels, scrolls rows (3 rows per notch; a horizontal-only wheel too);
+// any other wheel is the time navigator's.
+void TestTimeMapping::viewDragWheelScrollsRows()
+{
+    auto wheel = [](QPointF pos, QPoint angle, Qt::KeyboardModifiers mods) {
+        return QWheelEvent(pos, pos, QPoint(), angle, Qt::NoButton, mods, Qt::NoScrollPhase, false);
+    };
+    const QWheelEvent overLanes = wheel({200, 10}, {0, 120}, Qt::NoModifier);
+    QVERIFY(!ViewDrag::wheelRowScroll(&overLanes, 150, 20).has_value());
+    const QWheelEvent shifted = wheel({200, 10}, {0, 120}, Qt::ShiftModifier);
+    QCOMPARE(ViewDrag::wheelRowScroll(&shifted, 150, 20), std::optional<int>(-60));
+    const QWheelEvent labelsDown = wheel({149, 10}, {0, -240}, Qt::NoModifier);
+    QCOMPARE(ViewDrag::wheelRowScroll(&labelsDown, 150, 20), std::optional<int>(120));
+    const QWheelEvent sideways = wheel({20, 10}, {120, 0}, Qt::NoModifier);
+    QCOMPARE(ViewDrag::wheelRowScroll(&sideways, 150, 16), std::optional<int>(-48));
+    const QWheelEvent edge = wheel({150, 10}, {0, 120}, Qt::NoModifier);  // the lanes' first pixel
+    QVERIFY(!ViewDrag::wheelRowScroll(&edge, 150, 20).has_value());
 }
 
 QTEST_GUILESS_MAIN(TestTimeMapping)

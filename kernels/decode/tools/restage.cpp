@@ -1,18 +1,22 @@
 // warpstage-restage: re-assigns the pipeline role and stage of every stall sample in a
 // Warpstage file with this build's stage map (warpstage/stage_map.h), reading the rung sources
-// under SOURCE_DIR. The samples themselves (PC, function, source line, reason, count) are not
+// under a source directory. The samples themselves (PC, function, source line, reason, count) are not
 // touched, and nothing else in the file changes except each updated run's notes, which say so.
 // Use it when the mapping rules improve: a recording keeps the stages assigned when it was made.
 // CUDA-free, no GPU needed.
 //
 //   warpstage-restage FILE [--source-dir DIR] [--dry-run]
 //
-// Exit: 0 done (or nothing to change), 1 the file could not be read or written, 2 usage.
+// The source directory (a checkout: DIR/kernels/src/<rung>.cu) is --source-dir, else the environment variable
+// WARPSTAGE_SOURCE_DIR (as warpstage-record's program mode reads it), else the tree this tool was built from.
+// Exit: 0 done (or nothing to change), 1 the file could not be read or written, 2 usage (also: a source
+// directory named by --source-dir or WARPSTAGE_SOURCE_DIR that is not a directory).
 #include "warpstage/stage_map.h"
 #include "warpstage/store.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -30,7 +34,8 @@ int usage(const char* why)
 {
     if (why) std::fprintf(stderr, "warpstage-restage: %s\n", why);
     std::fprintf(stderr, "usage: warpstage-restage FILE [--source-dir DIR] [--dry-run]\n"
-                         "Re-assigns the pipeline role/stage of every stall sample with this build's stage map.\n");
+                         "Re-assigns the pipeline role/stage of every stall sample with this build's stage map.\n"
+                         "The rung sources are read under DIR, else $WARPSTAGE_SOURCE_DIR, else this build's tree.\n");
     return 2;
 }
 
@@ -44,7 +49,8 @@ struct RunUpdate {
 
 int main(int argc, char** argv)
 {
-    std::string file, sourceDir = WARPSTAGE_SOURCE_DIR;
+    std::string file, sourceDir;  // --source-dir, else $WARPSTAGE_SOURCE_DIR, else the build's tree
+    std::string sourceFrom = "--source-dir";
     bool dryRun = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -65,7 +71,22 @@ int main(int argc, char** argv)
         }
     }
     if (file.empty()) return usage("no file given");
-    if (sourceDir.empty()) return usage("no --source-dir and this build does not know its source tree");
+    if (sourceDir.empty()) {
+        if (const char* env = std::getenv("WARPSTAGE_SOURCE_DIR"); env && *env) {
+            sourceDir = env;
+            sourceFrom = "WARPSTAGE_SOURCE_DIR";
+        } else {
+            sourceDir = WARPSTAGE_SOURCE_DIR;
+            sourceFrom = "this build's source tree";
+        }
+    }
+    if (sourceDir.empty())
+        return usage("no --source-dir, no WARPSTAGE_SOURCE_DIR, and this build does not know its source tree");
+    if (sourceFrom != "this build's source tree" && !std::filesystem::is_directory(sourceDir)) {
+        std::fprintf(stderr, "warpstage-restage: source directory %s (from %s) is not a directory\n", sourceDir.c_str(),
+                     sourceFrom.c_str());
+        return 2;
+    }
 
     try {
         // Read and re-assign everything read-only first: a bad file is reported, and a dry run leaves it
@@ -97,8 +118,8 @@ int main(int argc, char** argv)
                 const std::string source = "kernels/src/" + run.variant + ".cu";
                 const std::filesystem::path rungSource = std::filesystem::path(sourceDir) / source;
                 if (!std::filesystem::is_regular_file(rungSource)) {
-                    std::printf("run %lld (%s): %s not found under %s; skipped\n", (long long)run.id,
-                                run.variant.c_str(), source.c_str(), sourceDir.c_str());
+                    std::printf("run %lld (%s): %s not found under %s (from %s); skipped\n", (long long)run.id,
+                                run.variant.c_str(), source.c_str(), sourceDir.c_str(), sourceFrom.c_str());
                     continue;
                 }
                 const auto map = decode::StageMap::fromFile(source, rungSource.string());

@@ -1,0 +1,38 @@
+# shellcheck shell=bash
+# Helpers shared by the device scripts (scripts/device/*.sh), sourced, never run. Defines:
+#   ws_cuda_env      the CUDA runtime and tools on the search paths, and WARPSTAGE_REQUIRE_GPU=1 (on the GPU machine
+#                    a GPU test that cannot run, no device or no CUPTI, fails instead of skipping)
+#   note TEXT...     prints TEXT and appends it to the summary file $S
+#   run NAME LIMIT CMD...   runs CMD under `timeout -k 5 LIMIT`, its output in $OUT/NAME.log, and notes one line:
+#                    "NAME: rc=RC in Ns | " + the log's verdict lines (passed/failed counts, PASSED/FAILED,
+#                    sanitizer summaries, OK/FAIL)
+# The caller sets S (the summary file) before calling note or run, and OUT before run.
+#
+# A device script sources it from its own folder, so when a script is carried alone (copied into a
+# build-<branch>/ folder), copy lib.sh beside it:
+#   cp scripts/device/lib.sh scripts/device/THE-SCRIPT.sh build-<branch>/
+# Without a lib.sh beside it, a script falls back to the checkout's scripts/device/lib.sh under the current
+# folder (the run tool starts in the repository root of a copy of the tree), and stops with a message if neither
+# is there. The lines to start a script with:
+#   WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
+#   [ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
+#   # shellcheck source=lib.sh
+#   . "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
+
+ws_cuda_env() {
+    local d
+    for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64; do
+        [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    done
+    export LD_LIBRARY_PATH PATH="/usr/local/cuda/bin:$PATH" WARPSTAGE_REQUIRE_GPU=1
+}
+
+note() { echo "$*" | tee -a "$S"; }
+
+run() {  # run NAME LIMIT CMD...
+    local name=$1 limit=$2 t0=$SECONDS rc
+    shift 2
+    timeout -k 5 "$limit" "$@" >"$OUT/$name.log" 2>&1
+    rc=$?
+    note "$name: rc=$rc in $((SECONDS - t0))s | $(grep -E "passed, .* failed|PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY|^OK|^FAIL" "$OUT/$name.log" | tail -2 | tr '\n' ' ')"
+}

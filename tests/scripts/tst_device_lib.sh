@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# device_scripts_lib: scripts/device/lib.sh (the device scripts' shared note/run/ws_cuda_env) without a GPU:
+#  1. every device script parses (bash -n), and every one that calls note/run/ws_cuda_env without defining it
+#     sources lib.sh;
+#  2. the helpers themselves: note appends to $S, run logs to $OUT/NAME.log and notes rc, time and verdict lines,
+#     ws_cuda_env sets WARPSTAGE_REQUIRE_GPU=1 and puts /usr/local/cuda/bin first on PATH;
+#  3. a script carried alone finds lib.sh beside it (from any current folder), falls back to the checkout's
+#     scripts/device/lib.sh, and without either stops with exit 2 and a message.
+# Usage: tst_device_lib.sh SOURCE_DIR
+set -u
+SRC=${1:?usage: tst_device_lib.sh SOURCE_DIR}
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+# 1.
+for f in "$SRC"/scripts/device/*.sh; do
+    bash -n "$f" || fail "$f does not parse"
+    [ "$(basename "$f")" = lib.sh ] && continue
+    for fn in note run ws_cuda_env; do
+        if grep -Eq "^[[:space:]]*(\\\$\\(|)$fn( |\$)|[;&|][[:space:]]*$fn " "$f" && ! grep -Eq "^[[:space:]]*$fn\\(\\)" "$f" \
+            && ! grep -Eq '^[[:space:]]*(\.|source)[[:space:]].*(lib\.sh|WS_LIB)' "$f"; then
+            fail "$(basename "$f") calls $fn but neither defines it nor sources lib.sh"
+        fi
+    done
+done
+[ $fails = 0 ] && ok "device scripts parse and source lib.sh where they use its helpers"
+
+# 2.
+T=$(mktemp -d /tmp/tst_device_lib.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+(
+    set -u
+    . "$SRC/scripts/device/lib.sh"
+    OUT=$T/out
+    mkdir -p "$OUT"
+    S=$OUT/summary.txt
+    : >"$S"
+    note "first line"
+    run good 10 bash -c 'echo "3 passed, 0 failed"; echo noise'
+    run bad 10 bash -c 'echo "FAILED: x"; exit 3'
+    run slow 1 sleep 5
+    PATH=/usr/bin:/bin LD_LIBRARY_PATH= WARPSTAGE_REQUIRE_GPU=0
+    ws_cuda_env
+    echo "env: $WARPSTAGE_REQUIRE_GPU ${PATH%%:*}" >"$OUT/env.txt"
+)
+S=$T/out/summary.txt
+[ "$(sed -n 1p "$S")" = "first line" ] || fail "note did not append to \$S: $(cat "$S")"
+grep -Eq '^good: rc=0 in [0-9]+s \| 3 passed, 0 failed $' "$S" || fail "run good: $(grep '^good' "$S")"
+grep -Eq '^bad: rc=3 in [0-9]+s \| FAILED: x $' "$S" || fail "run bad: $(grep '^bad' "$S")"
+grep -Eq '^slow: rc=124 in [0-9]+s' "$S" || fail "run slow (timeout): $(grep '^slow' "$S")"
+[ "$(cat "$T/out/good.log")" = "$(printf '3 passed, 0 failed\nnoise')" ] || fail "run's log: $(cat "$T/out/good.log")"
+[ "$(cat "$T/out/env.txt")" = "env: 1 /usr/local/cuda/bin" ] || fail "ws_cuda_env: $(cat "$T/out/env.txt")"
+[ "$(wc -l <"$S")" = 4 ] || fail "summary has $(wc -l <"$S") lines, expected 4"
+[ $fails = 0 ] && ok "note, run, ws_cuda_env"
+
+# 3. A carried script: the sourcing lines of a real device script, then a call of note.
+probe() {  # probe DIR: a script made of shapes-check.sh's lines up to its first ws_cuda_env, then a note
+    sed -n '1,/^ws_cuda_env$/p' "$SRC/scripts/device/shapes-check.sh" | grep -v '^ws_cuda_env$' >"$1/carried.sh"
+    echo 'S=$OUT/summary.txt; note "carried ok"' >>"$1/carried.sh"
+}
+mkdir -p "$T/carry" "$T/elsewhere" "$T/checkout/scripts/device" "$T/bare"
+probe "$T/carry"
+cp "$SRC/scripts/device/lib.sh" "$T/carry/"
+out=$(cd "$T/elsewhere" && OUT=$T/elsewhere bash "$T/carry/carried.sh" x 2>&1)
+[ "$out" = "carried ok" ] || fail "carried with lib.sh beside it: $out"
+probe "$T/bare"
+cp "$SRC/scripts/device/lib.sh" "$T/checkout/scripts/device/"
+out=$(cd "$T/checkout" && OUT=$T/checkout bash "$T/bare/carried.sh" x 2>&1)
+[ "$out" = "carried ok" ] || fail "carried alone, run from a checkout: $out"
+out=$(cd "$T/elsewhere" && OUT=$T/elsewhere bash "$T/bare/carried.sh" x 2>&1)
+rc=$?
+[ $rc = 2 ] || fail "without lib.sh anywhere: rc=$rc (expected 2)"
+[[ "$out" == *"lib.sh is neither beside this script nor in scripts/device/"* ]] || fail "without lib.sh: message '$out'"
+[ $fails = 0 ] && ok "carried scripts find lib.sh"
+
+if [ $fails = 0 ]; then
+    echo "PASS: device_scripts_lib"
+    exit 0
+fi
+echo "$fails failure(s)"
+exit 1
