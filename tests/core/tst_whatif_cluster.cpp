@@ -1,7 +1,8 @@
-// What-if replay of 2-CTA clusters and --tile-order (issue 13, docs/whatif.md "Clusters", "Tile order"): hand-made
-// traces whose answers are worked out by hand in the comments. A cluster pair's producer waits for the later of
-// both CTAs' releases; the unchanged replay of a pair stays exact; the critical path crosses to the partner CTA;
-// tiles dealt in a new order move the kernel's end where the deal says.
+// What-if replay of 2-CTA clusters, dedicated epilogue warps and --tile-order (issue 13, docs/whatif.md "Clusters",
+// "Tile order"): hand-made traces whose answers are worked out by hand in the comments. A cluster pair's producer
+// waits for the later of both CTAs' releases; the unchanged replay of a pair stays exact; the critical path crosses
+// to the partner CTA; an epilogue warp waits for the consumers' hand-off; tiles dealt in a new order move the
+// kernel's end where the deal says.
 #include "warpstage/whatif.h"
 
 #include "whatif_testutil.h"
@@ -221,6 +222,51 @@ private slots:
         for (const PathStep& s : r.path.steps)
             fromPartner = fromPartner || (s.what == PathStep::What::LoadFlight && s.ctaIndex == 1 && s.start == 40);
         QVERIFY(fromPartner);
+    }
+
+    void epilogueWarpWaitsForTheHandoff()
+    {
+        // A dedicated epilogue warp (lce rungs): its WaitData n (slot = consumer warpgroup 0) ends 40 ns after the
+        // consumers began their Epilogue n (the add into the staging, then the hand-off). --mma 0.5: the
+        // consumers' Compute halves: Epilogue 0 at 50-80, Epilogue 1 at 130-160; the epilogue warp's waits end at
+        // 90 and 170, its stores at 120 and 200; the kernel ends 5 ns after the CTA: 205.
+        KernelTrace t;
+        t.run.id = 1;
+        t.launch.id = 1;
+        t.launch.traced = true;
+        t.launch.start = 0;
+        t.launch.end = 305;
+        t.ctas.push_back(wstest::makeCta(0, 0, 0, 300));
+        t.lanes.push_back(wstest::makeLane(0, 4, 1, WarpRole::Consumer,
+                                           {{K::Compute, 0, 100},
+                                            {K::Epilogue, 100, 130, 0},
+                                            {K::Compute, 130, 230},
+                                            {K::Epilogue, 230, 260, 1}}));
+        t.lanes.push_back(wstest::makeLane(0, 1, 0, WarpRole::Epilogue,
+                                           {{K::WaitData, 0, 140, 0, 0},
+                                            {K::Store, 140, 170, 0, 0},
+                                            {K::WaitData, 170, 270, 1, 0},
+                                            {K::Store, 270, 300, 1, 0}}));
+        const WhatIfModel model = WhatIfModel::build(t);
+        QCOMPARE(model.summary().handoffEdges, std::int64_t(2));
+        QCOMPARE(model.summary().unexplainedWaits, std::int64_t(0));
+        QCOMPARE(model.predict(WhatIfParams{}).predictedNs, TimeNs(305));
+        WhatIfParams p;
+        p.mma = 0.5;
+        p.sharedResources = false;
+        const WhatIfResult r = model.predict(p);
+        QCOMPARE(r.predictedNs, TimeNs(205));
+        const Lane& epi = r.predicted.lanes[1];
+        QCOMPARE(epi.end(0), TimeNs(90));
+        QCOMPARE(epi.end(2), TimeNs(170));
+        // The path: the last store <- the wait's 40 ns after the hand-off (epilogue work) <- the consumers.
+        bool handoff = false, consumer = false;
+        for (const PathStep& s : r.path.steps) {
+            handoff = handoff || (s.lane == 1 && s.start == 130 && s.end == 170 && s.cause == Cause::Epilogue);
+            consumer = consumer || (s.lane == 0 && s.cause == Cause::MmaThroughput);
+        }
+        QVERIFY(handoff);
+        QVERIFY(consumer);
     }
 
     void tileOrderDealsTiles_data()
