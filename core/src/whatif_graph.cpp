@@ -549,12 +549,15 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     if (t.loads.empty())
         s.missing.push_back("no loads recorded: waits for data are replayed with their recorded duration "
                             "(--load-latency scales only synchronous Load phases)");
+    if (!t.loads.empty() && s.stages <= 0)
+        s.missing.push_back("loads recorded without a ring slot (e.g. a Proton import): the ring's depth is unknown, so "
+                            + std::to_string(waitSlot) + " slot waits have no release edge (replayed with their "
+                            "recorded duration) and --stages cannot act");
     if (waitData == 0 && !t.loads.empty())
         s.missing.push_back("loads recorded but no WaitData phases: load latency is off the replayed path");
     if (s.unexplainedWaits > 0)
         s.missing.push_back(std::to_string(s.unexplainedWaits)
                             + " waits whose dependency is not in the trace: replayed with their recorded duration");
-    (void)waitSlot;
     (void)waitOrder;
     s.reduced = !s.missing.empty();
     buildResources(g, mst);
