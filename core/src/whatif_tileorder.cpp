@@ -47,7 +47,7 @@ void buildTiles(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
     g.tileN.clear();
     g.tileLastItem.assign(nCta, -1);
     // Per CTA: its tile lane, the consumer (else any) warp that recorded the most tiles (the lowest lane on a tie).
-    std::vector<std::vector<const TileSpan*>> spans(t.lanes.size());
+    std::vector<std::vector<const TileSpan*>> spans(t.lanes.size()), ctaWide(t.ctas.size());
     {
         std::vector<std::pair<RowId, int>> byWarp;
         for (std::size_t l = 0; l < t.lanes.size(); ++l)
@@ -57,6 +57,8 @@ void buildTiles(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
             const auto it = std::lower_bound(byWarp.begin(), byWarp.end(), std::pair<RowId, int>{ts.warpId, -1});
             if (it != byWarp.end() && it->first == ts.warpId && t.lanes[it->second].ctaIndex == ts.ctaId)
                 spans[it->second].push_back(&ts);
+            else if (ts.ctaId >= 0 && ts.ctaId < nCta)
+                ctaWide[std::size_t(ts.ctaId)].push_back(&ts);  // a CTA-wide tile (no warp recorded)
         }
     }
     for (int c = 0; c < nCta; ++c) {
@@ -74,6 +76,16 @@ void buildTiles(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
             };
             if (better(l))
                 best = l;
+        }
+        if (best < 0 && !ctaWide[c].empty()) {  // CTA-wide tiles: on the first consumer lane (else the first lane)
+            for (int li = g.ctaLaneBegin[c]; li < g.ctaLaneEnd[c]; ++li) {
+                const int l = g.ctaLanes[li];
+                if (g.laneBegin[l] < g.laneEnd[l] && (best < 0 || (t.lanes[l].role == WarpRole::Consumer
+                                                                   && t.lanes[best].role != WarpRole::Consumer)))
+                    best = l;
+            }
+            if (best >= 0)
+                spans[best] = ctaWide[c];
         }
         if (best < 0)
             continue;

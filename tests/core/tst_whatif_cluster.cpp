@@ -300,6 +300,19 @@ private slots:
         QCOMPARE(hasNote(r, "predicted time only"), TileOrder(order) != TileOrder::Recorded);
     }
 
+    void tileOrderCtaWideTiles()
+    {
+        // Tiles recorded CTA-wide (warp 0: no warp of their own) go on the CTA's consumer lane: the same deal.
+        KernelTrace t = tileTrace();
+        for (TileSpan& ts : t.tiles)
+            ts.warpId = 0;
+        WhatIfParams p;
+        p.tileOrder = TileOrder::LongestFirst;
+        const WhatIfModel model = WhatIfModel::build(t);
+        QCOMPARE(model.summary().tiles, 4);
+        QCOMPARE(model.predict(p).predictedNs, TimeNs(120));
+    }
+
     void tileOrderNotForOneTileCtas()
     {
         WhatIfParams p;
