@@ -97,7 +97,8 @@ std::string graphJson(const GraphSummary& g)
         + ", \"unexplained_waits\": " + std::to_string(g.unexplainedWaits) + ", \"stages\": "
         + std::to_string(g.stages) + ", \"slots_per_sm\": " + std::to_string(g.slotsPerSm)
         + ", \"cluster_pairs\": " + std::to_string(g.clusterPairs) + ", \"cluster_edges\": "
-        + std::to_string(g.clusterEdges) + ", \"tiles\": " + std::to_string(g.tiles)
+        + std::to_string(g.clusterEdges) + ", \"handoff_edges\": " + std::to_string(g.handoffEdges)
+        + ", \"tiles\": " + std::to_string(g.tiles)
         + ", \"persistent\": " + (g.persistent ? "true" : "false") + ", \"reduced\": "
         + (g.reduced ? "true" : "false") + ", \"missing\": [";
     for (std::size_t i = 0; i < g.missing.size(); ++i)
@@ -222,6 +223,8 @@ std::string graphText(const GraphSummary& g)
     if (g.clusterPairs > 0)
         o += std::to_string(g.clusterPairs) + " 2-CTA clusters replayed together: " + std::to_string(g.clusterEdges)
             + " edges to the partner CTA (its slot releases and loads)\n";
+    if (g.handoffEdges > 0)
+        o += std::to_string(g.handoffEdges) + " epilogue-warp waits for the consumers' hand-off\n";
     if (!g.resources.empty())
         o += g.resources + "\n";
     if (g.reduced) {
