@@ -57,6 +57,7 @@ QString helpText()
         "  warpstage whatif FILE [--run ID] [--kernel ID] [--stages N] [--load-latency F] [--mma F]\n"
         "                   [--epilogue F] [--overlap-epilogue] [--persistent] [--sms N] [--no-sync] [--json]\n"
         "                   [--ctas-per-sm N] [--producer-warp] [--no-shared-resources]\n"
+        "                   [--tile-order recorded|row|column|reverse|longest-first]\n"
         "                                replay the kernel with edited parameters: measured and\n"
         "                                predicted time, the new attribution (docs/whatif.md)\n"
         "  warpstage --screenshot IMAGE [FILE]\n"

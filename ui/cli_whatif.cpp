@@ -96,6 +96,9 @@ std::string graphJson(const GraphSummary& g)
         + ", \"order_edges\": " + std::to_string(g.orderEdges) + ", \"collective_edges\": " + std::to_string(g.collectiveEdges)
         + ", \"unexplained_waits\": " + std::to_string(g.unexplainedWaits) + ", \"stages\": "
         + std::to_string(g.stages) + ", \"slots_per_sm\": " + std::to_string(g.slotsPerSm)
+        + ", \"cluster_pairs\": " + std::to_string(g.clusterPairs) + ", \"cluster_edges\": "
+        + std::to_string(g.clusterEdges) + ", \"handoff_edges\": " + std::to_string(g.handoffEdges)
+        + ", \"tiles\": " + std::to_string(g.tiles)
         + ", \"persistent\": " + (g.persistent ? "true" : "false") + ", \"reduced\": "
         + (g.reduced ? "true" : "false") + ", \"missing\": [";
     for (std::size_t i = 0; i < g.missing.size(); ++i)
@@ -217,6 +220,11 @@ std::string graphText(const GraphSummary& g)
         + std::to_string(g.slotEdges) + " slot, " + std::to_string(g.syncEdges) + " barrier, "
         + std::to_string(g.orderEdges) + " order, " + std::to_string(g.collectiveEdges) + " collective MMA issue; ring " + std::to_string(g.stages) + " slots, "
         + std::to_string(g.slotsPerSm) + " CTA(s) per SM" + (g.persistent ? ", persistent" : "") + "\n";
+    if (g.clusterPairs > 0)
+        o += std::to_string(g.clusterPairs) + " 2-CTA clusters replayed together: " + std::to_string(g.clusterEdges)
+            + " edges to the partner CTA (its slot releases and loads)\n";
+    if (g.handoffEdges > 0)
+        o += std::to_string(g.handoffEdges) + " epilogue-warp waits for the consumers' hand-off\n";
     if (!g.resources.empty())
         o += g.resources + "\n";
     if (g.reduced) {
@@ -302,6 +310,11 @@ int parseWhatIfOption(const QStringList& args, int& i, WhatIfParams* p, const ch
         p->dropCtaSync = true;
     } else if (a == QLatin1String("--producer-warp")) {
         p->producerWarp = true;
+    } else if (a == QLatin1String("--tile-order")) {
+        if (!value(&v))
+            return wiUsage(name + " needs a value");
+        if (!tileOrderFromName(v.toStdString(), &p->tileOrder))
+            return wiUsage(name + " expects recorded, row, column, reverse or longest-first, got '" + v.toStdString() + "'");
     } else if (a == QLatin1String("--no-shared-resources")) {
         p->sharedResources = false;
     } else {
@@ -344,10 +357,11 @@ int runWhatIfCommand(const QStringList& args)
             char params[512];
             std::snprintf(params, sizeof params,
                           "{\"stages\": %d, \"load_latency\": %g, \"mma\": %g, \"epilogue\": %g, \"overlap_epilogue\": %s, "
-                          "\"persistent\": %s, \"sms\": %d, \"no_sync\": %s, \"ctas_per_sm\": %d, "
+                          "\"persistent\": %s, \"sms\": %d, \"no_sync\": %s, \"tile_order\": \"%s\", \"ctas_per_sm\": %d, "
                           "\"shared_resources\": %s, \"producer_warp\": %s}",
                           p.stages, p.loadLatency, p.mma, p.epilogue, p.overlapEpilogue ? "true" : "false",
-                          p.persistent ? "true" : "false", p.sms, p.dropCtaSync ? "true" : "false", p.slotsPerSm,
+                          p.persistent ? "true" : "false", p.sms, p.dropCtaSync ? "true" : "false",
+                          std::string(tileOrderName(p.tileOrder)).c_str(), p.slotsPerSm,
                           p.sharedResources ? "true" : "false", p.producerWarp ? "true" : "false");
             std::printf("{\"run\": %lld, \"kernel\": %lld, \"variant\": %s, \"measured_ns\": %lld, \"replayed_ns\": %lld, "
                         "\"predicted_ns\": %lld, \"change_percent\": %.2f, \"parameters\": %s, \"attribution\": %s, "

@@ -169,18 +169,25 @@ CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r)
             const TimeNs c0 = r.ctaStart[c];
             const int lane = m.itemLane[i];
             if (!r.bound[i]) {
-                seg(PathStep::What::Interval, c0 + r.st[i], c0 + r.en[i], causeOf(m.itemKind[i]), lane, i, c,
+                seg(PathStep::What::Interval, c0 + r.st[i], c0 + r.en[i],
+                    m.itemDep[i] == DepKind::Handoff ? Cause::Epilogue : causeOf(m.itemKind[i]), lane, i, c,
                     m.itemKstep[i]);
                 node = N::ItemStart;
                 break;
             }
             const std::int64_t dep = r.en[i] - itemLagNow(m, r, i);
-            seg(PathStep::What::Interval, c0 + dep, c0 + r.en[i], causeOf(m.itemKind[i]), lane, i, c, m.itemKstep[i]);
+            // an epilogue warp's wait for the hand-off: the consumers' add into the staging (epilogue work)
+            const Cause waitCause = m.itemDep[i] == DepKind::Handoff ? Cause::Epilogue : causeOf(m.itemKind[i]);
+            seg(PathStep::What::Interval, c0 + dep, c0 + r.en[i], waitCause, lane, i, c, m.itemKstep[i]);
             switch (m.itemDep[i]) {
             case DepKind::Data: {
-                const std::int32_t iss = dataIssueItem(m, r, c, m.itemKstep[i]);
-                seg(PathStep::What::LoadFlight, c0 + r.st[iss], c0 + dep, Cause::LoadLatency, m.itemLane[iss], iss, c,
-                    m.itemKstep[i]);
+                std::int32_t iss = dataIssueItem(m, r, c, m.itemKstep[i]);
+                const std::int32_t pss = partnerDataIssue(m, r, c, m.itemKstep[i]);  // a cluster partner's load
+                if (pss >= 0)
+                    iss = pss;
+                const TimeNs i0 = r.ctaStart[ctaOf(iss)];
+                seg(PathStep::What::LoadFlight, i0 + r.st[iss], c0 + dep, Cause::LoadLatency, m.itemLane[iss], iss,
+                    ctaOf(iss), m.itemKstep[i]);
                 node = N::ItemStart;
                 at = iss;
                 break;
@@ -192,6 +199,9 @@ CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r)
                 for (std::int32_t j = m.kRelBegin[x]; j < m.kRelEnd[x]; ++j)
                     if (r.st[m.relItems[j]] > r.st[best])
                         best = m.relItems[j];
+                const std::int32_t other = partnerSlotRelease(m, r, c, k);  // a cluster partner released it later
+                if (other >= 0)
+                    best = other;
                 node = N::ItemStart;
                 at = best;
                 break;
@@ -209,6 +219,10 @@ CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r)
             }
             case DepKind::Order:
                 node = N::ItemEnd;
+                at = m.itemDepArg[i];
+                break;
+            case DepKind::Handoff:  // the consumers' Epilogue began: go on from its start
+                node = N::ItemStart;
                 at = m.itemDepArg[i];
                 break;
             case DepKind::None:

@@ -238,7 +238,8 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
         std::int64_t fastest = INT64_MAX;
         std::vector<std::int64_t> obsEnd(g.kFlight.size(), INT64_MAX), obsDur(g.kFlight.size(), 0);
         for (std::int64_t it = 0; it < nItem; ++it) {
-            if (g.itemKind[it] != IntervalKind::WaitData || g.itemInterval[it] < 0)
+            if (g.itemKind[it] != IntervalKind::WaitData || g.itemInterval[it] < 0
+                || t.lanes[g.itemLane[it]].role == WarpRole::Epilogue)  // a hand-off, not a load's wait
                 continue;
             fastest = std::min(fastest, g.itemDur[it]);
             const int c = t.lanes[g.itemLane[it]].ctaIndex;
@@ -268,6 +269,8 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
             }
         }
     }
+
+    buildClusters(g, mst);  // 2-CTA clusters: partners and their shared fills (whatif_cluster.cpp)
 
     // Dependencies and their recorded lags. A wait that began before its dependency was met (binding) ends
     // `lag` after it: its recorded wake-up. One that began after it cost its recorded duration (minDur), and
@@ -376,18 +379,27 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
             const int l = g.ctaLanes[li];
             for (std::int32_t it = g.laneBegin[l]; it < g.laneEnd[l]; ++it) {
                 const IntervalKind k = g.itemKind[it];
-                if (k == IntervalKind::WaitData) {
+                if (k == IntervalKind::WaitData && t.lanes[l].role == WarpRole::Epilogue) {
+                    // an epilogue warp's wait for a consumer warpgroup's hand-off (whatif_epiwarp.cpp)
+                    const std::int32_t h = handoffItem(g, mst, c, it);
+                    if (h < 0 || !setDep(it, DepKind::Handoff, h, mst[h])) {
+                        markUnexplained(it);
+                        continue;
+                    }
+                    ++s.handoffEdges;
+                } else if (k == IntervalKind::WaitData) {
                     ++waitData;
                     const std::int32_t x = kidx(c, g.itemKstep[it]);
                     if (x < 0 || g.kIssue[x] < 0 || g.kFlight[x] < 0) {
                         markUnexplained(it);
                         continue;
                     }
-                    if (!setDep(it, DepKind::Data, -1, mst[g.kIssue[x]] + g.kFlight[x])) {
+                    if (!setDep(it, DepKind::Data, -1, recordedDataDep(g, mst, c, x))) {
                         markUnexplained(it);
                         continue;
                     }
                     ++s.dataEdges;
+                    s.clusterEdges += g.kPartnerData[x];
                 } else if (k == IntervalKind::WaitSlot) {
                     if (g.itemInterval[it] >= 0)
                         ++waitSlot;
@@ -407,15 +419,16 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
                         continue;
                     }
                     // The slot is free once the last consumer warp arrived: at the start of its Release phase.
-                    std::int64_t rel = INT64_MIN;
-                    for (std::int32_t j = g.kRelBegin[x]; j < g.kRelEnd[x]; ++j)
-                        rel = std::max(rel, mst[g.relItems[j]]);
+                    // (and, in a 2-CTA cluster, the partner's last one: whatif_cluster.cpp)
+                    const std::int64_t rel = recordedSlotDep(g, mst, c, g.itemKstep[it] - s.stages);
                     if (!setDep(it, DepKind::Slot, -1, rel)) {
                         markUnexplained(it);
                         continue;
                     }
                     if (g.itemInterval[it] >= 0)
                         ++s.slotEdges;
+                    if (g.itemInterval[it] >= 0 && g.ctaPartner[c] >= 0)
+                        ++s.clusterEdges;
                 } else if (k == IntervalKind::WaitOrder) {
                     ++waitOrder;
                     const int wg = t.lanes[l].warpgroup;
@@ -452,17 +465,20 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     }
 
     {
-        std::vector<std::vector<std::int64_t>> wakes(kIntervalKindCount);
+        // per kind; hand-off waits (their wake-up includes the consumers' add) in a bucket of their own
+        const int kHandoff = kIntervalKindCount;
+        auto bucket = [&](std::int64_t it) { return g.itemDep[it] == DepKind::Handoff ? kHandoff : int(g.itemKind[it]); };
+        std::vector<std::vector<std::int64_t>> wakes(kIntervalKindCount + 1);
         for (std::int64_t it = 0; it < nItem; ++it)
             if (g.itemDep[it] != DepKind::None && g.itemMinDur[it] == 0 && g.itemInterval[it] >= 0
-                && int(g.itemKind[it]) < kIntervalKindCount)
-                wakes[int(g.itemKind[it])].push_back(g.itemLag[it]);
-        std::vector<std::int64_t> med(kIntervalKindCount, 0);
-        for (int k = 0; k < kIntervalKindCount; ++k)
+                && bucket(it) <= kHandoff)
+                wakes[bucket(it)].push_back(g.itemLag[it]);
+        std::vector<std::int64_t> med(kIntervalKindCount + 1, 0);
+        for (int k = 0; k <= kHandoff; ++k)
             med[k] = median(std::move(wakes[k]));
         for (std::int32_t it : unboundWaits) {
-            const int k = int(g.itemKind[it]);
-            g.itemLag[it] = std::min(g.itemLag[it], k < kIntervalKindCount ? med[k] : 0);
+            const int k = bucket(it);
+            g.itemLag[it] = std::min(g.itemLag[it], k <= kHandoff ? med[k] : 0);
         }
     }
 
@@ -533,15 +549,19 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     if (t.loads.empty())
         s.missing.push_back("no loads recorded: waits for data are replayed with their recorded duration "
                             "(--load-latency scales only synchronous Load phases)");
+    if (!t.loads.empty() && s.stages <= 0)
+        s.missing.push_back("loads recorded without a ring slot (e.g. a Proton import): the ring's depth is unknown, so "
+                            + std::to_string(waitSlot) + " slot waits have no release edge (replayed with their "
+                            "recorded duration) and --stages cannot act");
     if (waitData == 0 && !t.loads.empty())
         s.missing.push_back("loads recorded but no WaitData phases: load latency is off the replayed path");
     if (s.unexplainedWaits > 0)
         s.missing.push_back(std::to_string(s.unexplainedWaits)
                             + " waits whose dependency is not in the trace: replayed with their recorded duration");
-    (void)waitSlot;
     (void)waitOrder;
     s.reduced = !s.missing.empty();
     buildResources(g, mst);
+    buildTiles(g, mst);
     return WhatIfModel(std::move(impl));
 }
 

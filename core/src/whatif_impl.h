@@ -14,7 +14,9 @@ namespace ws {
 
 // Collective: a warp's MmaIssue of fill k ends after the last warp of its warpgroup arrived (wgmma is
 // warpgroup-collective); its groups share the Sync group arrays.
-enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4, Collective = 5 };
+// Handoff: a dedicated epilogue warp's wait for a consumer warpgroup's hand-off ends after the start of the last
+// warp's Epilogue of that tile (whatif_epiwarp.cpp).
+enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4, Collective = 5, Handoff = 6 };
 
 // Replay state of one predict() call.
 struct Replay {
@@ -66,6 +68,16 @@ struct WhatIfModel::Impl {
     std::vector<std::int64_t> ctaLag;       // recorded start - (pred end or launch start)
     std::vector<std::int32_t> ctaOrder;     // CTAs by recorded start
     std::vector<std::int32_t> ctaTiles;     // tiles walked (1 when not recorded)
+    // 2-CTA clusters (whatif_cluster.cpp): the partner's release frees a slot, its load completes a fill.
+    std::vector<std::int32_t> ctaPartner;   // the other CTA of the cluster, -1
+    std::vector<std::int64_t> ctaPartnerOff;// recorded partner start - own start
+    std::vector<std::uint8_t> ctaClusterLead; // 1: the pair's first CTA (recorded start order); the other one
+                                            // starts at its recorded offset from it
+    std::vector<std::uint8_t> kPartnerData; // per fill (kstep table): the fill waits for the partner's load too
+    // Tiles (whatif_tileorder.cpp): per CTA [tileBegin[c], tileBegin[c + 1]) into tileItem/tileM/tileN: the first
+    // item of each tile on the CTA's tile lane, in walk order.
+    std::vector<std::int32_t> tileBegin, tileItem, tileM, tileN;
+    std::vector<std::int32_t> tileLastItem; // per CTA: the last item of its last tile (-1: no tiles)
 
     // per CTA kstep tables (index ctaKbase[c] + k - ctaKmin[c])
     std::vector<std::int32_t> kIssue;       // IssueLoad item of fill k, -1
@@ -113,6 +125,36 @@ void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, c
 // runReplay with the shared tensor cores: re-runs the replay with per-group stretch factors until they settle.
 void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes,
                          Replay& r);
+// whatif_cluster.cpp: pairs of a 2-CTA cluster (after the flights, before the dependencies).
+void buildClusters(WhatIfModel::Impl& m, const std::vector<std::int64_t>& recordedStart);
+// The recorded-time dependencies of a fill's WaitData / a producer's WaitSlot, the partner included.
+std::int64_t recordedDataDep(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& mst, int cta,
+                             std::int32_t x);
+std::int64_t recordedSlotDep(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& mst, int cta,
+                             std::int32_t k);
+// Replays the two CTAs of a pair together (their items relative to their own starts, the partner's offset
+// recorded); fills in r.ctaDur etc. as runReplay does for a single CTA.
+void replayClusterPair(const WhatIfModel::Impl& m, Replay& r, int a, int b);
+// The partner item that set a binding cross-CTA dependency, -1: the CTA's own one did (critical path walk).
+std::int32_t partnerDataIssue(const WhatIfModel::Impl& m, const Replay& r, int cta, std::int32_t k);
+std::int32_t partnerSlotRelease(const WhatIfModel::Impl& m, const Replay& r, int cta, std::int32_t k);
+// The placement: the second CTA of a pair starts at its recorded offset from the first.
+inline void placeClusterPartner(const WhatIfModel::Impl& m, Replay& r, int c)
+{
+    if (!m.ctaPartner.empty() && m.ctaPartner[std::size_t(c)] >= 0 && !m.ctaClusterLead[std::size_t(c)])
+        r.ctaStart[std::size_t(c)] = r.ctaStart[std::size_t(m.ctaPartner[std::size_t(c)])]
+            - m.ctaPartnerOff[std::size_t(c)];
+}
+// whatif_epiwarp.cpp: the consumer Epilogue item whose start an epilogue warp's hand-off wait (WaitData on an
+// Epilogue-role lane) depends on; -1: not such a wait, or none found.
+std::int32_t handoffItem(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& recordedStart, int cta,
+                         std::int32_t item);
+// whatif_tileorder.cpp
+void buildTiles(WhatIfModel::Impl& m, const std::vector<std::int64_t>& recordedStart);
+// Deals the tiles in p.tileOrder after the replay; returns the predicted kernel end (r.kernelEnd when the order
+// is the recorded one or does not apply, with a note).
+std::int64_t tileOrderEnd(const WhatIfModel::Impl& m, const WhatIfParams& p, const Replay& r,
+                          std::vector<std::string>* notes);
 // whatif_replay.cpp
 // redo (the resource rounds): re-simulate only the CTAs marked 1, keeping the others' items from the previous
 // runReplay on r with the same parameters; nullptr: all.

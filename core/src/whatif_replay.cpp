@@ -25,7 +25,8 @@ bool goodFactor(double f) { return std::isfinite(f) && f > 0 && f <= 1000; }
 bool WhatIfParams::isDefault() const
 {
     return stages == 0 && loadLatency == 1.0 && mma == 1.0 && epilogue == 1.0 && !overlapEpilogue && !persistent
-        && sms == 0 && !dropCtaSync && slotsPerSm == 0 && sharedResources && !producerWarp;
+        && sms == 0 && !dropCtaSync && slotsPerSm == 0 && sharedResources && !producerWarp
+        && tileOrder == TileOrder::Recorded;
 }
 
 namespace {
@@ -138,6 +139,12 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
     std::vector<std::int64_t> clock;
 
     for (int c = 0; c < nCta; ++c) {
+        if (!m.ctaPartner.empty() && m.ctaPartner[std::size_t(c)] >= 0) {  // a 2-CTA cluster: whatif_cluster.cpp
+            const int b = m.ctaPartner[std::size_t(c)];
+            if (c < b && (!redo || (*redo)[std::size_t(c)] || (*redo)[std::size_t(b)]))
+                replayClusterPair(m, r, c, b);
+            continue;
+        }
         if (redo && !(*redo)[std::size_t(c)])
             continue;
         const int lb = m.ctaLaneBegin[c], le = m.ctaLaneEnd[c];
@@ -216,6 +223,14 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                             }
                             dep = std::max(dep, s2);
                         }
+                        break;
+                    }
+                    case DepKind::Handoff: {  // whatif_epiwarp.cpp: the start of the consumers' Epilogue
+                        const std::int64_t e = r.st[m.itemDepArg[i]];
+                        if (e == kUnset)
+                            ready = false;
+                        else
+                            dep = e;
                         break;
                     }
                     case DepKind::Order: {
@@ -301,6 +316,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
             r.ctaPred[c] = pred;
             r.ctaStartBase[c] = pred >= 0 ? r.ctaEnd[pred] : m.launchStart;
             r.ctaStart[c] = r.ctaStartBase[c] + m.ctaLag[c];
+            placeClusterPartner(m, r, c);
             r.ctaEnd[c] = r.ctaStart[c] + r.ctaDur[c];
         }
     } else {
@@ -333,6 +349,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                 r.ctaStartBase[c] = r.ctaEnd[prev];
                 r.ctaStart[c] = r.ctaEnd[prev] + lagNext;
             }
+            placeClusterPartner(m, r, c);
             r.ctaEnd[c] = r.ctaStart[c] + r.ctaDur[c];
             r.ctaSm[c] = j / slotsPerSm;
             lastOf[j] = c;
@@ -359,7 +376,8 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline)
     const Clock::time_point t0 = Clock::now();
     replayWithResources(g, params, &out.notes, r);
     out.measuredNs = g.launchEnd - g.launchStart;
-    out.predictedNs = r.kernelEnd - g.launchStart;
+    out.predictedNs = (params.tileOrder == TileOrder::Recorded ? r.kernelEnd : tileOrderEnd(g, params, r, &out.notes))
+        - g.launchStart;
     const Clock::time_point t1 = Clock::now();
     out.path = walkCriticalPath(g, r);
     const Clock::time_point t2 = Clock::now();

@@ -90,6 +90,10 @@ struct GraphSummary {
     std::int64_t collectiveEdges = 0;  // MmaIssue <- the last warp of its warpgroup to arrive at the fill's wgmma
     std::int64_t censoredFlights = 0;  // loads whose recorded ready is a consumer that found the data there: their
                                        // flight is the median of the observed ones (at most the recorded one)
+    int clusterPairs = 0;              // 2-CTA clusters replayed together (docs/whatif.md, "Clusters")
+    std::int64_t clusterEdges = 0;     // slot waits on the partner's release and fills on the partner's load
+    int tiles = 0;                     // tiles of the kernel the tile-order deal can move (persistent kernels)
+    std::int64_t handoffEdges = 0;     // an epilogue warp's WaitData <- the consumer warpgroup's Epilogue (hand-off)
 };
 
 struct CriticalPath {

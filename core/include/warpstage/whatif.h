@@ -12,10 +12,17 @@
 #include "warpstage/model.h"
 
 #include <memory>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ws {
+
+// --tile-order (docs/whatif.md, "Tile order"): the order in which a persistent kernel deals its tiles to its CTAs.
+enum class TileOrder : std::uint8_t { Recorded = 0, Row, Column, Reverse, LongestFirst };
+std::string_view tileOrderName(TileOrder o);                    // "recorded", "row", "column", "reverse", "longest-first"
+bool tileOrderFromName(std::string_view name, TileOrder* out);  // false for an unknown name
 
 struct WhatIfParams {
     int stages = 0;                // ring slots; 0 = as recorded. Producer/consumer kernels: the producer's
@@ -36,6 +43,8 @@ struct WhatIfParams {
                                    // "Shared resources"); false: every phase keeps its own recorded speed
     bool producerWarp = false;     // worker kernels: the loads are issued by a producer warp outside the warpgroups
                                    // (IssueLoad no longer holds its warp; issued at the same point of the program)
+    TileOrder tileOrder = TileOrder::Recorded;  // persistent kernels: tiles dealt to the CTAs in this order, each
+                                   // keeping its replayed cost (not modelled: what an order does to L2 hits)
     bool isDefault() const;
 };
 
