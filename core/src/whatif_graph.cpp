@@ -542,6 +542,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     (void)waitOrder;
     s.reduced = !s.missing.empty();
     buildResources(g, mst);
+    prepareReplay(g);
     return WhatIfModel(std::move(impl));
 }
 

@@ -50,13 +50,15 @@ struct Replay {
 };
 
 // The replay's per-phase constants packed into one record (whatif_replay.cpp, packReplayItems): the inner loop
-// reads one 48-byte record per phase instead of eleven arrays (docs/benchmarks.md, s8-wispeed). Derived from the
-// Impl's item arrays, which stay the source of truth (the graph build and the critical path walk use those).
-struct ReplayItem {
-    std::int64_t gap;      // itemGap
-    std::int64_t dur;      // itemDur
-    std::int64_t lag;      // itemLag
-    std::int64_t minDur;   // itemMinDur
+// reads one record per phase instead of eleven arrays (docs/benchmarks.md, s8-wispeed). Times are 32-bit (a 32-byte
+// record) when every phase's fit, 64-bit (48 bytes) otherwise. Derived from the Impl's item arrays, which stay the
+// source of truth (the graph build and the critical path walk use those).
+template <class Time>
+struct ReplayItemT {
+    Time gap;              // itemGap
+    Time dur;              // itemDur
+    Time lag;              // itemLag
+    Time minDur;           // itemMinDur
     std::int32_t depArg;   // itemDepArg
     std::int32_t kstep;    // itemKstep
     std::int32_t mmaGroup; // itemMmaGroup
@@ -65,6 +67,8 @@ struct ReplayItem {
     std::uint8_t flags;    // ReplayFlag bits
     std::uint8_t pad = 0;
 };
+using ReplayItem = ReplayItemT<std::int64_t>;
+using ReplayItem32 = ReplayItemT<std::int32_t>;
 enum ReplayDur : std::uint8_t { kDurPlain = 0, kDurMma, kDurIssueLoad, kDurEpilogue, kDurLoad, kDurSync };
 enum ReplayFlag : std::uint8_t { kFlagLaterMma = 1, kFlagMmaLike = 2, kFlagEpilogue = 4 };
 
@@ -124,7 +128,8 @@ struct WhatIfModel::Impl {
     // more in page faults than the replay itself (docs/benchmarks.md).
     mutable std::mutex scratchLock;
     mutable Replay scratch;
-    mutable std::vector<ReplayItem> packed; // packReplayItems(): built by the first predict(), under scratchLock
+    mutable std::vector<ReplayItem> packed; // packReplayItems(): built by the first predict(), under scratchLock;
+    mutable std::vector<ReplayItem32> packed32;  // one of the two: packed32 when every time fits in 32 bits
     mutable std::vector<std::int64_t> ctaItems;  // phases per CTA (the replay's threads split CTAs by it)
     mutable bool packedCoversAll = false;   // every item belongs to a CTA's lanes
     mutable bool packedReady = false;
@@ -153,6 +158,9 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
 // runReplay on r with the same parameters; nullptr: all.
 void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
                const std::vector<std::uint8_t>* redo = nullptr);
+// The end of the build: packs the replay's per-phase records and sizes predict()'s working arrays, so that the first
+// re-predict costs what the others do (whatif_replay.cpp).
+void prepareReplay(const WhatIfModel::Impl& m);
 // Throws WhatIfCancelled when r.cancel is set.
 inline void checkCancelled(const Replay& r)
 {

@@ -83,20 +83,19 @@ std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int
 
 namespace {
 
-// Packs the per-phase constants the replay's inner loop reads into one record per phase (ReplayItem).
-void packReplayItems(const WhatIfModel::Impl& m)
+template <class Item>
+void packInto(const WhatIfModel::Impl& m, std::vector<Item>& out)
 {
     const std::size_t n = m.itemLane.size();
-    if (m.packedReady)
-        return;
-    m.packed.resize(n);
+    out.resize(n);
+    using T = decltype(Item::gap);
     for (std::size_t i = 0; i < n; ++i) {
         const IntervalKind k = m.itemKind[i];
-        ReplayItem& x = m.packed[i];
-        x.gap = m.itemGap[i];
-        x.dur = m.itemDur[i];
-        x.lag = m.itemLag[i];
-        x.minDur = m.itemMinDur[i];
+        Item& x = out[i];
+        x.gap = T(m.itemGap[i]);
+        x.dur = T(m.itemDur[i]);
+        x.lag = T(m.itemLag[i]);
+        x.minDur = T(m.itemMinDur[i]);
         x.depArg = m.itemDepArg[i];
         x.kstep = m.itemKstep[i];
         x.mmaGroup = m.itemMmaGroup.empty() ? -1 : m.itemMmaGroup[i];
@@ -110,6 +109,24 @@ void packReplayItems(const WhatIfModel::Impl& m)
         x.flags = std::uint8_t((m.itemLaterMma[i] ? kFlagLaterMma : 0) | (isMmaLike(k) ? kFlagMmaLike : 0)
                                | (isEpilogueKind(k) ? kFlagEpilogue : 0));
     }
+}
+
+// Packs the per-phase constants the replay's inner loop reads into one record per phase (ReplayItemT).
+void packReplayItems(const WhatIfModel::Impl& m)
+{
+    if (m.packedReady)
+        return;
+    const std::size_t n = m.itemLane.size();
+    auto fits = [](const std::vector<std::int64_t>& v) {
+        for (std::int64_t x : v)
+            if (x < INT32_MIN || x > INT32_MAX)
+                return false;
+        return true;
+    };
+    if (fits(m.itemGap) && fits(m.itemDur) && fits(m.itemLag) && fits(m.itemMinDur))
+        packInto(m, m.packed32);
+    else
+        packInto(m, m.packed);
     const int nCta = int(m.ctaLaneBegin.size());
     m.ctaItems.assign(std::size_t(nCta), 0);
     std::int64_t covered = 0;
@@ -124,34 +141,52 @@ void packReplayItems(const WhatIfModel::Impl& m)
     m.packedReady = true;
 }
 
-inline double packedMmaScale(const Replay& r, const ReplayItem& x)
+// std::llround(double(v) * f) without the library call: exact for |v * f| < 2^52 (the subtraction of the truncated
+// part is exact there), llround itself beyond.
+inline std::int64_t fastScaled(std::int64_t v, double f)
+{
+    if (f == 1.0)
+        return v;
+    const double x = double(v) * f;
+    if (!(std::fabs(x) < 4503599627370496.0))  // 2^52
+        return std::int64_t(std::llround(x));
+    const std::int64_t t = std::int64_t(x);   // towards zero
+    const double frac = x - double(t);        // exact
+    return frac >= 0.5 ? t + 1 : frac <= -0.5 ? t - 1 : t;
+}
+
+template <class Item>
+inline double packedMmaScale(const Replay& r, const Item& x)
 {
     if (!r.mmaFactor.empty() && x.mmaGroup >= 0)
         return r.fMma * r.mmaFactor[std::size_t(x.mmaGroup)];
     return r.fMma;
 }
 
-inline std::int64_t packedDuration(const Replay& r, const ReplayItem& x)
+template <class Item>
+inline std::int64_t packedDuration(const Replay& r, const Item& x)
 {
+    const std::int64_t d = x.dur;
     switch (x.durClass) {
     case kDurMma:
-        return scaled(x.dur, packedMmaScale(r, x));
+        return fastScaled(d, packedMmaScale(r, x));
     case kDurIssueLoad:
-        return r.producerWarp ? 0 : x.dur;
+        return r.producerWarp ? 0 : d;
     case kDurEpilogue:
-        return scaled(x.dur, r.fEpi);
+        return fastScaled(d, r.fEpi);
     case kDurLoad:
-        return scaled(x.dur, r.fLoad);
+        return fastScaled(d, r.fLoad);
     case kDurSync:
-        return r.dropSync ? 0 : x.dur;
+        return r.dropSync ? 0 : d;
     default:
-        return x.dur;
+        return d;
     }
 }
 
-inline std::int64_t packedLag(const Replay& r, const ReplayItem& x)
+template <class Item>
+inline std::int64_t packedLag(const Replay& r, const Item& x)
 {
-    return x.dep == DepKind::Collective ? scaled(x.lag, packedMmaScale(r, x)) : x.lag;
+    return x.dep == DepKind::Collective ? fastScaled(x.lag, packedMmaScale(r, x)) : std::int64_t(x.lag);
 }
 
 // One worker's lane cursors (reused across its CTAs).
@@ -162,9 +197,9 @@ struct CtaWork {
 
 // Replays CTA c's items relative to its start (a CTA's own timeline depends on nothing outside it) and sets its
 // length, main loop span and first flight. Returns false when its warps wait for each other in a cycle.
-bool replayCta(const WhatIfModel::Impl& m, Replay& r, int c, CtaWork& w)
+template <class Item>
+bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c, CtaWork& w)
 {
-    const ReplayItem* const P = m.packed.data();
     std::int64_t* const ST = r.st.data();
     std::int64_t* const EN = r.en.data();
     std::uint8_t* const BOUND = r.bound.data();
@@ -198,7 +233,7 @@ bool replayCta(const WhatIfModel::Impl& m, Replay& r, int c, CtaWork& w)
             std::int32_t& clockItem = w.clockItem[std::size_t(li - lb)];
             const std::int32_t iEnd = m.laneEnd[l];
             while (i < iEnd) {
-                const ReplayItem& x = P[i];
+                const Item& x = P[i];
                 if (ST[i] == kUnset) {
                     ST[i] = cur + x.gap;
                     FROM[i] = clockItem;
@@ -211,12 +246,16 @@ bool replayCta(const WhatIfModel::Impl& m, Replay& r, int c, CtaWork& w)
                     break;
                 case DepKind::Data: {
                     const std::int32_t k = x.kstep;
-                    const std::int32_t iss = dataIssueItem(m, r, c, k);
+                    std::int32_t iss = m.kIssue[kbase + k - kmin];  // dataIssueItem(), inline
+                    if (r.issueShift > 0) {
+                        const std::int32_t moved = m.kIssue[kbase + std::max(kmin, k - r.issueShift) - kmin];
+                        iss = moved >= 0 ? moved : iss;
+                    }
                     if (iss < 0 || ST[iss] == kUnset) {
                         ready = iss < 0;
                         break;
                     }
-                    dep = ST[iss] + scaled(m.kFlight[kbase + k - kmin], r.fLoad);
+                    dep = ST[iss] + fastScaled(m.kFlight[kbase + k - kmin], r.fLoad);
                     break;
                 }
                 case DepKind::Slot: {
@@ -352,7 +391,9 @@ void replayAllCtas(const WhatIfModel::Impl& m, Replay& r, const std::vector<std:
                 stopped[std::size_t(t)] = 1;
                 return;
             }
-            if (!replayCta(m, r, todo[x], w)) {
+            const bool ok = m.packed32.empty() ? replayCta(m, m.packed.data(), r, todo[x], w)
+                                               : replayCta(m, m.packed32.data(), r, todo[x], w);
+            if (!ok) {
                 failed[std::size_t(t)] = todo[x];
                 return;
             }
@@ -379,6 +420,18 @@ void replayAllCtas(const WhatIfModel::Impl& m, Replay& r, const std::vector<std:
 }
 
 }  // namespace
+
+void prepareReplay(const WhatIfModel::Impl& m)
+{
+    const std::lock_guard<std::mutex> lock(m.scratchLock);
+    packReplayItems(m);
+    const std::size_t n = m.itemLane.size();
+    Replay& r = m.scratch;
+    r.st.assign(n, kUnset);
+    r.en.assign(n, kUnset);
+    r.bound.assign(n, 0);
+    r.clockFrom.assign(n, -1);
+}
 
 void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
                const std::vector<std::uint8_t>* redo)
