@@ -346,11 +346,9 @@ bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c
 // (balanced by phases) and writes only their items, so the answer does not depend on the thread count.
 int replayThreads(std::int64_t items)
 {
-    static const int hw = [] {
-        if (const char* e = std::getenv("WARPSTAGE_WHATIF_THREADS"))
-            return std::max(1, std::atoi(e));
-        return int(std::max(1u, std::thread::hardware_concurrency()));
-    }();
+    static const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const char* e = std::getenv("WARPSTAGE_WHATIF_THREADS");  // read per replay: the tests change it
+    const int hw = e ? std::max(1, std::atoi(e)) : cores;
     constexpr std::int64_t kItemsPerThread = 100000;  // below this a thread costs more than it saves
     return int(std::clamp<std::int64_t>(items / kItemsPerThread, 1, std::min(hw, 16)));
 }
