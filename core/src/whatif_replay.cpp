@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <queue>
+#include <system_error>
 #include <thread>
 
 namespace ws {
@@ -382,7 +384,8 @@ void replayAllCtas(const WhatIfModel::Impl& m, Replay& r, const std::vector<std:
     }
     std::vector<int> failed(std::size_t(nThreads), -1);   // first CTA with a cycle per chunk
     std::vector<std::uint8_t> stopped(std::size_t(nThreads), 0);
-    auto work = [&](int t) {
+    std::vector<std::exception_ptr> thrown(static_cast<std::size_t>(nThreads));  // e.g. bad_alloc: rethrown after the join
+    auto workChunk = [&](int t) {
         CtaWork w;
         for (std::size_t x = bounds[std::size_t(t)]; x < bounds[std::size_t(t) + 1]; ++x) {
             if (r.cancel && r.cancel->load(std::memory_order_relaxed)) {
@@ -397,18 +400,33 @@ void replayAllCtas(const WhatIfModel::Impl& m, Replay& r, const std::vector<std:
             }
         }
     };
+    auto work = [&](int t) noexcept {
+        try {
+            workChunk(t);
+        } catch (...) {
+            thrown[std::size_t(t)] = std::current_exception();
+        }
+    };
     if (nThreads == 1) {
         work(0);
     } else {
         std::vector<std::thread> pool;
         pool.reserve(std::size_t(nThreads - 1));
-        for (int t = 1; t < nThreads; ++t)
-            pool.emplace_back(work, t);
+        try {
+            for (int t = 1; t < nThreads; ++t)
+                pool.emplace_back(work, t);
+        } catch (const std::system_error&) {
+            // no more threads: the chunks without one run here
+        }
         work(0);
+        for (int t = 1 + int(pool.size()); t < nThreads; ++t)
+            work(t);
         for (std::thread& th : pool)
             th.join();
     }
     for (int t = 0; t < nThreads; ++t) {
+        if (thrown[std::size_t(t)])
+            std::rethrow_exception(thrown[std::size_t(t)]);
         if (failed[std::size_t(t)] >= 0)
             throw WhatIfError("the replay cannot go on: the edited parameters make warps wait for each other "
                               "in a cycle (CTA " + std::to_string(m.trace.ctas[std::size_t(failed[std::size_t(t)])].blockLinear) + ")");
