@@ -11,6 +11,8 @@
 #include <QString>
 
 #include <array>
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -94,7 +96,10 @@ struct WhatIfParams {
     bool epilogueOverlapped = false; // epilogue overlapped with the next tile's main loop
     bool persistent = false;         // persistent CTAs (one per SM, walking tiles)
     int sms = 0;                     // number of SMs (0: as recorded)
-    bool noSync = false;             // CTA barriers dropped (`warpstage whatif --no-sync`; no panel control)
+    bool noSync = false;             // CTA barriers dropped (`warpstage whatif --no-sync`)
+    int ctasPerSm = 0;               // CTAs resident at once per SM (`--ctas-per-sm`; 0: as recorded)
+    bool producerWarp = false;       // worker kernels: loads issued by a producer warp (`--producer-warp`)
+    bool sharedResources = true;     // the SM's tensor cores shared by its CTAs (false: `--no-shared-resources`)
     bool operator==(const WhatIfParams&) const = default;
     bool unchanged() const { return *this == WhatIfParams{}; }
 };
@@ -110,6 +115,10 @@ struct Prediction {
     double computeMs = 0;                 // how long the replay took (worker thread, wall clock)
     double computeCpuMs = 0;              // the worker thread's CPU time for it (what a busy machine does not inflate)
 };
+
+// A replay of one kernel (whatifengine.h, makePredictor), run on a worker thread: parameters, whether the predicted
+// timeline is wanted, and a flag (may be null) that the caller sets when it no longer wants the answer.
+using WhatIfPredictor = std::function<Prediction(const WhatIfParams&, bool withTimeline, const std::atomic<bool>* cancel)>;
 
 // The one worker thread of the what-if work (critical path, replays): never the global pool, whose threads the
 // timeline's index build and raster need (a replay of seconds there would hold up a kernel's first paint).

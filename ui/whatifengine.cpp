@@ -113,7 +113,7 @@ std::shared_ptr<const CriticalPathView> WhatIfKernel::criticalPath()
     }
 }
 
-Prediction WhatIfKernel::predict(const WhatIfParams& gp, bool withTimeline)
+Prediction WhatIfKernel::predict(const WhatIfParams& gp, bool withTimeline, const std::atomic<bool>* cancel)
 {
     ws::WhatIfParams p;
     p.stages = gp.stages;
@@ -124,12 +124,15 @@ Prediction WhatIfKernel::predict(const WhatIfParams& gp, bool withTimeline)
     p.persistent = gp.persistent;
     p.sms = gp.sms;
     p.dropCtaSync = gp.noSync;
-    Prediction out = predict(p, withTimeline);
+    p.slotsPerSm = gp.ctasPerSm;
+    p.producerWarp = gp.producerWarp;
+    p.sharedResources = gp.sharedResources;
+    Prediction out = predict(p, withTimeline, cancel);
     out.params = gp;
     return out;
 }
 
-Prediction WhatIfKernel::predict(const ws::WhatIfParams& p, bool withTimeline)
+Prediction WhatIfKernel::predict(const ws::WhatIfParams& p, bool withTimeline, const std::atomic<bool>* cancel)
 {
     Prediction out;
     std::lock_guard<std::mutex> lock(m->mutex);
@@ -143,7 +146,7 @@ Prediction WhatIfKernel::predict(const ws::WhatIfParams& p, bool withTimeline)
         return out;
     }
     try {
-        ws::WhatIfResult r = m->model->predict(p, withTimeline);
+        ws::WhatIfResult r = m->model->predict(p, withTimeline, cancel);
         m->timing.replayMs = r.timing.replayMs;
         m->timing.pathMs = r.timing.pathMs;
         m->timing.timelineMs = r.timing.timelineMs;
@@ -174,12 +177,14 @@ std::shared_ptr<const CriticalPathView> analyzeCriticalPath(const KernelTrace& t
     return WhatIfKernel(std::shared_ptr<const KernelTrace>(&trace, [](const KernelTrace*) {})).criticalPath();
 }
 
-std::function<Prediction(const WhatIfParams&, bool)> makePredictor(std::shared_ptr<WhatIfKernel> kernel)
+WhatIfPredictor makePredictor(std::shared_ptr<WhatIfKernel> kernel)
 {
-    return [kernel](const WhatIfParams& p, bool withTimeline) { return kernel->predict(p, withTimeline); };
+    return [kernel](const WhatIfParams& p, bool withTimeline, const std::atomic<bool>* cancel) {
+        return kernel->predict(p, withTimeline, cancel);
+    };
 }
 
-std::function<Prediction(const WhatIfParams&, bool)> makePredictor(std::shared_ptr<const KernelTrace> trace)
+WhatIfPredictor makePredictor(std::shared_ptr<const KernelTrace> trace)
 {
     return makePredictor(std::make_shared<WhatIfKernel>(std::move(trace)));
 }

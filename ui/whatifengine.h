@@ -4,6 +4,7 @@
 
 #include "whatifdata.h"
 
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -25,10 +26,11 @@ public:
 
     // The measured kernel's critical path and its attribution; null when the kernel has no timeline to analyse.
     std::shared_ptr<const CriticalPathView> criticalPath();
-    // A replay with `params`; withTimeline: the predicted timeline (ghost lanes) too.
-    Prediction predict(const WhatIfParams& params, bool withTimeline);
+    // A replay with `params`; withTimeline: the predicted timeline (ghost lanes) too. cancel (may be null): set by
+    // another thread, the replay stops soon and the Prediction carries an error (nobody wants it any more).
+    Prediction predict(const WhatIfParams& params, bool withTimeline, const std::atomic<bool>* cancel = nullptr);
     // The same with core's parameters (every option of `warpstage whatif`; `export --what-if`).
-    Prediction predict(const ws::WhatIfParams& params, bool withTimeline);
+    Prediction predict(const ws::WhatIfParams& params, bool withTimeline, const std::atomic<bool>* cancel = nullptr);
     const std::shared_ptr<const KernelTrace>& trace() const { return m_trace; }
     // Where the time of the last predict() went (worker thread, wall ms): core's replay, the critical path walk,
     // core's predicted timeline, and its conversion into ghost lanes (the lanes moved, their index reset).
@@ -48,8 +50,8 @@ std::shared_ptr<const CriticalPathView> analyzeCriticalPath(const KernelTrace& t
 
 // A what-if predictor bound to one kernel (WhatIfKernel::predict). Thread-safe for one caller at a time
 // (the what-if panel never runs two replays at once).
-std::function<Prediction(const WhatIfParams&, bool withTimeline)> makePredictor(std::shared_ptr<WhatIfKernel> kernel);
-std::function<Prediction(const WhatIfParams&, bool withTimeline)> makePredictor(std::shared_ptr<const KernelTrace> trace);
+WhatIfPredictor makePredictor(std::shared_ptr<WhatIfKernel> kernel);
+WhatIfPredictor makePredictor(std::shared_ptr<const KernelTrace> trace);
 
 // What the kernel was recorded with (the panel's starting values): ring stages (the most slots seen,
 // 1 for kernels without a ring) and SMs (distinct SM ids of its CTAs, at least 1).

@@ -67,10 +67,29 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent)
     m_reset = new QPushButton(tr("As recorded"));
     m_reset->setToolTip(tr("Every parameter back to the recorded kernel's"));
     grid->addWidget(m_reset, row++, 1, Qt::AlignLeft);
+    // the other options of `warpstage whatif` (docs/whatif.md)
+    grid->addWidget(new QLabel(tr("CTAs per SM")), row, 0);
+    m_ctasPerSm = new QSpinBox;
+    m_ctasPerSm->setRange(0, 64);
+    m_ctasPerSm->setSpecialValueText(tr("as recorded"));
+    m_ctasPerSm->setToolTip(tr("CTAs resident at once per SM, as the shared-memory budget would allow "
+                               "(--ctas-per-sm; not for persistent kernels)"));
+    grid->addWidget(m_ctasPerSm, row++, 2);
+    m_noSync = new QCheckBox(tr("No CTA barrier per k-step (warp specialization of a worker kernel)"));
+    m_noSync->setToolTip(tr("--no-sync: the warps of a CTA no longer meet at a barrier every k-step"));
+    grid->addWidget(m_noSync, row++, 0, 1, 3);
+    m_producerWarp = new QCheckBox(tr("Loads issued by a producer warp (worker kernels)"));
+    m_producerWarp->setToolTip(tr("--producer-warp: issuing a load no longer holds the warp that computes"));
+    grid->addWidget(m_producerWarp, row++, 0, 1, 3);
+    m_sharedResources = new QCheckBox(tr("Tensor cores shared by the CTAs of an SM"));
+    m_sharedResources->setToolTip(tr("Off: --no-shared-resources, every MMA keeps its recorded speed however many "
+                                     "CTAs share the SM"));
+    grid->addWidget(m_sharedResources, row++, 0, 1, 3);
     lay->addLayout(grid);
-    for (QCheckBox* b : {m_overlap, m_persistent})
+    for (QCheckBox* b : {m_overlap, m_persistent, m_noSync, m_producerWarp, m_sharedResources})
         connect(b, &QCheckBox::toggled, this, [this] { changed(); });
     connect(m_sms, &QSpinBox::valueChanged, this, [this] { changed(); });
+    connect(m_ctasPerSm, &QSpinBox::valueChanged, this, [this] { changed(); });
     connect(m_reset, &QPushButton::clicked, this, &WhatIfPanel::reset);
 
     m_result = new QLabel;
@@ -119,8 +138,11 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent)
 
 WhatIfPanel::~WhatIfPanel()
 {
+    // No wait: a running replay is told to stop and finishes on its own (its task holds the predictor, and through
+    // it the kernel, and the cancel flag); its result goes nowhere.
+    if (m_cancel)
+        m_cancel->store(true);
     m_watcher->disconnect(this);
-    m_watcher->waitForFinished();
 }
 
 QDoubleSpinBox* WhatIfPanel::factorRow(QGridLayout* grid, int row, const QString& label, const QString& tip,
@@ -156,6 +178,8 @@ void WhatIfPanel::setKernel(Predictor predictor, TimeNs measuredNs, int recorded
 {
     if (!predictor)
         return setUnavailable(tr("No replay for this kernel."));
+    if (m_running && m_cancel)
+        m_cancel->store(true);  // the running replay is of the previous kernel: its result is dropped anyway
     m_predictor = std::move(predictor);
     m_measuredNs = measuredNs;
     m_recordedStages = std::clamp(recordedStages, 1, kMaxStages);
@@ -172,6 +196,8 @@ void WhatIfPanel::setKernel(Predictor predictor, TimeNs measuredNs, int recorded
 
 void WhatIfPanel::setUnavailable(const QString& why)
 {
+    if (m_running && m_cancel)
+        m_cancel->store(true);
     m_predictor = {};
     ++m_kernelGen;
     m_pending = false;
@@ -190,7 +216,8 @@ void WhatIfPanel::clear() { setUnavailable(tr("Select a traced kernel to replay 
 void WhatIfPanel::setControlsEnabled(bool on)
 {
     for (QWidget* w : std::initializer_list<QWidget*>{m_stages, m_stagesSlider, m_load, m_loadSlider, m_mma, m_mmaSlider,
-                                                      m_epi, m_epiSlider, m_overlap, m_persistent, m_sms, m_reset})
+                                                      m_epi, m_epiSlider, m_overlap, m_persistent, m_sms, m_reset,
+                                                      m_ctasPerSm, m_noSync, m_producerWarp, m_sharedResources})
         w->setEnabled(on);
 }
 
@@ -204,6 +231,10 @@ WhatIfParams WhatIfPanel::params() const
     p.epilogueOverlapped = m_overlap->isChecked();
     p.persistent = m_persistent->isChecked();
     p.sms = m_sms->value() == m_recordedSms ? 0 : m_sms->value();
+    p.ctasPerSm = m_ctasPerSm->value();
+    p.noSync = m_noSync->isChecked();
+    p.producerWarp = m_producerWarp->isChecked();
+    p.sharedResources = m_sharedResources->isChecked();
     return p;
 }
 
@@ -217,6 +248,10 @@ void WhatIfPanel::setParams(const WhatIfParams& p)
     m_overlap->setChecked(p.epilogueOverlapped);
     m_persistent->setChecked(p.persistent);
     m_sms->setValue(p.sms > 0 ? p.sms : m_recordedSms);
+    m_ctasPerSm->setValue(p.ctasPerSm);
+    m_noSync->setChecked(p.noSync);
+    m_producerWarp->setChecked(p.producerWarp);
+    m_sharedResources->setChecked(p.sharedResources);
     m_updating = false;
     changed();
 }
@@ -267,12 +302,16 @@ void WhatIfPanel::startNext()
     const Predictor pred = m_predictor;
     const WhatIfParams p = params();
     const bool timeline = ghostMode() != GhostMode::Off;
-    m_watcher->setFuture(QtConcurrent::run(whatIfPool(), [pred, p, timeline]() -> std::shared_ptr<const Prediction> {
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    const std::shared_ptr<std::atomic<bool>> cancel = m_cancel;
+    m_watcher->setFuture(QtConcurrent::run(whatIfPool(), [pred, p, timeline, cancel]() -> std::shared_ptr<const Prediction> {
+        if (cancel->load())
+            return nullptr;  // not wanted any more (the panel closed or moved on before this started)
         QElapsedTimer t;
         t.start();
         timespec c0{}, c1{};
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-        auto out = std::make_shared<Prediction>(pred(p, timeline));
+        auto out = std::make_shared<Prediction>(pred(p, timeline, cancel.get()));
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
         out->params = p;
         out->computeMs = double(t.nsecsElapsed()) / 1e6;

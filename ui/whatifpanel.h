@@ -3,6 +3,8 @@
 // prediction's attribution, and the toggle for the predicted timeline (ghost lanes beside or over the
 // measured lanes). Every change re-predicts: the replay runs on a worker thread (the Predictor), a change
 // made while one runs is kept and run next (only the newest), and a result for older parameters is dropped.
+// Closing the panel (or another kernel) cancels a running replay and does not wait for it: the worker owns
+// everything it reads.
 #pragma once
 
 #include "whatifdata.h"
@@ -33,7 +35,8 @@ class WhatIfPanel : public QWidget {
 public:
     // Runs on a worker thread; must be safe to call concurrently with the GUI (it owns what it reads).
     // withTimeline: the predicted timeline (ghost lanes) is wanted too (only while they are shown).
-    using Predictor = std::function<Prediction(const WhatIfParams&, bool withTimeline)>;
+    // cancel: set when the panel no longer wants the answer (another kernel, or the panel closes).
+    using Predictor = WhatIfPredictor;
     using GhostMode = ws::ui::GhostMode;
 
     explicit WhatIfPanel(QWidget* parent = nullptr);
@@ -67,6 +70,10 @@ public:
     QCheckBox* overlapBox() const { return m_overlap; }
     QCheckBox* persistentBox() const { return m_persistent; }
     QSpinBox* smsBox() const { return m_sms; }
+    QSpinBox* ctasPerSmBox() const { return m_ctasPerSm; }
+    QCheckBox* noSyncBox() const { return m_noSync; }
+    QCheckBox* producerWarpBox() const { return m_producerWarp; }
+    QCheckBox* sharedResourcesBox() const { return m_sharedResources; }
     QCheckBox* ghostBox() const { return m_ghost; }
 
 signals:
@@ -99,6 +106,10 @@ private:
     QCheckBox* m_overlap = nullptr;
     QCheckBox* m_persistent = nullptr;
     QSpinBox* m_sms = nullptr;
+    QSpinBox* m_ctasPerSm = nullptr;
+    QCheckBox* m_noSync = nullptr;
+    QCheckBox* m_producerWarp = nullptr;
+    QCheckBox* m_sharedResources = nullptr;
     QPushButton* m_reset = nullptr;
     QLabel* m_result = nullptr;
     QLabel* m_timing = nullptr;
@@ -109,6 +120,7 @@ private:
 
     QFutureWatcher<std::shared_ptr<const Prediction>>* m_watcher = nullptr;
     bool m_running = false;
+    std::shared_ptr<std::atomic<bool>> m_cancel;  // the running replay's: set when its answer is not wanted
     bool m_pending = false;         // a change arrived while running
     quint64 m_kernelGen = 0, m_runningGen = 0;
     QElapsedTimer m_sinceChange;    // started at the first change not yet shown

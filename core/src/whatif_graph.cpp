@@ -562,6 +562,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     s.reduced = !s.missing.empty();
     buildResources(g, mst);
     buildTiles(g, mst);
+    prepareReplay(g);
     return WhatIfModel(std::move(impl));
 }
 

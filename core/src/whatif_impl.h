@@ -6,6 +6,8 @@
 #include "warpstage/whatif.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -37,7 +39,40 @@ struct Replay {
     bool dropSync = false;
     bool producerWarp = false;              // worker kernels: IssueLoad no longer holds its warp
     std::vector<double> mmaFactor;          // per MMA group: stretch by the SM's tensor-core demand; empty: none
+    const std::atomic<bool>* cancel = nullptr;  // predict()'s cancel flag, null: none
+
+    // Working arrays of the resource rounds (whatif_resources.cpp), kept between calls like st / en.
+    struct Rounds {
+        std::vector<std::int64_t> gs, ge;         // MMA group spans (absolute)
+        std::vector<std::int64_t> ga, gb;         // ... relative to the group's CTA start
+        std::vector<std::int32_t> gsm;
+        std::vector<double> demand, next;
+        std::vector<std::uint8_t> redo;
+    } rounds;
 };
+
+// The replay's per-phase constants packed into one record (whatif_replay.cpp, packReplayItems): the inner loop
+// reads one record per phase instead of eleven arrays (docs/benchmarks.md, s8-wispeed). Times are 32-bit (a 32-byte
+// record) when every phase's fit, 64-bit (48 bytes) otherwise. Derived from the Impl's item arrays, which stay the
+// source of truth (the graph build and the critical path walk use those).
+template <class Time>
+struct ReplayItemT {
+    Time gap;              // itemGap
+    Time dur;              // itemDur
+    Time lag;              // itemLag
+    Time minDur;           // itemMinDur
+    std::int32_t depArg;   // itemDepArg
+    std::int32_t kstep;    // itemKstep
+    std::int32_t mmaGroup; // itemMmaGroup
+    DepKind dep;           // itemDep
+    std::uint8_t durClass; // how the duration scales: ReplayDur
+    std::uint8_t flags;    // ReplayFlag bits
+    std::uint8_t pad = 0;
+};
+using ReplayItem = ReplayItemT<std::int64_t>;
+using ReplayItem32 = ReplayItemT<std::int32_t>;
+enum ReplayDur : std::uint8_t { kDurPlain = 0, kDurMma, kDurIssueLoad, kDurEpilogue, kDurLoad, kDurSync };
+enum ReplayFlag : std::uint8_t { kFlagLaterMma = 1, kFlagMmaLike = 2, kFlagEpilogue = 4 };
 
 struct WhatIfModel::Impl {
     KernelTrace trace;                      // the recorded kernel (a copy: the model outlives the caller's)
@@ -105,6 +140,11 @@ struct WhatIfModel::Impl {
     // more in page faults than the replay itself (docs/benchmarks.md).
     mutable std::mutex scratchLock;
     mutable Replay scratch;
+    mutable std::vector<ReplayItem> packed; // packReplayItems(): built by the first predict(), under scratchLock;
+    mutable std::vector<ReplayItem32> packed32;  // one of the two: packed32 when every time fits in 32 bits
+    mutable std::vector<std::int64_t> ctaItems;  // phases per CTA (the replay's threads split CTAs by it)
+    mutable bool packedCoversAll = false;   // every item belongs to a CTA's lanes
+    mutable bool packedReady = false;
 };
 
 
@@ -160,6 +200,15 @@ std::int64_t tileOrderEnd(const WhatIfModel::Impl& m, const WhatIfParams& p, con
 // runReplay on r with the same parameters; nullptr: all.
 void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
                const std::vector<std::uint8_t>* redo = nullptr);
+// The end of the build: packs the replay's per-phase records and sizes predict()'s working arrays, so that the first
+// re-predict costs what the others do (whatif_replay.cpp).
+void prepareReplay(const WhatIfModel::Impl& m);
+// Throws WhatIfCancelled when r.cancel is set.
+inline void checkCancelled(const Replay& r)
+{
+    if (r.cancel && r.cancel->load(std::memory_order_relaxed))
+        throw WhatIfCancelled();
+}
 std::int64_t itemDuration(const WhatIfModel::Impl& m, const Replay& r, std::int32_t i);
 std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int32_t cta, std::int32_t k);
 // The wake-up lag of a wait as replayed (a Collective MmaIssue's lag is issue work: scaled like the MMA).

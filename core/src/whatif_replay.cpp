@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <exception>
 #include <queue>
+#include <system_error>
+#include <thread>
 
 namespace ws {
 
@@ -80,6 +84,393 @@ std::int32_t dataIssueItem(const WhatIfModel::Impl& m, const Replay& r, std::int
     return moved >= 0 ? moved : own;
 }
 
+namespace {
+
+template <class Item>
+void packInto(const WhatIfModel::Impl& m, std::vector<Item>& out)
+{
+    const std::size_t n = m.itemLane.size();
+    out.resize(n);
+    using T = decltype(Item::gap);
+    for (std::size_t i = 0; i < n; ++i) {
+        const IntervalKind k = m.itemKind[i];
+        Item& x = out[i];
+        x.gap = T(m.itemGap[i]);
+        x.dur = T(m.itemDur[i]);
+        x.lag = T(m.itemLag[i]);
+        x.minDur = T(m.itemMinDur[i]);
+        x.depArg = m.itemDepArg[i];
+        x.kstep = m.itemKstep[i];
+        x.mmaGroup = m.itemMmaGroup.empty() ? -1 : m.itemMmaGroup[i];
+        x.dep = m.itemDep[i];
+        // the same precedence as durationNow()
+        x.durClass = isMmaLike(k) ? kDurMma
+            : k == IntervalKind::IssueLoad ? kDurIssueLoad
+            : isEpilogueKind(k) ? kDurEpilogue
+            : k == IntervalKind::Load ? kDurLoad
+            : k == IntervalKind::Sync ? kDurSync : kDurPlain;
+        x.flags = std::uint8_t((m.itemLaterMma[i] ? kFlagLaterMma : 0) | (isMmaLike(k) ? kFlagMmaLike : 0)
+                               | (isEpilogueKind(k) ? kFlagEpilogue : 0));
+    }
+}
+
+// Packs the per-phase constants the replay's inner loop reads into one record per phase (ReplayItemT).
+void packReplayItems(const WhatIfModel::Impl& m)
+{
+    if (m.packedReady)
+        return;
+    const std::size_t n = m.itemLane.size();
+    auto fits = [](const std::vector<std::int64_t>& v) {
+        for (std::int64_t x : v)
+            if (x < INT32_MIN || x > INT32_MAX)
+                return false;
+        return true;
+    };
+    if (fits(m.itemGap) && fits(m.itemDur) && fits(m.itemLag) && fits(m.itemMinDur))
+        packInto(m, m.packed32);
+    else
+        packInto(m, m.packed);
+    const int nCta = int(m.ctaLaneBegin.size());
+    m.ctaItems.assign(std::size_t(nCta), 0);
+    std::int64_t covered = 0;
+    for (int c = 0; c < nCta; ++c) {
+        for (int li = m.ctaLaneBegin[c]; li < m.ctaLaneEnd[c]; ++li) {
+            const int l = m.ctaLanes[li];
+            m.ctaItems[std::size_t(c)] += m.laneEnd[l] - m.laneBegin[l];
+        }
+        covered += m.ctaItems[std::size_t(c)];
+    }
+    m.packedCoversAll = covered == std::int64_t(n);
+    m.packedReady = true;
+}
+
+// std::llround(double(v) * f) without the library call: exact for |v * f| < 2^52 (the subtraction of the truncated
+// part is exact there), llround itself beyond.
+inline std::int64_t fastScaled(std::int64_t v, double f)
+{
+    if (f == 1.0)
+        return v;
+    const double x = double(v) * f;
+    if (!(std::fabs(x) < 4503599627370496.0))  // 2^52
+        return std::int64_t(std::llround(x));
+    const std::int64_t t = std::int64_t(x);   // towards zero
+    const double frac = x - double(t);        // exact
+    return frac >= 0.5 ? t + 1 : frac <= -0.5 ? t - 1 : t;
+}
+
+template <class Item>
+inline double packedMmaScale(const Replay& r, const Item& x)
+{
+    if (!r.mmaFactor.empty() && x.mmaGroup >= 0)
+        return r.fMma * r.mmaFactor[std::size_t(x.mmaGroup)];
+    return r.fMma;
+}
+
+template <class Item>
+inline std::int64_t packedDuration(const Replay& r, const Item& x)
+{
+    const std::int64_t d = x.dur;
+    switch (x.durClass) {
+    case kDurMma:
+        return fastScaled(d, packedMmaScale(r, x));
+    case kDurIssueLoad:
+        return r.producerWarp ? 0 : d;
+    case kDurEpilogue:
+        return fastScaled(d, r.fEpi);
+    case kDurLoad:
+        return fastScaled(d, r.fLoad);
+    case kDurSync:
+        return r.dropSync ? 0 : d;
+    default:
+        return d;
+    }
+}
+
+template <class Item>
+inline std::int64_t packedLag(const Replay& r, const Item& x)
+{
+    return x.dep == DepKind::Collective ? fastScaled(x.lag, packedMmaScale(r, x)) : std::int64_t(x.lag);
+}
+
+// One worker's lane cursors (reused across its CTAs).
+struct CtaWork {
+    std::vector<std::int32_t> cursor, clockItem;
+    std::vector<std::int64_t> clock;
+};
+
+// Replays CTA c's items relative to its start (a CTA's own timeline depends on nothing outside it) and sets its
+// length, main loop span and first flight. Returns false when its warps wait for each other in a cycle.
+template <class Item>
+bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c, CtaWork& w)
+{
+    std::int64_t* const ST = r.st.data();
+    std::int64_t* const EN = r.en.data();
+    std::uint8_t* const BOUND = r.bound.data();
+    std::int32_t* const FROM = r.clockFrom.data();
+    const int lb = m.ctaLaneBegin[c], le = m.ctaLaneEnd[c];
+    const int nl = le - lb;
+    for (int li = lb; li < le; ++li) {
+        const int l = m.ctaLanes[li];
+        std::fill(ST + m.laneBegin[l], ST + m.laneEnd[l], kUnset);
+        std::fill(EN + m.laneBegin[l], EN + m.laneEnd[l], kUnset);
+    }
+    w.cursor.resize(std::size_t(nl));
+    w.clock.assign(std::size_t(nl), 0);
+    w.clockItem.assign(std::size_t(nl), -1);
+    int left = 0;
+    for (int li = lb; li < le; ++li) {
+        const int l = m.ctaLanes[li];
+        w.cursor[std::size_t(li - lb)] = m.laneBegin[l];
+        left += m.laneBegin[l] < m.laneEnd[l];
+    }
+    const std::int32_t kmin = m.ctaKmin[c], kcount = m.ctaKcount[c], kbase = m.ctaKbase[c];
+    const bool overlapEpi = r.overlapEpilogue;
+    const bool dropSync = r.dropSync;
+    std::int64_t last = 0, mainS = kUnset, mainE = 0;
+    while (left > 0) {
+        bool progress = false;
+        for (int li = lb; li < le; ++li) {
+            const int l = m.ctaLanes[li];
+            std::int32_t& i = w.cursor[std::size_t(li - lb)];
+            std::int64_t& cur = w.clock[std::size_t(li - lb)];
+            std::int32_t& clockItem = w.clockItem[std::size_t(li - lb)];
+            const std::int32_t iEnd = m.laneEnd[l];
+            while (i < iEnd) {
+                const Item& x = P[i];
+                if (ST[i] == kUnset) {
+                    ST[i] = cur + x.gap;
+                    FROM[i] = clockItem;
+                }
+                const std::int64_t st = ST[i];
+                std::int64_t dep = kUnset;
+                bool ready = true;
+                switch (x.dep) {
+                case DepKind::None:
+                    break;
+                case DepKind::Data: {
+                    const std::int32_t k = x.kstep;
+                    std::int32_t iss = m.kIssue[kbase + k - kmin];  // dataIssueItem(), inline
+                    if (r.issueShift > 0) {
+                        const std::int32_t moved = m.kIssue[kbase + std::max(kmin, k - r.issueShift) - kmin];
+                        iss = moved >= 0 ? moved : iss;
+                    }
+                    if (iss < 0 || ST[iss] == kUnset) {
+                        ready = iss < 0;
+                        break;
+                    }
+                    dep = ST[iss] + fastScaled(m.kFlight[kbase + k - kmin], r.fLoad);
+                    break;
+                }
+                case DepKind::Slot: {
+                    const std::int32_t k = x.kstep - r.stages;
+                    if (k < kmin || k >= kmin + kcount)
+                        break;
+                    const std::int32_t xi = kbase + k - kmin;
+                    for (std::int32_t j = m.kRelBegin[xi]; j < m.kRelEnd[xi]; ++j) {
+                        const std::int64_t e = ST[m.relItems[j]];  // the arrive: Release's start
+                        if (e == kUnset) {
+                            ready = false;
+                            break;
+                        }
+                        dep = std::max(dep, e);
+                    }
+                    break;
+                }
+                case DepKind::Sync:
+                case DepKind::Collective: {
+                    if (dropSync && x.dep == DepKind::Sync)
+                        break;
+                    const std::int32_t g = x.depArg;
+                    for (std::int32_t j = m.syncBegin[g]; j < m.syncEnd[g]; ++j) {
+                        const std::int64_t s2 = ST[m.syncItems[j]];
+                        if (s2 == kUnset) {
+                            ready = false;
+                            break;
+                        }
+                        dep = std::max(dep, s2);
+                    }
+                    break;
+                }
+                case DepKind::Handoff: {  // whatif_epiwarp.cpp: the start of the consumers' Epilogue
+                    const std::int64_t e = ST[x.depArg];
+                    if (e == kUnset)
+                        ready = false;
+                    else
+                        dep = e;
+                    break;
+                }
+                case DepKind::Order: {
+                    const std::int64_t e = EN[x.depArg];
+                    if (e == kUnset)
+                        ready = false;
+                    else
+                        dep = e;
+                    break;
+                }
+                }
+                if (!ready)
+                    break;
+                std::int64_t en;
+                std::uint8_t bound = 0;
+                if (x.dep == DepKind::None || (x.dep == DepKind::Sync && dropSync)) {
+                    en = st + packedDuration(r, x);
+                } else if (dep == kUnset) {
+                    en = st + x.minDur;  // the dependency does not exist in this replay (more stages)
+                } else {
+                    const std::int64_t byDep = dep + packedLag(r, x);
+                    const std::int64_t own = st + x.minDur;
+                    en = std::max(own, byDep);
+                    bound = byDep > own;
+                }
+                EN[i] = en;
+                BOUND[i] = bound;
+                last = std::max(last, en);
+                if (x.flags & kFlagMmaLike) {
+                    mainS = mainS == kUnset ? st : std::min(mainS, st);
+                    mainE = std::max(mainE, en);
+                }
+                // The lane goes on after the latest end so far (phases may overlap in a recording); an
+                // epilogue that overlaps the next main loop does not hold the lane.
+                const bool aside = overlapEpi && (x.flags & kFlagEpilogue) && (x.flags & kFlagLaterMma);
+                if (!aside && (clockItem < 0 || en >= cur)) {
+                    cur = en;
+                    clockItem = i;
+                }
+                ++i;
+                progress = true;
+                if (i == iEnd)
+                    --left;
+            }
+        }
+        if (!progress)
+            return false;
+    }
+    r.ctaDur[c] = last + m.ctaEndGap[c];
+    r.ctaMainStart[c] = mainS == kUnset ? 0 : mainS;
+    r.ctaMainEnd[c] = mainS == kUnset ? last : mainE;
+    r.ctaFirstFlight[c] = m.ctaKcount[c] > 0 && m.kFlight[m.ctaKbase[c]] >= 0 ? scaled(m.kFlight[m.ctaKbase[c]], r.fLoad)
+                                                                            : 0;
+    return true;
+}
+
+// Threads for the CTAs of one replay: the CTAs are independent, each thread takes a contiguous run of them
+// (balanced by phases) and writes only their items, so the answer does not depend on the thread count.
+int replayThreads(std::int64_t items)
+{
+    static const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const char* e = std::getenv("WARPSTAGE_WHATIF_THREADS");  // read per replay: the tests change it
+    const int hw = e ? std::max(1, std::atoi(e)) : cores;
+    constexpr std::int64_t kItemsPerThread = 100000;  // below this a thread costs more than it saves
+    return int(std::clamp<std::int64_t>(items / kItemsPerThread, 1, std::min(hw, 16)));
+}
+
+// Replays every CTA (redo: only those marked 1) on up to replayThreads() threads. Throws for a cycle (the lowest
+// CTA that has one, as a single thread would) or WhatIfCancelled.
+void replayAllCtas(const WhatIfModel::Impl& m, Replay& r, const std::vector<std::uint8_t>* redo)
+{
+    const int nCta = int(m.ctaLaneBegin.size());
+    std::vector<int> todo;
+    todo.reserve(std::size_t(nCta));
+    // A 2-CTA cluster is one unit, listed under its lower CTA and replayed together (whatif_cluster.cpp).
+    auto partner = [&](int c) { return m.ctaPartner.empty() ? -1 : int(m.ctaPartner[std::size_t(c)]); };
+    auto unitItems = [&](int c) {
+        const int b = partner(c);
+        return m.ctaItems[std::size_t(c)] + (b >= 0 ? m.ctaItems[std::size_t(b)] : 0);
+    };
+    std::int64_t items = 0;
+    for (int c = 0; c < nCta; ++c) {
+        const int b = partner(c);
+        if (b >= 0 && (c > b || (redo && !(*redo)[std::size_t(c)] && !(*redo)[std::size_t(b)])))
+            continue;
+        if (b < 0 && redo && !(*redo)[std::size_t(c)])
+            continue;
+        todo.push_back(c);
+        items += unitItems(c);
+    }
+    const int nThreads = std::min<int>(replayThreads(items), std::max<int>(1, int(todo.size())));
+    // chunk t: todo[bounds[t], bounds[t + 1])
+    std::vector<std::size_t> bounds(std::size_t(nThreads) + 1, todo.size());
+    bounds[0] = 0;
+    {
+        std::int64_t acc = 0;
+        int t = 1;
+        for (std::size_t x = 0; x < todo.size() && t < nThreads; ++x) {
+            acc += unitItems(todo[x]);
+            while (t < nThreads && acc * nThreads >= items * t)
+                bounds[std::size_t(t++)] = x + 1;
+        }
+    }
+    std::vector<int> failed(std::size_t(nThreads), -1);   // first CTA with a cycle per chunk
+    std::vector<std::uint8_t> stopped(std::size_t(nThreads), 0);
+    std::vector<std::exception_ptr> thrown(static_cast<std::size_t>(nThreads));  // e.g. bad_alloc: rethrown after the join
+    auto workChunk = [&](int t) {
+        CtaWork w;
+        for (std::size_t x = bounds[std::size_t(t)]; x < bounds[std::size_t(t) + 1]; ++x) {
+            if (r.cancel && r.cancel->load(std::memory_order_relaxed)) {
+                stopped[std::size_t(t)] = 1;
+                return;
+            }
+            if (partner(todo[x]) >= 0) {  // throws WhatIfError for a cycle
+                replayClusterPair(m, r, todo[x], partner(todo[x]));
+                continue;
+            }
+            const bool ok = m.packed32.empty() ? replayCta(m, m.packed.data(), r, todo[x], w)
+                                               : replayCta(m, m.packed32.data(), r, todo[x], w);
+            if (!ok) {
+                failed[std::size_t(t)] = todo[x];
+                return;
+            }
+        }
+    };
+    auto work = [&](int t) noexcept {
+        try {
+            workChunk(t);
+        } catch (...) {
+            thrown[std::size_t(t)] = std::current_exception();
+        }
+    };
+    if (nThreads == 1) {
+        work(0);
+    } else {
+        std::vector<std::thread> pool;
+        pool.reserve(std::size_t(nThreads - 1));
+        try {
+            for (int t = 1; t < nThreads; ++t)
+                pool.emplace_back(work, t);
+        } catch (const std::system_error&) {
+            // no more threads: the chunks without one run here
+        }
+        work(0);
+        for (int t = 1 + int(pool.size()); t < nThreads; ++t)
+            work(t);
+        for (std::thread& th : pool)
+            th.join();
+    }
+    for (int t = 0; t < nThreads; ++t) {
+        if (thrown[std::size_t(t)])
+            std::rethrow_exception(thrown[std::size_t(t)]);
+        if (failed[std::size_t(t)] >= 0)
+            throw WhatIfError("the replay cannot go on: the edited parameters make warps wait for each other "
+                              "in a cycle (CTA " + std::to_string(m.trace.ctas[std::size_t(failed[std::size_t(t)])].blockLinear) + ")");
+        if (stopped[std::size_t(t)])
+            throw WhatIfCancelled();
+    }
+}
+
+}  // namespace
+
+void prepareReplay(const WhatIfModel::Impl& m)
+{
+    const std::lock_guard<std::mutex> lock(m.scratchLock);
+    packReplayItems(m);
+    const std::size_t n = m.itemLane.size();
+    Replay& r = m.scratch;
+    r.st.assign(n, kUnset);
+    r.en.assign(n, kUnset);
+    r.bound.assign(n, 0);
+    r.clockFrom.assign(n, -1);
+}
+
 void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
                const std::vector<std::uint8_t>* redo)
 {
@@ -91,6 +482,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
         throw WhatIfError("sms must be between 1 and 4096");
     if (p.slotsPerSm < 0 || p.slotsPerSm > 64)
         throw WhatIfError("CTAs per SM must be between 1 and 64");
+    checkCancelled(r);
     const GraphSummary& s = m.summary;
     r.stages = 0;
     r.issueShift = 0;
@@ -121,13 +513,22 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
 
     const std::size_t n = m.itemLane.size();
     const int nCta = int(m.ctaLaneBegin.size());
+    packReplayItems(m);
     // redo: re-simulate only these CTAs; the others keep the previous run's items (same parameters, same MMA
     // stretch: a CTA's own timeline depends on nothing outside it).
     if (!redo) {
-        r.st.assign(n, kUnset);
-        r.en.assign(n, kUnset);
-        r.bound.assign(n, 0);
-        r.clockFrom.assign(n, -1);
+        if (m.packedCoversAll) {
+            // each CTA resets its own items (on the thread that replays it); the arrays keep their pages
+            r.st.resize(n);
+            r.en.resize(n);
+            r.bound.resize(n);
+            r.clockFrom.resize(n);
+        } else {
+            r.st.assign(n, kUnset);
+            r.en.assign(n, kUnset);
+            r.bound.assign(n, 0);
+            r.clockFrom.assign(n, -1);
+        }
         r.ctaMainStart.assign(nCta, 0);
         r.ctaMainEnd.assign(nCta, 0);
         r.ctaDur.assign(nCta, 0);
@@ -135,161 +536,7 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
     }
     r.ctaStart.assign(nCta, 0);
     r.ctaEnd.assign(nCta, 0);
-    std::vector<std::int32_t> cursor, clockItem;
-    std::vector<std::int64_t> clock;
-
-    for (int c = 0; c < nCta; ++c) {
-        if (!m.ctaPartner.empty() && m.ctaPartner[std::size_t(c)] >= 0) {  // a 2-CTA cluster: whatif_cluster.cpp
-            const int b = m.ctaPartner[std::size_t(c)];
-            if (c < b && (!redo || (*redo)[std::size_t(c)] || (*redo)[std::size_t(b)]))
-                replayClusterPair(m, r, c, b);
-            continue;
-        }
-        if (redo && !(*redo)[std::size_t(c)])
-            continue;
-        const int lb = m.ctaLaneBegin[c], le = m.ctaLaneEnd[c];
-        if (redo) {
-            for (int li = lb; li < le; ++li) {
-                const int l = m.ctaLanes[li];
-                for (std::int32_t i = m.laneBegin[l]; i < m.laneEnd[l]; ++i) {
-                    r.st[i] = kUnset;
-                    r.en[i] = kUnset;
-                    r.bound[i] = 0;
-                    r.clockFrom[i] = -1;
-                }
-            }
-        }
-        cursor.assign(le - lb, 0);
-        clock.assign(le - lb, 0);
-        clockItem.assign(le - lb, -1);
-        for (int li = lb; li < le; ++li)
-            cursor[li - lb] = m.laneBegin[m.ctaLanes[li]];
-        int left = 0;
-        for (int li = lb; li < le; ++li)
-            left += cursor[li - lb] < m.laneEnd[m.ctaLanes[li]];
-        while (left > 0) {
-            bool progress = false;
-            for (int li = lb; li < le; ++li) {
-                const int l = m.ctaLanes[li];
-                std::int32_t& i = cursor[li - lb];
-                std::int64_t& cur = clock[li - lb];
-                const std::int32_t iEnd = m.laneEnd[l];
-                while (i < iEnd) {
-                    if (r.st[i] == kUnset) {
-                        r.st[i] = cur + m.itemGap[i];
-                        r.clockFrom[i] = clockItem[li - lb];
-                    }
-                    const std::int64_t st = r.st[i];
-                    std::int64_t dep = kUnset;
-                    bool ready = true;
-                    switch (m.itemDep[i]) {
-                    case DepKind::None:
-                        break;
-                    case DepKind::Data: {
-                        const std::int32_t k = m.itemKstep[i];
-                        const std::int32_t iss = dataIssueItem(m, r, c, k);
-                        if (iss < 0 || r.st[iss] == kUnset) {
-                            ready = iss < 0;
-                            break;
-                        }
-                        dep = r.st[iss] + scaled(m.kFlight[m.ctaKbase[c] + k - m.ctaKmin[c]], r.fLoad);
-                        break;
-                    }
-                    case DepKind::Slot: {
-                        const std::int32_t k = m.itemKstep[i] - r.stages;
-                        if (k < m.ctaKmin[c] || k >= m.ctaKmin[c] + m.ctaKcount[c])
-                            break;
-                        const std::int32_t x = m.ctaKbase[c] + k - m.ctaKmin[c];
-                        for (std::int32_t j = m.kRelBegin[x]; j < m.kRelEnd[x]; ++j) {
-                            const std::int64_t e = r.st[m.relItems[j]];  // the arrive: Release's start
-                            if (e == kUnset) {
-                                ready = false;
-                                break;
-                            }
-                            dep = std::max(dep, e);
-                        }
-                        break;
-                    }
-                    case DepKind::Sync:
-                    case DepKind::Collective: {
-                        if (r.dropSync && m.itemDep[i] == DepKind::Sync)
-                            break;
-                        const std::int32_t g = m.itemDepArg[i];
-                        for (std::int32_t j = m.syncBegin[g]; j < m.syncEnd[g]; ++j) {
-                            const std::int64_t s2 = r.st[m.syncItems[j]];
-                            if (s2 == kUnset) {
-                                ready = false;
-                                break;
-                            }
-                            dep = std::max(dep, s2);
-                        }
-                        break;
-                    }
-                    case DepKind::Handoff: {  // whatif_epiwarp.cpp: the start of the consumers' Epilogue
-                        const std::int64_t e = r.st[m.itemDepArg[i]];
-                        if (e == kUnset)
-                            ready = false;
-                        else
-                            dep = e;
-                        break;
-                    }
-                    case DepKind::Order: {
-                        const std::int64_t e = r.en[m.itemDepArg[i]];
-                        if (e == kUnset)
-                            ready = false;
-                        else
-                            dep = e;
-                        break;
-                    }
-                    }
-                    if (!ready)
-                        break;
-                    std::int64_t en;
-                    if (m.itemDep[i] == DepKind::None || (m.itemDep[i] == DepKind::Sync && r.dropSync)) {
-                        en = st + durationNow(m, r, i);
-                    } else if (dep == kUnset) {
-                        en = st + m.itemMinDur[i];  // the dependency does not exist in this replay (more stages)
-                    } else {
-                        const std::int64_t byDep = dep + lagNow(m, r, i);
-                        const std::int64_t own = st + m.itemMinDur[i];
-                        en = std::max(own, byDep);
-                        r.bound[i] = byDep > own;
-                    }
-                    r.en[i] = en;
-                    // The lane goes on after the latest end so far (phases may overlap in a recording); an
-                    // epilogue that overlaps the next main loop does not hold the lane.
-                    const bool aside = r.overlapEpilogue && isEpilogueKind(m.itemKind[i]) && m.itemLaterMma[i];
-                    if (!aside && (clockItem[li - lb] < 0 || en >= cur)) {
-                        cur = en;
-                        clockItem[li - lb] = i;
-                    }
-                    ++i;
-                    progress = true;
-                    if (i == iEnd)
-                        --left;
-                }
-            }
-            if (!progress)
-                throw WhatIfError("the replay cannot go on: the edited parameters make warps wait for each other "
-                                  "in a cycle (CTA " + std::to_string(m.trace.ctas[c].blockLinear) + ")");
-        }
-        std::int64_t last = 0, mainS = kUnset, mainE = 0;
-        for (int li = lb; li < le; ++li) {
-            const int l = m.ctaLanes[li];
-            for (std::int32_t i = m.laneBegin[l]; i < m.laneEnd[l]; ++i) {
-                last = std::max(last, r.en[i]);
-                if (isMmaLike(m.itemKind[i])) {
-                    mainS = mainS == kUnset ? r.st[i] : std::min(mainS, r.st[i]);
-                    mainE = std::max(mainE, r.en[i]);
-                }
-            }
-        }
-        r.ctaDur[c] = last + m.ctaEndGap[c];
-        r.ctaMainStart[c] = mainS == kUnset ? 0 : mainS;
-        r.ctaMainEnd[c] = mainS == kUnset ? last : mainE;
-        if (m.ctaKcount[c] > 0 && m.kFlight[m.ctaKbase[c]] >= 0)
-            r.ctaFirstFlight[c] = scaled(m.kFlight[m.ctaKbase[c]], r.fLoad);
-    }
+    replayAllCtas(m, r, redo);
 
     // CTAs on their SM slots.
     r.ctaPred.assign(nCta, -1);
@@ -365,12 +612,13 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
     r.kernelEnd = lastEnd + m.kernelEndGap;
 }
 
-WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline) const
+WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline, const std::atomic<bool>* cancel) const
 {
     WhatIfResult out;
     const Impl& g = *m;
     const std::lock_guard<std::mutex> lock(g.scratchLock);
     Replay& r = g.scratch;
+    r.cancel = cancel;
     using Clock = std::chrono::steady_clock;
     auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     const Clock::time_point t0 = Clock::now();
@@ -379,6 +627,7 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline)
     out.predictedNs = (params.tileOrder == TileOrder::Recorded ? r.kernelEnd : tileOrderEnd(g, params, r, &out.notes))
         - g.launchStart;
     const Clock::time_point t1 = Clock::now();
+    checkCancelled(r);
     out.path = walkCriticalPath(g, r);
     const Clock::time_point t2 = Clock::now();
     out.timing.replayMs = ms(t0, t1);
@@ -390,6 +639,7 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline)
         return out;
     }
 
+    checkCancelled(r);
     // The predicted timeline: the same lanes and CTAs, intervals at their replayed times. Inserted slot waits
     // appear where they last longer than 0.
     KernelTrace& pt = out.predicted;

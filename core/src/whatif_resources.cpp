@@ -32,48 +32,63 @@ void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, c
               const std::vector<std::int32_t>& gsm, std::vector<double>& out)
 {
     const std::size_t n = gs.size();
-    // events: 2g = start of g, 2g + 1 = end of g, ordered by (SM, time, event): sorted as flat records (the
-    // same total order as comparing through the index arrays, without the indirect loads)
+    // events: 2g = start of g, 2g + 1 = end of g, ordered by (SM, time, event): bucketed by SM (a counting sort),
+    // then each SM's flat (time, event) records sorted: the same total order as one sort by (SM, time, event),
+    // so the sums below add in the same order (bit-identical), with smaller sorts. The buffers stay between calls.
     struct Ev {
         std::int64_t t;
-        std::int32_t sm, e;
+        std::int32_t e;
     };
-    std::vector<Ev> evs(2 * n);
+    thread_local std::vector<Ev> evs;
+    thread_local std::vector<double> fStart;
+    thread_local std::vector<std::int32_t> smBegin;
+    std::int32_t smLo = INT32_MAX, smHi = INT32_MIN;
     for (std::size_t g = 0; g < n; ++g) {
-        evs[2 * g] = {gs[g], gsm[g], std::int32_t(2 * g)};
-        evs[2 * g + 1] = {ge[g], gsm[g], std::int32_t(2 * g + 1)};
+        smLo = std::min(smLo, gsm[g]);
+        smHi = std::max(smHi, gsm[g]);
     }
-    std::sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) {
-        if (a.sm != b.sm)
-            return a.sm < b.sm;
-        if (a.t != b.t)
-            return a.t < b.t;
-        return a.e < b.e;
-    });
-    std::vector<double> fStart(n, 0);
     out.assign(n, 0);
-    double integral = 0, rate = 0;
-    std::int64_t prevT = 0;
-    std::int32_t prevSm = INT32_MIN;
-    for (const Ev& x : evs) {
-        const std::int32_t e = x.e;
-        const std::size_t g = std::size_t(e >> 1);
-        const std::int64_t t = x.t;
-        if (gsm[g] != prevSm) {
-            prevSm = gsm[g];
-            integral = 0;
-            rate = 0;
-            prevT = t;
+    if (n == 0)
+        return;
+    const std::size_t nSm = std::size_t(std::int64_t(smHi) - smLo + 1);
+    smBegin.assign(nSm + 1, 0);
+    for (std::size_t g = 0; g < n; ++g)
+        smBegin[std::size_t(gsm[g] - smLo) + 1] += 2;
+    for (std::size_t k = 0; k < nSm; ++k)
+        smBegin[k + 1] += smBegin[k];
+    evs.resize(2 * n);
+    {
+        thread_local std::vector<std::int32_t> fill;
+        fill.assign(smBegin.begin(), smBegin.end() - 1);
+        for (std::size_t g = 0; g < n; ++g) {
+            std::int32_t& f = fill[std::size_t(gsm[g] - smLo)];
+            evs[std::size_t(f++)] = {gs[g], std::int32_t(2 * g)};
+            evs[std::size_t(f++)] = {ge[g], std::int32_t(2 * g + 1)};
         }
-        integral += rate * double(t - prevT);
-        prevT = t;
-        if (e & 1) {
-            rate -= m.mmaGroupRate[g];
-            const std::int64_t span = ge[g] - gs[g];
-            out[g] = span > 0 ? (integral - fStart[g]) / double(span) : m.mmaGroupRate[g];
-        } else {
-            rate += m.mmaGroupRate[g];
-            fStart[g] = integral;
+    }
+    fStart.assign(n, 0);
+    for (std::size_t k = 0; k < nSm; ++k) {
+        Ev* const b = evs.data() + smBegin[k];
+        Ev* const e = evs.data() + smBegin[k + 1];
+        if (b == e)
+            continue;
+        std::sort(b, e, [](const Ev& x, const Ev& y) { return x.t != y.t ? x.t < y.t : x.e < y.e; });
+        double integral = 0, rate = 0;
+        std::int64_t prevT = b->t;
+        for (const Ev* x = b; x != e; ++x) {
+            const std::int32_t ev = x->e;
+            const std::size_t g = std::size_t(ev >> 1);
+            const std::int64_t t = x->t;
+            integral += rate * double(t - prevT);
+            prevT = t;
+            if (ev & 1) {
+                rate -= m.mmaGroupRate[g];
+                const std::int64_t span = ge[g] - gs[g];
+                out[g] = span > 0 ? (integral - fStart[g]) / double(span) : m.mmaGroupRate[g];
+            } else {
+                rate += m.mmaGroupRate[g];
+                fStart[g] = integral;
+            }
         }
     }
 }
@@ -165,37 +180,48 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
     if (!p.sharedResources || m.mmaCap <= 0 || p.isDefault())
         return;
     const std::size_t nG = m.mmaGroupCta.size();
-    std::vector<std::int64_t> gs(nG), ge(nG);
-    std::vector<std::int32_t> gsm(nG);
-    std::vector<double> demand;
+    // the rounds' arrays live in r (kept between calls: no page faults per slider move)
+    Replay::Rounds& w = r.rounds;
+    w.gs.resize(nG);
+    w.ge.resize(nG);
+    w.gsm.resize(nG);
     std::vector<std::string> quiet;
     // Only the CTAs with a group whose stretch changed are replayed again (the others' timelines would come out
     // bit-identical); the placement of all CTAs on their SM slots is redone every round.
-    std::vector<std::uint8_t> redo(m.ctaLaneBegin.size(), 0);
+    w.redo.assign(m.ctaLaneBegin.size(), 0);
     // Fixed point of f = stretch(schedule(f)), damped by halves. Single groups at the edge of an overlap keep
     // flipping, so the rounds stop when the kernel's end moves by less than 0.2% from one round to the next
     // (2-4 rounds on the ladder; docs/benchmarks.md), or after kMaxRounds replays.
     constexpr int kMaxRounds = 4;
     std::int64_t prevEnd = r.kernelEnd;
+    w.ga.resize(nG);
+    w.gb.resize(nG);
     for (int round = 0; round < kMaxRounds; ++round) {
+        checkCancelled(r);
         for (std::size_t j = 0; j < nG; ++j) {
             const int c = m.mmaGroupCta[j];
-            std::int64_t a = INT64_MAX, b = INT64_MIN;
-            for (std::int32_t x = m.mmaGroupBegin[j]; x < m.mmaGroupBegin[j + 1]; ++x) {
-                const std::int32_t it = m.mmaGroupItems[std::size_t(x)];
-                a = std::min(a, r.st[std::size_t(it)]);
-                b = std::max(b, r.en[std::size_t(it)]);
+            // a group's span within its CTA changes only when its CTA was replayed again
+            if (round == 0 || w.redo[std::size_t(c)]) {
+                std::int64_t a = INT64_MAX, b = INT64_MIN;
+                for (std::int32_t x = m.mmaGroupBegin[j]; x < m.mmaGroupBegin[j + 1]; ++x) {
+                    const std::int32_t it = m.mmaGroupItems[std::size_t(x)];
+                    a = std::min(a, r.st[std::size_t(it)]);
+                    b = std::max(b, r.en[std::size_t(it)]);
+                }
+                w.ga[j] = a;
+                w.gb[j] = b;
             }
-            gs[j] = r.ctaStart[std::size_t(c)] + a;
-            ge[j] = r.ctaStart[std::size_t(c)] + b;
-            gsm[j] = r.ctaSm[std::size_t(c)];
+            w.gs[j] = r.ctaStart[std::size_t(c)] + w.ga[j];
+            w.ge[j] = r.ctaStart[std::size_t(c)] + w.gb[j];
+            w.gsm[j] = r.ctaSm[std::size_t(c)];
         }
-        smDemand(m, gs, ge, gsm, demand);
+        smDemand(m, w.gs, w.ge, w.gsm, w.demand);
         double change = 0;
         bool any = false;
-        std::vector<double> next(nG, 1.0);
+        std::vector<double>& next = w.next;
+        next.assign(nG, 1.0);
         for (std::size_t j = 0; j < nG; ++j) {
-            const double target = std::max(1.0, demand[j] / m.mmaCap) / std::max(1.0, m.mmaGroupDemand0[j] / m.mmaCap);
+            const double target = std::max(1.0, w.demand[j] / m.mmaCap) / std::max(1.0, m.mmaGroupDemand0[j] / m.mmaCap);
             const double old = r.mmaFactor.empty() ? 1.0 : r.mmaFactor[j];
             next[j] = r.mmaFactor.empty() ? target : 0.5 * (old + target);
             if (std::fabs(next[j] - 1.0) < 1e-9)
@@ -207,13 +233,17 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
             return;  // nothing on any SM asks for more than it was recorded with
         if (change < 1e-3)
             break;
-        std::fill(redo.begin(), redo.end(), std::uint8_t(0));
+        std::fill(w.redo.begin(), w.redo.end(), std::uint8_t(0));
         for (std::size_t j = 0; j < nG; ++j)
             if (next[j] != (r.mmaFactor.empty() ? 1.0 : r.mmaFactor[j]))
-                redo[std::size_t(m.mmaGroupCta[j])] = 1;
-        r.mmaFactor = std::move(next);
+                w.redo[std::size_t(m.mmaGroupCta[j])] = 1;
+        if (!m.ctaPartner.empty())  // a cluster pair is replayed together (whatif_cluster.cpp): both halves change
+            for (std::size_t c = 0; c < w.redo.size(); ++c)
+                if (w.redo[c] && m.ctaPartner[c] >= 0)
+                    w.redo[std::size_t(m.ctaPartner[c])] = 1;
+        std::swap(r.mmaFactor, next);  // next keeps the old buffer for the following round
         quiet.clear();
-        runReplay(m, p, &quiet, r, &redo);
+        runReplay(m, p, &quiet, r, &w.redo);
         const std::int64_t span = std::max<std::int64_t>(1, r.kernelEnd - m.launchStart);
         const bool settled = round > 0 && std::llabs(r.kernelEnd - prevEnd) * 500 < span;
         prevEnd = r.kernelEnd;

@@ -1,13 +1,17 @@
 // whatif_bench: how long the what-if model takes to build and to re-predict (issue 13, docs/benchmarks.md).
-//   whatif_bench [INTERVALS] [TRACE.wstrace]
+//   whatif_bench [INTERVALS] [TRACE.wstrace] [REPS]      (INTERVALS 0: no synthetic kernel; environment
+//   WHATIF_BENCH_ONLY=VARIANT: only the TRACE's kernels of that variant, e.g. tma_sync)
 // A synthetic warp-specialized kernel of about INTERVALS intervals (default 1,000,000) and, if given, every
-// traced kernel of TRACE. Prints the median of 9 re-predictions without and with the predicted timeline.
+// traced kernel of TRACE. Prints the median (p50) and the p95 (nearest rank) of REPS (default 21) re-predictions
+// without the predicted timeline, with their CPU time (the process's: the replay may use several threads; on the
+// shared build machine the wall clock also measures the other processes), and the median with the timeline.
 #include "warpstage/store.h"
 #include "warpstage/synthetic.h"
 #include "warpstage/whatif.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -32,6 +36,21 @@ double threadCpuMs()
     return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
 }
 
+double processCpuMs()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+int g_reps = 21;
+
+double nearestRank(const std::vector<double>& sorted, double q)
+{
+    std::size_t k = std::size_t(std::ceil(q * double(sorted.size())));
+    return sorted[std::min(sorted.size(), std::max<std::size_t>(1, k)) - 1];
+}
+
 void bench(const std::string& name, const KernelTrace& t)
 {
     using clock = std::chrono::steady_clock;
@@ -43,25 +62,32 @@ void bench(const std::string& name, const KernelTrace& t)
     WhatIfParams p;
     p.stages = 6;
     p.mma = 0.8;
-    std::vector<double> bare, full;
+    std::vector<double> bare, full, cpu;
     TimeNs predicted = 0;
-    for (int i = 0; i < 9; ++i) {
-        p.loadLatency = 0.5 + 0.1 * i;  // a slider moving
+    for (int i = 0; i < g_reps; ++i) {
+        p.loadLatency = 0.5 + 0.1 * (i % 9);  // a slider moving
         const auto a = clock::now();
+        const double c0 = processCpuMs();
         predicted = m.predict(p, false).predictedNs;
+        const double c1 = processCpuMs();
         const auto b = clock::now();
         m.predict(p, true);
         const auto c = clock::now();
         bare.push_back(ms(a, b));
         full.push_back(ms(b, c));
+        cpu.push_back(c1 - c0);
     }
     std::sort(bare.begin(), bare.end());
     std::sort(full.begin(), full.end());
+    std::sort(cpu.begin(), cpu.end());
     const GraphSummary& g = m.summary();
-    std::printf("%-28s %9zu intervals  build %7.1f ms (CPU %.1f ms)  predict %6.1f ms (median of 9; min %.1f max %.1f)  "
-                "with timeline %6.1f ms  [last prediction %.1f us; %d CTAs, %d warps, %lld unexplained waits]\n",
-                name.c_str(), t.intervalCount(), ms(t0, t1), buildCpu, bare[4], bare.front(), bare.back(), full[4],
-                double(predicted) / 1e3, g.ctas, g.lanes, (long long)g.unexplainedWaits);
+    std::printf("%-28s %9zu intervals  build %7.1f ms (CPU %.1f ms)  predict p50 %6.1f ms p95 %6.1f ms (of %d; min %.1f "
+                "max %.1f; CPU p50 %.1f p95 %.1f ms)  with timeline p50 %6.1f ms  [last prediction %.1f us; %d CTAs, "
+                "%d warps, %lld unexplained waits]\n",
+                name.c_str(), t.intervalCount(), ms(t0, t1), buildCpu, nearestRank(bare, 0.5), nearestRank(bare, 0.95),
+                g_reps, bare.front(), bare.back(), nearestRank(cpu, 0.5), nearestRank(cpu, 0.95),
+                nearestRank(full, 0.5), double(predicted) / 1e3, g.ctas, g.lanes, (long long)g.unexplainedWaits);
+    std::fflush(stdout);
 }
 
 }  // namespace
@@ -69,9 +95,12 @@ void bench(const std::string& name, const KernelTrace& t)
 int main(int argc, char** argv)
 {
     const long long n = argc > 1 ? std::atoll(argv[1]) : 1000000;
+    if (argc > 3)
+        g_reps = std::max(1, std::atoi(argv[3]));
     const std::string tmp = (std::filesystem::temp_directory_path() / "whatif_bench.wstrace").string();
     std::filesystem::remove(tmp);
-    {
+    const char* only = std::getenv("WHATIF_BENCH_ONLY");
+    if (n > 0) {
         SyntheticParams sp;
         sp.pattern = SyntheticPattern::WarpSpecialized;
         sp.targetIntervals = n;
@@ -79,7 +108,7 @@ int main(int argc, char** argv)
         auto st = TraceStore::openForWriting(tmp);
         st.writeRun(generateSynthetic(sp));
     }
-    {
+    if (n > 0) {
         const TraceStore st = TraceStore::openReadOnly(tmp);
         for (const KernelLaunch& k : st.kernels(st.runs()[0].id))
             if (k.traced)
@@ -90,7 +119,7 @@ int main(int argc, char** argv)
         const TraceStore st = TraceStore::openReadOnly(argv[2]);
         for (const RunInfo& r : st.runs())
             for (const KernelLaunch& k : st.kernels(r.id))
-                if (k.traced)
+                if (k.traced && (!only || r.variant == only))
                     bench(r.variant, st.loadKernel(k.id));
     }
     return 0;

@@ -177,8 +177,8 @@ int main(int argc, char** argv)
     auto predictor = ws::ui::makePredictor(kernel);
     std::vector<double> eagerMs;
     if (eager)
-        predictor = [predictor, &eagerMs](const ws::ui::WhatIfParams& p, bool timeline) {
-            ws::ui::Prediction out = predictor(p, timeline);
+        predictor = [predictor, &eagerMs](const ws::ui::WhatIfParams& p, bool timeline, const std::atomic<bool>* cancel) {
+            ws::ui::Prediction out = predictor(p, timeline, cancel);
             if (out.ghost) {
                 QElapsedTimer t;
                 t.start();

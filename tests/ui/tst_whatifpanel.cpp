@@ -17,11 +17,16 @@
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <warpstage/store.h>
+#include <warpstage/synthetic.h>
+#include <warpstage/whatif.h>
 
 #include <atomic>
 #include <thread>
@@ -38,7 +43,7 @@ struct FakeReplay {
     std::shared_ptr<std::atomic<int>> calls = std::make_shared<std::atomic<int>>(0);
     int sleepMs = 0;
     ws::TimeNs measured = 10'000;
-    ws::ui::Prediction operator()(const ws::ui::WhatIfParams &p, bool) const
+    ws::ui::Prediction operator()(const ws::ui::WhatIfParams &p, bool, const std::atomic<bool> * = nullptr) const
     {
         ++*calls;
         if (sleepMs)
@@ -107,6 +112,8 @@ private slots:
     void engineSharesOneGraph();
     void ghostIndexOnlyForTheDrawnLanes();
     void exportCarriesPathAndGhostLanes();
+    void panelCloseDoesNotWaitForTheReplay();
+    void panelHasEveryWhatIfOption();
 
 private:
     QImage render(TimelineWidget &w) const
@@ -213,7 +220,7 @@ void TestWhatIfPanel::panelRefusalAndUnavailable()
     ws::ui::WhatIfPanel panel;
     QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
     panel.setKernel(
-        [](const ws::ui::WhatIfParams &, bool) {
+        [](const ws::ui::WhatIfParams &, bool, const std::atomic<bool> *) {
             ws::ui::Prediction p;
             p.error = QStringLiteral("this kernel records no loads: no ring to replay");
             return p;
@@ -460,7 +467,7 @@ void TestWhatIfPanel::engineOnTheHandMadeKernel()
     QCOMPARE(ws::ui::recordedSms(*tr), 2);
 
     const auto predict = ws::ui::makePredictor(tr);
-    const ws::ui::Prediction same = predict(ws::ui::WhatIfParams{}, true);
+    const ws::ui::Prediction same = predict(ws::ui::WhatIfParams{}, true, nullptr);
     QVERIFY2(same.error.isEmpty(), qPrintable(same.error));
     QCOMPARE(same.predictedNs, same.measuredNs);
     QVERIFY(same.ghost);
@@ -468,11 +475,11 @@ void TestWhatIfPanel::engineOnTheHandMadeKernel()
     QCOMPARE(same.ghost->lanes[1].size(), tr->lanes[1].size());
     QCOMPARE(same.ghost->indexedLanes(), std::size_t(0));  // each lane's index waits until it is drawn
     // without the timeline, no ghost lanes are made
-    QVERIFY(!predict(ws::ui::WhatIfParams{}, false).ghost);
+    QVERIFY(!predict(ws::ui::WhatIfParams{}, false, nullptr).ghost);
     // bad parameters are refused with core's message, not a crash
     ws::ui::WhatIfParams bad;
     bad.stages = 1000;
-    QVERIFY(!predict(bad, false).error.isEmpty());
+    QVERIFY(!predict(bad, false, nullptr).error.isEmpty());
 }
 
 QTEST_MAIN(TestWhatIfPanel)
@@ -602,4 +609,129 @@ void TestWhatIfPanel::exportCarriesPathAndGhostLanes()
     w.setGhostLanes(ghost, GhostMode::Over);
     QCOMPARE(predictedRows(QStringLiteral("over.svg")), 0);
     QVERIFY(w.renderImage(size, 96, QString()) != withPath);  // the frames over the lanes
+}
+
+void TestWhatIfPanel::panelCloseDoesNotWaitForTheReplay()
+{
+    // A replay that sees its cancel flag but goes on for 2 s anyway (like a long model build): closing the panel
+    // while it runs returns at once (it used to wait 11-22 s for the sync rung) and tells the replay to stop.
+    struct State {
+        std::atomic<bool> started{false}, sawCancel{false}, done{false};
+    };
+    auto st = std::make_shared<State>();
+    auto *panel = new ws::ui::WhatIfPanel;
+    panel->setKernel(
+        [st](const ws::ui::WhatIfParams &, bool, const std::atomic<bool> *cancel) {
+            st->started = true;
+            QElapsedTimer t;
+            t.start();
+            while (t.elapsed() < 2000) {
+                if (cancel && cancel->load())
+                    st->sawCancel = true;
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+            st->done = true;
+            return ws::ui::Prediction{};
+        },
+        1000, 4, 132);
+    QTRY_VERIFY_WITH_TIMEOUT(st->started.load(), 10000);
+    QVERIFY(panel->busy());
+    QElapsedTimer t;
+    t.start();
+    delete panel;
+    const qint64 closeMs = t.elapsed();
+    QVERIFY2(closeMs < 500, qPrintable(QStringLiteral("closing the panel took %1 ms").arg(closeMs)));
+    QTRY_VERIFY_WITH_TIMEOUT(st->sawCancel.load(), 1500);  // the running replay was told to stop
+    QTRY_VERIFY_WITH_TIMEOUT(st->done.load(), 10000);      // it ends on its own (the pool is free for the next test)
+
+    // the real engine: a cancelled replay stops with an error instead of an answer
+    auto kernel = std::make_shared<ws::ui::WhatIfKernel>(makeTrace(20));
+    const std::atomic<bool> cancelled{true};
+    const ws::ui::Prediction p = kernel->predict(ws::ui::WhatIfParams{}, true, &cancelled);
+    QVERIFY2(p.error.contains(QStringLiteral("cancelled")), qPrintable(p.error));
+    QVERIFY(!p.ghost);
+    QVERIFY(kernel->predict(ws::ui::WhatIfParams{}, false).error.isEmpty());  // the next one answers
+}
+
+void TestWhatIfPanel::panelHasEveryWhatIfOption()
+{
+    // the options of `warpstage whatif` the panel lacked: --ctas-per-sm, --no-sync, --producer-warp and
+    // --no-shared-resources, each a control that re-predicts with it, back to as recorded with "As recorded"
+    ws::ui::WhatIfPanel panel;
+    QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
+    FakeReplay fake;
+    panel.setKernel(fake, fake.measured, 4, 132);
+    QVERIFY(waitPrediction(panel, spy, 0));
+    QVERIFY(panel.sharedResourcesBox()->isChecked());
+    QCOMPARE(panel.ctasPerSmBox()->value(), 0);
+    QVERIFY(!panel.noSyncBox()->isChecked() && !panel.producerWarpBox()->isChecked());
+    int before = int(spy.count());
+    panel.sharedResourcesBox()->setChecked(false);
+    auto p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QVERIFY(!p->params.sharedResources);
+    QVERIFY(!p->params.unchanged());
+    before = int(spy.count());
+    panel.ctasPerSmBox()->setValue(2);
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QCOMPARE(p->params.ctasPerSm, 2);
+    before = int(spy.count());
+    panel.noSyncBox()->setChecked(true);
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QVERIFY(p->params.noSync);
+    before = int(spy.count());
+    panel.producerWarpBox()->setChecked(true);
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QVERIFY(p->params.producerWarp);
+    before = int(spy.count());
+    panel.reset();
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QVERIFY(p->params.unchanged());
+    QVERIFY(panel.sharedResourcesBox()->isChecked() && !panel.noSyncBox()->isChecked()
+            && !panel.producerWarpBox()->isChecked() && panel.ctasPerSmBox()->value() == 0);
+
+    // the engine hands each one to core: the same answer as core's replay with the CLI's option
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("syn.wstrace")).toStdString();
+    {
+        ws::SyntheticParams sp;
+        sp.pattern = ws::SyntheticPattern::Multistage;  // a worker kernel: --no-sync and --producer-warp apply
+        sp.ctas = 24;
+        sp.smCount = 8;
+        sp.kstepsPerTile = 16;
+        sp.stallSamples = false;
+        auto w = ws::TraceStore::openForWriting(path);
+        w.writeRun(ws::generateSynthetic(sp));
+    }
+    auto trace = std::make_shared<ws::KernelTrace>();
+    {
+        const auto r = ws::TraceStore::openReadOnly(path);
+        for (const ws::KernelLaunch &k : r.kernels(r.runs()[0].id))
+            if (k.traced)
+                *trace = r.loadKernel(k.id);
+    }
+    QVERIFY(trace->intervalCount() > 0);
+    const ws::WhatIfModel core = ws::WhatIfModel::build(*trace);
+    ws::ui::WhatIfKernel kernel(trace);
+    ws::WhatIfParams c;
+    ws::ui::WhatIfParams u;
+    c.mma = u.mmaTime = 0.5;
+    c.slotsPerSm = u.ctasPerSm = 3;
+    const ws::TimeNs withResources = core.predict(c, false).predictedNs;
+    QCOMPARE(kernel.predict(u, false).predictedNs, withResources);
+    c.sharedResources = u.sharedResources = false;
+    QVERIFY(core.predict(c, false).predictedNs != withResources);  // the option matters on this kernel
+    QCOMPARE(kernel.predict(u, false).predictedNs, core.predict(c, false).predictedNs);
+    c.dropCtaSync = u.noSync = true;
+    QCOMPARE(kernel.predict(u, false).predictedNs, core.predict(c, false).predictedNs);
+    c.producerWarp = u.producerWarp = true;
+    QCOMPARE(kernel.predict(u, false).predictedNs, core.predict(c, false).predictedNs);
+    ws::WhatIfParams c2 = c;
+    c2.dropCtaSync = false;
+    c2.producerWarp = false;
+    QVERIFY(core.predict(c, false).predictedNs != core.predict(c2, false).predictedNs);
 }

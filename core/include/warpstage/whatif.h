@@ -11,6 +11,7 @@
 #include "warpstage/critpath.h"
 #include "warpstage/model.h"
 
+#include <atomic>
 #include <memory>
 #include <cstdint>
 #include <string>
@@ -23,6 +24,11 @@ namespace ws {
 enum class TileOrder : std::uint8_t { Recorded = 0, Row, Column, Reverse, LongestFirst };
 std::string_view tileOrderName(TileOrder o);                    // "recorded", "row", "column", "reverse", "longest-first"
 bool tileOrderFromName(std::string_view name, TileOrder* out);  // false for an unknown name
+// predict() stopped because its cancel flag was set (the caller no longer wants the answer).
+class WhatIfCancelled : public WhatIfError {
+public:
+    WhatIfCancelled() : WhatIfError("the what-if replay was cancelled") {}
+};
 
 struct WhatIfParams {
     int stages = 0;                // ring slots; 0 = as recorded. Producer/consumer kernels: the producer's
@@ -70,8 +76,10 @@ public:
     // Replays with `params`; calls on one model are serialized (it reuses its working arrays), models of
     // different kernels run in parallel. withTimeline=false skips filling WhatIfResult::predicted (and the path's steps
     // keep their indices into the model's trace lanes). Throws WhatIfError for bad parameters (factors not
-    // finite or <= 0, stages < 0 or > 64, sms < 0).
-    WhatIfResult predict(const WhatIfParams& params, bool withTimeline = true) const;
+    // finite or <= 0, stages < 0 or > 64, sms < 0). cancel: when not null, predict() looks at it between CTAs and
+    // rounds and throws WhatIfCancelled once it is set (a viewer closing its panel does not wait for the answer).
+    WhatIfResult predict(const WhatIfParams& params, bool withTimeline = true,
+                         const std::atomic<bool>* cancel = nullptr) const;
     const GraphSummary& summary() const;
 
     struct Impl;

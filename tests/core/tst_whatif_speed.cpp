@@ -1,0 +1,170 @@
+// The what-if replay's speed work (issue 13, s8-wispeed; docs/benchmarks.md) keeps every answer: the CTAs replayed
+// on several threads give the same prediction as on one, the working arrays kept between predictions leave nothing
+// stale behind, and a prediction whose cancel flag is set stops with WhatIfCancelled.
+#include "warpstage/whatif.h"
+
+#include "whatif_testutil.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+using namespace ws;
+
+namespace {
+
+// Everything a prediction shows: the time, the predicted timeline, the critical path and its attribution.
+struct Answer {
+    TimeNs predicted = 0;
+    std::uint64_t hash = 1469598103934665603ull;
+    void add(std::int64_t v)
+    {
+        for (int b = 0; b < 8; ++b) {
+            hash ^= std::uint64_t(v >> (8 * b)) & 0xff;
+            hash *= 1099511628211ull;
+        }
+    }
+    bool operator==(const Answer&) const = default;
+};
+
+Answer answerOf(const WhatIfResult& r)
+{
+    Answer a;
+    a.predicted = r.predictedNs;
+    for (const Lane& l : r.predicted.lanes)
+        for (std::size_t i = 0; i < l.size(); ++i) {
+            a.add(l.start[i]);
+            a.add(l.duration[i]);
+            a.add(std::int64_t(l.kind[i]));
+        }
+    for (const Cta& c : r.predicted.ctas) {
+        a.add(c.start);
+        a.add(c.end);
+        a.add(c.smId);
+    }
+    for (const PathStep& s : r.path.steps) {
+        a.add(s.lane);
+        a.add(s.interval);
+        a.add(s.start);
+        a.add(s.end);
+        a.add(std::int64_t(s.cause));
+    }
+    for (double v : r.path.attributionNs)
+        a.add(std::int64_t(v));
+    return a;
+}
+
+// Parameters that run the shared-resource rounds (CTAs replayed again) and ones that change the structure.
+std::vector<WhatIfParams> paramSets()
+{
+    std::vector<WhatIfParams> v(5);
+    v[1].stages = 6;
+    v[1].mma = 0.8;
+    v[1].loadLatency = 0.5;
+    v[2].mma = 1.6;
+    v[2].slotsPerSm = 2;
+    v[3].stages = 2;
+    v[3].overlapEpilogue = true;
+    v[4].persistent = true;
+    v[4].sms = 20;
+    return v;
+}
+
+}  // namespace
+
+class TestWhatIfSpeed : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    KernelTrace m_trace;
+
+private slots:
+    void initTestCase()
+    {
+        SyntheticParams sp;
+        sp.pattern = SyntheticPattern::WarpSpecialized;
+        sp.ctas = 96;
+        sp.smCount = 32;
+        sp.tilesPerCta = 2;
+        sp.kstepsPerTile = 48;
+        sp.stallSamples = false;
+        m_trace = wstest::syntheticTrace(sp, m_dir.filePath(QStringLiteral("speed.wstrace")));
+        // enough phases for several replay threads (one per 100,000 phases)
+        QVERIFY2(m_trace.intervalCount() > 300000, qPrintable(QString::number(m_trace.intervalCount())));
+    }
+
+    void threadCountDoesNotChangeTheAnswer()
+    {
+        const WhatIfModel model = WhatIfModel::build(m_trace);
+        std::vector<Answer> one, many;
+        qputenv("WARPSTAGE_WHATIF_THREADS", "1");
+        for (const WhatIfParams& p : paramSets())
+            one.push_back(answerOf(model.predict(p)));
+        qputenv("WARPSTAGE_WHATIF_THREADS", "3");
+        for (const WhatIfParams& p : paramSets())
+            many.push_back(answerOf(model.predict(p)));
+        qunsetenv("WARPSTAGE_WHATIF_THREADS");
+        QCOMPARE(many.size(), one.size());
+        for (std::size_t i = 0; i < one.size(); ++i) {
+            QCOMPARE(many[i].predicted, one[i].predicted);
+            QVERIFY2(many[i].hash == one[i].hash, qPrintable(QStringLiteral("parameter set %1").arg(i)));
+        }
+        QCOMPARE(one[0].predicted, m_trace.launch.end - m_trace.launch.start);  // unchanged: as recorded
+        QVERIFY(one[1].predicted != one[0].predicted);
+        QVERIFY(one[2].predicted != one[0].predicted);
+    }
+
+    // The model keeps its working arrays between predictions: each answer must be the one a fresh model gives.
+    void reusedScratchGivesTheSameAnswer()
+    {
+        const std::vector<WhatIfParams> sets = paramSets();
+        std::vector<Answer> fresh;
+        for (const WhatIfParams& p : sets)
+            fresh.push_back(answerOf(WhatIfModel::build(m_trace).predict(p)));
+        const WhatIfModel reused = WhatIfModel::build(m_trace);
+        for (int round = 0; round < 2; ++round)
+            for (std::size_t i = sets.size(); i-- > 0;)  // another order than the fresh ones
+                QVERIFY2(answerOf(reused.predict(sets[i])) == fresh[i],
+                         qPrintable(QStringLiteral("round %1, parameter set %2").arg(round).arg(i)));
+        // without the timeline: the same time
+        QCOMPARE(reused.predict(sets[1], false).predictedNs, fresh[1].predicted);
+    }
+
+    void cancelStopsThePrediction()
+    {
+        const WhatIfModel model = WhatIfModel::build(m_trace);
+        std::atomic<bool> cancel{true};
+        WhatIfParams p = paramSets()[1];
+        QVERIFY_THROWS_EXCEPTION(WhatIfCancelled, model.predict(p, true, &cancel));
+        try {
+            model.predict(p, false, &cancel);
+            QFAIL("a cancelled prediction returned");
+        } catch (const WhatIfError& e) {  // a WhatIfError too: callers that catch those need nothing new
+            QVERIFY(QByteArray(e.what()).contains("cancelled"));
+        }
+        // set while the prediction runs: it stops instead of finishing
+        std::atomic<bool> later{false};
+        std::atomic<int> outcome{0};  // 1 finished, 2 cancelled
+        std::thread worker([&] {
+            try {
+                for (int i = 0; i < 200; ++i)
+                    model.predict(p, true, &later);
+                outcome = 1;
+            } catch (const WhatIfCancelled&) {
+                outcome = 2;
+            }
+        });
+        QTest::qWait(50);
+        later = true;
+        worker.join();
+        QCOMPARE(outcome.load(), 2);
+        // a flag that stays false changes nothing, and the model still answers after a cancelled call
+        std::atomic<bool> never{false};
+        QCOMPARE(answerOf(model.predict(p, true, &never)), answerOf(model.predict(p)));
+    }
+};
+
+QTEST_MAIN(TestWhatIfSpeed)
+#include "tst_whatif_speed.moc"
