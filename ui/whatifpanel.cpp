@@ -3,6 +3,8 @@
 #include "attributionbar.h"
 #include "timemapping.h"
 
+#include "warpstage/whatif.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -17,6 +19,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 
@@ -85,11 +88,21 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent)
     m_sharedResources->setToolTip(tr("Off: --no-shared-resources, every MMA keeps its recorded speed however many "
                                      "CTAs share the SM"));
     grid->addWidget(m_sharedResources, row++, 0, 1, 3);
+    grid->addWidget(new QLabel(tr("Tile order")), row, 0);
+    m_tileOrder = new QComboBox;
+    for (auto o : {ws::TileOrder::Recorded, ws::TileOrder::Row, ws::TileOrder::Column, ws::TileOrder::Reverse,
+                   ws::TileOrder::LongestFirst})
+        m_tileOrder->addItem(QString::fromUtf8(ws::tileOrderName(o).data(), qsizetype(ws::tileOrderName(o).size())),
+                             int(o));
+    m_tileOrder->setToolTip(tr("--tile-order: the order a persistent kernel deals its tiles to its CTAs, each tile "
+                               "keeping its replayed cost (what an order does to L2 is not modelled)"));
+    grid->addWidget(m_tileOrder, row++, 1, 1, 2);
     lay->addLayout(grid);
     for (QCheckBox* b : {m_overlap, m_persistent, m_noSync, m_producerWarp, m_sharedResources})
         connect(b, &QCheckBox::toggled, this, [this] { changed(); });
     connect(m_sms, &QSpinBox::valueChanged, this, [this] { changed(); });
     connect(m_ctasPerSm, &QSpinBox::valueChanged, this, [this] { changed(); });
+    connect(m_tileOrder, &QComboBox::currentIndexChanged, this, [this] { changed(); });
     connect(m_reset, &QPushButton::clicked, this, &WhatIfPanel::reset);
 
     m_result = new QLabel;
@@ -217,7 +230,8 @@ void WhatIfPanel::setControlsEnabled(bool on)
 {
     for (QWidget* w : std::initializer_list<QWidget*>{m_stages, m_stagesSlider, m_load, m_loadSlider, m_mma, m_mmaSlider,
                                                       m_epi, m_epiSlider, m_overlap, m_persistent, m_sms, m_reset,
-                                                      m_ctasPerSm, m_noSync, m_producerWarp, m_sharedResources})
+                                                      m_ctasPerSm, m_noSync, m_producerWarp, m_sharedResources,
+                                                      m_tileOrder})
         w->setEnabled(on);
 }
 
@@ -235,6 +249,7 @@ WhatIfParams WhatIfPanel::params() const
     p.noSync = m_noSync->isChecked();
     p.producerWarp = m_producerWarp->isChecked();
     p.sharedResources = m_sharedResources->isChecked();
+    p.tileOrder = m_tileOrder->currentData().toInt();
     return p;
 }
 
@@ -252,6 +267,7 @@ void WhatIfPanel::setParams(const WhatIfParams& p)
     m_noSync->setChecked(p.noSync);
     m_producerWarp->setChecked(p.producerWarp);
     m_sharedResources->setChecked(p.sharedResources);
+    m_tileOrder->setCurrentIndex(std::max(0, m_tileOrder->findData(p.tileOrder)));
     m_updating = false;
     changed();
 }

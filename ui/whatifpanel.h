@@ -74,6 +74,7 @@ public:
     QCheckBox* noSyncBox() const { return m_noSync; }
     QCheckBox* producerWarpBox() const { return m_producerWarp; }
     QCheckBox* sharedResourcesBox() const { return m_sharedResources; }
+    QComboBox* tileOrderBox() const { return m_tileOrder; }
     QCheckBox* ghostBox() const { return m_ghost; }
 
 signals:
@@ -110,6 +111,7 @@ private:
     QCheckBox* m_noSync = nullptr;
     QCheckBox* m_producerWarp = nullptr;
     QCheckBox* m_sharedResources = nullptr;
+    QComboBox* m_tileOrder = nullptr;
     QPushButton* m_reset = nullptr;
     QLabel* m_result = nullptr;
     QLabel* m_timing = nullptr;

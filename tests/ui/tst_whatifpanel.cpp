@@ -114,6 +114,7 @@ private slots:
     void exportCarriesPathAndGhostLanes();
     void panelCloseDoesNotWaitForTheReplay();
     void panelHasEveryWhatIfOption();
+    void panelTileOrderReachesTheReplay();
 
 private:
     QImage render(TimelineWidget &w) const
@@ -480,6 +481,60 @@ void TestWhatIfPanel::engineOnTheHandMadeKernel()
     ws::ui::WhatIfParams bad;
     bad.stages = 1000;
     QVERIFY(!predict(bad, false, nullptr).error.isEmpty());
+}
+
+void TestWhatIfPanel::panelTileOrderReachesTheReplay()
+{
+    // --tile-order (s8-wimodel) as a control: the panel sends the chosen order, "As recorded" takes it back
+    ws::ui::WhatIfPanel panel;
+    QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
+    FakeReplay fake;
+    panel.setKernel(fake, fake.measured, 4, 132);
+    QVERIFY(waitPrediction(panel, spy, 0));
+    QCOMPARE(panel.tileOrderBox()->count(), 5);
+    QCOMPARE(panel.tileOrderBox()->currentText(), QStringLiteral("recorded"));
+    int before = int(spy.count());
+    panel.tileOrderBox()->setCurrentIndex(panel.tileOrderBox()->findText(QStringLiteral("longest-first")));
+    auto p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QCOMPARE(p->params.tileOrder, int(ws::TileOrder::LongestFirst));
+    QVERIFY(!p->params.unchanged());
+    before = int(spy.count());
+    panel.reset();
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QVERIFY(p->params.unchanged());
+    QCOMPARE(panel.tileOrderBox()->currentText(), QStringLiteral("recorded"));
+
+    // the engine hands it to core: on a kernel that is not persistent core answers with its note, as the CLI does
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("syn.wstrace")).toStdString();
+    {
+        ws::SyntheticParams sp;
+        sp.pattern = ws::SyntheticPattern::Multistage;  // one tile per CTA: not persistent
+        sp.ctas = 24;
+        sp.smCount = 8;
+        sp.kstepsPerTile = 8;
+        sp.stallSamples = false;
+        auto w = ws::TraceStore::openForWriting(path);
+        w.writeRun(ws::generateSynthetic(sp));
+    }
+    auto trace = std::make_shared<ws::KernelTrace>();
+    {
+        const auto r = ws::TraceStore::openReadOnly(path);
+        for (const ws::KernelLaunch &k : r.kernels(r.runs()[0].id))
+            if (k.traced)
+                *trace = r.loadKernel(k.id);
+    }
+    QVERIFY(trace->intervalCount() > 0);
+    ws::ui::WhatIfKernel kernel(trace);
+    ws::ui::WhatIfParams u;
+    QVERIFY2(!kernel.predict(u, false).note.contains(QStringLiteral("--tile-order")),
+             qPrintable(kernel.predict(u, false).note));
+    u.tileOrder = int(ws::TileOrder::Reverse);
+    const QString note = kernel.predict(u, false).note;
+    QVERIFY2(note.contains(QStringLiteral("--tile-order")) && note.contains(QStringLiteral("not persistent")),
+             qPrintable(note));
 }
 
 QTEST_MAIN(TestWhatIfPanel)
