@@ -60,6 +60,29 @@ struct FakeReplay {
     }
 };
 
+// The traced kernel of a synthetic multistage run (a worker kernel, one tile per CTA: not persistent), stored and
+// read back as the viewer would.
+std::shared_ptr<ws::KernelTrace> storedMultistageKernel(const QTemporaryDir &dir, int kstepsPerTile)
+{
+    const std::string path = dir.filePath(QStringLiteral("syn.wstrace")).toStdString();
+    {
+        ws::SyntheticParams sp;
+        sp.pattern = ws::SyntheticPattern::Multistage;
+        sp.ctas = 24;
+        sp.smCount = 8;
+        sp.kstepsPerTile = kstepsPerTile;
+        sp.stallSamples = false;
+        auto w = ws::TraceStore::openForWriting(path);
+        w.writeRun(ws::generateSynthetic(sp));
+    }
+    auto trace = std::make_shared<ws::KernelTrace>();
+    const auto r = ws::TraceStore::openReadOnly(path);
+    for (const ws::KernelLaunch &k : r.kernels(r.runs()[0].id))
+        if (k.traced)
+            *trace = r.loadKernel(k.id);
+    return trace;
+}
+
 std::shared_ptr<const ws::ui::Prediction> waitPrediction(ws::ui::WhatIfPanel &panel, QSignalSpy &spy, int before)
 {
     if (!QTest::qWaitFor([&] { return spy.count() > before && !panel.busy(); }, 10000))
@@ -508,24 +531,7 @@ void TestWhatIfPanel::panelTileOrderReachesTheReplay()
 
     // the engine hands it to core: on a kernel that is not persistent core answers with its note, as the CLI does
     QTemporaryDir dir;
-    const std::string path = dir.filePath(QStringLiteral("syn.wstrace")).toStdString();
-    {
-        ws::SyntheticParams sp;
-        sp.pattern = ws::SyntheticPattern::Multistage;  // one tile per CTA: not persistent
-        sp.ctas = 24;
-        sp.smCount = 8;
-        sp.kstepsPerTile = 8;
-        sp.stallSamples = false;
-        auto w = ws::TraceStore::openForWriting(path);
-        w.writeRun(ws::generateSynthetic(sp));
-    }
-    auto trace = std::make_shared<ws::KernelTrace>();
-    {
-        const auto r = ws::TraceStore::openReadOnly(path);
-        for (const ws::KernelLaunch &k : r.kernels(r.runs()[0].id))
-            if (k.traced)
-                *trace = r.loadKernel(k.id);
-    }
+    const auto trace = storedMultistageKernel(dir, 8);  // one tile per CTA: not persistent
     QVERIFY(trace->intervalCount() > 0);
     ws::ui::WhatIfKernel kernel(trace);
     ws::ui::WhatIfParams u;
@@ -751,24 +757,7 @@ void TestWhatIfPanel::panelHasEveryWhatIfOption()
 
     // the engine hands each one to core: the same answer as core's replay with the CLI's option
     QTemporaryDir dir;
-    const std::string path = dir.filePath(QStringLiteral("syn.wstrace")).toStdString();
-    {
-        ws::SyntheticParams sp;
-        sp.pattern = ws::SyntheticPattern::Multistage;  // a worker kernel: --no-sync and --producer-warp apply
-        sp.ctas = 24;
-        sp.smCount = 8;
-        sp.kstepsPerTile = 16;
-        sp.stallSamples = false;
-        auto w = ws::TraceStore::openForWriting(path);
-        w.writeRun(ws::generateSynthetic(sp));
-    }
-    auto trace = std::make_shared<ws::KernelTrace>();
-    {
-        const auto r = ws::TraceStore::openReadOnly(path);
-        for (const ws::KernelLaunch &k : r.kernels(r.runs()[0].id))
-            if (k.traced)
-                *trace = r.loadKernel(k.id);
-    }
+    const auto trace = storedMultistageKernel(dir, 16);  // a worker kernel: --no-sync and --producer-warp apply
     QVERIFY(trace->intervalCount() > 0);
     const ws::WhatIfModel core = ws::WhatIfModel::build(*trace);
     ws::ui::WhatIfKernel kernel(trace);
