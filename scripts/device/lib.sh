@@ -6,7 +6,12 @@
 #   run NAME LIMIT CMD...   runs CMD under `timeout -k 5 LIMIT`, its output in $OUT/NAME.log, and notes one line:
 #                    "NAME: rc=RC in Ns | " + the log's verdict lines (passed/failed counts, PASSED/FAILED,
 #                    sanitizer summaries, OK/FAIL)
-# The caller sets S (the summary file) before calling note or run, and OUT before run.
+#   left             seconds left of the script's BUDGET since T0
+#   step NAME LIMIT PASS_REGEX CMD...   runs CMD under `timeout -k 3` (LIMIT, or what is left of the budget), its
+#                    output in $L/NAME.log; notes "PASS NAME" when rc = 0 and the log matches PASS_REGEX, else
+#                    "FAIL NAME" and the log's first ^FAIL lines, or "SKIP NAME" when under 5 s are left; returns rc
+# The caller sets S (the summary file) before calling note or run, OUT before run, and L, BUDGET and T0 before
+# step or left.
 #
 # A device script sources it from its own folder, so when a script is carried alone (copied into a
 # build-<branch>/ folder), copy lib.sh beside it:
@@ -35,4 +40,27 @@ run() {  # run NAME LIMIT CMD...
     timeout -k 5 "$limit" "$@" >"$OUT/$name.log" 2>&1
     rc=$?
     note "$name: rc=$rc in $((SECONDS - t0))s | $(grep -E "passed, .* failed|PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY|^OK|^FAIL" "$OUT/$name.log" | tail -2 | tr '\n' ' ')"
+}
+
+left() { echo $((BUDGET - (SECONDS - T0))); }
+
+step() {  # step NAME LIMIT PASS_REGEX CMD...
+    local name=$1 limit=$2 re=$3 t0=$SECONDS rc l verdict
+    shift 3
+    l=$(left)
+    [ "$limit" -gt "$l" ] && limit=$l
+    if [ "$limit" -lt 5 ]; then
+        note "SKIP $name: out of time (budget ${BUDGET}s)"
+        return 1
+    fi
+    timeout -k 3 "$limit" "$@" >"$L/$name.log" 2>&1
+    rc=$?
+    verdict=$(grep -E "passed, .* failed|ERROR SUMMARY|^OK|^FAIL|FAILED|WRONG|refused" "$L/$name.log" | tail -3 | tr '\n' ' ')
+    if [ $rc = 0 ] && grep -Eq "$re" "$L/$name.log"; then
+        note "PASS $name: rc=0 in $((SECONDS - t0))s | $verdict"
+    else
+        note "FAIL $name: rc=$rc in $((SECONDS - t0))s (limit ${limit}s) | $verdict"
+        grep -h "^FAIL" "$L/$name.log" | head -5 | tee -a "$S"
+    fi
+    return $rc
 }

@@ -38,30 +38,6 @@ S=$OUT/summary.txt
 : >"$S"
 T0=$SECONDS
 ws_cuda_env
-left() { echo $((BUDGET - (SECONDS - T0))); }
-# step NAME LIMIT PASS_REGEX CMD...: runs CMD under timeout (LIMIT, or what is left), log in $L/NAME.log; PASS when
-# rc = 0 and the log matches PASS_REGEX. Prints one PASS/FAIL/SKIP line with the log's verdict lines.
-step() {
-    local name=$1 limit=$2 re=$3 t0=$SECONDS rc
-    shift 3
-    local l
-    l=$(left)
-    [ "$limit" -gt "$l" ] && limit=$l
-    if [ "$limit" -lt 5 ]; then
-        note "SKIP $name: out of time (budget ${BUDGET}s)"
-        return 1
-    fi
-    timeout -k 3 "$limit" "$@" >"$L/$name.log" 2>&1
-    rc=$?
-    local verdict
-    verdict=$(grep -E "passed, .* failed|ERROR SUMMARY|^OK|^FAIL|FAILED|WRONG|refused" "$L/$name.log" | tail -3 | tr '\n' ' ')
-    if [ $rc = 0 ] && grep -Eq "$re" "$L/$name.log"; then
-        note "PASS $name: rc=0 in $((SECONDS - t0))s | $verdict"
-    else
-        note "FAIL $name: rc=$rc in $((SECONDS - t0))s (limit ${limit}s) | $verdict"
-    fi
-    return $rc
-}
 SIX="--shape 4096x4096x4096 --shape 8192x8192x8192 --shape 256x4096x4096 --shape 1x4096x4096 --shape 4096x4096x1024 --shape 1000x4096x1000"
 SWEEP() {  # the sweep: squares, LLM projections (M x N x K), short K, long K, non-multiples (33 shapes)
     local sw=""

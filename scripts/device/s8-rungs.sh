@@ -46,35 +46,11 @@ L=$(mktemp -d /tmp/s8-rungs-logs.XXXX)
 S=$OUT/summary.txt
 : >"$S"
 T0=$SECONDS
-for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64; do
-    [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export LD_LIBRARY_PATH PATH="/usr/local/cuda/bin:$PATH" WARPSTAGE_REQUIRE_GPU=1
-note() { echo "$*" | tee -a "$S"; }
-left() { echo $((BUDGET - (SECONDS - T0))); }
-# step NAME LIMIT PASS_REGEX CMD...: runs CMD under timeout (LIMIT, or what is left), log in $L/NAME.log; PASS when
-# rc = 0 and the log matches PASS_REGEX. Prints one PASS/FAIL/SKIP line with the log's verdict lines.
-step() {
-    local name=$1 limit=$2 re=$3 t0=$SECONDS rc
-    shift 3
-    local l
-    l=$(left)
-    [ "$limit" -gt "$l" ] && limit=$l
-    if [ "$limit" -lt 5 ]; then
-        note "SKIP $name: out of time (budget ${BUDGET}s)"
-        return 1
-    fi
-    timeout -k 3 "$limit" "$@" >"$L/$name.log" 2>&1
-    rc=$?
-    local verdict
-    verdict=$(grep -E "passed, .* failed|ERROR SUMMARY|^OK|FAILED|WRONG|refused" "$L/$name.log" | tail -2 | tr '\n' ' ')
-    if [ $rc = 0 ] && grep -Eq "$re" "$L/$name.log"; then
-        note "PASS $name: rc=0 in $((SECONDS - t0))s | $verdict"
-    else
-        note "FAIL $name: rc=$rc in $((SECONDS - t0))s (limit ${limit}s) | $verdict"
-    fi
-    return $rc
-}
+WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
+[ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
+# shellcheck source=lib.sh
+. "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
+ws_cuda_env
 
 note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | head -1); $(date -u)"
 # 1. correctness, every rung, quick set with the partial tiles

@@ -3,7 +3,8 @@
 #  1. every device script parses (bash -n), and every one that calls note/run/ws_cuda_env without defining it
 #     sources lib.sh;
 #  2. the helpers themselves: note appends to $S, run logs to $OUT/NAME.log and notes rc, time and verdict lines,
-#     ws_cuda_env sets WARPSTAGE_REQUIRE_GPU=1 and puts /usr/local/cuda/bin first on PATH;
+#     ws_cuda_env sets WARPSTAGE_REQUIRE_GPU=1 and puts /usr/local/cuda/bin first on PATH, step notes PASS / FAIL
+#     (with the log's FAIL lines) / SKIP within the budget;
 #  3. a script carried alone finds lib.sh beside it (from any current folder), falls back to the checkout's
 #     scripts/device/lib.sh, and without either stops with exit 2 and a message.
 # Usage: tst_device_lib.sh SOURCE_DIR
@@ -17,7 +18,7 @@ ok() { echo "ok: $*"; }
 for f in "$SRC"/scripts/device/*.sh; do
     bash -n "$f" || fail "$f does not parse"
     [ "$(basename "$f")" = lib.sh ] && continue
-    for fn in note run ws_cuda_env; do
+    for fn in note run ws_cuda_env step left; do
         if grep -Eq "^[[:space:]]*(\\\$\\(|)$fn( |\$)|[;&|][[:space:]]*$fn " "$f" && ! grep -Eq "^[[:space:]]*$fn\\(\\)" "$f" \
             && ! grep -Eq '^[[:space:]]*(\.|source)[[:space:]].*(lib\.sh|WS_LIB)' "$f"; then
             fail "$(basename "$f") calls $fn but neither defines it nor sources lib.sh"
@@ -53,6 +54,30 @@ grep -Eq '^slow: rc=124 in [0-9]+s' "$S" || fail "run slow (timeout): $(grep '^s
 [ "$(cat "$T/out/env.txt")" = "env: 1 /usr/local/cuda/bin" ] || fail "ws_cuda_env: $(cat "$T/out/env.txt")"
 [ "$(wc -l <"$S")" = 4 ] || fail "summary has $(wc -l <"$S") lines, expected 4"
 [ $fails = 0 ] && ok "note, run, ws_cuda_env"
+(
+    set -u
+    . "$SRC/scripts/device/lib.sh"
+    L=$T/steps
+    mkdir -p "$L"
+    S=$L/summary.txt
+    : >"$S"
+    BUDGET=100
+    T0=$SECONDS
+    step pass 10 " 0 failed" bash -c 'echo "3 passed, 0 failed"'
+    step nomatch 10 " 0 failed" bash -c 'echo "2 passed, 1 failed"; echo "FAIL case x"'
+    step rc 10 "" bash -c 'exit 4'
+    BUDGET=$((SECONDS - T0 + 3))
+    step late 10 "" true
+    echo "rcs $?" >>"$S"
+)
+S=$T/steps/summary.txt
+grep -Eq '^PASS pass: rc=0 in [0-9]+s \| 3 passed, 0 failed $' "$S" || fail "step pass: $(cat "$S")"
+grep -Eq '^FAIL nomatch: rc=0 in [0-9]+s \(limit 10s\) \| 2 passed, 1 failed FAIL case x $' "$S" || fail "step nomatch: $(cat "$S")"
+grep -qx 'FAIL case x' "$S" || fail "step did not copy the log's FAIL lines: $(cat "$S")"
+grep -Eq '^FAIL rc: rc=4 ' "$S" || fail "step rc: $(cat "$S")"
+grep -Eq '^SKIP late: out of time \(budget [0-9]+s\)$' "$S" || fail "step late: $(cat "$S")"
+grep -qx 'rcs 1' "$S" || fail "a skipped step returns 1: $(cat "$S")"
+[ $fails = 0 ] && ok "step, left"
 
 # 3. A carried script: the sourcing lines of a real device script, then a call of note.
 probe() {  # probe DIR: a script made of shapes-check.sh's lines up to its first ws_cuda_env, then a note
