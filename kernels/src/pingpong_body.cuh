@@ -53,15 +53,22 @@ constexpr int kSkew = kPpSkew;
 // streamk_schedule.h's kTiles): a CTA computes a 128 x BN_ block (each consumer warpgroup 64 x BN_: wgmma m64nBN_),
 // CL_ CTAs along M form a cluster that shares each k-step's B block by multicast (CL_ = 1: no multicast), over a
 // ring of S_ stages. Pingpong (rung 6) uses PpTile, the rung's one configuration.
-template <int BN_, int CL_, int S_>
+// BM_ (session 9, s9-smallm): 128 (default: each warpgroup 64 rows x BN) or 64 (both warpgroups on the block's
+// 64 A rows, warpgroup cw on B's columns cw * BN/2 ..: wgmma m64n{BN/2}; A's box and bytes halve, for M <= 64).
+template <int BN_, int CL_, int S_, int BM_ = kPpBM>
 struct Tile {
-    static constexpr int BM = kPpBM, BN = BN_, CL = CL_, S = S_;
+    static constexpr int BM = BM_, BN = BN_, CL = CL_, S = S_;
+    static constexpr int WN = BM == 128 ? BN : BN / 2;  // a warpgroup's columns (its wgmma's N)
+    static constexpr int kWgRows = BM == 128 ? 64 : 0;  // warpgroup cw's first row in the block: cw * kWgRows
+    static constexpr int kWgCols = BM == 128 ? 0 : WN;  // warpgroup cw's first column in the block: cw * kWgCols
     static constexpr uint32_t kBytesA = BM * kBK * 2, kBytesB = BN * kBK * 2, kStage = kBytesA + kBytesB;
     static constexpr uint32_t kPartB = kBytesB / CL;  // the part of the B block each CTA of the cluster loads
     static constexpr uint32_t kEpiBytes = kTmaStore ? 2 * 2 * kEpiBox : 0;  // 2 warpgroups x 2 buffers
     static constexpr int kSmem = S * kStage + kEpiBytes + 1024 + 128;      // + alignment + barrier area
     using Ring = ws::kern::Ring<S, CL, /*ReadyMarker=*/false>;
-    static_assert(BN == 256 || BN == 128 || BN == 64, "wgmma m64nBNk16 with BN = 256, 128 or 64");
+    static_assert(WN == 256 || WN == 128 || WN == 64, "wgmma m64nWNk16 with WN = 256, 128 or 64");
+    static_assert(BM == 128 || BM == 64, "blocks of 128 rows (a warpgroup per 64) or 64 (both on the same rows)");
+    static_assert(BM == 128 || CL == 1, "64-row blocks run alone (they are for M <= 64)");
     static_assert(CL == 1 || CL == 2, "CTAs alone or in pairs");
     static_assert(2 * S * 8 <= 128, "the barrier area holds 2 x S mbarriers");
     static_assert(kSkew >= 0 && kSkew < S, "the skew must leave warpgroup 0 a slot to wait on");
@@ -70,6 +77,10 @@ struct Tile {
     // the stores): cluster tiles along M, block columns along N.
     static __host__ __device__ __forceinline__ int pairsM(int M) { return (M + BM * CL - 1) / (BM * CL); }
     static __host__ __device__ __forceinline__ int tilesN(int N) { return (N + BN - 1) / BN; }
+    // A's box rows (session 9): a CTA alone (CL = 1) on a problem of fewer rows than its block loads only the rows
+    // that exist, rounded up to 8 (A's rows past M in shared memory are stale: they only feed output rows past M,
+    // which are never stored nor fixed up); otherwise BM. Host (encodeMaps) and kernel (the expected bytes) agree.
+    static __host__ __device__ __forceinline__ int boxRowsA(int M) { return CL == 1 && M < BM ? (M + 7) / 8 * 8 : BM; }
 };
 using PpTile = Tile<kPpBN, kPpCluster, kPpStages>;
 
@@ -110,7 +121,7 @@ struct StoreC {
 template <class T = PpTile>
 inline std::string encodeMaps(const LaunchArgs& a, CUtensorMap& tmA, CUtensorMap& tmB, CUtensorMap& tmC)
 {
-    std::string msg = encodeTmaK64(&tmA, a.a, a.m, a.k, T::BM);
+    std::string msg = encodeTmaK64(&tmA, a.a, a.m, a.k, T::boxRowsA(a.m));
     if (msg.empty()) msg = encodeTmaK64(&tmB, a.b, a.n, a.k, T::BN / T::CL);
     std::memset(&tmC, 0, sizeof tmC);
     if (msg.empty() && a.n % 8 == 0) msg = encodeTmaStoreSw64(&tmC, a.c, a.m, a.n, 64);
@@ -125,8 +136,10 @@ template <bool Traced, class T = PpTile, class Walk, class Epi>
 __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& tmB, const CUtensorMap& tmC,
                                      __nv_bfloat16* __restrict__ C, int M, int N, void* trace, Walk walk, Epi& epi)
 {
-    constexpr int BM = T::BM, BN = T::BN, S = T::S, CL = T::CL;
+    constexpr int BM = T::BM, BN = T::BN, S = T::S, CL = T::CL, WN = T::WN;
     constexpr uint32_t kBytesA = T::kBytesA, kStage = T::kStage, kPartB = T::kPartB, kEpiBytes = T::kEpiBytes;
+    // bytes a stage receives: kStage, less A's rows past M where the box shrinks (Tile::boxRowsA)
+    const uint32_t stageBytes = kStage - uint32_t(BM - T::boxRowsA(M)) * (kBK * 2);
     using PpRing = typename T::Ring;
     namespace tk = ws::trace::kind;
     namespace tr = ws::trace::role;
@@ -184,7 +197,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
                 for (int kt = u.kb; kt < u.ke; ++kt, ++fill) {
                     const uint64_t tWait = ring.waitSlot(fill, wt);
-                    ring.issueLoad(fill, tWait, kStage, tid == 0, wt, [&](int slot, uint64_t* bar) {
+                    ring.issueLoad(fill, tWait, stageBytes, tid == 0, wt, [&](int slot, uint64_t* bar) {
                         uint8_t* st = smem + slot * kStage;
                         tmaLoad2d(st, &tmA, bar, kt * kBK, tm * BM);
                         if constexpr (CL > 1)
@@ -215,13 +228,13 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 namedBarSync(kGoBar, 256);
                 if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
             }
-            float acc[1][BN / 2];  // first k-step overwrites (accumulate = 0)
+            float acc[1][WN / 2];  // first k-step overwrites (accumulate = 0)
             for (int kt = 0; kt < KU; ++kt, ++fill) {
                 ring.waitData(fill, wt);
                 if constexpr (Traced) wt.event(tk::MmaIssue, fill, PpRing::slot(fill));
                 const uint32_t st = smemAddr(smem + PpRing::slot(fill) * kStage);
                 wgmmaFence();
-                mmaKStep<1, BN>(acc, st + cw * 64 * 128, st + kBytesA, kt > 0);
+                mmaKStep<1, WN>(acc, st + cw * T::kWgRows * 128, st + kBytesA + cw * T::kWgCols * 128, kt > 0);
                 wgmmaCommit();
                 if (kSkew > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this unit
                     if (i > 0) {  // ... once it has taken the previous go (never two gos pending)
@@ -244,10 +257,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
             if (epi(acc[0], u, cw, t, fill, wt)) {  // the rung's hook; true: store the tile to C
                 if constexpr (Traced) wt.event(tk::Store);
                 if (tmaStore)
-                    storeAccTmaBf16<BN>(acc[0], &tmC, staging + cw * 2 * kEpiBox, tm * BM + cw * 64, tn * BN, t,
-                                        kEpiBar0 + cw);
+                    storeAccTmaBf16<WN>(acc[0], &tmC, staging + cw * 2 * kEpiBox, tm * BM + cw * T::kWgRows,
+                                        tn * BN + cw * T::kWgCols, t, kEpiBar0 + cw);
                 else
-                    storeAccBf16<BN>(acc[0], C, N, M, N, tm * BM + cw * 64, tn * BN, t);
+                    storeAccBf16<WN>(acc[0], C, N, M, N, tm * BM + cw * T::kWgRows, tn * BN + cw * T::kWgCols, t);
             }
             if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
         }

@@ -33,11 +33,11 @@ using namespace pp;
 namespace tk = ws::trace::kind;
 
 constexpr int kFixBar0 = 5;  // named barriers 5, 6: warpgroup cw's partial written / flags seen
-constexpr int kSlotFloats = 64 * 256;  // room for one warpgroup's fp32 partial (64 x BN, BN <= 256)
+constexpr int kSlotFloats = 64 * 256;  // room for one warpgroup's fp32 partial (64 x WN, WN <= 256)
 
 // The tile configuration of kTiles[I] (streamk_schedule.h) as the body's Tile<>.
 template <int I>
-using TileOf = Tile<sk::kTiles[I].bn, sk::kTiles[I].cl, sk::kTiles[I].stages>;
+using TileOf = Tile<sk::kTiles[I].bn, sk::kTiles[I].cl, sk::kTiles[I].stages, sk::kTiles[I].bm>;
 
 // The schedule and the fixup workspace (host: launchStreamk).
 struct SkParams {
@@ -69,22 +69,37 @@ struct SkWalk {
 // cluster's workspace slot and raises the slot's flag (the tile is not stored); the finisher (the piece that
 // reaches the last k-step but not the first) waits for the earlier pieces' flags and adds their partials, in
 // cluster order, before the store.
+// Partials (session 9): each thread's accumulators are stored contiguously, 16 bytes at a time (float4 q of thread t
+// at q * 128 + t: a warpgroup's store or load is 2 KB of consecutive bytes), and a thread whose rows all lie past M
+// (one block of rows covers M: M < BM, so the block is at row 0) neither writes nor reads them (at M = 1 one
+// thread in 32 of warpgroup 0 does).
 template <class T>
 struct SkFixup {
     const SkParams& P;
     int kt;        // k-steps per tile
     uint32_t rank;
+    int M;
+
+    // thread t of warpgroup cw holds rows cw * kWgRows + 16 * (t / 32) + (t % 32) / 4 (and + 8) of the block
+    __device__ __forceinline__ bool rowsLive(int cw, int t) const
+    {
+        return T::CL > 1 || M >= T::BM || cw * T::kWgRows + 16 * (t >> 5) + ((t & 31) >> 2) < M;
+    }
 
     template <class Tr>
-    __device__ __forceinline__ bool operator()(float (&acc)[T::BN / 2], const sk::Unit& u, int cw, int t, int fill, Tr& wt) const
+    __device__ __forceinline__ bool operator()(float (&acc)[T::WN / 2], const sk::Unit& u, int cw, int t, int fill, Tr& wt) const
     {
-        constexpr int BN = T::BN, CL = T::CL;
+        constexpr int CL = T::CL, Q = T::WN / 8;  // float4s per thread
         const int mySlot = int(blockIdx.x) * 2 + cw;
+        const bool live = rowsLive(cw, t);
         if (u.ke != kt) {  // a piece short of the tile's last k-step: write the partial, raise the flag
             wt.event(tk::Fixup, fill);
-            float* dst = P.partials + size_t(mySlot) * kSlotFloats;
+            float4* dst = reinterpret_cast<float4*>(P.partials + size_t(mySlot) * kSlotFloats);
+            if (live) {
 #pragma unroll
-            for (int j = 0; j < BN / 2; ++j) __stcg(dst + j * 128 + t, acc[j]);
+                for (int q = 0; q < Q; ++q)
+                    __stcg(dst + q * 128 + t, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+            }
             namedBarSync(kFixBar0 + cw, 128);  // the warpgroup's 128 threads have written
             if (t == 0) {
                 __threadfence();
@@ -100,11 +115,19 @@ struct SkFixup {
                 for (int c = first; c < lastC; ++c) waitPartialFlag(P.flags + (c * CL + int(rank)) * 2 + cw, P.epoch);
             namedBarSync(kFixBar0 + cw, 128);
             wt.event(tk::Fixup, fill);
-            for (int c = first; c < lastC; ++c) {
-                const float* src = P.partials + size_t((c * CL + int(rank)) * 2 + cw) * kSlotFloats;
+            if (live)
+                for (int c = first; c < lastC; ++c) {
+                    const float4* src =
+                        reinterpret_cast<const float4*>(P.partials + size_t((c * CL + int(rank)) * 2 + cw) * kSlotFloats);
 #pragma unroll
-                for (int j = 0; j < BN / 2; ++j) acc[j] += __ldcg(src + j * 128 + t);
-            }
+                    for (int q = 0; q < Q; ++q) {
+                        const float4 v = __ldcg(src + q * 128 + t);
+                        acc[4 * q] += v.x;
+                        acc[4 * q + 1] += v.y;
+                        acc[4 * q + 2] += v.z;
+                        acc[4 * q + 3] += v.w;
+                    }
+                }
         }
         return true;
     }
@@ -120,7 +143,7 @@ __global__ void __cluster_dims__(sk::kTiles[TileI].cl, 1, 1) __launch_bounds__(k
 {
     using T = TileOf<TileI>;
     const int cluster = int(blockIdx.x) / T::CL;
-    SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u};
+    SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u, M};
     body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, cluster), fixup);
 }
 

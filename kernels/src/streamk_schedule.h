@@ -27,10 +27,14 @@ inline constexpr int kMinIters = 4;  // a cluster's stream-K range is never shor
 // instantiated for these. A CTA computes a 128 x bn block (two consumer warpgroups of 64 x bn); `cl` CTAs along M
 // form a cluster sharing B by multicast (cl = 1: no cluster -- for M <= 128 the pair's second CTA would only
 // compute rows past M); `stages` ring stages fill the same shared memory (smaller blocks: a deeper ring).
+// Session 9 (s9-smallm): `bm` = 64 configurations for M <= 64: a CTA computes a 64 x bn block, both consumer
+// warpgroups on the same 64 A rows, each on half of B's columns (wgmma m64n{bn/2}k16): A's box is 64 rows, half the
+// bytes (and zero fill) of a 128-row box per k-step.
 struct TileConfig {
-    int bn;      // block columns: 256, 128 or 64 (wgmma m64n{bn}k16)
-    int cl;      // CTAs per cluster along M: 2 or 1
-    int stages;  // ring stages
+    int bn;        // block columns: 256, 128 or 64 (wgmma m64n{bn}k16; bm = 64: m64n{bn/2}k16 per warpgroup)
+    int cl;        // CTAs per cluster along M: 2 or 1
+    int stages;    // ring stages
+    int bm = 128;  // block rows: 128 (a warpgroup per 64 rows) or 64 (both warpgroups on the same rows)
 };
 inline constexpr TileConfig kTiles[] = {
     {256, 2, 4},  // 0: pingpong's tile (256 x 256 per cluster): large problems
@@ -38,13 +42,15 @@ inline constexpr TileConfig kTiles[] = {
     {128, 1, 6},  // 2: 128 x 128 per CTA, no cluster
     {256, 1, 4},  // 3: 128 x 256 per CTA, no cluster
     {64, 1, 8},   // 4: 128 x 64 per CTA, no cluster
+    {128, 1, 8, 64},  // 5: 64 x 128 per CTA, no cluster (session 9: M <= 64)
+    {256, 1, 4, 64},  // 6: 64 x 256 per CTA, no cluster (session 9: M <= 64)
 };
 inline constexpr int kTileCount = int(sizeof kTiles / sizeof kTiles[0]);
 
 // Output tiles (units of the walk: a cluster's block) of config `t` for an M x N output.
 WS_SK_HD int tileCountOf(const TileConfig& t, int m, int n)
 {
-    return ((m + 128 * t.cl - 1) / (128 * t.cl)) * ((n + t.bn - 1) / t.bn);
+    return ((m + t.bm * t.cl - 1) / (t.bm * t.cl)) * ((n + t.bn - 1) / t.bn);
 }
 
 struct Plan {
