@@ -161,31 +161,35 @@ WS_SK_HD void contributors(const Plan& p, int tile, int& first, int& last)
     last = clusterOf(p, (t + 1) * p.kt - 1);
 }
 
-// Host only. The tile rule (issue 14, session 8): the configuration of kTiles whose estimated time is least, ties to
-// the lower index (kTiles[0], the large tile). The estimate is the critical path of the busiest cluster under plan():
-//   k-steps x (a + b x bn/256)             a k-step's time: what the CTA receives per k-step, A's 128x64 block (the
-//                                          same for every bn) + B's bn x 64, at ~70 GB/s per SM (measured: all five
-//                                          configurations fit that rate at 4096^3; the MMAs are just under it)
+// Host only. The tile rule (issue 14, sessions 8-9): the configuration of kTiles whose estimated time is least, ties
+// to the lower index (kTiles[0], the large tile). The estimate is the critical path of the busiest cluster under plan():
+//   k-steps x (a x rowsA/128 + b x bn/256) a k-step's time: the bytes the CTA receives per k-step, A's rowsA x 64
+//                                          block + B's bn x 64 (session 8: every configuration at 4096^3 fits one
+//                                          rate per SM, the MMAs just under it). rowsA = the rows A's box loads: the
+//                                          block's rows, or M's rounded up to 8 where one CTA block covers M
+//                                          (Tile::boxRowsA; session 9: the zero-filled rows of a 128-row box cost like
+//                                          loaded ones -- 1x4096x4096 29.4 -> 21.4 us with 128x128 blocks)
 //   + units x unitNs                       per unit: pipeline fill, drain, epilogue
 //   + partials written x partNs x bn/256   a piece short of its tile's last k-step writes its fp32 accumulators
-//   + partials read x readNs x bn/256      a finisher adds every earlier piece's (through L2, ~3 us per 256-wide one)
-//   + k-steps x tinyMNs when M < 128       at M = 1-64 every configuration is slower than at M = 128 by ~0.1-0.3 us
-//                                          per k-step of its busiest cluster: A's 128-row box is partly outside A
-//                                          (TMA zero-fills the rows past M), measured, not yet explained
-// The constants are fitted to the H200 (session 8's exploratory call: the five configurations forced at 18 shapes,
-// docs/kernel-notes.md "Session 8, s8-gemmtiles"); on that call's 18 shapes the rule picks the fastest configuration
-// or one within 0.3 % of it at 16, and is 5 % / 8 % behind at 512x4096x4096 / 256x4096x4096; at M = 1-64 (six
-// shapes of the third call) the fastest at five, 6 % behind at 16x4096x14336. `ctas`: the CTAs launched (the grid).
+//   + partials read x readNs x bn/256      a finisher adds every earlier piece's (through L2)
+// The constants are fitted to the H200 (session 9's exploratory call: seven configurations forced at 17 shapes, plus
+// session 8's timings at M >= 128, which the session-9 changes leave alone; objective: the time lost by the pick,
+// then the log error; docs/kernel-notes.md "Session 9, s9-smallm"). Kept out of the fit and checked after it:
+// 8x4096x4096, 512x4096x4096, 128x4096x14336, 2048x4096x4096 (the rule loses 6 % at 512x4096x4096, none at the
+// others). On the fitted shapes it picks the fastest or one within 0.5 %, except 16x4096x14336 (9 %) and
+// 1x14336x4096 (2 %), where the 64-row blocks (kTiles 5-6) are fastest and not picked. `ctas`: the CTAs launched.
 struct TileCost {
-    double kstepFixedNs;  // a: A's 16 KB per k-step
-    double kstepMmaNs;    // b: a 256-wide B block's 32 KB per k-step
+    double kstepANs;  // a: A's 128 x 64 block (16 KB) per k-step
+    double kstepBNs;  // b: a 256-wide B block's 32 KB per k-step
     double unitNs;
     double partNs;
     double readNs;
-    double tinyMNs;  // per k-step when M < kTinyM
 };
-inline constexpr TileCost kTileCost = {200.0, 500.0, 1000.0, 2000.0, 3000.0, 250.0};
-inline constexpr int kTinyM = 128;  // M below one CTA block's rows
+inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0};
+
+// A's rows a CTA's k-step loads (pingpong_body.cuh's Tile::boxRowsA): M's rounded up to 8 where one CTA alone covers
+// every row of M, else the block's.
+WS_SK_HD int boxRowsA(const TileConfig& t, int m) { return t.cl == 1 && m < t.bm ? (m + 7) / 8 * 8 : t.bm; }
 
 inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, const TileCost& cost = kTileCost)
 {
@@ -193,7 +197,7 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
     const int kt = (k + 63) / 64;
     const Plan p = plan(tileCountOf(t, m, n), kt, clusters);
     const double w = t.bn / 256.0;
-    const double ks = cost.kstepFixedNs + cost.kstepMmaNs * w + (m < kTinyM ? cost.tinyMNs : 0.0);
+    const double ks = cost.kstepANs * boxRowsA(t, m) / 128.0 + cost.kstepBNs * w;
     double worst = 0;
     for (int c = 0; c < clusters; ++c) {
         const int dp = dpCount(p, c);

@@ -137,8 +137,9 @@ int main()
         const sk::Plan p = sk::plan(3, 1, 66);  // 3 k-steps of work: one cluster (never a range < kMinIters)
         expect(p.skClusters == 1, "3 tiles of one k-step: one stream-K cluster");
     }
-    // The tile rule (session 8): the large tile where the machine is full, smaller blocks where it is not; on the
-    // H200's 132 CTAs. The picks are what the exploratory call measured fastest (docs/kernel-notes.md, s8-gemmtiles).
+    // The tile rule (sessions 8-9): the large tile where the machine is full, smaller blocks where it is not; on the
+    // H200's 132 CTAs. The picks are what the exploratory calls measured fastest or within 0.5 % of it
+    // (docs/kernel-notes.md, s8-gemmtiles and s9-smallm; 512x4096x4096 is 6 % behind the fastest, 16x4096x14336 9 %).
     {
         struct Case {
             int m, n, k, tile;
@@ -154,9 +155,11 @@ int main()
             {128, 4096, 14336, 2, "128x4096x14336: 128x128 blocks split along K"},
             {128, 28672, 8192, 3, "128x28672x8192: 112 blocks of 128x256, no pair (M = 128)"},
             {512, 4096, 4096, 1, "512x4096x4096: 256x128 pair tiles"},
-            {1, 4096, 4096, 2, "1x4096x4096: 128x128 blocks (M < 128: fewer k-steps per CTA than 128x64)"},
-            {64, 4096, 4096, 2, "64x4096x4096: 128x128 blocks (M < 128)"},
-            {1, 14336, 4096, 3, "1x14336x4096: 112 blocks of 128x256"},
+            {1, 4096, 4096, 4, "1x4096x4096: 128x64 blocks, A's box 8 rows (session 9)"},
+            {64, 4096, 4096, 4, "64x4096x4096: 128x64 blocks, A's box 64 rows (session 9)"},
+            {1, 14336, 4096, 2, "1x14336x4096: 128x128 blocks, A's box 8 rows (session 9)"},
+            {256, 4096, 4096, 4, "256x4096x4096: 128x64 blocks, all data-parallel (session 9)"},
+            {16, 4096, 14336, 4, "16x4096x14336: 128x64 blocks, A's box 16 rows (session 9)"},
             {128, 4096, 4096, 4, "128x4096x4096: 128x64 blocks"},
         };
         for (const Case& c : cases) {
@@ -172,6 +175,19 @@ int main()
                 for (int n : {64, 1000, 4096})
                     checkPlan(sk::tileCountOf(t, m, n), 17, 132 / t.cl);
         }
+        // session 9: 64-row blocks (kTiles 5-6) count 64-row block rows; A's box rows (boxRowsA) shrink to M's,
+        // rounded up to 8, only where one CTA alone covers M
+        expect(sk::kTiles[5].bm == 64 && sk::kTiles[6].bm == 64 && sk::kTiles[5].cl == 1 && sk::kTiles[6].cl == 1
+                   && sk::tileCountOf(sk::kTiles[5], 65, 4096) == 64 && sk::tileCountOf(sk::kTiles[6], 64, 4096) == 16,
+               "64-row blocks: alone (no cluster), ceil(M / 64) x ceil(N / bn)");
+        expect(sk::boxRowsA(sk::kTiles[4], 1) == 8 && sk::boxRowsA(sk::kTiles[4], 64) == 64
+                   && sk::boxRowsA(sk::kTiles[4], 127) == 128 && sk::boxRowsA(sk::kTiles[4], 128) == 128
+                   && sk::boxRowsA(sk::kTiles[4], 300) == 128 && sk::boxRowsA(sk::kTiles[0], 1) == 128
+                   && sk::boxRowsA(sk::kTiles[5], 33) == 40 && sk::boxRowsA(sk::kTiles[5], 64) == 64,
+               "boxRowsA: M rounded up to 8 where one CTA alone covers M, else the block's rows");
+        expect(sk::estimateNs(sk::kTiles[4], 1, 4096, 4096, 132) < sk::estimateNs(sk::kTiles[4], 64, 4096, 4096, 132)
+                   && sk::estimateNs(sk::kTiles[4], 64, 4096, 4096, 132) < sk::estimateNs(sk::kTiles[4], 128, 4096, 4096, 132),
+               "estimateNs: fewer A rows loaded, a shorter k-step");
         expect(sk::tileCountOf(sk::kTiles[0], 256, 4096) == 16 && sk::tileCountOf(sk::kTiles[4], 1024, 1024) == 128
                    && sk::tileCountOf(sk::kTiles[2], 129, 129) == 4,
                "tileCountOf: ceil(M / (128 x cl)) x ceil(N / bn)");
