@@ -7,8 +7,9 @@
 #            the small-M shapes; memcheck on partial tiles (a split, M < BM); then ladder_bench --rung streamk@0..6
 #            --rung streamk (the rule) on the small/skinny shapes + 1024^3 + 4096^3, cold, vs cuBLAS.
 #   final:   the rule: gpu_ladder_correctness --rung streamk --rung pingpong (full), gpu_ladder_trace and memcheck
-#            for every configuration; check_sass (pingpong's PpTile unchanged); the six named shapes cold + hot; the
-#            33-shape sweep cold, untraced and traced (tracing cost) vs cuBLAS.
+#            for every configuration; check_sass (pingpong's PpTile unchanged); the tensor-map cache A/B
+#            (WARPSTAGE_STREAMK_MAPCACHE=0 vs on) with K from 64 up (the fixed cost per launch); the six named shapes
+#            cold; the 33-shape sweep cold, untraced and traced (tracing cost) vs cuBLAS; the six named shapes hot.
 #   verify:  (lead, <= 60 s) the rule's correctness on the small shapes + the six named shapes cold.
 # Build HERE (no GPU needed; Release, no Qt), then copy into the ignored folder of /work/main:
 #   cmake -S . -B build/kchecks -G Ninja -DWARPSTAGE_WITH_QT=OFF -DCMAKE_BUILD_TYPE=Release
@@ -77,34 +78,41 @@ elif [ "$MODE" = verify ]; then
     step verify-named 30 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $SIX --no-traced --target-ms 10 \
         --csv "$OUT/named-cold.csv"
 else
-    step correctness 60 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk --rung pingpong
+    step correctness 50 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk --rung pingpong
     note "    streamk traced/untraced bit differences (WARN lines): $(grep -c "WARN rung=streamk.*differ" "$L/correctness.log")"
-    step correct-small 20 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk $SMALLM --no-partial
+    step correct-small 15 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk $SMALLM --no-partial
     for i in $TILES; do
-        WARPSTAGE_STREAMK_TILE=$i step "trace-t$i" 15 "" "$D/gpu_ladder_trace" --rung streamk --shape 300x1000x1032
-        WARPSTAGE_STREAMK_TILE=$i step "memcheck-t$i" 15 "ERROR SUMMARY: 0 errors" compute-sanitizer --tool memcheck \
+        WARPSTAGE_STREAMK_TILE=$i step "trace-t$i" 10 "" "$D/gpu_ladder_trace" --rung streamk --shape 300x1000x1032
+        WARPSTAGE_STREAMK_TILE=$i step "memcheck-t$i" 10 "ERROR SUMMARY: 0 errors" compute-sanitizer --tool memcheck \
             --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape 300x1000x1032
     done
-    for i in 5 6; do
-        WARPSTAGE_STREAMK_TILE=$i step "trace-small-t$i" 15 "" "$D/gpu_ladder_trace" --rung streamk --shape 40x1000x4104
-        WARPSTAGE_STREAMK_TILE=$i step "memcheck-small-t$i" 15 "ERROR SUMMARY: 0 errors" compute-sanitizer --tool memcheck \
+    for i in 4 5; do  # A's box shrunk to 40 rows, partials only for rows < M
+        WARPSTAGE_STREAMK_TILE=$i step "trace-small-t$i" 10 "" "$D/gpu_ladder_trace" --rung streamk --shape 40x1000x4104
+        WARPSTAGE_STREAMK_TILE=$i step "memcheck-small-t$i" 10 "ERROR SUMMARY: 0 errors" compute-sanitizer --tool memcheck \
             --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape 40x1000x4104
     done
     step sass 30 "^OK: 0 failure" python3 "$D/check_sass.py" --manifest "$D/ladder_manifest" \
         --archive "$D/libwarpstage_ladder.a" --tool auto
-    step named-cold 40 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung pingpong --rung streamk $SIX \
+    # the tensor-map cache A/B (host time per launch) and the fixed cost per launch (K from 64 up), ours and cuBLAS's
+    AB="--shape 1x4096x64 --shape 1x4096x1024 --shape 1x4096x4096 --shape 1x4096x16384 --shape 1024x1024x64
+ --shape 1024x1024x1024 --shape 128x4096x4096 --shape 256x4096x4096"
+    WARPSTAGE_STREAMK_MAPCACHE=0 step ab-encode 25 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $AB \
+        --no-traced --target-ms 10 --csv "$OUT/ab-encode.csv"
+    step ab-cached 25 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $AB --no-traced --target-ms 10 \
+        --csv "$OUT/ab-cached.csv"
+    step named-cold 30 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung pingpong --rung streamk $SIX \
         --no-traced --target-ms 20 --csv "$OUT/named-cold.csv"
-    step named-hot 40 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung pingpong --rung streamk $SIX \
+    step sweep-cold 100 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $(SWEEP) \
+        --target-ms 10 --csv "$OUT/sweep-cold.csv"
+    step named-hot 30 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung pingpong --rung streamk $SIX \
         --no-traced --target-ms 20 --hot --heat-ms 200 --csv "$OUT/named-hot.csv"
-    step sweep-cold 200 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $(SWEEP) \
-        --target-ms 20 --csv "$OUT/sweep-cold.csv"
 fi
 # Tables (for docs/benchmarks.md): per CSV, % of cuBLAS per variant (cuBLAS: the faster of its two timings), the
 # geometric mean and the minimum; the explore CSV also gets the rule's pick against the fastest configuration.
 python3 - "$OUT" >>"$S" 2>&1 <<'PY'
 import csv, math, os, sys, collections
 out = sys.argv[1]
-for name in ("explore.csv", "named-cold.csv", "named-hot.csv", "sweep-cold.csv"):
+for name in ("explore.csv", "ab-encode.csv", "ab-cached.csv", "named-cold.csv", "named-hot.csv", "sweep-cold.csv"):
     p = os.path.join(out, name)
     if not os.path.exists(p):
         continue
@@ -139,6 +147,18 @@ for name in ("explore.csv", "named-cold.csv", "named-hot.csv", "sweep-cold.csv")
     for v, xs in pct.items():
         g = math.exp(sum(math.log(x) for x, _ in xs) / len(xs))
         print(f"- {v}: geometric mean {g:.1f} % of cuBLAS over {len(xs)} shapes, minimum {min(xs)[0]:.1f} % ({min(xs)[1]})")
+    tc = []  # tracing cost: traced / untraced median of the same variant and shape
+    for r in csv.DictReader(open(p)):
+        if r["traced"] == "1" and r["median_ms"] and not r["variant"].startswith("cublas"):
+            u = d[r["shape"]].get(r["variant"])
+            if u and u["median_ms"]:
+                tc.append((100 * (float(r["median_ms"]) / float(u["median_ms"]) - 1), r["shape"], r["variant"]))
+    if tc:
+        print("\n| shape | variant | tracing cost |\n|---|---|---:|")
+        for c, s_, v in tc:
+            print(f"| {s_} | {v} | {c:+.2f} % |")
+        g = math.exp(sum(math.log(1 + c / 100) for c, _, _ in tc) / len(tc)) * 100 - 100
+        print(f"- tracing cost: geometric mean {g:+.2f} %, maximum {max(tc)[0]:+.2f} % ({max(tc)[1]}) over {len(tc)}")
 PY
 note "total: $((SECONDS - T0))s"
 tar -czf "$OUT/logs.tar.gz" -C "$L" . 2>/dev/null
