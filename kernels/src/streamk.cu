@@ -173,61 +173,16 @@ cudaError_t ensureWorkspace(size_t slots, cudaStream_t stream)
     return e;
 }
 
-// The three tensor maps of the last few launches of one configuration (session 9): encoding them is host time in
-// every launch, and a small GEMM launched again and again on the same buffers (a model's layers, the benchmark's
-// rotating input sets) needs the same maps. A map holds only the buffer's address and the shape, so the same key
-// is the same map. WARPSTAGE_STREAMK_MAPCACHE=0 encodes every launch (the A/B of scripts/device/s9-smallm.sh).
-struct MapKey {
-    const void *a, *b;
-    void* c;
-    int m, n, k;
-    bool same(const MapKey& o) const
-    {
-        return a == o.a && b == o.b && c == o.c && m == o.m && n == o.n && k == o.k;
-    }
-};
-struct CachedMaps {
-    MapKey key{};
-    CUtensorMap tmA, tmB, tmC;
-    bool valid = false;
-};
-bool mapCacheOn()
-{
-    static const bool on = [] {
-        const char* f = std::getenv("WARPSTAGE_STREAMK_MAPCACHE");
-        return !(f && f[0] == '0');
-    }();
-    return on;
-}
-
 template <int I>
 cudaError_t launchTile(const LaunchArgs& a, const char** err)
 {
     using T = TileOf<I>;
     static thread_local std::string msg;
-    constexpr int kCached = 8;
-    static thread_local CachedMaps cache[kCached];
-    static thread_local int nextSlot = 0;
-    const MapKey key{a.a, a.b, a.c, a.m, a.n, a.k};
-    const CachedMaps* hit = nullptr;
-    if (mapCacheOn())
-        for (const CachedMaps& e : cache)
-            if (e.valid && e.key.same(key)) hit = &e;
     CUtensorMap tmA, tmB, tmC;
-    if (hit) {
-        tmA = hit->tmA;
-        tmB = hit->tmB;
-        tmC = hit->tmC;
-    } else {
-        msg = encodeMaps<T>(a, tmA, tmB, tmC);
-        if (!msg.empty()) {
-            *err = msg.c_str();
-            return cudaErrorInvalidValue;
-        }
-        if (mapCacheOn()) {
-            cache[nextSlot] = {key, tmA, tmB, tmC, true};
-            nextSlot = (nextSlot + 1) % kCached;
-        }
+    msg = encodeMaps<T>(a, tmA, tmB, tmC);
+    if (!msg.empty()) {
+        *err = msg.c_str();
+        return cudaErrorInvalidValue;
     }
     SkParams P;
     P.plan = sk::plan(T::pairsM(a.m) * T::tilesN(a.n), (a.k + kBK - 1) / kBK, a.gridCtas / T::CL);
