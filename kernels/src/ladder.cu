@@ -249,7 +249,7 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     std::uint64_t walkers = n_is_pingpong(r->info.name) ? g.numCtas / kPpCluster : g.numCtas;
     if (r->info.name == "streamk") {  // the tile configuration this shape gets (streamk_schedule.h: kTiles)
         const auto& t = ws::kern::sk::kTiles[ws::kern::streamkTile(s.m, s.n, s.k, int(g.numCtas))];
-        g.bytesPerKStep = std::uint32_t((t.bm + t.bn) * kBK * 2);
+        g.bytesPerKStep = std::uint32_t((ws::kern::sk::boxRowsA(t, s.m) + t.bn) * kBK * 2);  // A's box: M's rows (s9)
         tiles = std::uint64_t(ws::kern::sk::tileCountOf(t, s.m, s.n));
         walkers = g.numCtas / std::uint32_t(t.cl);
     }

@@ -6,6 +6,7 @@
 #include <warpstage/ladder.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,15 @@ int main()
     {
         const auto g = ladder::traceGeometry("pingpong", {1000, 4096, 4100}, 132);
         expect(g.numCtas == 0 && g.bufferBytes == 0, "a refused shape has an empty trace geometry");
+    }
+    {  // streamk (session 9): the bytes a k-step loads follow the configuration the rule picks and A's box, shrunk to
+       // M's rows (rounded up to 8) where one CTA alone covers M: 1x4096x4096 -> 128x64 blocks, A 8 rows + B 64 rows
+        unsetenv("WARPSTAGE_STREAMK_TILE");
+        const auto small = ladder::traceGeometry("streamk", {1, 4096, 4096}, 132);
+        const auto big = ladder::traceGeometry("streamk", {4096, 4096, 4096}, 132);
+        expect(small.bytesPerKStep == (8 + 64) * 128 && big.bytesPerKStep == (128 + 256) * 128,
+               "streamk bytes per k-step: " + std::to_string(small.bytesPerKStep) + " at 1x4096x4096 (want 9216), "
+                   + std::to_string(big.bytesPerKStep) + " at 4096^3 (want 49152)");
     }
 
     std::printf("\n%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
