@@ -9,7 +9,11 @@
 #   final:   the rule: gpu_ladder_correctness --rung streamk --rung pingpong (full), gpu_ladder_trace and memcheck
 #            for every configuration; check_sass (pingpong's PpTile unchanged); K from 64 up (the fixed cost per
 #            launch); the six named shapes cold; the 33-shape sweep cold, untraced and traced (tracing cost) vs cuBLAS; the six named shapes hot.
-#   verify:  (lead, <= 60 s) the rule's correctness on the small shapes + the six named shapes cold.
+#   verify:  (lead, <= 60 s) the rule's correctness on the small shapes + the six named shapes cold. Needs only
+#            gpu_ladder_correctness and ladder_bench beside the script (and lib.sh), unpacked or plain:
+#              BUDGET=50 timeout 60 bash build-X/s9-smallm.sh build-X verify
+#            Success: "PASS verify-correct" with "48 passed, 0 failed", "PASS verify-named", and in its table
+#            streamk near 21 us at 1x4096x4096 (~70 % of cuBLAS) and >= 97 % at 4096^3 and 8192^3.
 # Build HERE (no GPU needed; Release, no Qt), then copy into the ignored folder of /work/main:
 #   cmake -S . -B build/kchecks -G Ninja -DWARPSTAGE_WITH_QT=OFF -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build/kchecks --target warpstage_ladder gpu_ladder_correctness gpu_ladder_trace ladder_check \
