@@ -82,6 +82,9 @@ WS_SK_HD Plan plan(int tiles, int kt, int clusters)
     if (tiles <= 0 || kt <= 0 || clusters <= 0) return p;
     const int full = tiles / clusters, rem = tiles % clusters;
     if (rem == 0 || rem * 5 >= clusters * 4) return p;  // all data-parallel
+    // a lone wave of tiles shorter than kMinIters k-steps (session 9): a stream-K range could only group whole tiles
+    // onto fewer clusters (or cut them), never shorten the busiest one's path -- every tile gets its own cluster
+    if (full == 0 && kt < kMinIters) return p;
     const int skTiles = rem + (full >= 1 ? clusters : 0);
     p.dpTiles = tiles - skTiles;
     p.skIters = (long long)skTiles * kt;

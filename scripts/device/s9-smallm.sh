@@ -12,8 +12,9 @@
 #   verify:  (lead, <= 60 s) the rule's correctness on the small shapes + the six named shapes cold. Needs only
 #            gpu_ladder_correctness and ladder_bench beside the script (and lib.sh), unpacked or plain:
 #              BUDGET=50 timeout 60 bash build-X/s9-smallm.sh build-X verify
-#            Success: "PASS verify-correct" with "48 passed, 0 failed", "PASS verify-named", and in its table
-#            streamk near 21 us at 1x4096x4096 (~70 % of cuBLAS) and >= 97 % at 4096^3 and 8192^3.
+#            Success: "PASS verify-correct" with "0 failed", "PASS verify-named", and in its table streamk near
+#            21 us at 1x4096x4096 (~70 % of cuBLAS), >= 97 % at 4096^3 and 8192^3, and 1x4096x64 well under the
+#            11.4 us it took as 16 CTAs of 4 tiles (session 9's final call; ~7 us expected, as 1024x1024x64).
 # Build HERE (no GPU needed; Release, no Qt), then copy into the ignored folder of /work/main:
 #   cmake -S . -B build/kchecks -G Ninja -DWARPSTAGE_WITH_QT=OFF -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build/kchecks --target warpstage_ladder gpu_ladder_correctness gpu_ladder_trace ladder_check \
@@ -77,9 +78,11 @@ if [ "$MODE" = explore ]; then
         --rung streamk@4 --rung streamk@5 --rung streamk@6 --rung streamk $SMALLM $SKINNY --no-traced --target-ms 10 \
         --rest-ms 100 --csv "$OUT/explore.csv"
 elif [ "$MODE" = verify ]; then
-    step verify-correct 25 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk $SMALLM --no-partial
-    step verify-named 30 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $SIX --no-traced --target-ms 10 \
-        --csv "$OUT/named-cold.csv"
+    # + two lone waves of tiles shorter than 4 k-steps (K = 64, 128: all data-parallel, session 9's last plan change)
+    step verify-correct 25 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk $SMALLM --shape 1x4096x64 \
+        --shape 40x1000x128 --no-partial
+    step verify-named 30 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $SIX --shape 1x4096x64 \
+        --no-traced --target-ms 10 --csv "$OUT/named-cold.csv"
 else
     step correctness 50 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk --rung pingpong
     note "    streamk traced/untraced bit differences (WARN lines): $(grep -c "WARN rung=streamk.*differ" "$L/correctness.log")"

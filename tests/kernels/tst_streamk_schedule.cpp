@@ -134,8 +134,14 @@ int main()
         expect(q.dpTiles == 0 && q.skIters == 16LL * 64, "256x4096x4096: the 24%-full lone wave is split");
     }
     {
-        const sk::Plan p = sk::plan(3, 1, 66);  // 3 k-steps of work: one cluster (never a range < kMinIters)
-        expect(p.skClusters == 1, "3 tiles of one k-step: one stream-K cluster");
+        const sk::Plan p = sk::plan(2, 6, 66);  // 12 k-steps of work: three clusters (never a range < kMinIters)
+        expect(p.skClusters == 3, "2 tiles of 6 k-steps: three stream-K clusters of 4");
+        // session 9: a lone wave of tiles shorter than kMinIters stays whole (1x4096x64 with 128x64 blocks: 64
+        // one-k-step tiles on 64 CTAs, not 16 CTAs of 4 tiles each)
+        const sk::Plan q = sk::plan(64, 1, 132);
+        expect(q.dpTiles == 64 && q.skIters == 0, "64 tiles of one k-step on 132 clusters: all data-parallel");
+        const sk::Plan r = sk::plan(3, 3, 66);
+        expect(r.dpTiles == 3 && r.skIters == 0, "3 tiles of 3 k-steps: all data-parallel");
     }
     // The tile rule (sessions 8-9): the large tile where the machine is full, smaller blocks where it is not; on the
     // H200's 132 CTAs. The picks are what the exploratory calls measured fastest or within 0.5 % of it
