@@ -34,6 +34,11 @@
 #ifndef WS_PP_TMA_STORE
 #define WS_PP_TMA_STORE 1
 #endif
+// Traced builds: the relay (trace_relay.cuh, session 9) -- warp 1 copies every other warp's staged events out, so
+// no warp that loads or computes runs a staging flush. 0: each warp flushes its own (StagedWarp, sessions 2-8).
+#ifndef WS_PP_TRACE_RELAY
+#define WS_PP_TRACE_RELAY 1
+#endif
 
 namespace ws::kern::pp {
 using namespace geom;
@@ -48,6 +53,11 @@ constexpr int kGoBar = 1;    // named barrier: "warpgroup 1 may start unit i" (w
 constexpr int kTakenBar = 2; // named barrier: "warpgroup 1 has taken its go for unit i" (keeps the two in step)
 constexpr int kEpiBar0 = 3;  // named barriers 3, 4: warpgroup cw's epilogue steps (5 and up: free for the hook)
 constexpr int kSkew = kPpSkew;
+constexpr bool kTraceRelay = WS_PP_TRACE_RELAY;
+constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
+constexpr uint32_t kRelaySources = ((1u << kWarps) - 1u) & ~(1u << kRelayWarp);  // every other warp
+template <bool Traced>
+using BodyTrace = typename std::conditional<kTraceRelay, ws::trace::RelayWarpTrace<Traced>, ws::trace::WarpTrace<Traced>>::type;
 
 // The tile configuration, a template parameter of the body (issue 14, session 8: stream-K picks one per shape,
 // streamk_schedule.h's kTiles): a CTA computes a 128 x BN_ block (each consumer warpgroup 64 x BN_: wgmma m64nBN_),
@@ -66,6 +76,7 @@ struct Tile {
     static_assert(2 * S * 8 <= 128, "the barrier area holds 2 x S mbarriers");
     static_assert(kSkew >= 0 && kSkew < S, "the skew must leave warpgroup 0 a slot to wait on");
     static_assert(kSmem + kWarps * ws::trace::kTraceSmemPerWarp <= 227 * 1024, "traced build must fit shared memory");
+    static_assert(kWarps <= ws::trace::kRelayMaxSources, "the relay watches at most kRelayMaxSources warps");
     // Blocks of the output (partial blocks at the edges: TMA zero-fills the loads past M, N and K, and clips
     // the stores): cluster tiles along M, block columns along N.
     static __host__ __device__ __forceinline__ int pairsM(int M) { return (M + BM * CL - 1) / (BM * CL); }
@@ -144,13 +155,18 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     const bool tmaStore = kTmaStore && (N & 7) == 0;
     const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)
 
-    ws::trace::WarpTrace<Traced> wt;
+    BodyTrace<Traced> wt;
     ws::trace::CtaTrace<Traced> ct;
+    // traced: one 1 KB staging ring per warp after the barriers; the relay's state in the second half of its own
+    uint8_t* traceStage = reinterpret_cast<uint8_t*>(ring.full) + 128;
+    auto* relayState = reinterpret_cast<ws::trace::RelayShared*>(traceStage + kRelayWarp * ws::trace::kTraceSmemPerWarp
+                                                                 + ws::trace::kTraceSmemPerWarp / 2);
     if constexpr (Traced) {
         ct.begin(trace);
         const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
-        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
-                 reinterpret_cast<uint8_t*>(ring.full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
+        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0, traceStage + warp * ws::trace::kTraceSmemPerWarp);
+        if constexpr (kTraceRelay)
+            if (warp != kRelayWarp) wt.attach(relayState, warp);
         wt.event(tk::Setup);
     }
     if (tid == 0) {
@@ -158,6 +174,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         tmaPrefetchDesc(&tmB);
         if (tmaStore) tmaPrefetchDesc(&tmC);
         ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
+        if constexpr (Traced && kTraceRelay) relayState->init();
     }
     clusterSync();  // the peer's barriers are initialised before anyone signals them
 
@@ -174,6 +191,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         // kernel, where the stall pass would sample them. Traced, they stay for the CTA record.
         if constexpr (!Traced)
             if (warp != 0) return;
+        if constexpr (Traced && kTraceRelay)  // the relay: copies the other warps' events until they all ended
+            if (warp == kRelayWarp) ws::trace::relayRun(trace, relayState, kRelaySources, smemAddr(traceStage));
         // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
         if (Traced ? warp == 0 : tid == 0) {
             int fill = 0;
@@ -255,7 +274,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
             if (t == kStoreIssuer) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
     }
     if constexpr (Traced) {
-        wt.end();
+        if constexpr (kTraceRelay) {
+            if (warp == kRelayWarp) wt.endRelay(trace);  // its own events (Setup, end), after the others'
+            else wt.end();
+        } else {
+            wt.end();
+        }
         ct.end(trace);
     }
     clusterSync();  // no CTA leaves while its peer may still signal its barriers
