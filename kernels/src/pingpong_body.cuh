@@ -161,8 +161,16 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     uint8_t* traceStage = reinterpret_cast<uint8_t*>(ring.full) + 128;
     auto* relayState = reinterpret_cast<ws::trace::RelayShared*>(traceStage + kRelayWarp * ws::trace::kTraceSmemPerWarp
                                                                  + ws::trace::kTraceSmemPerWarp / 2);
+    uint64_t ctaStart[2] = {0, 0};  // relay: the CTA record's start pair, read now, written by the relay warp
     if constexpr (Traced) {
-        ct.begin(trace);
+        if constexpr (kTraceRelay) {
+            if (warp == kRelayWarp) {
+                ctaStart[0] = ws::trace::readGlobalTimer();
+                ctaStart[1] = ws::trace::readClock64();
+            }
+        } else {
+            ct.begin(trace);
+        }
         const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
         wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0, traceStage + warp * ws::trace::kTraceSmemPerWarp);
         if constexpr (kTraceRelay)
@@ -174,8 +182,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         tmaPrefetchDesc(&tmB);
         if (tmaStore) tmaPrefetchDesc(&tmC);
         ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
-        if constexpr (Traced && kTraceRelay) relayState->init();
     }
+    if constexpr (Traced && kTraceRelay)  // the relay's barriers: its own lane 0, beside thread 0's ring init
+        if (tid == kRelayWarp * 32) relayState->init();
     clusterSync();  // the peer's barriers are initialised before anyone signals them
 
     auto coords = [&](int tile, int& tm, int& tn) {
@@ -192,7 +201,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if constexpr (!Traced)
             if (warp != 0) return;
         if constexpr (Traced && kTraceRelay)  // the relay: copies the other warps' events until they all ended
-            if (warp == kRelayWarp) ws::trace::relayRun(trace, relayState, kRelaySources, smemAddr(traceStage));
+            if (warp == kRelayWarp) {
+                ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1]);
+                ws::trace::relayRun(trace, relayState, kRelaySources, smemAddr(traceStage));
+            }
         // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
         if (Traced ? warp == 0 : tid == 0) {
             int fill = 0;
@@ -277,10 +289,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if constexpr (kTraceRelay) {
             if (warp == kRelayWarp) wt.endRelay(trace);  // its own events (Setup, end), after the others'
             else wt.end();
+            ct.end(trace, tid == kRelayWarp * 32);  // no warp but the relay reads the trace header
         } else {
             wt.end();
+            ct.end(trace);
         }
-        ct.end(trace);
     }
     clusterSync();  // no CTA leaves while its peer may still signal its barriers
 }

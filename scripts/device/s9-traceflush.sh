@@ -6,10 +6,11 @@
 #           no proxy fence, bulk copy or copy wait on the producer or the consumers);
 #   base  = this branch with -DWS_PP_TRACE_RELAY=0 (main's kernels: each warp flushes its own staging half);
 #   clock = base with -DWS_TRACE_EXPERIMENT_CLOCK_ONLY (clock reads, nothing stored: the floor of base's structure);
-#   spin  = relay with -DWS_TRACE_RELAY_SLEEP_NS=0 (the relay polls without pausing).
+#   relay1 = the relay's first version (d0164ee): every warp still reads the trace header at its start (thread 0 for
+#           the CTA record, lane 0 of each warp for its region) and writes its own region header.
 # ladder_bench --no-trace-clear: the timed traced launches reuse the trace buffer (no memset before each launch).
 # Steps: gpu_trace_relay; gpu_ladder_trace of relay (pingpong + streamk, 3 shapes); ladder_bench traced vs untraced,
-# pingpong + streamk, 10 shapes: relay, base, relay-nc, clock-nc, base-nc, spin; relay over the 33-shape sweep;
+# pingpong + streamk, 10 shapes: relay, base, relay-nc, clock-nc, relay1, base-nc; relay over the 33-shape sweep;
 # a table of every build (geomean and max) at the end.
 # Device (run tool, carry ["build-traceflush"]): bash build-traceflush/s9-traceflush.sh build-traceflush
 # Success: PASS lines for gpu_trace_relay and trace; the table's relay column under base's.
@@ -58,8 +59,8 @@ SW33="$SW33 --shape 4096x4096x256 --shape 8192x8192x512 --shape 4096x4096x1024 -
 SW33="$SW33 --shape 4000x4000x4000 --shape 8191x8193x4104 --shape 1000x4096x1000 --shape 1x4096x4096 --shape 256x4096x4096"
 if [ "$(left)" -ge 40 ]; then step sweep33-relay 36 "overhead" "$D/relay/ladder_bench" $BENCH $SW33 || true
 else note "SKIP sweep33-relay ($(left) s left)"; fi
+sweep relay1 relay1
 sweep base-nc base --no-trace-clear
-sweep spin spin
 
 timeout 10 python3 - "$L" <<'PY' | tee -a "$S"
 import math, os, re, sys
@@ -74,7 +75,7 @@ def load(p):
         if m and shape:
             out[(shape, m.group(1))] = (float(m.group(4)), float(m.group(2)), float(m.group(3)), "WRONG" not in m.group(5))
     return out
-V = ("base", "relay", "spin", "base-nc", "relay-nc", "clock-nc")
+V = ("base", "relay1", "relay", "base-nc", "relay-nc", "clock-nc")
 d = {v: load(os.path.join(L, f"sweep-{v}.log")) for v in V}
 shapes = []
 for v in V:

@@ -5,7 +5,8 @@
 // and waits for a half to be freed). Checked on the host, per warp of every CTA: the count, every event's payload
 // and order, the end mark last, the role word; the relay warp's own events. Then the same with a capacity of 50
 // events (overflow): counts still exact, nothing written past the capacity (the next region's header intact), and
-// a null buffer (not recording) runs through without writing.
+// a null buffer (not recording) and a header that does not match the launch (the sources cannot tell: the relay
+// must still free every half, or they would wait forever) run through without writing.
 // Exit: 0 passed, 1 failed, 77 no sm_90 device (SKIP; WARPSTAGE_REQUIRE_GPU=1 makes that a failure).
 #include "warpstage/trace_device.cuh"
 
@@ -65,8 +66,9 @@ void check(bool ok, const std::string& what)
     }
 }
 
-// One launch with capacity `cap`; checks every region. Returns false on a CUDA error.
-bool runCase(std::uint32_t cap)
+// One launch with capacity `cap`; checks every region (mismatch: the header names one CTA too many, so nothing may
+// be written). Returns false on a CUDA error.
+bool runCase(std::uint32_t cap, bool mismatch = false)
 {
     namespace wt = ws::trace;
     const std::uint64_t bytes = wt::bufferBytes(kCtas, kWarps, cap);
@@ -76,7 +78,7 @@ bool runCase(std::uint32_t cap)
     wt::TraceBufferHeader h{};
     h.magic = wt::kMagic;
     h.version = wt::kFormatVersion;
-    h.numCtas = kCtas;
+    h.numCtas = kCtas + (mismatch ? 1 : 0);
     h.warpsPerCta = kWarps;
     h.eventsPerWarp = cap;
     cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice);
@@ -93,6 +95,14 @@ bool runCase(std::uint32_t cap)
     cudaMemcpy(buf.data(), d, bytes, cudaMemcpyDeviceToHost);
     cudaFree(d);
     const int before = g_fail;
+    if (mismatch) {
+        bool clean = true;
+        for (std::size_t i = sizeof h; i < buf.size(); ++i) clean = clean && buf[i] == 0;
+        check(clean, "header mismatch: something was written after the header");
+        std::printf("%s relay, header not matching the launch: kernel finished, nothing written\n",
+                    g_fail == before ? "PASS" : "FAIL");
+        return true;
+    }
     for (int c = 0; c < kCtas; ++c) {
         for (int w = 0; w < kWarps; ++w) {
             const std::string at = "cap " + std::to_string(cap) + " cta " + std::to_string(c) + " warp " + std::to_string(w);
@@ -139,6 +149,7 @@ int main()
     runCase(4096);  // everything fits
     runCase(50);    // overflow: counts exact, nothing past the capacity
     runCase(32);    // the capacity at a half boundary
+    runCase(4096, true);
     // not recording: a null buffer; the kernel must finish and write nothing
     relayKernel<<<kCtas, kWarps * 32, kWarps * int(ws::trace::kTraceSmemPerWarp)>>>(nullptr);
     const cudaError_t e = cudaDeviceSynchronize();

@@ -10,7 +10,10 @@
 // about to write a half the relay has not copied yet (32 events after handing it over).
 //
 // The buffer layout (trace_format.h) does not change: the relay writes the same events into the same regions
-// and the source's final count into its region header.
+// and each source's region header (its role word, which the source leaves in shared memory, and its final count).
+// So a source never touches global memory: no load of the buffer header at its start (a global-memory round trip
+// before the producer's first TMA load, on every CTA), no store at its end. The relay checks the header; when it
+// does not match the launch, the relay still frees every half (the sources cannot tell) and writes nothing.
 //
 // Use (the ladder: pingpong_body.cuh, Traced builds):
 //   RelayShared* rs = ...;                        // 288 bytes of shared memory, 8-byte aligned
@@ -40,6 +43,8 @@ struct RelayShared {
     std::uint64_t full[kRelayMaxSources][2];
     std::uint64_t freed[kRelayMaxSources][2];
     std::uint32_t total[kRelayMaxSources];
+    std::uint32_t role[kRelayMaxSources];   // the source's WarpRegionHeader word 1 (roleWord)
+    std::uint8_t userRole[kRelayMaxSources];  // word 2 (0 when no user role)
 #ifdef __CUDACC__
     // One thread, before a CTA barrier.
     __device__ __forceinline__ void init()
@@ -95,8 +100,9 @@ __device__ __forceinline__ void wait(std::uint32_t bar, std::uint32_t parity)
 
 // A source warp's engine: StagedWarp's events and staging ring, a relay instead of the flush.
 struct RelayedWarp {
-    WarpRegionHeader* hdr = nullptr;  // lane 0 only
     std::uint32_t count = 0;          // events so far (warp-uniform)
+    std::uint32_t roleW = 0;          // WarpRegionHeader words 1 and 2, written by the relay
+    std::uint32_t userW = 0;
     std::uint32_t stage = 0;          // shared address of the warp's staging ring
     std::uint32_t full = 0;           // shared address of RelayShared::full[src][0] (halves 8 bytes apart)
     std::uint32_t freed = 0;          // ... freed[src][0]
@@ -107,22 +113,24 @@ struct RelayedWarp {
     __device__ __forceinline__ void begin(void* buffer, std::uint32_t warp, std::uint8_t role, std::uint8_t warpgroup,
                                           std::uint8_t roleIndex, void* staging, std::uint8_t userRole = kNoUserRole)
     {
+        (void)warp;  // the relay knows the source's region: source s is warp s
         stage = static_cast<std::uint32_t>(__cvta_generic_to_shared(staging));
-        on = buffer != nullptr && headerMatches(static_cast<const TraceBufferHeader*>(buffer));
-        if (!on || (threadIdx.x & 31u) != 0) return;
-        hdr = warpRegion(buffer, static_cast<const TraceBufferHeader*>(buffer), warp);
-        writer = true;
-        const std::uint32_t w2 = userRole == kNoUserRole ? 0u : std::uint32_t(userRole);
-        asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(hdr), "r"(0u),
-                     "r"(roleWord(role, warpgroup, roleIndex, userRole)), "r"(w2), "r"(0u)
-                     : "memory");
+        on = buffer != nullptr;
+        writer = on && (threadIdx.x & 31u) == 0;
+        roleW = roleWord(role, warpgroup, roleIndex, userRole);
+        userW = userRole == kNoUserRole ? 0u : std::uint32_t(userRole);
     }
-    // Source index `src` of the relay state `rs` (after begin, before the first event).
+    // Source index `src` (its warp index) of the relay state `rs`, after begin; the relay's init() and a CTA
+    // barrier must come before the first hand-over (32 events), as before the relay reads the role (at the end).
     __device__ __forceinline__ void attach(RelayShared* rs, int src)
     {
         full = RelayShared::smem(&rs->full[src][0]);
         freed = RelayShared::smem(&rs->freed[src][0]);
         total = RelayShared::smem(&rs->total[src]);
+        if (writer) {
+            rs->role[src] = roleW;
+            rs->userRole[src] = std::uint8_t(userW);
+        }
     }
 
     __device__ __forceinline__ void event(std::uint8_t kind, std::int32_t kstep = -1, std::uint8_t slot = kNoSlot,
@@ -174,6 +182,7 @@ struct RelayedWarp {
         if (!on) return;
         __syncwarp();
         const auto* h = static_cast<const TraceBufferHeader*>(buffer);
+        if (!headerMatches(h)) return;
         const std::uint32_t lane = threadIdx.x & 31u;
         auto* r = warpRegion(buffer, h, warpInCta());
         const std::uint32_t n = count < 32u ? count : 32u;
@@ -187,7 +196,9 @@ struct RelayedWarp {
                          "r"(a), "r"(b), "r"(c), "r"(x)
                          : "memory");
         }
-        if (lane == 0) asm volatile("st.global.u32 [%0], %1;" ::"l"(&r->count), "r"(count) : "memory");
+        if (lane == 0)
+            asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(r), "r"(count), "r"(roleW), "r"(userW), "r"(0u)
+                         : "memory");
     }
 };
 
@@ -198,23 +209,23 @@ struct RelayedWarp {
 __device__ __forceinline__ void relayRun(void* buffer, RelayShared* rs, std::uint32_t sources, std::uint32_t stage0)
 {
     const std::uint32_t lane = threadIdx.x & 31u;
-    if (buffer == nullptr) return;
+    if (buffer == nullptr) return;  // the sources do not record either
     const auto* h = static_cast<const TraceBufferHeader*>(buffer);
-    if (!headerMatches(h)) return;
-    const std::uint32_t cap = h->eventsPerWarp;
+    const bool valid = headerMatches(h);  // not valid: free every half, write nothing
+    const std::uint32_t cap = valid ? h->eventsPerWarp : 0u;
     const int src = int(lane) - 16;
     bool live = src >= 0 && src < kRelayMaxSources && ((sources >> src) & 1u) != 0;
     std::uint32_t done = 0;  // batches copied (state lane of a source)
-    TraceEvent* ev = live ? reinterpret_cast<TraceEvent*>(warpRegion(buffer, h, std::uint32_t(src)) + 1) : nullptr;
+    TraceEvent* ev = live && valid ? reinterpret_cast<TraceEvent*>(warpRegion(buffer, h, std::uint32_t(src)) + 1)
+                                   : nullptr;
     const std::uint32_t full0 = RelayShared::smem(&rs->full[0][0]);
     const std::uint32_t freed0 = RelayShared::smem(&rs->freed[0][0]);
-    const std::uint32_t total0 = RelayShared::smem(&rs->total[0]);
     while (__any_sync(~0u, live)) {
         bool ready = false;
         std::uint32_t tot = ~0u;
         if (live) {
             ready = relay_detail::testWait(full0 + std::uint32_t(src) * 16u + (done & 1u) * 8u, (done >> 1) & 1u);
-            if (ready) asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(tot) : "r"(total0 + std::uint32_t(src) * 4u));
+            if (ready) tot = *static_cast<volatile std::uint32_t*>(&rs->total[src]);
         }
         std::uint32_t mask = __ballot_sync(~0u, ready);
         if (mask == 0) {
@@ -250,9 +261,10 @@ __device__ __forceinline__ void relayRun(void* buffer, RelayShared* rs, std::uin
                                      : "memory");
                     }
                 }
-                if (last && lane == 0)
-                    asm volatile("st.global.u32 [%0], %1;" ::"l"(&(reinterpret_cast<WarpRegionHeader*>(e) - 1)->count),
-                                 "r"(t)
+                if (last && valid && lane == 0)  // the region header: count, role word, user role
+                    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(reinterpret_cast<WarpRegionHeader*>(e) - 1),
+                                 "r"(t), "r"(static_cast<volatile std::uint32_t*>(rs->role)[s]),
+                                 "r"(std::uint32_t(static_cast<volatile std::uint8_t*>(rs->userRole)[s])), "r"(0u)
                                  : "memory");
             }
             __syncwarp();
