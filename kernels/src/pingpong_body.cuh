@@ -34,10 +34,13 @@
 #ifndef WS_PP_TMA_STORE
 #define WS_PP_TMA_STORE 1
 #endif
-// Traced builds: the relay (trace_relay.cuh, session 9) -- warp 1 copies every other warp's staged events out, so
-// no warp that loads or computes runs a staging flush. 0: each warp flushes its own (StagedWarp, sessions 2-8).
+// Traced builds, 1: the relay (trace_relay.cuh, session 9) -- warp 1 copies every other warp's staged events out, so
+// no warp that loads or computes runs a staging flush. 0 (the default): each warp flushes its own (StagedWarp,
+// sessions 2-8). The relay is cheaper at large shapes (streamk 8192^3 +5.4 -> +3.4 %) but dearer at small and
+// short-K ones (1024^3 pingpong +8.9 -> +14.8 %, streamk +34.5 -> +47.0 %): worse geometric means (H200, session 9,
+// docs/benchmarks.md), so it stays an experiment.
 #ifndef WS_PP_TRACE_RELAY
-#define WS_PP_TRACE_RELAY 1
+#define WS_PP_TRACE_RELAY 0
 #endif
 
 namespace ws::kern::pp {
