@@ -2,7 +2,7 @@
 # Issue 14, tracing cost, session 9 (s9-traceflush): the relay (kernels/include/warpstage/trace_relay.cuh) measured
 # against main, and what the per-launch floor is. ONE call, BUDGET seconds of wall (default 110).
 # Builds (Release, no Qt, stripped; DIR/<build>/{ladder_bench,gpu_ladder_trace,gpu_ladder_correctness[,gpu_trace_relay]}):
-#   relay = this branch: rungs 6-7 record through the relay (warp 1 copies every other warp's staged events out;
+#   relay = this branch with -DWS_PP_TRACE_RELAY=1 (the default at the call): rungs 6-7 record through the relay (warp 1 copies every other warp's staged events out;
 #           no proxy fence, bulk copy or copy wait on the producer or the consumers);
 #   base  = this branch with -DWS_PP_TRACE_RELAY=0 (main's kernels: each warp flushes its own staging half);
 #   clock = base with -DWS_TRACE_EXPERIMENT_CLOCK_ONLY (clock reads, nothing stored: the floor of base's structure);
@@ -12,6 +12,7 @@
 # Steps: gpu_trace_relay; gpu_ladder_trace of relay (pingpong + streamk, 3 shapes); ladder_bench traced vs untraced,
 # pingpong + streamk, 10 shapes: relay, base, relay-nc, clock-nc, relay1, base-nc; relay over the 33-shape sweep;
 # a table of every build (geomean and max) at the end.
+# (At the call base, clock and relay1 were one binary by a build mistake: see docs/kernel-notes.md, session 9.)
 # Device (run tool, carry ["build-traceflush"]): bash build-traceflush/s9-traceflush.sh build-traceflush
 # Success: PASS lines for gpu_trace_relay and trace; the table's relay column under base's.
 set -u

@@ -2,10 +2,11 @@
 # Issue 14, tracing cost, session 9 (s9-traceflush), second device call: the relay against main in one call, and
 # what the per-launch floor is. ONE call, BUDGET seconds of wall (default 130).
 # Builds (Release, no Qt, stripped; DIR/<build>/{ladder_bench,gpu_ladder_trace,gpu_ladder_correctness[,gpu_trace_relay]}):
-#   relay  = this branch: rungs 6-7 record through the relay (trace_relay.cuh), the sources never touch global
+#   relay  = this branch with -DWS_PP_TRACE_RELAY=1 (the default was 1 at the call; it is 0 since): rungs 6-7 record
+#            through the relay (trace_relay.cuh), the sources never touch global
 #            memory, the relay warp writes the region headers and the CTA record, and inits its barriers itself;
 #   relay2 = the same with the relay's barriers initialised by thread 0 (before its ring init: the first call's relay);
-#   base   = this branch with -DWS_PP_TRACE_RELAY=0 (main's kernels: each warp flushes its own staging half);
+#   base   = this branch with -DWS_PP_TRACE_RELAY=0 (main's kernels, now the default: each warp flushes its own half);
 #   clock  = base with -DWS_TRACE_EXPERIMENT_CLOCK_ONLY (clock reads, nothing stored: the floor of base's structure).
 # (The first call's base/clock/relay1 were one binary by a build mistake: its table measured the noise, not main.)
 # Steps: gpu_trace_relay; gpu_ladder_trace of relay; ladder_bench traced vs untraced, pingpong + streamk, 10 shapes:
