@@ -3,7 +3,7 @@
 // StagedWarp (trace.cuh) makes each recording warp copy its own full staging half to global memory: a
 // proxy fence (MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC), a bulk copy and a wait for the copy's reads, every 32 events
 // of every warp. On the GEMM ladder's ping-pong body that flush is the whole large-shape tracing cost (session 8,
-// s8-tracecost: no flush, 8192^3 +3.7 % -> +0.9 %). Here the recording warps (the "sources", up to 8) only
+// s8-tracecost: no flush, 8192^3 +3.7 % -> +0.9 %). Here the recording warps (the "sources", up to 12) only
 // st.shared their events into the same 1 KB rings and hand a full half over with one mbarrier arrive; one other
 // warp of the CTA (the relay, a warp that would otherwise idle) copies it with ld.shared / st.global (the generic
 // proxy: no proxy fence anywhere) and frees the half with an arrive of its own. A source waits only when it is
@@ -15,9 +15,13 @@
 // before the producer's first TMA load, on every CTA), no store at its end. The relay checks the header; when it
 // does not match the launch, the relay still frees every half (the sources cannot tell) and writes nothing.
 //
-// Use (the ladder: pingpong_body.cuh, Traced builds):
-//   RelayShared* rs = ...;                        // 288 bytes of shared memory, 8-byte aligned
-//   if (tid == 0) rs->init();                     // before the CTA (cluster) barrier that follows the ring init
+// Measured (H200, session 9, docs/benchmarks.md): cheaper than StagedWarp at large shapes (streamk 8192^3 +5.4 ->
+// +3.4 %), dearer at small ones (1024^3 pingpong +8.9 -> +14.8 %); the ladder builds it only with
+// -DWS_PP_TRACE_RELAY=1 (an experiment, off by default).
+//
+// Use (the ladder: pingpong_body.cuh, Traced builds with WS_PP_TRACE_RELAY=1):
+//   RelayShared* rs = ...;                        // sizeof(RelayShared) <= 512 bytes of shared memory, 8-byte aligned
+//   if (one thread) rs->init();                   // before a CTA (cluster) barrier; the ladder: the relay's lane 0
 //   source warps: RelayedWarp w; w.begin(buffer, warp, role, wg, idx, staging); w.attach(rs, warp);
 //                 events as with StagedWarp; w.end();
 //   relay warp:   the same begin (its own events: fewer than 32, in the first half of its ring), then
