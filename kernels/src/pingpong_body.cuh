@@ -34,6 +34,14 @@
 #ifndef WS_PP_TMA_STORE
 #define WS_PP_TMA_STORE 1
 #endif
+// Traced builds, 1: the relay (trace_relay.cuh, session 9) -- warp 1 copies every other warp's staged events out, so
+// no warp that loads or computes runs a staging flush. 0 (the default): each warp flushes its own (StagedWarp,
+// sessions 2-8). The relay is cheaper at large shapes (streamk 8192^3 +5.4 -> +3.4 %) but dearer at small and
+// short-K ones (1024^3 pingpong +8.9 -> +14.8 %, streamk +34.5 -> +47.0 %): worse geometric means (H200, session 9,
+// docs/benchmarks.md), so it stays an experiment.
+#ifndef WS_PP_TRACE_RELAY
+#define WS_PP_TRACE_RELAY 0
+#endif
 
 namespace ws::kern::pp {
 using namespace geom;
@@ -48,6 +56,11 @@ constexpr int kGoBar = 1;    // named barrier: "warpgroup 1 may start unit i" (w
 constexpr int kTakenBar = 2; // named barrier: "warpgroup 1 has taken its go for unit i" (keeps the two in step)
 constexpr int kEpiBar0 = 3;  // named barriers 3, 4: warpgroup cw's epilogue steps (5 and up: free for the hook)
 constexpr int kSkew = kPpSkew;
+constexpr bool kTraceRelay = WS_PP_TRACE_RELAY;
+constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
+constexpr uint32_t kRelaySources = ((1u << kWarps) - 1u) & ~(1u << kRelayWarp);  // every other warp
+template <bool Traced>
+using BodyTrace = typename std::conditional<kTraceRelay, ws::trace::RelayWarpTrace<Traced>, ws::trace::WarpTrace<Traced>>::type;
 
 // The tile configuration, a template parameter of the body (issue 14, session 8: stream-K picks one per shape,
 // streamk_schedule.h's kTiles): a CTA computes a 128 x BN_ block (each consumer warpgroup 64 x BN_: wgmma m64nBN_),
@@ -73,6 +86,7 @@ struct Tile {
     static_assert(2 * S * 8 <= 128, "the barrier area holds 2 x S mbarriers");
     static_assert(kSkew >= 0 && kSkew < S, "the skew must leave warpgroup 0 a slot to wait on");
     static_assert(kSmem + kWarps * ws::trace::kTraceSmemPerWarp <= 227 * 1024, "traced build must fit shared memory");
+    static_assert(kWarps <= ws::trace::kRelayMaxSources, "the relay watches at most kRelayMaxSources warps");
     // Blocks of the output (partial blocks at the edges: TMA zero-fills the loads past M, N and K, and clips
     // the stores): cluster tiles along M, block columns along N.
     static __host__ __device__ __forceinline__ int pairsM(int M) { return (M + BM * CL - 1) / (BM * CL); }
@@ -157,13 +171,26 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     const bool tmaStore = kTmaStore && (N & 7) == 0;
     const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)
 
-    ws::trace::WarpTrace<Traced> wt;
+    BodyTrace<Traced> wt;
     ws::trace::CtaTrace<Traced> ct;
+    // traced: one 1 KB staging ring per warp after the barriers; the relay's state in the second half of its own
+    uint8_t* traceStage = reinterpret_cast<uint8_t*>(ring.full) + 128;
+    auto* relayState = reinterpret_cast<ws::trace::RelayShared*>(traceStage + kRelayWarp * ws::trace::kTraceSmemPerWarp
+                                                                 + ws::trace::kTraceSmemPerWarp / 2);
+    uint64_t ctaStart[2] = {0, 0};  // relay: the CTA record's start pair, read now, written by the relay warp
     if constexpr (Traced) {
-        ct.begin(trace);
+        if constexpr (kTraceRelay) {
+            if (warp == kRelayWarp) {
+                ctaStart[0] = ws::trace::readGlobalTimer();
+                ctaStart[1] = ws::trace::readClock64();
+            }
+        } else {
+            ct.begin(trace);
+        }
         const uint8_t role = wg > 0 ? tr::Consumer : (warp == 0 ? tr::Producer : tr::Idle);
-        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0,
-                 reinterpret_cast<uint8_t*>(ring.full) + 128 + warp * ws::trace::kTraceSmemPerWarp);
+        wt.begin(trace, warp, role, wg, wg > 0 ? wg - 1 : 0, traceStage + warp * ws::trace::kTraceSmemPerWarp);
+        if constexpr (kTraceRelay)
+            if (warp != kRelayWarp) wt.attach(relayState, warp);
         wt.event(tk::Setup);
     }
     if (tid == 0) {
@@ -172,6 +199,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if (tmaStore) tmaPrefetchDesc(&tmC);
         ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
     }
+    if constexpr (Traced && kTraceRelay)  // the relay's barriers: its own lane 0, beside thread 0's ring init
+        if (tid == kRelayWarp * 32) relayState->init();
     clusterSync();  // the peer's barriers are initialised before anyone signals them
 
     auto coords = [&](int tile, int& tm, int& tn) {
@@ -187,6 +216,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         // kernel, where the stall pass would sample them. Traced, they stay for the CTA record.
         if constexpr (!Traced)
             if (warp != 0) return;
+        if constexpr (Traced && kTraceRelay)  // the relay: copies the other warps' events until they all ended
+            if (warp == kRelayWarp) {
+                ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1]);
+                ws::trace::relayRun(trace, relayState, kRelaySources, smemAddr(traceStage));
+            }
         // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
         if (Traced ? warp == 0 : tid == 0) {
             int fill = 0;
@@ -268,8 +302,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
             if (t == kStoreIssuer) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
     }
     if constexpr (Traced) {
-        wt.end();
-        ct.end(trace);
+        if constexpr (kTraceRelay) {
+            if (warp == kRelayWarp) wt.endRelay(trace);  // its own events (Setup, end), after the others'
+            else wt.end();
+            ct.end(trace, tid == kRelayWarp * 32);  // no warp but the relay reads the trace header
+        } else {
+            wt.end();
+            ct.end(trace);
+        }
     }
     clusterSync();  // no CTA leaves while its peer may still signal its barriers
 }

@@ -12,7 +12,7 @@
 // when OUT is set, else ./ladder_bench.csv).
 //
 // Usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms 100] [--rest-ms 250] [--hot] [--heat-ms 200]
-//                     [--min-iters 10] [--max-iters 200] [--no-traced] [--idle-cost] [--csv PATH]
+//                     [--min-iters 10] [--max-iters 200] [--no-traced] [--idle-cost] [--no-trace-clear] [--csv PATH]
 // --idle-cost: for the rungs that offer it (pingpong), also the instrumented build NOT recording (its trace calls
 // with a null buffer: <warpstage/trace.cuh>'s path when no recorder is attached), timed against the untraced and the
 // traced build in 3 ABBA round pairs (U I T, T I U, ...) after its own correctness check; a table of its own.
@@ -25,6 +25,10 @@
 // --rung streamk@I: rung 7 with its tile configuration forced to kTiles[I] (streamk_schedule.h; the process's
 // WARPSTAGE_STREAMK_TILE is set while that variant runs), so every configuration is timed side by side with the
 // rule's pick (plain `streamk`) and cuBLAS at each shape.
+// --no-trace-clear: the timed traced launches reuse their trace buffer as the last launch left it (no memset of it
+// before each launch; the kernels rewrite every header, count and event they record): separates what the memset's
+// dirty L2 lines cost from what the traced kernel costs (session 9, s9-traceflush). The correctness launch still
+// starts from a reset buffer.
 #include "ladder_testutil.h"
 
 #include <cuda_runtime.h>
@@ -55,6 +59,7 @@ struct Options {
     int minIters = 10, maxIters = 200;
     bool traced = true;
     bool idleCost = false;
+    bool traceClear = true;  // --no-trace-clear: false
     bool hot = false;      // --hot: no rest; heatMs of back-to-back launches before each timed batch
     double heatMs = 200;
     std::string csv;
@@ -178,7 +183,7 @@ int usage(const char* msg)
     if (msg)
         std::fprintf(stderr, "ladder_bench: %s\n", msg);
     std::fprintf(stderr, "usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms MS] [--min-iters N] "
-                         "[--max-iters N] [--rest-ms MS] [--hot] [--heat-ms MS] [--no-traced] [--idle-cost] [--csv PATH]\n");
+                         "[--max-iters N] [--rest-ms MS] [--hot] [--heat-ms MS] [--no-traced] [--idle-cost] [--no-trace-clear] [--csv PATH]\n");
     return 2;
 }
 
@@ -204,6 +209,7 @@ int main(int argc, char** argv)
             else if (a == "--max-iters") o.maxIters = std::stoi(next());
             else if (a == "--no-traced") o.traced = false;
             else if (a == "--idle-cost") o.idleCost = true;
+            else if (a == "--no-trace-clear") o.traceClear = false;
             else if (a == "--csv") o.csv = next();
             else return usage(("unknown argument '" + a + "'").c_str());
         }
@@ -309,7 +315,9 @@ int main(int argc, char** argv)
                     std::string e = ladder::launch(rn, s, A[set].get(), B[set].get(), C[set].get(), nullptr, tb->get(), sms);
                     if (!e.empty()) launchErr = e;
                 };
-                auto resetT = [&](int) { tb->clearAsync(); };  // async: no host sync inside the timing loop
+                auto clearT = [&](int) { tb->clearAsync(); };  // async: no host sync inside the timing loop
+                std::function<void(int)> resetT;
+                if (o.traceClear) resetT = clearT;
                 // Correctness on set 0 (poisoned output), untraced then traced.
                 auto checkOnce = [&](bool traced, double& relErr) {
                     poisonBf16(C[0].get(), nc);

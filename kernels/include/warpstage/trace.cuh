@@ -410,6 +410,18 @@ struct CtaRecordWriter {
         r->smId = readSmId();
         r->flags = 1u;
     }
+    // The start pair read earlier (g = %globaltimer, c = %clock64, in the thread that writes), written now: a kernel
+    // whose first thread must not wait for the header's load before its own work (the relay, trace_relay.cuh).
+    __device__ __forceinline__ void beginAt(void* buffer, bool first, std::uint64_t g, std::uint64_t c)
+    {
+        if (buffer == nullptr || !first) return;
+        if (!headerMatches(static_cast<const TraceBufferHeader*>(buffer))) return;
+        CtaRecord* r = record(buffer);
+        r->globaltimerStart = g;
+        r->clockStart = c;
+        r->smId = readSmId();
+        r->flags = 1u;
+    }
     // Every thread of the CTA must call this (it contains __syncthreads() when buffer != null).
     __device__ __forceinline__ void end(void* buffer, bool first)
     {

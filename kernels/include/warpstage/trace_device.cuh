@@ -19,6 +19,7 @@
 #define WARPSTAGE_DETAIL_LADDER_SET_NO_SYMBOLS_
 #endif
 #include "warpstage/trace.cuh"
+#include "warpstage/trace_relay.cuh"
 #ifdef WARPSTAGE_DETAIL_LADDER_SET_NO_SYMBOLS_
 #undef WARPSTAGE_TRACE_NO_SYMBOLS
 #undef WARPSTAGE_DETAIL_LADDER_SET_NO_SYMBOLS_
@@ -29,6 +30,15 @@ namespace ws::trace {
 
 template <bool Traced>
 using WarpTrace = Warp<typename std::conditional<Traced, Staged, Off>::type>;
+
+// The ping-pong body's (rungs 6-7, session 9): RelayedWarp (trace_relay.cuh: events staged in shared memory, one
+// warp of the CTA copies them out; no flush on the warps that record), or nothing.
+struct NullRelayedWarp : NullWarp {
+    __device__ __forceinline__ void attach(RelayShared*, int) {}
+    __device__ __forceinline__ void endRelay(void*) {}
+};
+template <bool Traced>
+using RelayWarpTrace = typename std::conditional<Traced && kEnabled, RelayedWarp, NullRelayedWarp>::type;
 
 template <bool Traced>
 struct CtaTrace : NullCtaRecord {};
