@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 #include "warpstage/program.h"
+#include "warpstage/tilegeom.h"
 
 #include "comparepanel.h"
 #include "exportdialog.h"
@@ -43,6 +44,18 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+
+// The kernel's tile configuration for the header (core/tilegeom.h: the recorder's [ws-tiles] tag): shown where
+// the run has one, or where the kernel recorded tiles without one (an older file).
+static QString tileHeaderText(const ws::KernelTrace &trace)
+{
+    const auto g = ws::tileGeometryOf(trace.run);
+    if (!g && trace.tiles.empty())
+        return {};
+    const QString text = QString::fromStdString(ws::tileGeometryShort(g)).toHtmlEscaped();
+    return g ? QStringLiteral(" &nbsp;·&nbsp; %1").arg(text)
+             : QStringLiteral(" &nbsp;·&nbsp; <span style='color:#707680'>%1</span>").arg(text);
+}
 
 namespace ws::ui {
 
@@ -338,7 +351,8 @@ void MainWindow::onKernelLoaded(qint64 id, std::shared_ptr<const ws::KernelTrace
                                 .arg(qint64(trace->intervalCount()))
                                 .arg(QString::fromStdString(trace->run.device.name).toHtmlEscaped())
                                 .arg(trace->run.synthetic ? tr(" &nbsp;<span style='color:#b26a00'>(synthetic)</span>")
-                                                          : QString()));
+                                                          : QString())
+                            + tileHeaderText(*trace));
     statusBar()->showMessage(tr("Kernel %1 loaded: %L2 intervals").arg(id).arg(qint64(trace->intervalCount())), 5000);
     updateActions();
     emit kernelShown(id);
