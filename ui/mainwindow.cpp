@@ -46,11 +46,11 @@
 #include <cmath>
 
 // The kernel's tile configuration for the header (core/tilegeom.h: the recorder's [ws-tiles] tag): shown where
-// the run has one, or where the kernel recorded tiles without one (an older file).
+// the run has one, or where a ladder kernel recorded tiles without one (a file recorded before session 9).
 static QString tileHeaderText(const ws::KernelTrace &trace)
 {
     const auto g = ws::tileGeometryOf(trace.run);
-    if (!g && trace.tiles.empty())
+    if (!g && (trace.tiles.empty() || trace.run.kind != ws::RunKind::Ladder))
         return {};
     const QString text = QString::fromStdString(ws::tileGeometryShort(g)).toHtmlEscaped();
     return g ? QStringLiteral(" &nbsp;·&nbsp; %1").arg(text)

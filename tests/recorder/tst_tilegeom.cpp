@@ -5,8 +5,11 @@
 // the tag through the store, and old files (no tag): "configuration not recorded". No GPU.
 #include "fixture.h"
 #include "warpstage/decode.h"
+#include "warpstage/report.h"
 #include "warpstage/store.h"
 #include "warpstage/tilegeom.h"
+#include "warpstage/traceexport.h"
+#include "warpstage/traceimport.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -259,6 +262,30 @@ private slots:
         QVERIFY(checkTileCoordinates(*g1, t1.tiles, t1.ctas).empty());
         QVERIFY(!tileGeometryOf(runs[2]));
         QCOMPARE(tileGeometryShort(tileGeometryOf(runs[2])), std::string("tile configuration not recorded"));
+
+        // warpstage info: the configuration per run, or that it was not recorded
+        const std::string info = describeFile(path, false);
+        QVERIFY2(info.find("  tiles: 128x128 block (configuration 2 of 5, forced), 6 stages, 3x8 blocks of C") != std::string::npos,
+                 info.c_str());
+        QVERIFY2(info.find("  tiles: 128x64 block (configuration 4 of 5, chosen by the tile rule), 8 stages, 4x16 blocks")
+                     != std::string::npos, info.c_str());
+        QVERIFY2(info.find("  tiles: configuration not recorded") != std::string::npos, info.c_str());
+        const std::string json = describeFile(path, true);
+        QVERIFY(json.find("\"tiles\": {\"block_m\": 128, \"block_n\": 64, \"cluster_m\": 1, \"stages\": 8, \"config\": 4")
+                != std::string::npos);
+        QVERIFY(json.find("\"tiles\": null") != std::string::npos);
+
+        // the Chrome export carries the tag and each CTA's tile text; the import reads the tag back
+        const std::string exported = dir.filePath("tiles.json").toStdString();
+        exportKernelTrace(t0, TraceExportOptions{}, exported);
+        QFile jf(QString::fromStdString(exported));
+        QVERIFY(jf.open(QIODevice::ReadOnly));
+        const QByteArray body = jf.readAll();
+        QVERIFY(body.contains("\"tiles\":\"[ws-tiles block=128x128 cluster=1 stages=6"));
+        QVERIFY(body.contains("\"tile\":\"tile (2, 7) = rows 256-383, cols 896-1023 of C, 128x128 block, 6 stages\""));
+        const RunRecord back = importWarpstageChromeJson(exported);
+        const auto gb = tileGeometryOf(back.info);
+        QVERIFY(gb && *gb == config2());
     }
 
     // Files written before the tag existed (the kept schema 1-4 files): they open, and have no configuration.
