@@ -344,15 +344,14 @@ void MainWindow::onKernelLoaded(qint64 id, std::shared_ptr<const ws::KernelTrace
                                "%L6 lanes, %L7 intervals &nbsp;·&nbsp; %8%9")
                                 .arg(rt ? rt->title.toHtmlEscaped() : rung.toHtmlEscaped())
                                 .arg(trace->run.id)
-                                .arg(shapeText(trace->run))
+                                .arg(shapeText(trace->run) + tileHeaderText(*trace))  // the tile configuration
                                 .arg(formatDuration(double(trace->launch.end - trace->launch.start)))
                                 .arg(qint64(trace->ctas.size()))
                                 .arg(qint64(trace->lanes.size()))
                                 .arg(qint64(trace->intervalCount()))
                                 .arg(QString::fromStdString(trace->run.device.name).toHtmlEscaped())
                                 .arg(trace->run.synthetic ? tr(" &nbsp;<span style='color:#b26a00'>(synthetic)</span>")
-                                                          : QString())
-                            + tileHeaderText(*trace));
+                                                          : QString()));
     statusBar()->showMessage(tr("Kernel %1 loaded: %L2 intervals").arg(id).arg(qint64(trace->intervalCount())), 5000);
     updateActions();
     emit kernelShown(id);
