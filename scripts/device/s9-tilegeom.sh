@@ -38,6 +38,7 @@ REC=$D/warpstage-record
 note "env: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(date -u)"
 
 fails=0
+RUN='"$@"; r=$?; echo "recorder rc=$r"; exit $r'  # a line to match even when the recorder prints nothing
 # name, shape, forced configuration ("" = the rule)
 for spec in "t2 384x1024x1088 2" "t4 400x1000x4096 4" "t1 300x1000x1032 1" "rule 256x4096x4096 -"; do
     set -- $spec
@@ -45,9 +46,9 @@ for spec in "t2 384x1024x1088 2" "t4 400x1000x4096 4" "t1 300x1000x1032 1" "rule
     f=$OUT/$name.wstrace
     rm -f "$f"
     if [ "$tile" = - ]; then
-        step "record-$name" 20 "" env -u WARPSTAGE_STREAMK_TILE "$REC" --rungs streamk --shape "$shape" -n 1 --no-stalls -o "$f" || fails=$((fails + 1))
+        step "record-$name" 20 "recorder rc=0" sh -c "$RUN" _ env -u WARPSTAGE_STREAMK_TILE "$REC" --rungs streamk --shape "$shape" -n 1 --no-stalls -o "$f" || fails=$((fails + 1))
     else
-        step "record-$name" 20 "" env WARPSTAGE_STREAMK_TILE="$tile" "$REC" --rungs streamk --shape "$shape" -n 1 --no-stalls -o "$f" || fails=$((fails + 1))
+        step "record-$name" 20 "recorder rc=0" sh -c "$RUN" _ env WARPSTAGE_STREAMK_TILE="$tile" "$REC" --rungs streamk --shape "$shape" -n 1 --no-stalls -o "$f" || fails=$((fails + 1))
     fi
     step "check-$name" 15 "^OK" python3 - "$f" "$shape" "$tile" "$HDR" <<'EOF' || fails=$((fails + 1))
 import re, sqlite3, sys
