@@ -6,6 +6,7 @@
 #include "whatifengine.h"
 
 #include <warpstage/store.h>
+#include <warpstage/tilegeom.h>
 
 #include <QFileInfo>
 
@@ -130,6 +131,8 @@ bool exportFigure(std::shared_ptr<const ws::KernelTrace> trace, const FigureOpti
         title = QStringLiteral("%1%2  ·  %3")
                     .arg(QString::fromStdString(trace->launch.variant.empty() ? r.variant : trace->launch.variant), shape,
                          QString::fromStdString(trace->launch.name));
+        if (const auto g = ws::tileGeometryOf(r))  // the tile configuration that ran (core/tilegeom.h), where recorded
+            title += QStringLiteral("  ·  ") + QString::fromStdString(ws::tileGeometryShort(g));
         if (r.synthetic)
             title += QStringLiteral("  (synthetic)");
         title += whatIfNote;

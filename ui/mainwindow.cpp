@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 #include "warpstage/program.h"
+#include "warpstage/tilegeom.h"
 
 #include "comparepanel.h"
 #include "exportdialog.h"
@@ -43,6 +44,18 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+
+// The kernel's tile configuration for the header (core/tilegeom.h: the recorder's [ws-tiles] tag): shown where
+// the run has one, or where a ladder kernel recorded tiles without one (a file recorded before session 9).
+static QString tileHeaderText(const ws::KernelTrace &trace)
+{
+    const auto g = ws::tileGeometryOf(trace.run);
+    if (!g && (trace.tiles.empty() || trace.run.kind != ws::RunKind::Ladder))
+        return {};
+    const QString text = QString::fromStdString(ws::tileGeometryShort(g)).toHtmlEscaped();
+    return g ? QStringLiteral(" &nbsp;·&nbsp; %1").arg(text)
+             : QStringLiteral(" &nbsp;·&nbsp; <span style='color:#707680'>%1</span>").arg(text);
+}
 
 namespace ws::ui {
 
@@ -331,7 +344,7 @@ void MainWindow::onKernelLoaded(qint64 id, std::shared_ptr<const ws::KernelTrace
                                "%L6 lanes, %L7 intervals &nbsp;·&nbsp; %8%9")
                                 .arg(rt ? rt->title.toHtmlEscaped() : rung.toHtmlEscaped())
                                 .arg(trace->run.id)
-                                .arg(shapeText(trace->run))
+                                .arg(shapeText(trace->run) + tileHeaderText(*trace))  // the tile configuration
                                 .arg(formatDuration(double(trace->launch.end - trace->launch.start)))
                                 .arg(qint64(trace->ctas.size()))
                                 .arg(qint64(trace->lanes.size()))

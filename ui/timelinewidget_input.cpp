@@ -4,11 +4,37 @@
 #include "timelinewidget_p.h"
 
 #include "timelinepalette.h"
+#include "warpstage/tilegeom.h"
 
 #include <QKeyEvent>
 
 using ws::TimeNs;
 using Range = TimeNavigator::Range;
+
+namespace {
+// "tile (3, 5) = rows 384-511, cols 640-767 of C, 128x128 block, 6 stages" from the run's tile configuration
+// (core/tilegeom.h), or "tile (3, 5) (configuration not recorded)" for a file without one.
+QString tileLine(const ws::KernelTrace &trace, int tileM, int tileN)
+{
+    return QStringLiteral("<br>") + QString::fromStdString(ws::tileText(ws::tileGeometryOf(trace.run), tileM, tileN,
+                                                                        trace.run.m, trace.run.n)).toHtmlEscaped();
+}
+
+// The tile a warp was working on at time t (its own TileBegin..TileEnd, else its CTA's CTA-wide one); nullptr if none.
+const ws::TileSpan *tileAt(const ws::KernelTrace &trace, const ws::Lane &lane, TimeNs t)
+{
+    const ws::TileSpan *ctaWide = nullptr;
+    for (const ws::TileSpan &ts : trace.tiles) {
+        if (ts.ctaId != lane.ctaIndex || t < ts.start || t >= ts.end)
+            continue;
+        if (ts.warpId == lane.warpId)
+            return &ts;
+        if (ts.warpId == 0)
+            ctaWide = &ts;
+    }
+    return ctaWide;
+}
+}  // namespace
 
 QString TimelineWidget::Private::tooltipFor(const TimelinePlottable::Hit &h) const
 {
@@ -47,6 +73,8 @@ QString TimelineWidget::Private::tooltipFor(const TimelinePlottable::Hit &h) con
         s += QStringLiteral("<br>start %1 · duration %2").arg(rel(l.start[i]), timemap::formatDuration(l.duration[i]));
         const QString role = l.roleName.empty() ? QString::fromUtf8(ws::warpRoleName(l.role).data()) : QString::fromStdString(l.roleName);
         s += QStringLiteral("<br>warp %1 (%2) · CTA %3 · SM %4").arg(l.warpIndex).arg(role.toHtmlEscaped()).arg(c.blockLinear).arg(c.smId);
+        if (const ws::TileSpan *ts = tileAt(*trace, l, l.start[i]))
+            s += tileLine(*trace, ts->tileM, ts->tileN);
         return s;
     }
     if (row.type == TimelineRow::Loads && index) {
@@ -63,6 +91,8 @@ QString TimelineWidget::Private::tooltipFor(const TimelinePlottable::Hit &h) con
         if (h.category > 0)
             s += QStringLiteral("<br>%1 … %2 (%3)").arg(rel(h.segStart), rel(h.segEnd), timemap::formatDuration(double(h.segEnd - h.segStart)));
         s += QStringLiteral("<br>CTA %1 · SM %2 · %3 … %4").arg(c.blockLinear).arg(c.smId).arg(rel(c.start), rel(c.end));
+        if (c.tileM >= 0)
+            s += QStringLiteral("<br>first ") + tileLine(*trace, c.tileM, c.tileN).mid(4);
         return s;
     }
     return {};

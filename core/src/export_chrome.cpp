@@ -1,6 +1,7 @@
 // Chrome Trace Event JSON (docs/interop.md): a kernel's per-warp timeline or a run's program view,
 // written event by event (no document in memory), and the file-level export entry points.
 #include "export_impl.h"
+#include "warpstage/tilegeom.h"
 
 #include <algorithm>
 #include <charconv>
@@ -122,6 +123,10 @@ void header(Out& out, std::string_view view, TimeNs origin, const RunInfo& run)
     appendJsonString(s, run.host);
     s += ",\"started_at\":";
     appendJsonString(s, run.startedAt);
+    if (const auto g = tileGeometryOf(run)) {  // the tile configuration (tilegeom.h), read back by the import
+        s += ",\"tiles\":";
+        appendJsonString(s, formatTileTag(*g));
+    }
     s += "}";
     out.put(s);
 }
@@ -170,6 +175,7 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
     EventList ev(out);
 
     // Processes: one per CTA with a selected warp, ordered as the trace orders CTAs (SM, then start).
+    const std::optional<TileGeometry> tiles = tileGeometryOf(trace.run);
     for (std::size_t c = 0; c < trace.ctas.size(); ++c) {
         if (!sel.ctaSelected[c])
             continue;
@@ -188,6 +194,10 @@ ExportStats writeChromeTrace(const KernelTrace& trace, const TraceExportOptions&
         appendInt(a, cta.tileM);
         a += ",\"tile_n\":";
         appendInt(a, cta.tileN);
+        if (cta.tileM >= 0 && tiles) {  // "tile (3, 5) = rows 384-511, cols 640-767 of C, ..." (tilegeom.h)
+            a += ",\"tile\":";
+            appendJsonString(a, tileText(tiles, cta.tileM, cta.tileN, trace.run.m, trace.run.n));
+        }
         a += ",\"ns_per_cycle\":";
         appendDouble(a, cta.nsPerCycle);
         metadata(ev, pid, 0, "process_name", a);

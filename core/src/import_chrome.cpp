@@ -234,6 +234,7 @@ void Importer::readWarpstage()
                 m_run.device.smCount = int(f.integer("sm_count").value_or(0));
                 m_run.host = f.string("host").value_or("");
                 m_run.startedAt = f.string("started_at").value_or("");
+                m_run.notes = f.string("tiles").value_or("");  // the [ws-tiles] tag (tilegeom.h), if exported
             } else {
                 m_launch.name = f.string("name").value_or("imported kernel");
                 m_launch.variant = f.string("variant").value_or("");
@@ -388,7 +389,8 @@ RunRecord Importer::run()
     r.info = m_run;
     r.info.id = 0;
     r.info.commandLine = "warpstage import " + m_path;
-    r.info.notes = "imported from " + m_path + " (Warpstage Chrome JSON export)";
+    r.info.notes = "imported from " + m_path + " (Warpstage Chrome JSON export)"
+                   + (m_run.notes.empty() ? std::string() : "\n" + m_run.notes);  // the [ws-tiles] tag, if any
     KernelRecord k;
     k.launch = m_launch;
     k.launch.traced = true;

@@ -1,5 +1,6 @@
 #include "warpstage/report.h"
 #include "warpstage/runfamily.h"
+#include "warpstage/tilegeom.h"
 
 #include "warpstage/program.h"
 
@@ -145,6 +146,15 @@ std::string describeFile(const std::string& path, bool json)
               << q(r.startedAt) << ", \"command_line\": " << q(r.commandLine) << ", \"notes\": " << q(r.notes)
               << ", \"has_timeline\": " << (r.hasTimeline ? "true" : "false") << ", \"has_stalls\": "
               << (r.hasStalls ? "true" : "false") << ", \"interval_count\": " << rs.intervalCount;
+            if (const auto g = tileGeometryOf(r))  // tilegeom.h; null where the file has no [ws-tiles] tag
+                o << ", \"tiles\": {\"block_m\": " << g->blockM << ", \"block_n\": " << g->blockN
+                  << ", \"cluster_m\": " << g->clusterM << ", \"stages\": " << g->stages << ", \"config\": " << g->config
+                  << ", \"pick\": " << q(g->pick) << ", \"tiles_m\": " << g->tilesM << ", \"tiles_n\": " << g->tilesN
+                  << ", \"k_steps\": " << g->kSteps << ", \"walkers\": " << g->walkers << ", \"work_tiles\": "
+                  << g->workTiles << ", \"dp_tiles\": " << g->dpTiles << ", \"sk_clusters\": " << g->skClusters
+                  << ", \"sk_iters\": " << g->skIters << "}";
+            else
+                o << ", \"tiles\": null";
             if (r.kind == RunKind::Program) {  // the family (core/runfamily.h) and, for a tagged rung, its roofline
                 const RunFamilyInfo fam = familyOf(r);
                 o << ", \"family\": " << q(std::string(familyKey(fam.family))) << ", \"rung\": " << fam.rung;
@@ -206,6 +216,11 @@ std::string describeFile(const std::string& path, bool json)
             o << "  command: " << r.commandLine << "\n";
         if (!r.notes.empty())
             o << "  notes: " << r.notes << "\n";
+        // the tile configuration that ran (tilegeom.h: the recorder's [ws-tiles] tag; older files have none)
+        if (const auto g = tileGeometryOf(r))
+            o << "  tiles: " << tileGeometryText(*g) << "\n";
+        else
+            o << "  tiles: " << kTileConfigNotRecorded << "\n";
         o << "  timeline: " << (r.hasTimeline ? "yes" : "no") << ", stalls: " << (r.hasStalls ? "yes" : "no")
           << ", intervals: " << rs.intervalCount << "\n";
         const auto metrics = store.metrics(r.id);

@@ -6,6 +6,7 @@
 #include "host_info.h"
 #include "cupti_api.h"
 #include "gemm_data.h"
+#include "ladder_tiles.h"
 #include "warpstage/analysis.h"
 #include "warpstage/decode.h"
 #include "warpstage/ladder_sources.h"
@@ -415,6 +416,9 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
         std::vector<std::string> notes, failures;
 
         ladder::TraceGeometry geom = ladder::traceGeometry(rung, o.shape, dev.smCount);
+        // the tile configuration that runs (stream-K: one of kTiles per shape), first in the notes (tilegeom.h)
+        const TileGeometry tiles = ladder::tileGeometryOf(ladder::launchTiles(rung, o.shape, dev.smCount));
+        if (tiles.blockM > 0) notes.push_back(formatTileTag(tiles));
         if (o.testEventsPerWarp > 0) {  // tests only: a small capacity forces an overflow
             geom.eventsPerWarp = std::uint32_t(o.testEventsPerWarp);
             geom.bufferBytes = trace::bufferBytes(geom.numCtas, geom.warpsPerCta, geom.eventsPerWarp);
@@ -554,6 +558,9 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
                 KernelRecord kr = decode::decodeTrace(buffers[rep].data(), buffers[rep].size(), geom, kl, dopt, rep_);
                 if (!rep_.ok) failures.push_back("traced launch " + std::to_string(rep + 1) + ": " + rep_.failureReason);
                 for (const auto& w : rep_.warnings) notes.push_back("traced launch " + std::to_string(rep + 1) + ": " + w);
+                if (tiles.blockM > 0)
+                    for (const auto& w : checkTileCoordinates(tiles, kr.tiles, kr.ctas))
+                        notes.push_back("traced launch " + std::to_string(rep + 1) + ": " + w);
                 if (rep == 0) {
                     notes.push_back("clock: median " + fmtDouble(rep_.medianNsPerCycle, 6) + " ns/cycle ("
                                     + fmtDouble(rep_.medianNsPerCycle > 0 ? 1000.0 / rep_.medianNsPerCycle : 0, 1)

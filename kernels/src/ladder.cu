@@ -3,6 +3,7 @@
 #include "warpstage/ladder.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -249,6 +250,7 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     std::uint64_t walkers = n_is_pingpong(r->info.name) ? g.numCtas / kPpCluster : g.numCtas;
     if (r->info.name == "streamk") {  // the tile configuration this shape gets (streamk_schedule.h: kTiles)
         const auto& t = ws::kern::sk::kTiles[ws::kern::streamkTile(s.m, s.n, s.k, int(g.numCtas))];
+        g.stages = std::uint32_t(t.stages);  // the ring of this configuration (kTiles), not pingpong's
         g.bytesPerKStep = std::uint32_t((ws::kern::sk::boxRowsA(t, s.m) + t.bn) * kBK * 2);  // A's box: M's rows (s9)
         tiles = std::uint64_t(ws::kern::sk::tileCountOf(t, s.m, s.n));
         walkers = g.numCtas / std::uint32_t(t.cl);
@@ -277,6 +279,51 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     events += events / 16 + 32;
     g.eventsPerWarp = std::uint32_t(std::min<std::uint64_t>(events, 0xFFFFFFF0u));
     g.bufferBytes = ws::trace::bufferBytes(g.numCtas, g.warpsPerCta, g.eventsPerWarp);
+    return g;
+}
+
+LaunchTiles launchTiles(std::string_view rung, const Shape& s, int smCount)
+{
+    LaunchTiles g;
+    const RungImpl* r = findImpl(rung);
+    if (!r || !checkShape(rung, s).empty()) return g;
+    const int ctas = int(gridCtas(*r, s, smCount));
+    g.blockK = r->bk;
+    g.kSteps = (s.k + r->bk - 1) / r->bk;
+    if (n_is_pingpong(r->info.name)) {  // TileBegin counts CTA blocks (128 rows), a cluster of kPpCluster along M
+        g.blockM = kPpBM;
+        g.blockN = kPpBN;
+        g.clusterM = kPpCluster;
+        g.stages = kPpStages;
+    } else {
+        g.blockM = r->bm;
+        g.blockN = r->bn;
+        g.stages = r->stages;
+    }
+    if (r->info.name == "streamk") {  // the configuration this launch gets: read from kTiles (one source of truth)
+        const int i = ws::kern::streamkTile(s.m, s.n, s.k, ctas);
+        const auto& t = ws::kern::sk::kTiles[i];
+        g.blockM = t.bm;  // 64-row blocks (s9-smallm: kTiles 5-6) count TileBegin rows in 64s
+        g.blockN = t.bn;
+        g.clusterM = t.cl;
+        g.stages = t.stages;
+        g.config = i;
+        g.configCount = ws::kern::sk::kTileCount;
+        const char* f = std::getenv("WARPSTAGE_STREAMK_TILE");  // as streamkTile reads it
+        g.forced = f && *f && std::atoi(f) == i;
+    }
+    // both CTAs of a cluster mark their block, also one wholly past M (M = 300 in 256-row clusters: block row 3)
+    const int clusterRows = (s.m + g.blockM * g.clusterM - 1) / (g.blockM * g.clusterM);
+    g.tilesM = clusterRows * g.clusterM;
+    g.tilesN = (s.n + g.blockN - 1) / g.blockN;
+    g.workTiles = clusterRows * g.tilesN;
+    g.walkers = r->persistent ? ctas / g.clusterM : g.workTiles;
+    if (r->info.name == "streamk") {
+        const auto p = ws::kern::sk::plan(g.workTiles, g.kSteps, g.walkers);
+        g.dpTiles = p.dpTiles;
+        g.skClusters = p.skClusters;
+        g.skIters = p.skIters;
+    }
     return g;
 }
 

@@ -5,6 +5,8 @@
 // (ceil-div), so a traced launch at an odd shape has room for every event. Exit: 0 passed, 1 failed.
 #include <warpstage/ladder.h>
 
+#include "streamk_schedule.h"  // kTiles: what launchTiles must report (one source of truth)
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -143,6 +145,49 @@ int main()
         expect(small.bytesPerKStep == (8 + 64) * 128 && big.bytesPerKStep == (128 + 256) * 128,
                "streamk bytes per k-step: " + std::to_string(small.bytesPerKStep) + " at 1x4096x4096 (want 9216), "
                    + std::to_string(big.bytesPerKStep) + " at 4096^3 (want 49152)");
+    }
+
+    // launchTiles (session 9, s9-tilegeom): the tile configuration a launch runs with, for the recording's
+    // [ws-tiles] tag. Stream-K forced to each of kTiles at 300x1000x1032 (a cluster's second block past M = 300).
+    for (int i = 0; i < ws::kern::sk::kTileCount; ++i) {
+        const auto& k = ws::kern::sk::kTiles[i];
+        setenv("WARPSTAGE_STREAMK_TILE", std::to_string(i).c_str(), 1);
+        const ladder::Shape s{300, 1000, 1032};
+        const auto t = ladder::launchTiles("streamk", s, 132);
+        const auto g = ladder::traceGeometry("streamk", s, 132);
+        const int rowsM = (300 + k.bm * k.cl - 1) / (k.bm * k.cl), tn = (1000 + k.bn - 1) / k.bn;
+        expect(t.blockM == k.bm && t.blockN == k.bn && t.clusterM == k.cl && t.stages == k.stages && t.blockK == 64
+                   && t.config == i && t.configCount == ws::kern::sk::kTileCount && t.forced,
+               "streamk forced to kTiles[" + std::to_string(i) + "]: block " + std::to_string(t.blockM) + "x"
+                   + std::to_string(t.blockN) + ", cluster " + std::to_string(t.clusterM) + ", "
+                   + std::to_string(t.stages) + " stages, config " + std::to_string(t.config));
+        expect(t.tilesM == rowsM * k.cl && t.tilesN == tn && t.workTiles == rowsM * tn && t.kSteps == 17
+                   && t.walkers == int(g.numCtas) / k.cl,
+               "streamk kTiles[" + std::to_string(i) + "] grid " + std::to_string(t.tilesM) + "x"
+                   + std::to_string(t.tilesN) + ", " + std::to_string(t.workTiles) + " work tiles, "
+                   + std::to_string(t.walkers) + " walkers");
+        const auto p = ws::kern::sk::plan(t.workTiles, t.kSteps, t.walkers);
+        expect(t.dpTiles == p.dpTiles && t.skClusters == p.skClusters && t.skIters == p.skIters,
+               "streamk kTiles[" + std::to_string(i) + "] plan: " + std::to_string(t.dpTiles) + " data-parallel, "
+                   + std::to_string(t.skIters) + " split k-steps over " + std::to_string(t.skClusters));
+        expect(g.stages == std::uint32_t(k.stages) && g.bytesPerKStep == std::uint32_t((ws::kern::sk::boxRowsA(k, 300) + k.bn) * 64 * 2),
+               "streamk kTiles[" + std::to_string(i) + "] trace header: " + std::to_string(g.stages) + " stages, "
+                   + std::to_string(g.bytesPerKStep) + " bytes per k-step");
+    }
+    unsetenv("WARPSTAGE_STREAMK_TILE");
+    {
+        const ladder::Shape s{256, 4096, 4096};
+        const auto t = ladder::launchTiles("streamk", s, 132);
+        const int rule = ws::kern::sk::chooseTile(s.m, s.n, s.k, int(ladder::traceGeometry("streamk", s, 132).numCtas));
+        expect(t.config == rule && !t.forced && t.blockN == ws::kern::sk::kTiles[rule].bn,
+               "streamk at 256x4096x4096: the rule's configuration " + std::to_string(rule) + " (reported "
+                   + std::to_string(t.config) + (t.forced ? ", forced" : ", rule") + ")");
+        const auto pp = ladder::launchTiles("pingpong", {4096, 4096, 4096}, 132);
+        expect(pp.blockM == 128 && pp.blockN == 256 && pp.clusterM == 2 && pp.stages == 4 && pp.config == -1
+                   && pp.dpTiles == -1 && pp.tilesM == 32 && pp.tilesN == 16 && pp.workTiles == 256,
+               "pingpong tiles: 128x256 blocks in clusters of 2, 4 stages, 32x16 blocks, 256 work tiles");
+        expect(ladder::launchTiles("pingpong", {1000, 4096, 4100}, 132).blockM == 0,
+               "a refused shape has no tile configuration");
     }
 
     std::printf("\n%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);

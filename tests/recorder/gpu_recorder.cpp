@@ -7,6 +7,7 @@
 #include "warpstage/ladder.h"
 #include "warpstage/recorder.h"
 #include "warpstage/store.h"
+#include "warpstage/tilegeom.h"
 
 #include <unistd.h>
 
@@ -101,6 +102,16 @@ int main(int argc, char** argv)
             if (!traced || !untraced) continue;
             const auto geom = ladder::traceGeometry(run.variant, shape, run.device.smCount);
             const KernelTrace t = store.loadKernel(traced->id);
+            {  // the tile configuration (s9-tilegeom): tagged as launchTiles says, every TileBegin inside its grid
+                const auto tg = tileGeometryOf(run);
+                const auto lt = ladder::launchTiles(run.variant, shape, run.device.smCount);
+                CHECK(tg && tg->blockM == lt.blockM && tg->blockN == lt.blockN && tg->clusterM == lt.clusterM
+                          && tg->stages == lt.stages && tg->config == lt.config && tg->tilesM == lt.tilesM,
+                      "%s: [ws-tiles] tag as launchTiles says (notes: %s)", run.variant.c_str(), run.notes.c_str());
+                if (tg)
+                    for (const auto& w : checkTileCoordinates(*tg, t.tiles, t.ctas))
+                        CHECK(false, "%s: %s", run.variant.c_str(), w.c_str());
+            }
             CHECK(t.ctas.size() == geom.numCtas, "%s: %zu CTAs, grid %u", run.variant.c_str(), t.ctas.size(), geom.numCtas);
             bool inside = true;
             for (const auto& c : t.ctas) inside &= c.start >= traced->start && c.end <= traced->end;

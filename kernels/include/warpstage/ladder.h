@@ -50,6 +50,28 @@ struct TraceGeometry {
 };
 TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount);
 
+// The tile configuration a launch of the rung at this shape runs with (what TileBegin's (tileM, tileN) count in,
+// the ring, stream-K's configuration from kTiles and its plan). The recorder turns it into core's ws::TileGeometry
+// (the same fields, core/include/warpstage/tilegeom.h) for the run's [ws-tiles] tag; this header stays core-free
+// because CUDA translation units include it. Empty (blockM 0) for an unknown rung or a refused shape.
+struct LaunchTiles {
+    int blockM = 0, blockN = 0;  // rows x columns of C per CTA block (TileBegin's units)
+    int clusterM = 1;            // CTAs per cluster along M
+    int stages = 0;              // ring stages
+    int blockK = 0;              // K per k-step
+    int config = -1;             // stream-K: index into kTiles (streamk_schedule.h); -1: the rung has one
+    int configCount = 0;
+    bool forced = false;         // WARPSTAGE_STREAMK_TILE chose it (else the tile rule)
+    int tilesM = 0, tilesN = 0;  // blocks of C along M, N
+    int kSteps = 0;              // per tile
+    int walkers = 0;             // clusters (persistent) or work tiles (one CTA each)
+    int workTiles = 0;           // tiles of the walk (a cluster's block)
+    int dpTiles = -1;            // stream-K plan: data-parallel tiles (-1: not stream-K)
+    int skClusters = 0;
+    long long skIters = 0;
+};
+LaunchTiles launchTiles(std::string_view rung, const Shape& s, int smCount);
+
 // Launch one rung on `stream` (a cudaStream_t, may be null).
 //   a, b, c: device pointers (bf16). traceBuffer: device pointer to a buffer of
 //   at least traceGeometry(...).bufferBytes whose TraceBufferHeader the caller
