@@ -14,6 +14,7 @@
 #include <warpstage/trace.cuh>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "../src/common/epilogue_warp.cuh"
@@ -32,7 +33,11 @@ namespace wt = ws::trace;
 
 constexpr int kTileN = 128, kTileM = 224, BK = 64, kThreads = 384, kWarps = kThreads / 32;
 constexpr uint32_t kBytesE = kTileN * BK * 2, kBytesWHalf = kTileM / 2 * BK * 2, kStage = kBytesE + 2 * kBytesWHalf;
-using Staging = EpilogueStagingT<kTileM>;
+// s9-lcet's epilogue variants (LCE_TVAR=V, timing runs): V -> (swizzle of U / out, read-ahead batch, diagnostic)
+constexpr int kVarSwz[] = {64, 64, 128, 128, 64, 64, 64}, kVarKB[] = {2, 7, 2, 7, 2, 2, 2}, kVarDiag[] = {0, 0, 0, 0, 1, 2, 3};
+template <int V>
+using StagingV = EpilogueStagingT<kTileM, kVarSwz[V], kVarKB[V], kVarDiag[V]>;
+using Staging = StagingV<0>;
 template <int S>
 using PlanOf = SmemPlan<kStage, S, Staging::kBytes>;
 
@@ -49,11 +54,12 @@ __device__ __forceinline__ int flagIndexT(const Params& p, int user, int tm, int
 
 // UserStage = false: rung 3's candidate (U from cuBLAS); true: rung 4's (the user tiles first in the same walk, their
 // halves stored into U by the epilogue warp and published by ready flags, as epiwarp_kernel.cuh's rung 4).
-template <int S, bool UserStage>
+template <int S, bool UserStage, int V>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params& p)
 {
+    using Staging = StagingV<V>;
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
     using Plan = PlanOf<S>;
     extern __shared__ uint8_t smemRaw[];
@@ -198,32 +204,32 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     clusterSync();
 }
 
-template <int S>
+template <int S, int V>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarpT(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                      const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                      const int32_t* __restrict__ userOf, const Params p)
 {
-    body<S, false>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, userOf, nullptr, p);
+    body<S, false, V>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, userOf, nullptr, p);
 }
-template <int S>
+template <int S, int V>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
     lceUserFirstT(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                   const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                   const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                   const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    body<S, true>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
+    body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
 
 namespace {
-template <int S, bool UserStage>
+template <int S, bool UserStage, int V>
 std::string launch(Problem& p)
 {
     const Shape& s = p.s;
     const char* what = UserStage ? "rung 4 (transposed)" : "rung 3 (transposed)";
-    const auto kern = UserStage ? lceUserFirstT<S> : nullptr;
-    const auto kern3 = lceEpilogueWarpT<S>;
+    const auto kern = UserStage ? lceUserFirstT<S, V> : nullptr;
+    const auto kern3 = lceEpilogueWarpT<S, V>;
     const void* k = UserStage ? reinterpret_cast<const void*>(kern) : reinterpret_cast<const void*>(kern3);
     const int smem = int(PlanOf<S>::bytes(true, kWarps));
     static_assert(PlanOf<S>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
@@ -266,8 +272,10 @@ std::string launch(Problem& p)
     if (err.empty() && UserStage) err = map2(&wu, p.wUserP, p.kUserP);
     if (err.empty() && UserStage)
         err = map3(&eu, p.eUser, s.n, s.kUser, p.users, 64, uint32_t(BK), CU_TENSOR_MAP_SWIZZLE_128B);
-    if (err.empty()) err = map3(&um, p.u, s.n, s.m, p.users, 32, uint32_t(kTileM), CU_TENSOR_MAP_SWIZZLE_64B);
-    if (err.empty()) err = map3(&om, p.out, s.n, s.m, s.b, 32, uint32_t(kTileM), CU_TENSOR_MAP_SWIZZLE_64B);
+    constexpr uint32_t boxN = uint32_t(kVarSwz[V] / 2);
+    constexpr CUtensorMapSwizzle swz = kVarSwz[V] == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    if (err.empty()) err = map3(&um, p.u, s.n, s.m, p.users, boxN, uint32_t(kTileM), swz);
+    if (err.empty()) err = map3(&om, p.out, s.n, s.m, s.b, boxN, uint32_t(kTileM), swz);
     if (!err.empty()) return std::string(what) + ": " + err;
     Params q{};
     q.mTiles = (s.m + kTileM - 1) / kTileM;
@@ -299,12 +307,41 @@ std::string launch(Problem& p)
 
 }  // namespace tposed
 
+namespace {
+int tuneVariant()
+{
+    static const int v = [] {
+        const char* e = std::getenv("LCE_TVAR");
+        const int x = e ? std::atoi(e) : 0;
+        if (x) std::fprintf(stderr, "lce: transposed epilogue variant %d\n", x);
+        return x;
+    }();
+    return v;
+}
+}  // namespace
+
 std::string runTransposedRung3(Problem& p)
 {
     std::string err = userGemm(p, true);
     if (!err.empty()) return err;
-    return tposed::launch<3, false>(p);
+    switch (tuneVariant()) {
+    case 1: return tposed::launch<3, false, 1>(p);
+    case 2: return tposed::launch<3, false, 2>(p);
+    case 3: return tposed::launch<3, false, 3>(p);
+    case 4: return tposed::launch<3, false, 4>(p);
+    case 5: return tposed::launch<3, false, 5>(p);
+    case 6: return tposed::launch<3, false, 6>(p);
+    default: return tposed::launch<3, false, 0>(p);
+    }
 }
-std::string runTransposedRung4(Problem& p) { return tposed::launch<3, true>(p); }
+std::string runTransposedRung4(Problem& p)
+{
+    switch (tuneVariant()) {
+    case 1: return tposed::launch<3, true, 1>(p);
+    case 2: return tposed::launch<3, true, 2>(p);
+    case 3: return tposed::launch<3, true, 3>(p);
+    default: return tposed::launch<3, true, 0>(p);
+    }
+}
 
 }  // namespace ws::lce

@@ -29,10 +29,15 @@ __device__ __forceinline__ void ldmatrixX4Trans(uint32_t addr, uint32_t& r0, uin
                  : "memory");
 }
 
-template <int TM>
+// Swz: the swizzle of U / out's boxes (64: two boxes of 32 N per half, rows of 64 bytes; 128: one box of 64 N, rows
+// of 128 bytes); KB: pairs of column groups read ahead per batch in epilogueAdd; Diag (timing only, output wrong):
+// 1 = the consumers skip the add (no ldmatrix / stmatrix), 2 = the epilogue warp moves no bytes (no U load, no store).
+template <int TM, int Swz = 64, int KB = 2, int Diag = 0>
 struct EpilogueStagingT {
-    static constexpr int kBoxes = 2;                                  // 32 columns of N each
-    static constexpr uint32_t kBoxBytes = uint32_t(TM) * 64;          // TM rows of 64 bytes
+    static_assert(Swz == 64 || Swz == 128, "64- or 128-byte swizzle");
+    static constexpr int kBoxes = Swz == 64 ? 2 : 1;                  // boxes of Swz / 2 columns of N
+    static constexpr int kBoxCols = Swz / 2;
+    static constexpr uint32_t kBoxBytes = uint32_t(TM) * Swz;         // TM rows of Swz bytes
     static constexpr uint32_t kHalfBytes = kBoxes * kBoxBytes;
     static constexpr uint32_t kBytes = 2 * kHalfBytes;
     static constexpr int kBarriers = 4;
@@ -60,7 +65,8 @@ struct EpilogueStagingT {
     {
         const int lane = tInWg & 31, w = tInWg >> 5, i = lane >> 3;
         const int m = 8 * (j + (i >> 1)) + (lane & 7), n0 = 16 * w + 8 * (i & 1);
-        return h + uint32_t((n0 >> 5) * kBoxBytes) + staging64Offset(m, (n0 & 31) >> 3, 0);
+        if constexpr (Swz == 128) return h + uint32_t(m * 128 + (((n0 >> 3) ^ (m & 7)) << 4));
+        else return h + uint32_t((n0 >> 5) * kBoxBytes) + staging64Offset(m, (n0 & 31) >> 3, 0);
     }
 
     // ---- the epilogue warp
@@ -76,9 +82,9 @@ struct EpilogueStagingT {
                                               bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Store, n, uint8_t(cw));
-        if (issuer) {
+        if (issuer && !(Diag & 2)) {
 #pragma unroll
-            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * kBoxBytes, x + c * 32, y, z);
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * kBoxBytes, x + c * kBoxCols, y, z);
             bulkCommit();
             bulkWaitRead<0>();
         }
@@ -93,7 +99,7 @@ struct EpilogueStagingT {
         tr.event(ws::trace::kind::Store, n, uint8_t(cw));
         if (issuer) {
 #pragma unroll
-            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmDst, half(cw) + c * kBoxBytes, x + c * 32, y, z);
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmDst, half(cw) + c * kBoxBytes, x + c * kBoxCols, y, z);
             bulkCommit();
             bulkWait<0>();
             fenceProxyAsyncGlobal();
@@ -115,10 +121,11 @@ struct EpilogueStagingT {
                                                 bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Load, n, uint8_t(cw));
-        if (issuer) {
+        if (issuer && (Diag & 2)) mbarArrive(&uFull[cw]);
+        else if (issuer) {
             mbarArriveExpectTx(&uFull[cw], kHalfBytes);
 #pragma unroll
-            for (int c = 0; c < kBoxes; ++c) tmaLoad3d(half(cw) + c * kBoxBytes, tmU, &uFull[cw], x + c * 32, y, z);
+            for (int c = 0; c < kBoxes; ++c) tmaLoad3d(half(cw) + c * kBoxBytes, tmU, &uFull[cw], x + c * kBoxCols, y, z);
         }
         __syncwarp();
     }
@@ -135,10 +142,10 @@ struct EpilogueStagingT {
     {
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
-        constexpr int kB = 2;  // pairs of column groups per batch (TM / 16 pairs in all)
+        constexpr int kB = KB;  // pairs of column groups per batch (TM / 16 pairs in all)
         static_assert((TM / 8) % (2 * kB) == 0, "whole batches");
 #pragma unroll
-        for (int j0 = 0; j0 < TM / 8; j0 += 2 * kB) {
+        for (int j0 = 0; !(Diag & 1) && j0 < TM / 8; j0 += 2 * kB) {
             uint32_t u[kB][4];
 #pragma unroll
             for (int b = 0; b < kB; ++b) ldmatrixX4Trans(matrixAddr(h, tInWg, j0 + 2 * b), u[b][0], u[b][1], u[b][2], u[b][3]);
