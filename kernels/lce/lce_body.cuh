@@ -1,0 +1,308 @@
+// The kernel body of rungs 3 and 4 (epilogue_warp.cu, user_first.cu): ONE loop for both, on the TRANSPOSED
+// formulation (since s9-lcet; s8-lcespeed's candidate): out[b]^T = E[b]^T . W^T. Rung 4 is rung 3 with the user stage
+// (UserStage = true): U = W_user . E_user's tiles are the first units of the same persistent walk.
+// Tiles: a CTA computes 128 (N) x 224 (M) of out[b]^T -- N = 256 on the wgmma M side (two consumer warpgroups of 64
+// rows of N each; CTA pairs on the two N halves of a 256-wide N tile), M = 433 on the wgmma N side as tiles of 224
+// (m64n224k16: 448 columns of MMA, no short tile idling in a pair). A = E[b]^T is MN-major exactly as TMA brings E
+// (two 64 (N) x 64 (K) boxes, 128-byte swizzle, imm-trans-a = 1); B = W^T K-major from W's rows (224 rows of 64 K);
+// each CTA of the pair loads 112 of W's rows and multicasts them to both. Stage 16 + 28 = 44 KB, 3 stages.
+// Rows of M past the tensor are zero-filled by TMA on load and dropped on store, as are columns of N and the K tail.
+// Warp 0: the producer; warp 1: the epilogue warp (kernels/src/common/epilogue_warp.cuh: EpilogueWarp over an
+// EpilogueStagingOf<StagingCols<224, Swz>>: U TMA-loaded into a warpgroup's half ahead of time, the consumers add their
+// accumulator with ldmatrix / stmatrix .trans and hand it over, the warp TMA-stores it); warps 2-3 idle; warps 4-11
+// the two consumer warpgroups.
+// Rung 4's user tiles go through the staging too (epilogueStage: fp16(acc)); the epilogue warp TMA-stores the half
+// into U, waits until the stores are complete and releases one ready flag per (user, M tile, N tile, CTA rank, half)
+// (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag of the half it is about to load
+// (waitOrderFlag). No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units in
+// increasing order with user units first (which wait for no flag), and only the epilogue warp waits for a flag, never
+// holding ring slots.
+// Variants (template V, kVariant below; the rung is V = 0, the others are timing diagnostics run by
+// `LCE_TVAR=V lce ...`, output wrong where Diag is set).
+// Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
+// Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
+// tileN = n0 / 128 (+ 1000 for user tiles). Consumer lanes: "consumer WG0" / "consumer WG1".
+#pragma once
+
+#include <warpstage/trace.cuh>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "../src/common/epilogue_warp.cuh"
+#include "../src/common/mma.cuh"
+#include "../src/common/ring.cuh"
+#include "../src/common/smem_plan.cuh"
+#include "../src/common/tma.cuh"
+#include "lce_rungs.h"
+#include "wgmma_f16_tn224.cuh"
+
+namespace ws::lce::body {
+using namespace ws::kern;
+namespace wt = ws::trace;
+
+constexpr int kTileN = kUfTileN / 2, kTileM = kUfTileM, BK = 64, kThreads = 384, kWarps = kThreads / 32;
+constexpr uint32_t kBytesE = kTileN * BK * 2, kBytesWHalf = kTileM / 2 * BK * 2, kStage = kBytesE + 2 * kBytesWHalf;
+static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
+
+// Variant V -> (swizzle of U / out's boxes, read-ahead batch of the add, diagnostic bits: 1 no add, 2 no U load /
+// no store). V = 0 is the rung.
+struct Variant {
+    int swz, kb, diag;
+};
+// s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
+// 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
+constexpr Variant kVariant[] = {{128, 7, 0}, {64, 2, 0}, {128, 2, 0}, {64, 7, 0}, {128, 7, 1}, {128, 7, 2}, {128, 7, 3}};
+constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
+template <int V>
+using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag>;
+template <int S>
+using PlanOf = SmemPlan<kStage, S, StagingV<0>::kBytes>;
+
+struct Params {
+    int units, mTiles, nTiles, kSteps;  // kSteps: ceil(K_cand / 64)
+    int userUnits, kStepsUser, epoch;   // rung 4's user stage: user units first, ready flags
+};
+// One ready flag per (user, M tile, N tile, CTA rank, half) (lce_shape.h: userFirstWalk's flags).
+__device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int nt, uint32_t rank, int cw)
+{
+    return (((user * p.mTiles + tm) * p.nTiles + nt) * 2 + int(rank)) * 2 + cw;
+}
+
+template <int S, bool UserStage, int V>
+__device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
+                                     const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
+                                     const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params& p)
+{
+    using Staging = StagingV<V>;
+    static_assert(Staging::kBytes == StagingV<0>::kBytes, "every variant has the rung's shared-memory plan");
+    static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
+    using Plan = PlanOf<S>;
+    extern __shared__ uint8_t smemRaw[];
+    const Plan plan(smemRaw);
+    Ring<S, 2> ring{plan.full(), plan.empty()};
+    const uint32_t rank = clusterCtaRank();
+    ring.peer = rank ^ 1u;
+    const Staging staging(plan.epiStaging(), plan.empty() + S);
+    wt::Cta cta;
+    cta.pipeline(S, kStage);
+    const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
+    const int cluster = int(blockIdx.x) / 2, clusters = int(gridDim.x) / 2;
+    if (tid == 0) {
+        if constexpr (UserStage) {
+            tmaPrefetchDesc(&tmWu);
+            tmaPrefetchDesc(&tmEu);
+        }
+        tmaPrefetchDesc(&tmWc);
+        tmaPrefetchDesc(&tmEc);
+        tmaPrefetchDesc(&tmU);
+        tmaPrefetchDesc(&tmOut);
+        staging.init();
+        ring.init(8);  // (its fenceBarrierInit covers the staging's barriers)
+    }
+    clusterSync();
+    // unit u: user units first (UserStage), then candidates; in each part M tile fastest, then N tile (256 wide: this
+    // CTA's half of it), then the user / candidate b
+    auto unitOf = [&](int u, bool& user, int& tm, int& nt, int& n0, int& b) {
+        user = UserStage && u < p.userUnits;
+        const int i = user ? u : u - (UserStage ? p.userUnits : 0);
+        tm = i % p.mTiles;
+        const int r = i / p.mTiles;
+        nt = r % p.nTiles;
+        n0 = nt * 2 * kTileN + int(rank) * kTileN;
+        b = r / p.nTiles;
+    };
+
+    if (wg == 0) {
+        setMaxNRegDec<40>();
+        if (warp == 0) {  // producer: E (this CTA's 128 N columns, two boxes) and half of W's 224 rows, multicast
+            wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
+            const bool issuer = laneId() == 0;
+            int fill = 0;
+            for (int u = cluster; u < p.units; u += clusters) {
+                bool user;
+                int tm, nt, n0, b;
+                unitOf(u, user, tm, nt, n0, b);
+                const CUtensorMap* tmA = user ? &tmEu : &tmEc;
+                const CUtensorMap* tmB = user ? &tmWu : &tmWc;
+                const int KT = user ? p.kStepsUser : p.kSteps;
+                w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
+                for (int kt = 0; kt < KT; ++kt, ++fill) {
+                    const uint64_t t = ring.waitSlot(fill, w);
+                    ring.issueLoad(fill, t, kStage, issuer, w, [&](int s, uint64_t* bar) {
+                        uint8_t* st = plan.stage(s);
+#pragma unroll
+                        for (int q = 0; q < 2; ++q) tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, kt * BK, b);
+                        tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
+                                           tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3));
+                    });
+                }
+                w.tileEnd();
+            }
+            w.end();
+        } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
+            wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
+            EpilogueWarp<kTileM, Staging> ew{staging, &tmOut, &tmU, laneId() == 0};
+            for (int u = cluster; u < p.units; u += clusters) {
+                bool user;
+                int tm, nt, n0, b;
+                unitOf(u, user, tm, nt, n0, b);
+                w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
+                if (user) {  // into U[b] itself, then the half's ready flag
+                    for (int cw = 0; cw < 2; ++cw)
+                        ew.nextPublished(cw, n0 + cw * 64, tm * kTileM, b, &flags[flagIndex(p, b, tm, nt, rank, cw)],
+                                         p.epoch, w);
+                    w.tileEnd();
+                    continue;
+                }
+                const int uo = userOf[b];
+                for (int cw = 0; cw < 2; ++cw)
+                    ew.next(cw, n0 + cw * 64, tm * kTileM, b, n0 + cw * 64, tm * kTileM, uo,
+                            [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
+                                if constexpr (UserStage)
+                                    waitOrderFlag(&flags[flagIndex(p, uo, tm, nt, rank, cw)], p.epoch, ew.issuer, n,
+                                                  uint8_t(cw), w);
+                            },
+                            w);
+                w.tileEnd();
+            }
+            ew.finish(w);
+            w.end();
+        } else {  // warps 2-3: nothing to do; while recording they stay for the CTA record
+            if (!cta.recording()) return;
+            wt::Warp<wt::Staged> idle(cta, wt::role::Idle, 0, uint8_t(warp), wt::kNoUserRole, plan.traceStaging(warp));
+            idle.end();
+            cta.end();
+            return;
+        }
+    } else {
+        setMaxNRegInc<232>();
+        const int cw = wg - 1, tInWg = tid & 127;
+        // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
+        wt::Warp<wt::Staged> w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
+                               plan.traceStaging(warp));
+        const bool lane0 = laneId() == 0;
+        int fill = 0, done = 0;
+        for (int u = cluster; u < p.units; u += clusters) {
+            bool user;
+            int tm, nt, n0, b;
+            unitOf(u, user, tm, nt, n0, b);
+            w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
+            const int KT = user ? p.kStepsUser : p.kSteps;
+            float acc[kTileM / 2];
+            for (int kt = 0; kt < KT; ++kt, ++fill) {
+                const int s = Ring<S, 2>::slot(fill);
+                ring.waitData(fill, w);
+                const uint32_t st = smemAddr(plan.stage(s));
+                w.event(wt::kind::MmaIssue, fill, uint8_t(s));
+                wgmmaFence();
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk)
+                    wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
+                                           wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
+                wgmmaCommit();
+                if (kt > 0) {
+                    mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+                    ring.release(fill - 1, lane0, w);
+                }
+            }
+            mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+            fenceAcc(acc);
+            ring.release(fill - 1, lane0, w);
+            staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
+            if (user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
+            else staging.epilogueAdd(acc, cw, done, tInWg, w);
+            ++done;
+            w.tileEnd();
+        }
+        w.end();
+    }
+    cta.end();
+    clusterSync();
+}
+
+// ---- host side
+// The variant `LCE_TVAR=V` asks for (0: the rung; read once).
+inline int variantFromEnv()
+{
+    static const int v = [] {
+        const char* e = std::getenv("LCE_TVAR");
+        const int x = e ? std::atoi(e) : 0;
+        if (x < 0 || x >= kVariants) return 0;
+        if (x) std::fprintf(stderr, "lce: rungs 3-4 epilogue variant %d (timing diagnostics)\n", x);
+        return x;
+    }();
+    return v;
+}
+
+// How many CTA pairs of kernel `k` are resident at once (0 and a sentence in `err` if the runtime cannot tell).
+inline int residentPairs(const void* k, int smem, std::string& err)
+{
+    if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
+        err = "cannot get " + std::to_string(smem) + " bytes of shared memory";
+        return 0;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(2 * 256, 1, 1);
+    cfg.blockDim = dim3(kThreads, 1, 1);
+    cfg.dynamicSmemBytes = size_t(smem);
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, k, &cfg) != cudaSuccess || n <= 0) {
+        cudaGetLastError();
+        err = "cannot tell how many CTA pairs are resident";
+        return 0;
+    }
+    return n;
+}
+
+// The tensor maps: W boxes of 64 (K) x 112 rows, E boxes of 64 (N) x 64 (K), both 128-byte swizzle; U / out boxes
+// of Swz / 2 (N) x 224 (M) in the Swz-byte swizzle (StagingCols).
+struct Maps {
+    CUtensorMap wUser, eUser, wCand, eCand, u, out;
+};
+inline std::string encodeMaps(const Problem& p, bool userStage, int swz, Maps& m)
+{
+    const Shape& s = p.s;
+    auto map2 = [&](CUtensorMap* t, const __half* base, int kp) {
+        const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};
+        const uint64_t strides[1] = {uint64_t(kp) * 2};
+        const uint32_t box[2] = {uint32_t(BK), uint32_t(kTileM / 2)};
+        return encodeTmaF16(t, base, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+    };
+    auto map3 = [&](CUtensorMap* t, const void* base, int inner, int mid, int outer, uint32_t b0, uint32_t b1,
+                    CUtensorMapSwizzle sw) {
+        const uint64_t dims[3] = {uint64_t(inner), uint64_t(mid), uint64_t(outer)};
+        const uint64_t strides[2] = {uint64_t(inner) * 2, uint64_t(mid) * inner * 2};
+        const uint32_t box[3] = {b0, b1, 1};
+        return encodeTmaF16(t, base, 3, dims, strides, box, sw);
+    };
+    const CUtensorMapSwizzle sw = swz == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    std::string err = map2(&m.wCand, p.wCandP, p.kCandP);
+    if (err.empty()) err = map3(&m.eCand, p.eCand, s.n, s.kCand, s.b, 64, uint32_t(BK), CU_TENSOR_MAP_SWIZZLE_128B);
+    if (err.empty() && userStage) err = map2(&m.wUser, p.wUserP, p.kUserP);
+    if (err.empty() && userStage)
+        err = map3(&m.eUser, p.eUser, s.n, s.kUser, p.users, 64, uint32_t(BK), CU_TENSOR_MAP_SWIZZLE_128B);
+    if (!userStage) {
+        m.wUser = m.wCand;
+        m.eUser = m.eCand;
+    }
+    if (err.empty()) err = map3(&m.u, p.u, s.n, s.m, p.users, uint32_t(swz / 2), uint32_t(kTileM), sw);
+    if (err.empty()) err = map3(&m.out, p.out, s.n, s.m, s.b, uint32_t(swz / 2), uint32_t(kTileM), sw);
+    return err;
+}
+
+// The launch parameters of the walk (lce_shape.h: userFirstWalk) for `pairs` resident CTA pairs.
+inline Params paramsOf(const Problem& p, bool userStage, const UserFirstWalk& w)
+{
+    Params q{};
+    q.mTiles = w.mTiles;
+    q.nTiles = w.nTiles;
+    q.kSteps = (p.s.kCand + BK - 1) / BK;
+    q.kStepsUser = (p.s.kUser + BK - 1) / BK;
+    q.userUnits = userStage ? int(w.userUnits) : 0;
+    q.units = int(userStage ? w.units : w.units - w.userUnits);
+    return q;
+}
+
+}  // namespace ws::lce::body
