@@ -24,9 +24,9 @@ template <int S, int V>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarp(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                     const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
-                    const int32_t* __restrict__ userOf, const Params p, const __half* __restrict__ U)
+                    const int32_t* __restrict__ userOf, const Params p)
 {
-    body<S, false, V>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, userOf, nullptr, p, U);
+    body<S, false, V>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, userOf, nullptr, p);
 }
 
 namespace {
@@ -55,7 +55,7 @@ std::string launch3(Problem& p)
     const Params q = paramsOf(p, false, w);
     if (w.units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
     const long long clusters = q.units < maxClusters ? q.units : maxClusters;
-    kern<<<unsigned(clusters * 2), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.userOf, q, p.u);
+    kern<<<unsigned(clusters * 2), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.userOf, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
     p.lastGrid = unsigned(clusters * 2);
     const cudaError_t e = cudaGetLastError();
@@ -76,8 +76,6 @@ std::string runFusedEpilogueWarp(Problem& p)
     case 4: return body::launch3<3, 4>(p);
     case 5: return body::launch3<3, 5>(p);
     case 6: return body::launch3<3, 6>(p);
-    case 7: return body::launch3<3, 7>(p);
-    case 8: return body::launch3<3, 8>(p);
     default: return body::launch3<3, 0>(p);
     }
 }

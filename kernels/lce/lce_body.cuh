@@ -50,14 +50,12 @@ static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
 // no store). V = 0 is the rung.
 struct Variant {
     int swz, kb, diag;
-    bool warpsAdd = false;  // warps 1-3 add U (EpilogueWarpsAddU below); the consumers only stage fp16(acc)
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
-// 7 = warps 1-3 add U read from global memory (L2) to the staged fp16(acc) (the consumers' epilogue is stmatrix
-// alone); 8 = 7 without adding U at all (output wrong: what staging + storing alone costs).
-constexpr Variant kVariant[] = {{128, 7, 0},       {64, 2, 0},        {128, 2, 0},      {64, 7, 0},      {128, 7, 1},
-                                {128, 7, 2},       {128, 7, 3},       {128, 7, 0, true}, {128, 7, 4, true}};
+// (s9-lcet calls 2-3 measured and removed a variant 7: warps 1-3 adding U read from L2 to the staged fp16(acc), the
+// consumers stmatrix alone -- correct, 0.515 / 0.551 ms against 0.389 / 0.384: docs/kernel-notes.md, commit 8b1efb1.)
+constexpr Variant kVariant[] = {{128, 7, 0}, {64, 2, 0}, {128, 2, 0}, {64, 7, 0}, {128, 7, 1}, {128, 7, 2}, {128, 7, 3}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
 using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag>;
@@ -65,7 +63,6 @@ template <int S>
 using PlanOf = SmemPlan<kStage, S, StagingV<0>::kBytes>;
 
 struct Params {
-    int M, N;                           // (variant 7's epilogue warps read U themselves)
     int units, mTiles, nTiles, kSteps;  // kSteps: ceil(K_cand / 64)
     int userUnits, kStepsUser, epoch;   // rung 4's user stage: user units first, ready flags
 };
@@ -75,127 +72,12 @@ __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int 
     return (((user * p.mTiles + tm) * p.nTiles + nt) * 2 + int(rank)) * 2 + cw;
 }
 
-// Variant 7's epilogue walk (s9-lcet, a candidate NOT measured yet: its first run hung on the register split, fixed
-// since, not run again): warps 1-3 of the producer warpgroup (96 threads, t = 0..95) are the
-// epilogue warps. The consumers hand over fp16(acc) (epilogueStage: stmatrix alone, no ldmatrix, no add); the warps
-// wait for the half, add U[user]'s tile read from global memory (L2: __ldcg, 16 bytes per access) in fp32 to it in
-// shared memory, sync (named barrier 7, 96 threads) and lane 0 of warp 1 TMA-stores it. U is never TMA-loaded, so
-// the half's uFull completes with no bytes (loadStagingEmpty) once its previous store has read it. Rung 4: each warp's
-// lane 0 acquires the U half's ready flag before the half is added. Double rounding (fp16(acc), then fp16(+ U)).
-template <class Staging, bool AddU>
-struct EpilogueWarpsAddU {
-    const Staging& st;
-    const CUtensorMap* tmOut;
-    const CUtensorMap* tmU;
-    const __half* U;
-    int M, N, t;
-    bool issuer;
-    int done[2] = {0, 0};
-    int out[2][3] = {};
-    int user[2] = {0, 0};
-    int* flag[2] = {nullptr, nullptr};
-    int epoch = 0;
-    static constexpr int kRows = kTileM, kUnits = 8;  // 16-byte units of a 128-byte row (64 N)
-
-    template <class Tr>
-    __device__ __forceinline__ void addU(int cw, Tr& tr) const
-    {
-        tr.event(ws::trace::kind::Epilogue, done[cw] - 1, uint8_t(cw));
-        if constexpr (AddU) {
-            const uint32_t h = smemAddr(st.half(cw));
-            const int x = out[cw][0], y = out[cw][1];
-            const int rows = M - y < kRows ? M - y : kRows, units = (N - x) / 8 < kUnits ? (N - x) / 8 : kUnits;
-            const __half* ub = U + (size_t(user[cw]) * M + y) * N + x;
-            constexpr int kB = 2;
-#pragma unroll 1
-            for (int c0 = 0; c0 < kRows * kUnits; c0 += 96 * kB) {
-                uint4 v[kB];
-#pragma unroll
-                for (int i = 0; i < kB; ++i) {
-                    const int c = c0 + t + 96 * i, m = c >> 3, u = c & 7;
-                    if (m < rows && u < units) v[i] = __ldcg(reinterpret_cast<const uint4*>(ub + size_t(m) * N + 8 * u));
-                }
-#pragma unroll
-                for (int i = 0; i < kB; ++i) {
-                    const int c = c0 + t + 96 * i, m = c >> 3, u = c & 7;
-                    if (m < rows && u < units) {
-                        const uint32_t a = h + uint32_t(m * 128 + ((u ^ (m & 7)) << 4));
-                        uint32_t w0, w1, w2, w3;
-                        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                                     : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3)
-                                     : "r"(a));
-                        auto add2 = [](uint32_t s, uint32_t g) {
-                            const float2 a2 = __half22float2(*reinterpret_cast<const __half2*>(&s));
-                            const float2 b2 = __half22float2(*reinterpret_cast<const __half2*>(&g));
-                            return packHalf2(a2.x + b2.x, a2.y + b2.y);
-                        };
-                        w0 = add2(w0, v[i].x);
-                        w1 = add2(w1, v[i].y);
-                        w2 = add2(w2, v[i].z);
-                        w3 = add2(w3, v[i].w);
-                        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(w0), "r"(w1), "r"(w2),
-                                     "r"(w3)
-                                     : "memory");
-                    }
-                }
-            }
-            fenceProxyAsync();
-        }
-        namedBarSync(7, 96);
-    }
-    template <class Tr>
-    __device__ __forceinline__ void flush(int cw, Tr& tr) const
-    {
-        st.waitDataHalf(cw, done[cw] - 1, tr);
-        if (flag[cw]) {
-            st.storeHalfPublish(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], flag[cw], epoch, issuer, tr);
-        } else {
-            addU(cw, tr);
-            st.storeHalf(tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
-        }
-    }
-    template <class Tr, class Ready>
-    __device__ __forceinline__ void next(int cw, int ox, int oy, int oz, int uz, Ready&& ready, Tr& tr)
-    {
-        if (done[cw] > 0) flush(cw, tr);
-        ready(done[cw]);
-        st.loadStagingEmpty(cw, done[cw], issuer, tr);
-        out[cw][0] = ox;
-        out[cw][1] = oy;
-        out[cw][2] = oz;
-        user[cw] = uz;
-        flag[cw] = nullptr;
-        ++done[cw];
-    }
-    template <class Tr>
-    __device__ __forceinline__ void nextPublished(int cw, int x, int y, int z, int* f, int e, Tr& tr)
-    {
-        if (done[cw] > 0) flush(cw, tr);
-        st.loadStagingEmpty(cw, done[cw], issuer, tr);
-        out[cw][0] = x;
-        out[cw][1] = y;
-        out[cw][2] = z;
-        flag[cw] = f;
-        epoch = e;
-        ++done[cw];
-    }
-    template <class Tr>
-    __device__ __forceinline__ void finish(Tr& tr) const
-    {
-        for (int cw = 0; cw < 2; ++cw)
-            if (done[cw] > 0) flush(cw, tr);
-        if (issuer) bulkWait<0>();
-    }
-};
-
 template <int S, bool UserStage, int V>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
-                                     const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params& p,
-                                     const __half* __restrict__ U = nullptr)
+                                     const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params& p)
 {
     using Staging = StagingV<V>;
-    constexpr bool kWarpsAdd = kVariant[V].warpsAdd;
     static_assert(Staging::kBytes == StagingV<0>::kBytes, "every variant has the rung's shared-memory plan");
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
     using Plan = PlanOf<S>;
@@ -235,10 +117,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     };
 
     if (wg == 0) {
-        // (the launch holds 168 x 384 = 64512 registers: 40 x 128 + 232 x 256, or 56 x 128 + 224 x 256 for variant 7;
-        // s9-lcet's call 2 ran variant 7 with 48 + 232 = 65536 and setmaxnreg.inc waited forever)
-        if constexpr (kWarpsAdd) setMaxNRegDec<56>();
-        else setMaxNRegDec<40>();
+        // (the launch holds 168 x 384 = 64512 registers = 40 x 128 + 232 x 256: a split asking for more makes
+        // setmaxnreg.inc wait forever -- s9-lcet's call 2 hung so with 48 + 232)
+        setMaxNRegDec<40>();
         if (warp == 0) {  // producer: E (this CTA's 128 N columns, two boxes) and half of W's 224 rows, multicast
             wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
             const bool issuer = laneId() == 0;
@@ -263,36 +144,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 }
                 w.tileEnd();
             }
-            w.end();
-        } else if (kWarpsAdd) {  // variant 7: warps 1-3 are the epilogue warps
-            wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, uint8_t(warp - 1), wt::kNoUserRole,
-                                   plan.traceStaging(warp));
-            EpilogueWarpsAddU<Staging, !(kVariant[V].diag & 4)> ew{staging, &tmOut, &tmU, U, p.M, p.N, tid - 32,
-                                                                    warp == 1 && laneId() == 0};
-            for (int u = cluster; u < p.units; u += clusters) {
-                bool user;
-                int tm, nt, n0, b;
-                unitOf(u, user, tm, nt, n0, b);
-                w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
-                if (user) {
-                    for (int cw = 0; cw < 2; ++cw)
-                        ew.nextPublished(cw, n0 + cw * 64, tm * kTileM, b, &flags[flagIndex(p, b, tm, nt, rank, cw)],
-                                         p.epoch, w);
-                    w.tileEnd();
-                    continue;
-                }
-                const int uo = userOf[b];
-                for (int cw = 0; cw < 2; ++cw)
-                    ew.next(cw, n0 + cw * 64, tm * kTileM, b, uo,
-                            [&](int n) {
-                                if constexpr (UserStage)
-                                    waitOrderFlag(&flags[flagIndex(p, uo, tm, nt, rank, cw)], p.epoch, laneId() == 0,
-                                                  n, uint8_t(cw), w);
-                            },
-                            w);
-                w.tileEnd();
-            }
-            ew.finish(w);
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
@@ -330,8 +181,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             return;
         }
     } else {
-        if constexpr (kWarpsAdd) setMaxNRegInc<224>();
-        else setMaxNRegInc<232>();
+        setMaxNRegInc<232>();
         const int cw = wg - 1, tInWg = tid & 127;
         // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
         wt::Warp<wt::Staged> w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
@@ -365,7 +215,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
             staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
-            if (user || kWarpsAdd) staging.epilogueStage(acc, cw, done, tInWg, w);  // fp16(acc) (for U / warps 1-3)
+            if (user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
             else staging.epilogueAdd(acc, cw, done, tInWg, w);
             ++done;
             w.tileEnd();
@@ -450,8 +300,6 @@ inline std::string encodeMaps(const Problem& p, bool userStage, int swz, Maps& m
 inline Params paramsOf(const Problem& p, bool userStage, const UserFirstWalk& w)
 {
     Params q{};
-    q.M = p.s.m;
-    q.N = p.s.n;
     q.mTiles = w.mTiles;
     q.nTiles = w.nTiles;
     q.kSteps = (p.s.kCand + BK - 1) / BK;

@@ -27,10 +27,9 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
     lceUserFirst(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
                  const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
-                 const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p,
-                 const __half* __restrict__ U)
+                 const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p, U);
+    body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
 
 namespace {
@@ -58,7 +57,7 @@ std::string launch4(Problem& p)
     Params q = paramsOf(p, true, w);
     q.epoch = nextFlagEpoch();
     kern<<<unsigned(w.clusters * 2), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out,
-                                                                 p.userOf, p.flags, q, p.u);
+                                                                 p.userOf, p.flags, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
     p.lastGrid = unsigned(w.clusters * 2);
     const cudaError_t e = cudaGetLastError();
@@ -84,7 +83,6 @@ std::string runUserFirst(Problem& p)
     case 1: return body::launch4<3, 1>(p);
     case 2: return body::launch4<3, 2>(p);
     case 3: return body::launch4<3, 3>(p);
-    case 7: return body::launch4<3, 7>(p);
     default: return body::launch4<3, 0>(p);
     }
 }
