@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (HISTORY, s9-lcet call 1 as run on tree 36c800f: its V numbers are that tree's; since 4a67820 LCE_KERNEL is gone and
+# variant 0 is {128-byte swizzle, read-ahead 7}, session 8's {64, 2} is variant 1: kernels/lce/lce_body.cuh.)
 # s9-lcet, device call 1: the transposed rungs' epilogue variants (LCE_KERNEL=t LCE_TVAR=V, transposed_rung3.cu's
 # kVarSwz / kVarKB / kVarDiag) side by side, correctness first. Builds nothing; ~3 minutes.
 #   V: 0 as in session 8 (64-byte swizzle, 2 boxes of 32 N per half, read-ahead 2); 1 read-ahead 7; 2 128-byte

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (HISTORY, as run on tree 8b1efb1: variants 7 and 8 were removed in 0f4df64; LCE_TVAR=7/8 now runs the default.)
 # s9-lcet, device call 2: the transposed kernels as rungs 3-4 (default V=0 = {128-byte swizzle, read-ahead 7}) and the
 # candidate V=7 (warps 1-3 add U from L2; the consumers only stage fp16(acc)), correctness first. Builds nothing.
 # Carry build-lcet with lce, gpu_lce and this script; run: cd build-lcet && bash s9-lcet-call2.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (HISTORY, as run on tree 8b1efb1: variants 7 and 8 were removed in 0f4df64; LCE_TVAR=7/8 now runs the default.)
 # s9-lcet, device call 3 (short, only if the machine is warm): variant 7 (warps 1-3 add U; the register split fixed
 # after call 2's hang) -- correctness first (15 s caps), then timed beside V=0, interleaved per variant.
 # Carry build-lcet; run: cd build-lcet && bash s9-lcet-call3.sh
