@@ -52,8 +52,8 @@ std::string launch3(Problem& p)
     const std::string err = encodeMaps(p, false, kVariant[V].swz, m);
     if (!err.empty()) return "rung 3 (epilogue warp): " + err;
     const UserFirstWalk w = userFirstWalk(s, maxClusters);  // lce_shape.cpp: tiles and units (rung 3: no user units)
-    const Params q = paramsOf(p, false, w);
     if (w.units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
+    const Params q = paramsOf(p, false, w);
     const long long clusters = q.units < maxClusters ? q.units : maxClusters;
     kern<<<unsigned(clusters * 2), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.userOf, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
