@@ -1,6 +1,6 @@
 // Device side of the linear-compression family: the problem's buffers and the five rungs.
 // Rungs 0-2 (rungs_cublas.cu) use cuBLAS for their GEMMs plus small kernels, as the published story
-// did; rungs 3 (epilogue_warp.cu) and 4 (user_first.cu) are our TMA + wgmma kernel (one body, epiwarp_kernel.cuh)
+// did; rungs 3 (epilogue_warp.cu) and 4 (user_first.cu) are our TMA + wgmma kernel (one body, lce_body.cuh)
 // instrumented with <warpstage/trace.cuh>.
 #pragma once
 
@@ -55,27 +55,14 @@ std::string runFusedEpilogueWarp(Problem& p);
 std::string runUserFirst(Problem& p);
 // transposed_probe.cu (s8-lcespeed): the transposed formulation's main loop alone (no output), 3 or 4 stages
 std::string runTransposedProbe(Problem& p, int stages);
-// transposed_rung3.cu (s8-lcespeed): candidate rungs 3 and 4 on the transposed main loop (LCE_KERNEL=t; rung 3
-// verified on the H200, rung 4 not run yet)
-std::string runTransposedRung3(Problem& p);
-std::string runTransposedRung4(Problem& p);
-// Ready flags of the transposed rung 4: one per (user, M tile of 224, N tile of 256, CTA rank, half).
-inline size_t transposedFlagCount(const Shape& s)
-{
-    return size_t(s.users()) * size_t((s.m + 223) / 224) * size_t((s.n + 255) / 256) * 4;
-}
 // The epoch a rung-4 launch writes into the ready flags (never reset: each launch writes a new one).
 inline int nextFlagEpoch()
 {
     static int epoch = 0;
     return ++epoch;
 }
-// Ready flags rung 4 needs (lce_shape.h: one per user tile of its walk).
-inline size_t lceFlagCount(const Shape& s)
-{
-    const size_t a = userFirstWalk(s, 1).flags, b = transposedFlagCount(s);
-    return a > b ? a : b;  // (the transposed candidate's count may be larger, e.g. at M = 1)
-}
+// Ready flags rung 4 needs (lce_shape.h: one per user tile half of its walk).
+inline size_t lceFlagCount(const Shape& s) { return userFirstWalk(s, 1).flags; }
 
 // The fp32 reference (reference.cu): ref[b] = W_cand.E_cand[b] + W_user.E_user[u(b)] in fp32 from
 // the same fp16 inputs, and the comparison: |out - ref| <= kRelTol*|ref| + kAbsTol*rms(ref).

@@ -193,15 +193,13 @@ UserFirstWalk userFirstWalk(const Shape& s, int maxClusters)
 {
     UserFirstWalk w;
     w.mTiles = (s.m + kUfTileM - 1) / kUfTileM;
-    w.mUnits = (w.mTiles + kUfCluster - 1) / kUfCluster;
+    w.mUnits = w.mTiles;
     w.nTiles = (s.n + kUfTileN - 1) / kUfTileN;
-    const long long perBatch = (long long)w.mUnits * w.nTiles;
+    const long long perBatch = (long long)w.mTiles * w.nTiles;
     w.userUnits = perBatch * s.users();
     w.units = w.userUnits + perBatch * s.b;
-    long long c = w.units < maxClusters ? w.units : maxClusters;
-    if (c > 1 && c % w.mUnits == 0) --c;
-    w.clusters = int(c);
-    w.flags = std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nTiles) * 2;
+    w.clusters = int(w.units < maxClusters ? w.units : maxClusters);
+    w.flags = std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nTiles) * std::size_t(kUfCluster) * 2;
     return w;
 }
 

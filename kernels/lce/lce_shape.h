@@ -42,13 +42,14 @@ double compulsoryBytes(const Shape& s);
 // u(b) for every candidate: b / perUser, then (shuffled) a Fisher-Yates permutation from the seed.
 std::vector<std::int32_t> userMapping(const Shape& s);
 
-// Rung 4's walk (user_first.cu, host side): a unit is (batch, M unit = kUfCluster
-// M tiles of 128 rows: one per CTA of the pair, N tile of 256 columns), user units first, M units fastest; cluster c
-// of `clusters` takes units c, c + clusters, ... `clusters` is the resident count, one less when it is a multiple of
-// mUnits (as rung 3: consecutive clusters then take different M units of the same batch). Ready flags: one per
-// (user, M tile, N tile, half of 64 rows), index ((user * mTiles + tm) * nTiles + tn) * 2 + half; `flags` of them,
-// the driver allocates that many (lceFlagCount).
-inline constexpr int kUfTileM = 128, kUfTileN = 256, kUfCluster = 2;
+// Rungs 3-4's walk (lce_body.cuh, host side; since s9-lcet the transposed tiles): a unit is (batch, M tile of
+// kUfTileM = 224 rows of M, N tile of kUfTileN = 256 columns) and is computed by one CTA pair (kUfCluster), each CTA on
+// one 128-wide half of the N tile; user units first (rung 4; rung 3 walks the candidate units alone), M tiles
+// fastest; cluster c of `clusters` takes units c, c + clusters, ... `clusters` is the resident count, or the units if
+// fewer. Ready flags (rung 4): one per (user, M tile, N tile, CTA rank, half of 64 N), index
+// (((user * mTiles + tm) * nTiles + tn) * 2 + rank) * 2 + half; `flags` of them, the driver allocates that many
+// (lceFlagCount). mUnits = mTiles (every unit one M tile; sessions 5-8's walk paired two M tiles of 128 rows).
+inline constexpr int kUfTileM = 224, kUfTileN = 256, kUfCluster = 2;
 struct UserFirstWalk {
     int mTiles = 0, mUnits = 0, nTiles = 0;
     long long userUnits = 0, units = 0;

@@ -16,7 +16,10 @@
 # Success: "gpu_lce_record rc=0" (its last line "PASSED: 0 failure(s)"), "record rc=0" with "5 run(s) written",
 # five lines "run N lce_<rung> complete ..." whose launches are a multiple of 13 iterations (rung 0: gatherConcat +
 # the cuBLAS GEMM; rungs 1-2: user GEMM, candidate GEMM, addGathered; rung 3: cuBLAS user GEMM + lceEpilogueWarp;
-# rung 4: 13 x lceUserFirst alone), traced = 1 and warps > 0 for rungs 3-4 (stalls=1), and "SIZE <bytes>" of 13-16 MB. Then, on the lead's machine: `warpstage info lce-h200.wstrace`
+# rung 4: 13 x lceUserFirst alone), traced = 1 and warps > 0 for rungs 3-4 (stalls=1), and "SIZE <bytes>" of 13-16 MB.
+# (Since s9-lcet the kernels are the transposed body's, ws::lce::body::lceEpilogueWarp<3, 0> / lceUserFirst<3, 0>: the
+# same names, so the same --kernels regexes; 132 CTAs of 12 warps walking ~32 units each as before, 14 k-steps per
+# candidate unit as before, so the traced launch should be about as large -- not measured yet.) Then, on the lead's machine: `warpstage info lce-h200.wstrace`
 # prints the roofline line of every rung (the numbers the LCE-NUMBER: tokens in resources/teaching/lce_*.md want).
 set -u
 export WARPSTAGE_REQUIRE_GPU=1

@@ -8,14 +8,12 @@
 #   3. the tracing cost of rungs 3-4 for each variant (`lce --trace-cost`: the same launches with a per-warp trace
 #      buffer attached to the kernel's module, as warpstage-record does, vs not; interleaved, medians);
 #   4. the PyTorch forms at the same point (scripts/lce/torch_reference.py, each compile capped; LCE_TORCH=0 skips);
-#   5. rung 4 without its candidate epilogue (LCE_RUNG4_EPILOGUE=none, and none4 with 4 ring stages; output wrong:
-#      what the epilogue and the ring depth cost; noload: none without TMA loads, the MMAs and barriers alone;
-#      tnone / tnone4: the transposed formulation's main loop, kernels/lce/transposed_probe.cu;
-#      LCE_VARIANTS=0 skips);
+#   5. rung 4's main loop without any epilogue (LCE_RUNG4_EPILOGUE=tnone / tnone4: kernels/lce/transposed_probe.cu,
+#      3 / 4 ring stages; output wrong: what the epilogue and the ring depth cost; LCE_VARIANTS=0 skips);
 #   6. the sweep, checked and timed, with the default variant (LCE_SWEEP=0 skips it).
 # Kernel variants: the loops over LCE_KERNELS (default "default": the rung as built) and LCE_SWEEP_KERNELS run each
-# value v with LCE_KERNEL=v ("vr" with LCE_KERNEL=v LCE_ROTATE=1). s8-lcespeed: LCE_KERNEL=c2 / c4 picks the cluster of
-# rungs 3-4 (CTA pairs / clusters of 4, lce_rungs.h: lceClusterOf4).
+# value v with LCE_TVAR=v (since s9-lcet: kernels/lce/lce_body.cuh's kVariant, 1-3 other staging layouts, 4-6 timing
+# diagnostics with the output wrong; session 8's LCE_KERNEL values are gone).
 # Since s8-lcespeed also: rung 3 vs rung 4 interleaved in one process (lce --interleave 3,4) per variant, and the
 # no-epilogue diagnostics per variant.
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored
@@ -39,7 +37,7 @@ if ldd "$L" | grep -q "not found"; then  # no CUDA toolkit libraries: use the cu
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
 KS=${LCE_KERNELS:-default}
-kenv() { case "$1" in default) echo "";; *r) echo "LCE_KERNEL=${1%r} LCE_ROTATE=1";; *) echo "LCE_KERNEL=$1";; esac; }
+kenv() { case "$1" in default) echo "";; *) echo "LCE_TVAR=$1";; esac; }
 OK=""
 echo "== rung 4 smoke"
 for v in $KS; do
@@ -66,10 +64,10 @@ for v in $OK; do for r in 3 4; do
 done; done
 [ "${LCE_TORCH:-1}" != 0 ] && echo "== torch" &&
 timeout 100 python3 scripts/lce/torch_reference.py --compile-cap 45 --iters 20 2>&1 | grep -E "^TORCH|^torch"
-[ "${LCE_VARIANTS:-1}" != 0 ] && for v in $OK; do for d in none none4 noload tnone tnone4; do
-    echo "v=$v variant rung 4 epilogue=$d (output wrong; none4: 4 ring stages; noload: no TMA loads; tnone/tnone4: the transposed probe): $(env $(kenv $v) LCE_RUNG4_EPILOGUE=$d timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
-done; done
+[ "${LCE_VARIANTS:-1}" != 0 ] && for d in tnone tnone4; do
+    echo "variant rung 4 epilogue=$d (output wrong; the main loop alone, 3 / 4 stages): $(LCE_RUNG4_EPILOGUE=$d timeout 60 "$L" --time --rung 4 --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+done
 if [ "${LCE_SWEEP:-1}" != 0 ]; then for v in ${LCE_SWEEP_KERNELS:-default}; do
-    echo "== sweep (LCE_KERNEL=$v)"
+    echo "== sweep (variant $v)"
     ( env $(kenv $v) timeout 150 "$L" --sweep --check --time --warmup 2 --iters 5 | grep -E "SWEEP|FAIL|lce:" )
 done; fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# s8-lcespeed, for the lead: the ONE call that decides whether the transposed kernels (LCE_KERNEL=t,
+# (HISTORY: since s9-lcet the transposed kernels ARE rungs 3-4 and LCE_KERNEL is gone; this script now times the rungs
+# twice.) s8-lcespeed, for the lead: the ONE call that decided whether the transposed kernels (LCE_KERNEL=t,
 # kernels/lce/transposed_rung3.cu) become rungs 3-4. ~2 minutes wall. Runs scripts/device/lce.sh with the rungs as
 # built ("default") and the transposed candidates ("t") side by side: rung 4 smoke (30 s cap: a hang of the untested
 # transposed rung 4 ends there), gpu_lce per variant, rungs 0-2 + 3-4 timing, rung 3 vs 4 interleaved, tracing cost,

@@ -1,8 +1,8 @@
 // CPU test (no GPU, runs in CI): the host logic of the linear-compression driver (kernels/lce/lce_shape.h):
 // which rung refuses which shape and with what sentence, the useful-FLOP count, the candidate -> user
 // mapping (contiguous and shuffled), the bytes-moved model's order across rungs, K padding, the option
-// parser's refusals, and rung 4's walk (odd cluster stride, M tiles spread evenly, one flag per user
-// tile). Exit: 0 passed, 1 failed.
+// parser's refusals, and rungs 3-4's walk (224 x 256 tiles, one CTA pair per unit, one flag per user
+// tile half per CTA). Exit: 0 passed, 1 failed.
 #include "lce_shape.h"
 
 #include <algorithm>
@@ -120,22 +120,22 @@ int main()
     expect(!parse({"--frobnicate"}, e).empty(), "an unknown option is refused");
     expect(!parse({"--iters", "0"}, e).empty(), "--iters 0 is refused");
 
-    // rung 4's walk (user_first.cu's host side; rung 3 walks the same units without the user part)
+    // rungs 3-4's walk (lce_body.cuh's host side; rung 3 walks the same units without the user part): since s9-lcet
+    // tiles of 224 rows of M x 256 columns of N, each unit one CTA pair (a CTA per 128-wide N half)
     {
         const UserFirstWalk w = userFirstWalk(bench, 66);
-        expect(w.mTiles == 4 && w.mUnits == 2 && w.nTiles == 1 && w.userUnits == 15 * 2 && w.units == (15 + 1024) * 2,
-               "user-first walk at the benchmark point: 4 M tiles in 2 pairs, one N tile of 256, 30 user units, 2078 units");
-        expect(w.clusters == 65, "user-first walk: 66 resident pairs -> 65 (not a multiple of the 2 M units; got "
-                                     + std::to_string(w.clusters) + ")");
-        expect(w.flags == size_t(15) * 4 * 1 * 2, "user-first walk: one flag per user tile half (120 at the benchmark point)");
+        expect(w.mTiles == 2 && w.mUnits == 2 && w.nTiles == 1 && w.userUnits == 15 * 2 && w.units == (15 + 1024) * 2,
+               "user-first walk at the benchmark point: 2 M tiles of 224, one N tile of 256, 30 user units, 2078 units");
+        expect(w.clusters == 66, "user-first walk: 66 resident pairs, all used (got " + std::to_string(w.clusters) + ")");
+        expect(w.flags == size_t(15) * 2 * 1 * 2 * 2,
+               "user-first walk: one flag per (user, M tile, N tile, CTA, half) (120 at the benchmark point)");
         expect(userFirstWalk(bench, 1).clusters == 1, "user-first walk: one resident pair stays one");
         Shape few = m1;  // M = 1: one M unit, so no stride is a multiple-of-M-units problem; 12 units < 66 pairs
         few.b = 9;
         few.perUser = 4;
         const UserFirstWalk f = userFirstWalk(few, 66);
-        expect(f.mUnits == 1 && f.units == 3 + 9 && f.clusters == 11,
-               "user-first walk: fewer units than pairs -> one pair per unit, less one (got " + std::to_string(f.clusters)
-                   + ")");
+        expect(f.mUnits == 1 && f.units == 3 + 9 && f.clusters == 12,
+               "user-first walk: fewer units than pairs -> one pair per unit (got " + std::to_string(f.clusters) + ")");
         // the flags it needs fit the buffer the driver allocates for rung 4, at odd shapes and
         // over the whole sweep
         std::vector<Shape> shapes = {bench, n200, m1, few};
@@ -162,7 +162,8 @@ int main()
         std::string where;
         for (const Shape& sh : shapes) {
             const UserFirstWalk v = userFirstWalk(sh, 66);
-            const size_t last = ((size_t(sh.users() - 1) * v.mTiles + (v.mTiles - 1)) * v.nTiles + (v.nTiles - 1)) * 2 + 1;
+            const size_t last =
+                (((size_t(sh.users() - 1) * v.mTiles + (v.mTiles - 1)) * v.nTiles + (v.nTiles - 1)) * 2 + 1) * 2 + 1;
             if (!(last < v.flags && v.flags <= flagBuffer(sh))) {
                 fits = false;
                 where = sh.text();

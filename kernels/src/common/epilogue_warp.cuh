@@ -3,9 +3,9 @@
 // moves it: TMA-loads a fused operand U's tile into a warpgroup's half ahead of time, lets the warpgroup add its
 // accumulator to it in place, TMA-stores the half and, once the stores have read it, loads the next U tile.
 // The consumers hand their accumulators over and go straight on to the next tile's main loop.
-// Layout: two halves (one per consumer warpgroup cw: rows 64 cw .. 64 cw + 63 of the tile), each BN / 32 boxes of
-// 64 rows x 32 columns fp16 in the 64-byte swizzle (staging64Offset) -- the TMA boxes of tmU and tmOut ({32, 64, 1}
-// fp16 boxes, SWIZZLE_64B).
+// Layout: two halves (one per consumer warpgroup cw), each the warpgroup's 64 x C accumulator in TMA boxes; a staging
+// layout (StagingRows<BN>: rows of the output, BN / 32 boxes of 64 rows x 32 columns, 64-byte swizzle; StagingCols<TM,
+// Swz>: the accumulator transposed, rows of M, s9-lcet) says where, EpilogueStagingOf<Layout> is the protocol below.
 // Protocol per half cw (n counts the tiles where warpgroup cw has rows, on both sides):
 //   epilogue warp: [waitDataHalf(n - 1); storeHalf (TMA store, wait until read)]; [waitOrderFlag]; loadStaging(n)
 //   consumer cw:   main loop; waitOrderStaged(n); epilogueAdd (+ hand-off: fence.proxy.async, arrive)
@@ -90,17 +90,80 @@ __device__ __forceinline__ uint32_t stagingMatrixAddr(uint32_t half, int tInWg, 
     return half + uint32_t((jj >> 2) * kStoreBoxBytes) + staging64Offset(row, jj & 3, 0);
 }
 
+__device__ __forceinline__ void stmatrixX4Trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+__device__ __forceinline__ void ldmatrixX4Trans(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr)
+                 : "memory");
+}
+
+// ---- Staging layouts (s9-lcet): where a consumer warpgroup's 64 x C accumulator (the wgmma fragment: rows
+// 16 w + l / 4 (+ 8), columns 8 j + 2 (l % 4)) sits in its half of the staging, and the TMA boxes that move the half.
+// A layout gives kCols (C), kBoxes boxes of kBoxCols x kBoxRows fp16 (the tensor map's box {kBoxCols, kBoxRows, 1},
+// kBoxBytes each, swizzle kSwizzleBytes), kTrans (ldmatrix / stmatrix .trans) and matrixAddr(half, tInWg, j): lane
+// tInWg % 32 of consumer warp tInWg / 32's address for the .x4 access of column groups j, j + 1.
+//
+// StagingRows<BN>: the accumulator is the output tile itself (rows = output rows): BN / 32 boxes of 64 rows x 32
+// columns, 64-byte swizzle (staging64Offset) -- rung 3-4's layout until session 8, and any row-major GEMM's.
 template <int BN>
-struct EpilogueStaging {
-    static constexpr int kBoxes = BN / kStoreBoxCols;                // boxes of 64 x 32 per half
-    static constexpr uint32_t kHalfBytes = kBoxes * kStoreBoxBytes;  // one warpgroup's 64 x BN
+struct StagingRows {
+    static constexpr int kCols = BN, kBoxes = BN / kStoreBoxCols, kBoxCols = kStoreBoxCols, kBoxRows = 64;
+    static constexpr uint32_t kBoxBytes = kStoreBoxBytes;
+    static constexpr int kSwizzleBytes = 64;
+    static constexpr bool kTrans = false;
+    __device__ __forceinline__ static uint32_t matrixAddr(uint32_t half, int tInWg, int j)
+    {
+        return stagingMatrixAddr(half, tInWg, j);
+    }
+};
+// StagingCols<TM, Swz>: the accumulator is the output tile TRANSPOSED (s8-lcespeed's transposed lce rungs: 64 rows
+// of N x TM columns of M, while the output is [M][N] with N contiguous). The half is [TM rows of M][64 columns of N]:
+// Swz = 64: two boxes of 32 N x TM rows (64-byte rows, 64-byte swizzle); Swz = 128: one box of 64 N x TM rows
+// (128-byte rows, 128-byte swizzle). ldmatrix / stmatrix .trans store the wgmma fragment (rows n, columns m) with rows
+// m, 8 consecutive n (16 bytes) per stored row. Bank conflicts: a stored 8 x 8 matrix is 8 consecutive m at one
+// 16-byte unit; both swizzles put those 8 rows on 8 different 16-byte bank groups (conflict-free).
+template <int TM, int Swz = 64>
+struct StagingCols {
+    static_assert(Swz == 64 || Swz == 128, "64- or 128-byte swizzle");
+    static constexpr int kCols = TM, kBoxes = Swz == 64 ? 2 : 1, kBoxCols = Swz / 2, kBoxRows = TM;
+    static constexpr uint32_t kBoxBytes = uint32_t(TM) * Swz;
+    static constexpr int kSwizzleBytes = Swz;
+    static constexpr bool kTrans = true;
+    static_assert(kBoxBytes % 1024 == 0, "swizzled boxes start 1024-byte aligned");
+    // matrix i = lane / 8 covers n rows 16 w + 8 (i % 2) .. + 7 and m columns 8 (j + i / 2) .. + 7; the lane gives
+    // stored row m = 8 (j + i / 2) + lane % 8, whose 8 n (16 bytes) are unit n0 / 8 of the row.
+    __device__ __forceinline__ static uint32_t matrixAddr(uint32_t half, int tInWg, int j)
+    {
+        const int lane = tInWg & 31, w = tInWg >> 5, i = lane >> 3;
+        const int m = 8 * (j + (i >> 1)) + (lane & 7), n0 = 16 * w + 8 * (i & 1);
+        if constexpr (Swz == 128) return half + uint32_t(m * 128 + (((n0 >> 3) ^ (m & 7)) << 4));
+        else return half + uint32_t((n0 >> 5) * kBoxBytes) + staging64Offset(m, (n0 & 31) >> 3, 0);
+    }
+};
+
+// The staging of the epilogue warp for a layout L (above). KB: pairs of column groups whose U is read ahead per
+// batch in epilogueAdd. Diag (timing diagnostics, output wrong; s9-lcet): bit 0: the consumers skip the add (no
+// ldmatrix / stmatrix); bit 1: the epilogue warp moves no bytes (no U load, no output store).
+template <class L, int KB = 4, int Diag = 0>
+struct EpilogueStagingOf {
+    using Layout = L;
+    static constexpr int kBoxes = L::kBoxes;
+    static constexpr uint32_t kHalfBytes = kBoxes * L::kBoxBytes;  // one warpgroup's 64 x kCols
     static constexpr uint32_t kBytes = 2 * kHalfBytes;
     static constexpr int kBarriers = 4;
+    static_assert((L::kCols / 8) % (2 * KB) == 0, "whole read-ahead batches");
     uint8_t* base;     // kBytes, 1024-byte aligned
     uint64_t* uFull;   // [2]
     uint64_t* stFull;  // [2]
 
-    __device__ __forceinline__ EpilogueStaging(uint8_t* staging, uint64_t* barriers)
+    __device__ __forceinline__ EpilogueStagingOf(uint8_t* staging, uint64_t* barriers)
         : base(staging), uFull(barriers), stFull(barriers + 2)
     {
     }
@@ -128,9 +191,9 @@ struct EpilogueStaging {
                                               bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Store, n, uint8_t(cw));
-        if (issuer) {
+        if (issuer && !(Diag & 2)) {
 #pragma unroll
-            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * kStoreBoxBytes, x + c * kStoreBoxCols, y, z);
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
             bulkCommit();
             bulkWaitRead<0>();  // the half may be written again
         }
@@ -142,11 +205,13 @@ struct EpilogueStaging {
                                                 bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Load, n, uint8_t(cw));
-        if (issuer) {
+        if (issuer && (Diag & 2)) {
+            mbarArrive(&uFull[cw]);
+        } else if (issuer) {
             mbarArriveExpectTx(&uFull[cw], kHalfBytes);
 #pragma unroll
             for (int c = 0; c < kBoxes; ++c)
-                tmaLoad3d(half(cw) + c * kStoreBoxBytes, tmU, &uFull[cw], x + c * kStoreBoxCols, y, z);
+                tmaLoad3d(half(cw) + c * L::kBoxBytes, tmU, &uFull[cw], x + c * L::kBoxCols, y, z);
         }
         __syncwarp();
     }
@@ -159,31 +224,40 @@ struct EpilogueStaging {
         tr.event(ws::trace::kind::WaitOrder, n);
         mbarWait(&uFull[cw], uint32_t(n & 1));
     }
-    // half(cw) = fp16(acc + half(cw)), then the hand-off to the epilogue warp (phase Epilogue). The accumulator is
-    // the warpgroup's 64 x BN wgmma fragment (epilogue.cuh: rows 16 w + l / 4 (+ 8), columns 8 j + 2 (l % 4)), which
-    // is ldmatrix / stmatrix's fragment of 8 x 8 b16 matrices: .x4 moves two column groups x both row halves per
-    // instruction (16 of each per thread), U read 4 instructions ahead of the writes. (Measured, H200, session 6:
-    // scalar 4-byte accesses read pair by pair 0.02-0.03 ms slower at the benchmark point, batched by 4 boxes about
-    // 0.5 % slower.)
+    __device__ __forceinline__ static void ldm(uint32_t a, uint32_t (&u)[4])
+    {
+        if constexpr (L::kTrans) ldmatrixX4Trans(a, u[0], u[1], u[2], u[3]);
+        else ldmatrixX4(a, u[0], u[1], u[2], u[3]);
+    }
+    __device__ __forceinline__ static void stm(uint32_t a, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+    {
+        if constexpr (L::kTrans) stmatrixX4Trans(a, r0, r1, r2, r3);
+        else stmatrixX4(a, r0, r1, r2, r3);
+    }
+    // half(cw) = fp16(acc + half(cw)), then the hand-off to the epilogue warp (phase Epilogue). The accumulator's
+    // 8 x 8 fragments are ldmatrix / stmatrix's: .x4 moves two column groups x both row halves per instruction
+    // (kCols / 16 of each per thread), U read KB instructions ahead of the writes. (Measured, H200, session 6 on
+    // StagingRows<256>: scalar 4-byte accesses read pair by pair 0.02-0.03 ms slower at the benchmark point.)
     template <class Tr>
-    __device__ __forceinline__ void epilogueAdd(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
+    __device__ __forceinline__ void epilogueAdd(const float (&acc)[L::kCols / 2], int cw, int n, int tInWg,
+                                                Tr& tr) const
     {
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
-        constexpr int kB = 4;  // pairs of column groups per batch
+        if constexpr (!(Diag & 1)) {
 #pragma unroll
-        for (int j0 = 0; j0 < BN / 8; j0 += 2 * kB) {
-            uint32_t u[kB][4];
+            for (int j0 = 0; j0 < L::kCols / 8; j0 += 2 * KB) {
+                uint32_t u[KB][4];
 #pragma unroll
-            for (int b = 0; b < kB; ++b)
-                ldmatrixX4(stagingMatrixAddr(h, tInWg, j0 + 2 * b), u[b][0], u[b][1], u[b][2], u[b][3]);
+                for (int b = 0; b < KB; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
 #pragma unroll
-            for (int b = 0; b < kB; ++b) {
-                const int j = j0 + 2 * b;
-                stmatrixX4(stagingMatrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[4 * j], acc[4 * j + 1]),
-                           addHalf2(u[b][1], acc[4 * j + 2], acc[4 * j + 3]),
-                           addHalf2(u[b][2], acc[4 * j + 4], acc[4 * j + 5]),
-                           addHalf2(u[b][3], acc[4 * j + 6], acc[4 * j + 7]));
+                for (int b = 0; b < KB; ++b) {
+                    const int j = j0 + 2 * b;
+                    stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[4 * j], acc[4 * j + 1]),
+                        addHalf2(u[b][1], acc[4 * j + 2], acc[4 * j + 3]),
+                        addHalf2(u[b][2], acc[4 * j + 4], acc[4 * j + 5]),
+                        addHalf2(u[b][3], acc[4 * j + 6], acc[4 * j + 7]));
+                }
             }
         }
         fenceProxyAsync();
@@ -191,15 +265,16 @@ struct EpilogueStaging {
     }
     // A tile without U (the user stage's own tiles): fp16(acc) into the half by stmatrix, then the hand-off.
     template <class Tr>
-    __device__ __forceinline__ void epilogueStage(const float (&acc)[BN / 2], int cw, int n, int tInWg, Tr& tr) const
+    __device__ __forceinline__ void epilogueStage(const float (&acc)[L::kCols / 2], int cw, int n, int tInWg,
+                                                  Tr& tr) const
     {
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
 #pragma unroll
-        for (int j = 0; j < BN / 8; j += 2)
-            stmatrixX4(stagingMatrixAddr(h, tInWg, j), packHalf2(acc[4 * j], acc[4 * j + 1]),
-                       packHalf2(acc[4 * j + 2], acc[4 * j + 3]), packHalf2(acc[4 * j + 4], acc[4 * j + 5]),
-                       packHalf2(acc[4 * j + 6], acc[4 * j + 7]));
+        for (int j = 0; j < L::kCols / 8; j += 2)
+            stm(L::matrixAddr(h, tInWg, j), packHalf2(acc[4 * j], acc[4 * j + 1]),
+                packHalf2(acc[4 * j + 2], acc[4 * j + 3]), packHalf2(acc[4 * j + 4], acc[4 * j + 5]),
+                packHalf2(acc[4 * j + 6], acc[4 * j + 7]));
         fenceProxyAsync();
         mbarArrive(&stFull[cw]);
     }
@@ -221,7 +296,7 @@ struct EpilogueStaging {
         tr.event(ws::trace::kind::Store, n, uint8_t(cw));
         if (issuer) {
 #pragma unroll
-            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmDst, half(cw) + c * kStoreBoxBytes, x + c * kStoreBoxCols, y, z);
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmDst, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
             bulkCommit();
             bulkWait<0>();            // written to global memory (and so read from the half)
             fenceProxyAsyncGlobal();  // the async-proxy writes, ordered before the generic release below
@@ -231,12 +306,15 @@ struct EpilogueStaging {
         __syncwarp();
     }
 };
+// The row-major staging of a cooperative 128 x BN tile (the name and behaviour of sessions 5-8).
+template <int BN>
+using EpilogueStaging = EpilogueStagingOf<StagingRows<BN>, 4>;
 
 // The epilogue warp's walk: for each tile where warpgroup cw has rows, next() stores the half's previous tile
 // (waitDataHalf + storeHalf), runs `ready(n)` (e.g. waitOrderFlag: U's tile may not exist yet), then loads U's
 // tile for the n-th; finish() stores what is left and waits until every store has landed.
-// Staging: any type with EpilogueStaging's epilogue-warp methods (default EpilogueStaging<BN>; s8-lcespeed's
-// transposed probe rung has its own layout, kernels/lce/transposed_staging.cuh).
+// Staging: any EpilogueStagingOf<Layout> (default EpilogueStaging<BN>: StagingRows<BN>; the lce rungs 3-4 use
+// StagingCols<224, ...>: their accumulator is out^T).
 template <int BN, class Staging = EpilogueStaging<BN>>
 struct EpilogueWarp {
     const Staging& st;

@@ -1,19 +1,33 @@
-// CANDIDATES for rungs 3 and 4 (s8-lcespeed, LCE_KERNEL=t; not the rungs yet): rung 3's epilogue-warp kernel on the transposed
-// main loop of transposed_probe.cu -- out[b]^T = E[b]^T . W^T, so N = 256 sits on the wgmma M side (two consumer
-// warpgroups of 64 rows of N per CTA, CTA pairs on the two N halves of a 256-wide N tile sharing the W tile by
-// multicast) and M = 433 on the wgmma N side as tiles of 224 (n224 wgmmas). The accumulator is out^T; the epilogue
-// warp TMA-loads U's [M][N] tile into the staging ahead of time, the consumers add with ldmatrix / stmatrix .trans
-// (transposed_staging.cuh) and the warp TMA-stores it. U comes from the cuBLAS user GEMM before it, as rung 3's.
-// Every tile has the same work (no short M tile idling in a pair): rows of M past the tensor are zero-filled by TMA on
-// load and dropped on store, as are columns of N and the K tail.
-// Rung 4's candidate (lceUserFirstT, UserStage = true): the user tiles first in the same walk, stored into U through
-// the staging by the epilogue warp and published by one ready flag per (user, M tile, N tile, CTA rank, half), as
-// epiwarp_kernel.cuh's rung 4. Verified on the H200: rung 3's kernel as of 6b166bc (gpu_lce PASSED, session 8 call 6;
-// since then the same code inside body<S, false>); rung 4's was written after the last device call and has NOT run
-// (scripts/device/s8-lcespeed.sh is the call that checks both; docs/kernel-notes.md, "Session 8, s8-lcespeed").
+// The kernel body of rungs 3 and 4 (epilogue_warp.cu, user_first.cu): ONE loop for both, on the TRANSPOSED
+// formulation (since s9-lcet; s8-lcespeed's candidate): out[b]^T = E[b]^T . W^T. Rung 4 is rung 3 with the user stage
+// (UserStage = true): U = W_user . E_user's tiles are the first units of the same persistent walk.
+// Tiles: a CTA computes 128 (N) x 224 (M) of out[b]^T -- N = 256 on the wgmma M side (two consumer warpgroups of 64
+// rows of N each; CTA pairs on the two N halves of a 256-wide N tile), M = 433 on the wgmma N side as tiles of 224
+// (m64n224k16: 448 columns of MMA, no short tile idling in a pair). A = E[b]^T is MN-major exactly as TMA brings E
+// (two 64 (N) x 64 (K) boxes, 128-byte swizzle, imm-trans-a = 1); B = W^T K-major from W's rows (224 rows of 64 K);
+// each CTA of the pair loads 112 of W's rows and multicasts them to both. Stage 16 + 28 = 44 KB, 3 stages.
+// Rows of M past the tensor are zero-filled by TMA on load and dropped on store, as are columns of N and the K tail.
+// Warp 0: the producer; warp 1: the epilogue warp (kernels/src/common/epilogue_warp.cuh: EpilogueWarp over an
+// EpilogueStagingOf<StagingCols<224, Swz>>: U TMA-loaded into a warpgroup's half ahead of time, the consumers add their
+// accumulator with ldmatrix / stmatrix .trans and hand it over, the warp TMA-stores it); warps 2-3 idle; warps 4-11
+// the two consumer warpgroups.
+// Rung 4's user tiles go through the staging too (epilogueStage: fp16(acc)); the epilogue warp TMA-stores the half
+// into U, waits until the stores are complete and releases one ready flag per (user, M tile, N tile, CTA rank, half)
+// (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag of the half it is about to load
+// (waitOrderFlag). No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units in
+// increasing order with user units first (which wait for no flag), and only the epilogue warp waits for a flag, never
+// holding ring slots.
+// Variants (template V, kVariant below; the rung is V = 0, the others are timing diagnostics run by
+// `LCE_TVAR=V lce ...`, output wrong where Diag is set).
+// Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
+// Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
+// tileN = n0 / 128 (+ 1000 for user tiles). Consumer lanes: "consumer WG0" / "consumer WG1".
+#pragma once
+
 #include <warpstage/trace.cuh>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "../src/common/epilogue_warp.cuh"
@@ -22,38 +36,49 @@
 #include "../src/common/smem_plan.cuh"
 #include "../src/common/tma.cuh"
 #include "lce_rungs.h"
-#include "transposed_staging.cuh"
 #include "wgmma_f16_tn224.cuh"
 
-namespace ws::lce {
-namespace tposed {
+namespace ws::lce::body {
 using namespace ws::kern;
 namespace wt = ws::trace;
 
-constexpr int kTileN = 128, kTileM = 224, BK = 64, kThreads = 384, kWarps = kThreads / 32;
+constexpr int kTileN = kUfTileN / 2, kTileM = kUfTileM, BK = 64, kThreads = 384, kWarps = kThreads / 32;
 constexpr uint32_t kBytesE = kTileN * BK * 2, kBytesWHalf = kTileM / 2 * BK * 2, kStage = kBytesE + 2 * kBytesWHalf;
-using Staging = EpilogueStagingT<kTileM>;
+static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
+
+// Variant V -> (swizzle of U / out's boxes, read-ahead batch of the add, diagnostic bits: 1 no add, 2 no U load /
+// no store). V = 0 is the rung.
+struct Variant {
+    int swz, kb, diag;
+};
+// s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
+// 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
+// (s9-lcet calls 2-3 measured and removed a variant 7: warps 1-3 adding U read from L2 to the staged fp16(acc), the
+// consumers stmatrix alone -- correct, 0.515 / 0.551 ms against 0.389 / 0.384: docs/kernel-notes.md, commit 8b1efb1.)
+constexpr Variant kVariant[] = {{128, 7, 0}, {64, 2, 0}, {128, 2, 0}, {64, 7, 0}, {128, 7, 1}, {128, 7, 2}, {128, 7, 3}};
+constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
+template <int V>
+using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag>;
 template <int S>
-using PlanOf = SmemPlan<kStage, S, Staging::kBytes>;
+using PlanOf = SmemPlan<kStage, S, StagingV<0>::kBytes>;
 
 struct Params {
     int units, mTiles, nTiles, kSteps;  // kSteps: ceil(K_cand / 64)
-    int userUnits, kStepsUser, epoch;   // the user stage (rung 4 candidate): user units first, ready flags
+    int userUnits, kStepsUser, epoch;   // rung 4's user stage: user units first, ready flags
 };
-// One ready flag per (user, M tile, N tile, CTA rank, half): the user tile's half that warpgroup cw of the CTA with that
-// rank stored into U (transposedFlagCount in lce_rungs.h).
-__device__ __forceinline__ int flagIndexT(const Params& p, int user, int tm, int nt, uint32_t rank, int cw)
+// One ready flag per (user, M tile, N tile, CTA rank, half) (lce_shape.h: userFirstWalk's flags).
+__device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int nt, uint32_t rank, int cw)
 {
     return (((user * p.mTiles + tm) * p.nTiles + nt) * 2 + int(rank)) * 2 + cw;
 }
 
-// UserStage = false: rung 3's candidate (U from cuBLAS); true: rung 4's (the user tiles first in the same walk, their
-// halves stored into U by the epilogue warp and published by ready flags, as epiwarp_kernel.cuh's rung 4).
-template <int S, bool UserStage>
+template <int S, bool UserStage, int V>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params& p)
 {
+    using Staging = StagingV<V>;
+    static_assert(Staging::kBytes == StagingV<0>::kBytes, "every variant has the rung's shared-memory plan");
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
     using Plan = PlanOf<S>;
     extern __shared__ uint8_t smemRaw[];
@@ -76,7 +101,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         tmaPrefetchDesc(&tmU);
         tmaPrefetchDesc(&tmOut);
         staging.init();
-        ring.init(8);
+        ring.init(8);  // (its fenceBarrierInit covers the staging's barriers)
     }
     clusterSync();
     // unit u: user units first (UserStage), then candidates; in each part M tile fastest, then N tile (256 wide: this
@@ -92,6 +117,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     };
 
     if (wg == 0) {
+        // (the launch holds 168 x 384 = 64512 registers = 40 x 128 + 232 x 256: a split asking for more makes
+        // setmaxnreg.inc wait forever -- s9-lcet's call 2 hung so with 48 + 232)
         setMaxNRegDec<40>();
         if (warp == 0) {  // producer: E (this CTA's 128 N columns, two boxes) and half of W's 224 rows, multicast
             wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
@@ -118,7 +145,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 w.tileEnd();
             }
             w.end();
-        } else if (warp == 1) {  // the epilogue warp
+        } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<kTileM, Staging> ew{staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
@@ -128,7 +155,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
                 if (user) {  // into U[b] itself, then the half's ready flag
                     for (int cw = 0; cw < 2; ++cw)
-                        ew.nextPublished(cw, n0 + cw * 64, tm * kTileM, b, &flags[flagIndexT(p, b, tm, nt, rank, cw)],
+                        ew.nextPublished(cw, n0 + cw * 64, tm * kTileM, b, &flags[flagIndex(p, b, tm, nt, rank, cw)],
                                          p.epoch, w);
                     w.tileEnd();
                     continue;
@@ -136,9 +163,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 const int uo = userOf[b];
                 for (int cw = 0; cw < 2; ++cw)
                     ew.next(cw, n0 + cw * 64, tm * kTileM, b, n0 + cw * 64, tm * kTileM, uo,
-                            [&](int n) {
+                            [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
                                 if constexpr (UserStage)
-                                    waitOrderFlag(&flags[flagIndexT(p, uo, tm, nt, rank, cw)], p.epoch, ew.issuer, n,
+                                    waitOrderFlag(&flags[flagIndex(p, uo, tm, nt, rank, cw)], p.epoch, ew.issuer, n,
                                                   uint8_t(cw), w);
                             },
                             w);
@@ -146,7 +173,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             }
             ew.finish(w);
             w.end();
-        } else {
+        } else {  // warps 2-3: nothing to do; while recording they stay for the CTA record
             if (!cta.recording()) return;
             wt::Warp<wt::Staged> idle(cta, wt::role::Idle, 0, uint8_t(warp), wt::kNoUserRole, plan.traceStaging(warp));
             idle.end();
@@ -156,6 +183,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     } else {
         setMaxNRegInc<232>();
         const int cw = wg - 1, tInWg = tid & 127;
+        // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
         wt::Warp<wt::Staged> w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
                                plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
@@ -186,7 +214,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
-            staging.waitOrderStaged(cw, done, w);
+            staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
             if (user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
             else staging.epilogueAdd(acc, cw, done, tInWg, w);
             ++done;
@@ -198,55 +226,48 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     clusterSync();
 }
 
-template <int S>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
-    lceEpilogueWarpT(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
-                     const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
-                     const int32_t* __restrict__ userOf, const Params p)
+// ---- host side
+// The variant `LCE_TVAR=V` asks for (0: the rung; read once).
+inline int variantFromEnv()
 {
-    body<S, false>(tmWc, tmEc, tmWc, tmEc, tmU, tmOut, userOf, nullptr, p);
-}
-template <int S>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
-    lceUserFirstT(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
-                  const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
-                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
-                  const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
-{
-    body<S, true>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
+    static const int v = [] {
+        const char* e = std::getenv("LCE_TVAR");
+        const int x = e ? std::atoi(e) : 0;
+        if (x < 0 || x >= kVariants) return 0;
+        if (x) std::fprintf(stderr, "lce: rungs 3-4 epilogue variant %d (timing diagnostics)\n", x);
+        return x;
+    }();
+    return v;
 }
 
-namespace {
-template <int S, bool UserStage>
-std::string launch(Problem& p)
+// How many CTA pairs of kernel `k` are resident at once (0 and a sentence in `err` if the runtime cannot tell).
+inline int residentPairs(const void* k, int smem, std::string& err)
+{
+    if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
+        err = "cannot get " + std::to_string(smem) + " bytes of shared memory";
+        return 0;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(2 * 256, 1, 1);
+    cfg.blockDim = dim3(kThreads, 1, 1);
+    cfg.dynamicSmemBytes = size_t(smem);
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, k, &cfg) != cudaSuccess || n <= 0) {
+        cudaGetLastError();
+        err = "cannot tell how many CTA pairs are resident";
+        return 0;
+    }
+    return n;
+}
+
+// The tensor maps: W boxes of 64 (K) x 112 rows, E boxes of 64 (N) x 64 (K), both 128-byte swizzle; U / out boxes
+// of Swz / 2 (N) x 224 (M) in the Swz-byte swizzle (StagingCols).
+struct Maps {
+    CUtensorMap wUser, eUser, wCand, eCand, u, out;
+};
+inline std::string encodeMaps(const Problem& p, bool userStage, int swz, Maps& m)
 {
     const Shape& s = p.s;
-    const char* what = UserStage ? "rung 4 (transposed)" : "rung 3 (transposed)";
-    const auto kern = UserStage ? lceUserFirstT<S> : nullptr;
-    const auto kern3 = lceEpilogueWarpT<S>;
-    const void* k = UserStage ? reinterpret_cast<const void*>(kern) : reinterpret_cast<const void*>(kern3);
-    const int smem = int(PlanOf<S>::bytes(true, kWarps));
-    static_assert(PlanOf<S>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
-    static int maxClusters = 0;
-    if (maxClusters == 0) {
-        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
-            return std::string(what) + ": cannot get " + std::to_string(smem) + " bytes of shared memory";
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(2 * 256, 1, 1);
-        cfg.blockDim = dim3(kThreads, 1, 1);
-        cfg.dynamicSmemBytes = size_t(smem);
-        int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, k, &cfg) != cudaSuccess || n <= 0) {
-            cudaGetLastError();
-            if (UserStage)  // the ready flags need every CTA pair resident
-                return std::string(what) + ": cannot tell how many CTA pairs are resident (it needs all of them)";
-            int sms = 0;
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-            n = sms / 2;
-        }
-        maxClusters = n;
-    }
-    // W: boxes of 64 (K) x 112 rows; E: 64 (N) x 64 (K), both 128-byte swizzle; U / out: 32 (N) x 224 (M), 64-byte
     auto map2 = [&](CUtensorMap* t, const __half* base, int kp) {
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};
         const uint64_t strides[1] = {uint64_t(kp) * 2};
@@ -260,51 +281,32 @@ std::string launch(Problem& p)
         const uint32_t box[3] = {b0, b1, 1};
         return encodeTmaF16(t, base, 3, dims, strides, box, sw);
     };
-    CUtensorMap wc, ec, wu, eu, um, om;
-    std::string err = map2(&wc, p.wCandP, p.kCandP);
-    if (err.empty()) err = map3(&ec, p.eCand, s.n, s.kCand, s.b, 64, uint32_t(BK), CU_TENSOR_MAP_SWIZZLE_128B);
-    if (err.empty() && UserStage) err = map2(&wu, p.wUserP, p.kUserP);
-    if (err.empty() && UserStage)
-        err = map3(&eu, p.eUser, s.n, s.kUser, p.users, 64, uint32_t(BK), CU_TENSOR_MAP_SWIZZLE_128B);
-    if (err.empty()) err = map3(&um, p.u, s.n, s.m, p.users, 32, uint32_t(kTileM), CU_TENSOR_MAP_SWIZZLE_64B);
-    if (err.empty()) err = map3(&om, p.out, s.n, s.m, s.b, 32, uint32_t(kTileM), CU_TENSOR_MAP_SWIZZLE_64B);
-    if (!err.empty()) return std::string(what) + ": " + err;
-    Params q{};
-    q.mTiles = (s.m + kTileM - 1) / kTileM;
-    q.nTiles = (s.n + 2 * kTileN - 1) / (2 * kTileN);
-    q.kSteps = (s.kCand + BK - 1) / BK;
-    q.kStepsUser = (s.kUser + BK - 1) / BK;
-    const long long perBatch = (long long)q.mTiles * q.nTiles;
-    const long long userUnits = UserStage ? perBatch * p.users : 0;
-    const long long units = userUnits + perBatch * s.b;
-    if (units > 2147483647LL) return std::string(what) + ": too many tiles for 32-bit unit numbers";
-    q.userUnits = int(userUnits);
-    q.units = int(units);
-    if (UserStage && transposedFlagCount(s) > lceFlagCount(s))
-        return std::string(what) + ": the driver allocated too few ready flags for this shape";
-    const long long clusters = units < maxClusters ? units : maxClusters;
-    if constexpr (UserStage) {
-        q.epoch = nextFlagEpoch();
-        kern<<<unsigned(clusters * 2), kThreads, smem, p.stream>>>(wu, eu, wc, ec, um, om, p.userOf, p.flags, q);
-    } else {
-        kern3<<<unsigned(clusters * 2), kThreads, smem, p.stream>>>(wc, ec, um, om, p.userOf, q);
+    const CUtensorMapSwizzle sw = swz == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    std::string err = map2(&m.wCand, p.wCandP, p.kCandP);
+    if (err.empty()) err = map3(&m.eCand, p.eCand, s.n, s.kCand, s.b, 64, uint32_t(BK), CU_TENSOR_MAP_SWIZZLE_128B);
+    if (err.empty() && userStage) err = map2(&m.wUser, p.wUserP, p.kUserP);
+    if (err.empty() && userStage)
+        err = map3(&m.eUser, p.eUser, s.n, s.kUser, p.users, 64, uint32_t(BK), CU_TENSOR_MAP_SWIZZLE_128B);
+    if (!userStage) {
+        m.wUser = m.wCand;
+        m.eUser = m.eCand;
     }
-    p.lastKernel = k;
-    p.lastGrid = unsigned(clusters * 2);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return std::string(what) + " launch: " + cudaGetErrorString(e);
-    return {};
+    if (err.empty()) err = map3(&m.u, p.u, s.n, s.m, p.users, uint32_t(swz / 2), uint32_t(kTileM), sw);
+    if (err.empty()) err = map3(&m.out, p.out, s.n, s.m, s.b, uint32_t(swz / 2), uint32_t(kTileM), sw);
+    return err;
 }
-}  // namespace
 
-}  // namespace tposed
-
-std::string runTransposedRung3(Problem& p)
+// The launch parameters of the walk (lce_shape.h: userFirstWalk) for `pairs` resident CTA pairs.
+inline Params paramsOf(const Problem& p, bool userStage, const UserFirstWalk& w)
 {
-    std::string err = userGemm(p, true);
-    if (!err.empty()) return err;
-    return tposed::launch<3, false>(p);
+    Params q{};
+    q.mTiles = w.mTiles;
+    q.nTiles = w.nTiles;
+    q.kSteps = (p.s.kCand + BK - 1) / BK;
+    q.kStepsUser = (p.s.kUser + BK - 1) / BK;
+    q.userUnits = userStage ? int(w.userUnits) : 0;
+    q.units = int(userStage ? w.units : w.units - w.userUnits);
+    return q;
 }
-std::string runTransposedRung4(Problem& p) { return tposed::launch<3, true>(p); }
 
-}  // namespace ws::lce
+}  // namespace ws::lce::body
