@@ -30,7 +30,7 @@ bool WhatIfParams::isDefault() const
 {
     return stages == 0 && loadLatency == 1.0 && mma == 1.0 && epilogue == 1.0 && !overlapEpilogue && !persistent
         && sms == 0 && !dropCtaSync && slotsPerSm == 0 && sharedResources && !producerWarp
-        && tileOrder == TileOrder::Recorded;
+        && tileOrder == TileOrder::Recorded && loadBandwidth;
 }
 
 namespace {
@@ -258,9 +258,12 @@ bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c
                         ready = iss < 0;
                         break;
                     }
-                    dep = ST[iss] + fastScaled(m.kFlight[kbase + k - kmin], r.fLoad);
+                    dep = ST[iss] + fastScaled(m.kFlight[kbase + k - kmin], flightFactor(r, kbase + k - kmin));
                     break;
                 }
+                case DepKind::Flag:  // another CTA's ready flag (whatif_flags.cpp): its time in this CTA's frame
+                    dep = r.flagDep[std::size_t(x.depArg)];
+                    break;
                 case DepKind::Slot: {
                     const std::int32_t k = x.kstep - r.stages;
                     if (k < kmin || k >= kmin + kcount)
@@ -471,8 +474,10 @@ void prepareReplay(const WhatIfModel::Impl& m)
     r.clockFrom.assign(n, -1);
 }
 
-void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
-               const std::vector<std::uint8_t>* redo)
+namespace {
+
+void runReplayOnce(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
+                   const std::vector<std::uint8_t>* redo)
 {
     if (!goodFactor(p.loadLatency) || !goodFactor(p.mma) || !goodFactor(p.epilogue))
         throw WhatIfError("factors must be finite numbers > 0 and <= 1000");
@@ -612,6 +617,43 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
     r.kernelEnd = lastEnd + m.kernelEndGap;
 }
 
+}  // namespace
+
+// One replay, then rounds for what couples CTAs beyond their SM slots: ready flags that another CTA publishes
+// (whatif_flags.cpp) and the SMs' load bandwidth (whatif_bandwidth.cpp); each round replays only the CTAs whose
+// flag or flight stretch moved. The unchanged replay needs none (every flag comes out where it was recorded).
+void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
+               const std::vector<std::uint8_t>* redo)
+{
+    if (!redo) {
+        r.flagDep = m.flagRecDep;
+        r.loadStretch.clear();
+    }
+    runReplayOnce(m, p, notes, r, redo);
+    if (m.flagWaitItem.empty() && m.loadCap <= 0)
+        return;
+    constexpr int kMaxRounds = 8;
+    std::vector<std::uint8_t> mask(m.ctaLaneBegin.size(), 0);
+    std::vector<std::string> quiet;
+    for (int round = 0; round < kMaxRounds; ++round) {
+        checkCancelled(r);
+        std::fill(mask.begin(), mask.end(), std::uint8_t(0));
+        const bool flags = updateFlagDeps(m, r, mask);
+        const bool loads = updateLoadStretch(m, p, r, mask);
+        if (!flags && !loads)
+            return;
+        if (!m.ctaPartner.empty())  // a cluster pair is replayed together: both halves
+            for (std::size_t c = 0; c < mask.size(); ++c)
+                if (mask[c] && m.ctaPartner[c] >= 0)
+                    mask[std::size_t(m.ctaPartner[c])] = 1;
+        quiet.clear();
+        runReplayOnce(m, p, &quiet, r, &mask);
+    }
+    if (notes && updateFlagDeps(m, r, mask))
+        notes->push_back("cross-CTA ready flags: the publishers' times still moved after " + std::to_string(kMaxRounds)
+                         + " rounds of replay");
+}
+
 WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline, const std::atomic<bool>* cancel) const
 {
     WhatIfResult out;
@@ -696,7 +738,7 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline,
             ld.kstep = g.ctaKmin[c] + k;
             ld.slot = std::int16_t(r.stages > 0 ? ld.kstep % r.stages : -1);
             ld.issue = r.ctaStart[c] + r.st[iss];
-            ld.ready = ld.issue + std::int64_t(std::llround(double(g.kFlight[x]) * r.fLoad));
+            ld.ready = ld.issue + std::int64_t(std::llround(double(g.kFlight[x]) * flightFactor(r, x)));
             pt.loads.push_back(ld);
         }
     }
