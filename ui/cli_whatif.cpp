@@ -366,13 +366,12 @@ int runWhatIfCommand(const QStringList& args)
             char params[512];
             std::snprintf(params, sizeof params,
                           "{\"stages\": %d, \"load_latency\": %g, \"mma\": %g, \"epilogue\": %g, \"overlap_epilogue\": %s, "
-                          "\"persistent\": %s, \"sms\": %d, \"no_sync\": %s, \"tile_order\": \"%s\", \"ctas_per_sm\": %d, "
-                          "\"shared_resources\": %s, \"producer_warp\": %s, \"load_bandwidth\": %s}",
+                          "\"persistent\": %s, \"sms\": %d, \"no_sync\": %s, \"tile_order\": \"%s\", "
+                          "\"load_bandwidth\": %s, \"ctas_per_sm\": %d, \"shared_resources\": %s, \"producer_warp\": %s}",
                           p.stages, p.loadLatency, p.mma, p.epilogue, p.overlapEpilogue ? "true" : "false",
                           p.persistent ? "true" : "false", p.sms, p.dropCtaSync ? "true" : "false",
-                          std::string(tileOrderName(p.tileOrder)).c_str(), p.slotsPerSm,
-                          p.sharedResources ? "true" : "false", p.producerWarp ? "true" : "false",
-                          p.loadBandwidth ? "true" : "false");
+                          std::string(tileOrderName(p.tileOrder)).c_str(), p.loadBandwidth ? "true" : "false",
+                          p.slotsPerSm, p.sharedResources ? "true" : "false", p.producerWarp ? "true" : "false");
             std::printf("{\"run\": %lld, \"kernel\": %lld, \"variant\": %s, \"measured_ns\": %lld, \"replayed_ns\": %lld, "
                         "\"predicted_ns\": %lld, \"change_percent\": %.2f, \"parameters\": %s, \"attribution\": %s, "
                         "\"measured_attribution\": %s, \"notes\": %s, \"graph\": %s}\n",

@@ -632,14 +632,19 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
     runReplayOnce(m, p, notes, r, redo);
     if (m.flagWaitItem.empty() && m.loadCap <= 0)
         return;
-    constexpr int kMaxRounds = 8;
+    // The load bandwidth's rounds run in the first replay of a prediction only; the tensor cores' rounds
+    // (whatif_resources.cpp, redo) keep the stretches found here (a replay costs what it costs: at most 4 more).
+    // They stop when the kernel's end moves by less than 0.2% (as the tensor cores' rounds do) or after kMaxRounds.
+    constexpr int kMaxRounds = 4;
+    bool bandwidth = redo == nullptr;
+    std::int64_t prevEnd = r.kernelEnd;
     std::vector<std::uint8_t> mask(m.ctaLaneBegin.size(), 0);
     std::vector<std::string> quiet;
     for (int round = 0; round < kMaxRounds; ++round) {
         checkCancelled(r);
         std::fill(mask.begin(), mask.end(), std::uint8_t(0));
         const bool flags = updateFlagDeps(m, r, mask);
-        const bool loads = updateLoadStretch(m, p, r, mask);
+        const bool loads = bandwidth && updateLoadStretch(m, p, r, mask);
         if (!flags && !loads)
             return;
         if (!m.ctaPartner.empty())  // a cluster pair is replayed together: both halves
@@ -648,10 +653,19 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
                     mask[std::size_t(m.ctaPartner[c])] = 1;
         quiet.clear();
         runReplayOnce(m, p, &quiet, r, &mask);
+        if (loads) {
+            const std::int64_t span = std::max<std::int64_t>(1, r.kernelEnd - m.launchStart);
+            bandwidth = !(round > 0 && std::llabs(r.kernelEnd - prevEnd) * 500 < span);
+            prevEnd = r.kernelEnd;
+        }
     }
-    if (notes && updateFlagDeps(m, r, mask))
-        notes->push_back("cross-CTA ready flags: the publishers' times still moved after " + std::to_string(kMaxRounds)
-                         + " rounds of replay");
+    if (notes && !m.flagWaitItem.empty()) {  // looked at, not applied: the replay stays the one above
+        std::vector<std::int64_t> used = r.flagDep;
+        if (updateFlagDeps(m, r, mask))
+            notes->push_back("cross-CTA ready flags: the publishers' times still moved after "
+                             + std::to_string(kMaxRounds) + " rounds of replay (the last ones are used)");
+        r.flagDep.swap(used);
+    }
 }
 
 WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline, const std::atomic<bool>* cancel) const
