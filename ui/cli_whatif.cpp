@@ -98,6 +98,7 @@ std::string graphJson(const GraphSummary& g)
         + std::to_string(g.stages) + ", \"slots_per_sm\": " + std::to_string(g.slotsPerSm)
         + ", \"cluster_pairs\": " + std::to_string(g.clusterPairs) + ", \"cluster_edges\": "
         + std::to_string(g.clusterEdges) + ", \"handoff_edges\": " + std::to_string(g.handoffEdges)
+        + ", \"flag_edges\": " + std::to_string(g.flagEdges)
         + ", \"tiles\": " + std::to_string(g.tiles)
         + ", \"persistent\": " + (g.persistent ? "true" : "false") + ", \"reduced\": "
         + (g.reduced ? "true" : "false") + ", \"missing\": [";
@@ -106,7 +107,9 @@ std::string graphJson(const GraphSummary& g)
     char res[160];
     std::snprintf(res, sizeof res, "], \"mma_flop_per_ns_per_sm\": %.1f, \"mma_flop_per_fill\": %.0f, \"resources\": ",
                   g.mmaFlopPerNsPerSm, g.mmaFlopPerFill);
-    return o + res + jsonString(g.resources) + "}";
+    char bw[96];
+    std::snprintf(bw, sizeof bw, ", \"load_bytes_per_ns_per_sm\": %.1f, \"bandwidth\": ", g.loadBytesPerNsPerSm);
+    return o + res + jsonString(g.resources) + bw + jsonString(g.bandwidth) + "}";
 }
 
 struct Common {
@@ -225,8 +228,12 @@ std::string graphText(const GraphSummary& g)
             + " edges to the partner CTA (its slot releases and loads)\n";
     if (g.handoffEdges > 0)
         o += std::to_string(g.handoffEdges) + " epilogue-warp waits for the consumers' hand-off\n";
+    if (g.flagEdges > 0)
+        o += std::to_string(g.flagEdges) + " epilogue-warp waits on a ready flag another CTA publishes\n";
     if (!g.resources.empty())
         o += g.resources + "\n";
+    if (!g.bandwidth.empty())
+        o += g.bandwidth + "\n";
     if (g.reduced) {
         o += "reduced analysis:\n";
         for (const std::string& m : g.missing)
@@ -317,6 +324,8 @@ int parseWhatIfOption(const QStringList& args, int& i, WhatIfParams* p, const ch
             return wiUsage(name + " expects recorded, row, column, reverse or longest-first, got '" + v.toStdString() + "'");
     } else if (a == QLatin1String("--no-shared-resources")) {
         p->sharedResources = false;
+    } else if (a == QLatin1String("--no-load-bandwidth")) {
+        p->loadBandwidth = false;
     } else {
         return -2;
     }
@@ -357,12 +366,12 @@ int runWhatIfCommand(const QStringList& args)
             char params[512];
             std::snprintf(params, sizeof params,
                           "{\"stages\": %d, \"load_latency\": %g, \"mma\": %g, \"epilogue\": %g, \"overlap_epilogue\": %s, "
-                          "\"persistent\": %s, \"sms\": %d, \"no_sync\": %s, \"tile_order\": \"%s\", \"ctas_per_sm\": %d, "
-                          "\"shared_resources\": %s, \"producer_warp\": %s}",
+                          "\"persistent\": %s, \"sms\": %d, \"no_sync\": %s, \"tile_order\": \"%s\", "
+                          "\"load_bandwidth\": %s, \"ctas_per_sm\": %d, \"shared_resources\": %s, \"producer_warp\": %s}",
                           p.stages, p.loadLatency, p.mma, p.epilogue, p.overlapEpilogue ? "true" : "false",
                           p.persistent ? "true" : "false", p.sms, p.dropCtaSync ? "true" : "false",
-                          std::string(tileOrderName(p.tileOrder)).c_str(), p.slotsPerSm,
-                          p.sharedResources ? "true" : "false", p.producerWarp ? "true" : "false");
+                          std::string(tileOrderName(p.tileOrder)).c_str(), p.loadBandwidth ? "true" : "false",
+                          p.slotsPerSm, p.sharedResources ? "true" : "false", p.producerWarp ? "true" : "false");
             std::printf("{\"run\": %lld, \"kernel\": %lld, \"variant\": %s, \"measured_ns\": %lld, \"replayed_ns\": %lld, "
                         "\"predicted_ns\": %lld, \"change_percent\": %.2f, \"parameters\": %s, \"attribution\": %s, "
                         "\"measured_attribution\": %s, \"notes\": %s, \"graph\": %s}\n",

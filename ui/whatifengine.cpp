@@ -127,6 +127,7 @@ Prediction WhatIfKernel::predict(const WhatIfParams& gp, bool withTimeline, cons
     p.slotsPerSm = gp.ctasPerSm;
     p.producerWarp = gp.producerWarp;
     p.sharedResources = gp.sharedResources;
+    p.loadBandwidth = gp.loadBandwidth;
     p.tileOrder = static_cast<ws::TileOrder>(gp.tileOrder);
     Prediction out = predict(p, withTimeline, cancel);
     out.params = gp;

@@ -88,6 +88,11 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent)
     m_sharedResources->setToolTip(tr("Off: --no-shared-resources, every MMA keeps its recorded speed however many "
                                      "CTAs share the SM"));
     grid->addWidget(m_sharedResources, row++, 0, 1, 3);
+    m_loadBandwidth = new QCheckBox(tr("Load bandwidth shared by the loads of an SM"));
+    m_loadBandwidth->setToolTip(tr("Off: --no-load-bandwidth, every load keeps its recorded flight however many "
+                                   "bytes are in flight on the SM"));
+    m_loadBandwidth->setChecked(true);
+    grid->addWidget(m_loadBandwidth, row++, 0, 1, 3);
     grid->addWidget(new QLabel(tr("Tile order")), row, 0);
     m_tileOrder = new QComboBox;
     for (auto o : {ws::TileOrder::Recorded, ws::TileOrder::Row, ws::TileOrder::Column, ws::TileOrder::Reverse,
@@ -98,7 +103,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent)
                                "keeping its replayed cost (what an order does to L2 is not modelled)"));
     grid->addWidget(m_tileOrder, row++, 1, 1, 2);
     lay->addLayout(grid);
-    for (QCheckBox* b : {m_overlap, m_persistent, m_noSync, m_producerWarp, m_sharedResources})
+    for (QCheckBox* b : {m_overlap, m_persistent, m_noSync, m_producerWarp, m_sharedResources, m_loadBandwidth})
         connect(b, &QCheckBox::toggled, this, [this] { changed(); });
     connect(m_sms, &QSpinBox::valueChanged, this, [this] { changed(); });
     connect(m_ctasPerSm, &QSpinBox::valueChanged, this, [this] { changed(); });
@@ -231,7 +236,7 @@ void WhatIfPanel::setControlsEnabled(bool on)
     for (QWidget* w : std::initializer_list<QWidget*>{m_stages, m_stagesSlider, m_load, m_loadSlider, m_mma, m_mmaSlider,
                                                       m_epi, m_epiSlider, m_overlap, m_persistent, m_sms, m_reset,
                                                       m_ctasPerSm, m_noSync, m_producerWarp, m_sharedResources,
-                                                      m_tileOrder})
+                                                      m_loadBandwidth, m_tileOrder})
         w->setEnabled(on);
 }
 
@@ -249,6 +254,7 @@ WhatIfParams WhatIfPanel::params() const
     p.noSync = m_noSync->isChecked();
     p.producerWarp = m_producerWarp->isChecked();
     p.sharedResources = m_sharedResources->isChecked();
+    p.loadBandwidth = m_loadBandwidth->isChecked();
     p.tileOrder = m_tileOrder->currentData().toInt();
     return p;
 }
@@ -267,6 +273,7 @@ void WhatIfPanel::setParams(const WhatIfParams& p)
     m_noSync->setChecked(p.noSync);
     m_producerWarp->setChecked(p.producerWarp);
     m_sharedResources->setChecked(p.sharedResources);
+    m_loadBandwidth->setChecked(p.loadBandwidth);
     m_tileOrder->setCurrentIndex(std::max(0, m_tileOrder->findData(p.tileOrder)));
     m_updating = false;
     changed();

@@ -74,6 +74,7 @@ public:
     QCheckBox* noSyncBox() const { return m_noSync; }
     QCheckBox* producerWarpBox() const { return m_producerWarp; }
     QCheckBox* sharedResourcesBox() const { return m_sharedResources; }
+    QCheckBox* loadBandwidthBox() const { return m_loadBandwidth; }
     QComboBox* tileOrderBox() const { return m_tileOrder; }
     QCheckBox* ghostBox() const { return m_ghost; }
 
@@ -111,6 +112,7 @@ private:
     QCheckBox* m_noSync = nullptr;
     QCheckBox* m_producerWarp = nullptr;
     QCheckBox* m_sharedResources = nullptr;
+    QCheckBox* m_loadBandwidth = nullptr;
     QComboBox* m_tileOrder = nullptr;
     QPushButton* m_reset = nullptr;
     QLabel* m_result = nullptr;

@@ -221,6 +221,10 @@ CriticalPath walkCriticalPath(const WhatIfModel::Impl& m, const Replay& r)
                 node = N::ItemEnd;
                 at = m.itemDepArg[i];
                 break;
+            case DepKind::Flag:  // another CTA's Store released the flag: go on from its end there
+                node = N::ItemEnd;
+                at = m.flagPubItem[std::size_t(m.itemDepArg[i])];
+                break;
             case DepKind::Handoff:  // the consumers' Epilogue began: go on from its start
                 node = N::ItemStart;
                 at = m.itemDepArg[i];

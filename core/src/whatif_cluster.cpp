@@ -226,9 +226,12 @@ void replayClusterPair(const WhatIfModel::Impl& m, Replay& r, int a, int b)
                             at = std::max(at, r.st[pss] + off);
                         }
                     }
-                    dep = at + scaledBy(m.kFlight[x], r.fLoad);
+                    dep = at + scaledBy(m.kFlight[x], flightFactor(r, x));
                     break;
                 }
+                case DepKind::Flag:  // another CTA's ready flag (whatif_flags.cpp)
+                    dep = r.flagDep[std::size_t(m.itemDepArg[i])];
+                    break;
                 case DepKind::Slot: {
                     const std::int32_t k = m.itemKstep[i] - r.stages;
                     const std::int32_t x = kIndex(m, c, k);

@@ -271,6 +271,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     }
 
     buildClusters(g, mst);  // 2-CTA clusters: partners and their shared fills (whatif_cluster.cpp)
+    buildFlags(g, mst);     // waits on another CTA's ready flag and their publishers (whatif_flags.cpp)
 
     // Dependencies and their recorded lags. A wait that began before its dependency was met (binding) ends
     // `lag` after it: its recorded wake-up. One that began after it cost its recorded duration (minDur), and
@@ -429,6 +430,14 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
                         ++s.slotEdges;
                     if (g.itemInterval[it] >= 0 && g.ctaPartner[c] >= 0)
                         ++s.clusterEdges;
+                } else if (k == IntervalKind::WaitOrder && t.lanes[l].role == WarpRole::Epilogue
+                           && flagEdgeOf(g, it) >= 0) {
+                    const std::int32_t e = flagEdgeOf(g, it);  // another CTA's ready flag (whatif_flags.cpp)
+                    if (!setDep(it, DepKind::Flag, e, g.flagRecDep[std::size_t(e)])) {
+                        markUnexplained(it);
+                        continue;
+                    }
+                    ++s.flagEdges;
                 } else if (k == IntervalKind::WaitOrder) {
                     ++waitOrder;
                     const int wg = t.lanes[l].warpgroup;
@@ -466,19 +475,22 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
 
     {
         // per kind; hand-off waits (their wake-up includes the consumers' add) in a bucket of their own
-        const int kHandoff = kIntervalKindCount;
-        auto bucket = [&](std::int64_t it) { return g.itemDep[it] == DepKind::Handoff ? kHandoff : int(g.itemKind[it]); };
-        std::vector<std::vector<std::int64_t>> wakes(kIntervalKindCount + 1);
+        const int kHandoff = kIntervalKindCount, kFlag = kIntervalKindCount + 1;  // flag waits: their own too
+        auto bucket = [&](std::int64_t it) {
+            return g.itemDep[it] == DepKind::Handoff ? kHandoff : g.itemDep[it] == DepKind::Flag ? kFlag
+                                                                                                 : int(g.itemKind[it]);
+        };
+        std::vector<std::vector<std::int64_t>> wakes(kIntervalKindCount + 2);
         for (std::int64_t it = 0; it < nItem; ++it)
             if (g.itemDep[it] != DepKind::None && g.itemMinDur[it] == 0 && g.itemInterval[it] >= 0
-                && bucket(it) <= kHandoff)
+                && bucket(it) <= kFlag)
                 wakes[bucket(it)].push_back(g.itemLag[it]);
-        std::vector<std::int64_t> med(kIntervalKindCount + 1, 0);
-        for (int k = 0; k <= kHandoff; ++k)
+        std::vector<std::int64_t> med(kIntervalKindCount + 2, 0);
+        for (int k = 0; k <= kFlag; ++k)
             med[k] = median(std::move(wakes[k]));
         for (std::int32_t it : unboundWaits) {
             const int k = bucket(it);
-            g.itemLag[it] = std::min(g.itemLag[it], k <= kHandoff ? med[k] : 0);
+            g.itemLag[it] = std::min(g.itemLag[it], k <= kFlag ? med[k] : 0);
         }
     }
 
@@ -561,6 +573,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     (void)waitOrder;
     s.reduced = !s.missing.empty();
     buildResources(g, mst);
+    buildBandwidth(g, mst);  // the SMs' load bandwidth (whatif_bandwidth.cpp)
     buildTiles(g, mst);
     prepareReplay(g);
     return WhatIfModel(std::move(impl));

@@ -18,7 +18,10 @@ namespace ws {
 // warpgroup-collective); its groups share the Sync group arrays.
 // Handoff: a dedicated epilogue warp's wait for a consumer warpgroup's hand-off ends after the start of the last
 // warp's Epilogue of that tile (whatif_epiwarp.cpp).
-enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4, Collective = 5, Handoff = 6 };
+// Flag: a wait on a ready flag that ANOTHER CTA publishes (lce rung 4's user tiles, whatif_flags.cpp); depArg = the
+// flag edge, its dependency the publisher's replayed time, relative to the waiting CTA's start (Replay::flagDep).
+enum class DepKind : std::uint8_t { None = 0, Data = 1, Slot = 2, Sync = 3, Order = 4, Collective = 5, Handoff = 6,
+                                    Flag = 7 };
 
 // Replay state of one predict() call.
 struct Replay {
@@ -40,6 +43,10 @@ struct Replay {
     bool producerWarp = false;              // worker kernels: IssueLoad no longer holds its warp
     std::vector<double> mmaFactor;          // per MMA group: stretch by the SM's tensor-core demand; empty: none
     const std::atomic<bool>* cancel = nullptr;  // predict()'s cancel flag, null: none
+    // Cross-CTA rounds (whatif_flags.cpp, whatif_bandwidth.cpp): per flag edge the publisher's time relative to the
+    // waiting CTA's start; per fill (kstep table) the flight's stretch by the SM's load bandwidth (empty: none).
+    std::vector<std::int64_t> flagDep;
+    std::vector<double> loadStretch;
 
     // Working arrays of the resource rounds (whatif_resources.cpp), kept between calls like st / en.
     struct Rounds {
@@ -132,6 +139,15 @@ struct WhatIfModel::Impl {
     std::vector<double> mmaGroupDemand0;    // recorded: the SM's summed rate, averaged over the group's span
     double mmaCap = 0;                      // flop per ns per SM; 0: not modelled
 
+    // Cross-CTA ready flags (whatif_flags.cpp): per flag edge the waiting item, the publishing item (another CTA's)
+    // and the publisher's recorded time relative to the waiting CTA's start.
+    std::vector<std::int32_t> flagWaitItem, flagPubItem;
+    std::vector<std::int64_t> flagRecDep;
+    // Load bandwidth per SM (whatif_bandwidth.cpp): per fill (kstep table) the bytes landing in the CTA and the SM's
+    // recorded load demand averaged over the fill's flight; loadCap bytes per ns per SM, 0: not modelled.
+    std::vector<double> kBytes, kDemand0;
+    double loadCap = 0;
+
     TimeNs launchStart = 0, launchEnd = 0;
     std::int64_t kernelEndGap = 0;          // launch end - last CTA end
     GraphSummary summary;
@@ -189,6 +205,22 @@ inline void placeClusterPartner(const WhatIfModel::Impl& m, Replay& r, int c)
 // Epilogue-role lane) depends on; -1: not such a wait, or none found.
 std::int32_t handoffItem(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& recordedStart, int cta,
                          std::int32_t item);
+// whatif_flags.cpp: pairs the waits on another CTA's ready flag with their publisher (before the dependencies);
+// flagEdgeOf: the edge of a waiting item, -1.
+void buildFlags(WhatIfModel::Impl& m, const std::vector<std::int64_t>& recordedStart);
+std::int32_t flagEdgeOf(const WhatIfModel::Impl& m, std::int32_t item);
+// After a replay: the publishers' new times in the waiters' frames; marks the CTAs whose flag waits moved (redo)
+// and returns whether any did.
+bool updateFlagDeps(const WhatIfModel::Impl& m, Replay& r, std::vector<std::uint8_t>& redo);
+// whatif_bandwidth.cpp
+void buildBandwidth(WhatIfModel::Impl& m, const std::vector<std::int64_t>& recordedStart);
+// After a replay: the flights' stretch by the SMs' load demand (damped); marks the CTAs whose stretch changed.
+bool updateLoadStretch(const WhatIfModel::Impl& m, const WhatIfParams& p, Replay& r, std::vector<std::uint8_t>& redo);
+// The flight of fill x (kstep table) as replayed: recorded (or censored) x --load-latency x the bandwidth stretch.
+inline double flightFactor(const Replay& r, std::int32_t x)
+{
+    return r.loadStretch.empty() ? r.fLoad : r.fLoad * r.loadStretch[std::size_t(x)];
+}
 // whatif_tileorder.cpp
 void buildTiles(WhatIfModel::Impl& m, const std::vector<std::int64_t>& recordedStart);
 // Deals the tiles in p.tileOrder after the replay; returns the predicted kernel end (r.kernelEnd when the order

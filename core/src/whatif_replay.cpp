@@ -30,7 +30,7 @@ bool WhatIfParams::isDefault() const
 {
     return stages == 0 && loadLatency == 1.0 && mma == 1.0 && epilogue == 1.0 && !overlapEpilogue && !persistent
         && sms == 0 && !dropCtaSync && slotsPerSm == 0 && sharedResources && !producerWarp
-        && tileOrder == TileOrder::Recorded;
+        && tileOrder == TileOrder::Recorded && loadBandwidth;
 }
 
 namespace {
@@ -258,9 +258,12 @@ bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c
                         ready = iss < 0;
                         break;
                     }
-                    dep = ST[iss] + fastScaled(m.kFlight[kbase + k - kmin], r.fLoad);
+                    dep = ST[iss] + fastScaled(m.kFlight[kbase + k - kmin], flightFactor(r, kbase + k - kmin));
                     break;
                 }
+                case DepKind::Flag:  // another CTA's ready flag (whatif_flags.cpp): its time in this CTA's frame
+                    dep = r.flagDep[std::size_t(x.depArg)];
+                    break;
                 case DepKind::Slot: {
                     const std::int32_t k = x.kstep - r.stages;
                     if (k < kmin || k >= kmin + kcount)
@@ -471,8 +474,10 @@ void prepareReplay(const WhatIfModel::Impl& m)
     r.clockFrom.assign(n, -1);
 }
 
-void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
-               const std::vector<std::uint8_t>* redo)
+namespace {
+
+void runReplayOnce(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
+                   const std::vector<std::uint8_t>* redo)
 {
     if (!goodFactor(p.loadLatency) || !goodFactor(p.mma) || !goodFactor(p.epilogue))
         throw WhatIfError("factors must be finite numbers > 0 and <= 1000");
@@ -612,6 +617,57 @@ void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<st
     r.kernelEnd = lastEnd + m.kernelEndGap;
 }
 
+}  // namespace
+
+// One replay, then rounds for what couples CTAs beyond their SM slots: ready flags that another CTA publishes
+// (whatif_flags.cpp) and the SMs' load bandwidth (whatif_bandwidth.cpp); each round replays only the CTAs whose
+// flag or flight stretch moved. The unchanged replay needs none (every flag comes out where it was recorded).
+void runReplay(const WhatIfModel::Impl& m, const WhatIfParams& p, std::vector<std::string>* notes, Replay& r,
+               const std::vector<std::uint8_t>* redo)
+{
+    if (!redo) {
+        r.flagDep = m.flagRecDep;
+        r.loadStretch.clear();
+    }
+    runReplayOnce(m, p, notes, r, redo);
+    if (m.flagWaitItem.empty() && m.loadCap <= 0)
+        return;
+    // The load bandwidth's rounds run in the first replay of a prediction only; the tensor cores' rounds
+    // (whatif_resources.cpp, redo) keep the stretches found here (a replay costs what it costs: at most 4 more).
+    // They stop when the kernel's end moves by less than 0.2% (as the tensor cores' rounds do) or after kMaxRounds.
+    constexpr int kMaxRounds = 4;
+    bool bandwidth = redo == nullptr;
+    std::int64_t prevEnd = r.kernelEnd;
+    std::vector<std::uint8_t> mask(m.ctaLaneBegin.size(), 0);
+    std::vector<std::string> quiet;
+    for (int round = 0; round < kMaxRounds; ++round) {
+        checkCancelled(r);
+        std::fill(mask.begin(), mask.end(), std::uint8_t(0));
+        const bool flags = updateFlagDeps(m, r, mask);
+        const bool loads = bandwidth && updateLoadStretch(m, p, r, mask);
+        if (!flags && !loads)
+            return;
+        if (!m.ctaPartner.empty())  // a cluster pair is replayed together: both halves
+            for (std::size_t c = 0; c < mask.size(); ++c)
+                if (mask[c] && m.ctaPartner[c] >= 0)
+                    mask[std::size_t(m.ctaPartner[c])] = 1;
+        quiet.clear();
+        runReplayOnce(m, p, &quiet, r, &mask);
+        if (loads) {
+            const std::int64_t span = std::max<std::int64_t>(1, r.kernelEnd - m.launchStart);
+            bandwidth = !(round > 0 && std::llabs(r.kernelEnd - prevEnd) * 500 < span);
+            prevEnd = r.kernelEnd;
+        }
+    }
+    if (notes && !m.flagWaitItem.empty()) {  // looked at, not applied: the replay stays the one above
+        std::vector<std::int64_t> used = r.flagDep;
+        if (updateFlagDeps(m, r, mask))
+            notes->push_back("cross-CTA ready flags: the publishers' times still moved after "
+                             + std::to_string(kMaxRounds) + " rounds of replay (the last ones are used)");
+        r.flagDep.swap(used);
+    }
+}
+
 WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline, const std::atomic<bool>* cancel) const
 {
     WhatIfResult out;
@@ -696,7 +752,7 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline,
             ld.kstep = g.ctaKmin[c] + k;
             ld.slot = std::int16_t(r.stages > 0 ? ld.kstep % r.stages : -1);
             ld.issue = r.ctaStart[c] + r.st[iss];
-            ld.ready = ld.issue + std::int64_t(std::llround(double(g.kFlight[x]) * r.fLoad));
+            ld.ready = ld.issue + std::int64_t(std::llround(double(g.kFlight[x]) * flightFactor(r, x)));
             pt.loads.push_back(ld);
         }
     }

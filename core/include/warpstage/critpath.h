@@ -94,6 +94,9 @@ struct GraphSummary {
     std::int64_t clusterEdges = 0;     // slot waits on the partner's release and fills on the partner's load
     int tiles = 0;                     // tiles of the kernel the tile-order deal can move (persistent kernels)
     std::int64_t handoffEdges = 0;     // an epilogue warp's WaitData <- the consumer warpgroup's Epilogue (hand-off)
+    std::int64_t flagEdges = 0;        // an epilogue warp's WaitOrder <- another CTA's Store that releases the flag
+    double loadBytesPerNsPerSm = 0;    // the load bandwidth of one SM the replay shares (0: not modelled)
+    std::string bandwidth;             // one sentence: the load-bandwidth model, or why it is off
 };
 
 struct CriticalPath {
