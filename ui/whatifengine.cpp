@@ -67,15 +67,20 @@ struct WhatIfKernel::State {
     bool built = false;
     Timing timing;
 
-    // Builds the graph on the first call; false (and buildError) when the kernel cannot be analysed.
-    bool ensureModel(const KernelTrace& trace)
+    // Builds the graph on the first call; false (and buildError) when the kernel cannot be analysed. cancel: a
+    // build stopped by it keeps nothing and returns false with *cancelled set; the next call builds again.
+    bool ensureModel(const KernelTrace& trace, const std::atomic<bool>* cancel = nullptr, bool* cancelled = nullptr)
     {
         if (!built) {
-            built = true;
             const auto t0 = std::chrono::steady_clock::now();
             try {
-                model.emplace(ws::WhatIfModel::build(trace));
+                model.emplace(ws::WhatIfModel::build(trace, cancel));
+                built = true;
+            } catch (const ws::WhatIfCancelled&) {
+                if (cancelled)
+                    *cancelled = true;
             } catch (const ws::WhatIfError& e) {
+                built = true;
                 buildError = QString::fromStdString(e.what());
             }
             timing.buildMs = msSince(t0);
@@ -143,8 +148,10 @@ Prediction WhatIfKernel::predict(const ws::WhatIfParams& p, bool withTimeline, c
         return out;
     }
     out.measuredNs = m_trace->launch.end - m_trace->launch.start;
-    if (!m->ensureModel(*m_trace)) {
-        out.error = m->buildError.isEmpty() ? QStringLiteral("This kernel cannot be replayed.") : m->buildError;
+    bool cancelled = false;
+    if (!m->ensureModel(*m_trace, cancel, &cancelled)) {
+        out.error = cancelled ? QString::fromStdString(ws::WhatIfCancelled().what())
+            : m->buildError.isEmpty() ? QStringLiteral("This kernel cannot be replayed.") : m->buildError;
         return out;
     }
     try {

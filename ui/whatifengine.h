@@ -27,7 +27,8 @@ public:
     // The measured kernel's critical path and its attribution; null when the kernel has no timeline to analyse.
     std::shared_ptr<const CriticalPathView> criticalPath();
     // A replay with `params`; withTimeline: the predicted timeline (ghost lanes) too. cancel (may be null): set by
-    // another thread, the replay stops soon and the Prediction carries an error (nobody wants it any more).
+    // another thread, the replay stops soon and the Prediction carries an error (nobody wants it any more); so
+    // does the model's first build, which keeps nothing then (the next call builds it again).
     Prediction predict(const WhatIfParams& params, bool withTimeline, const std::atomic<bool>* cancel = nullptr);
     // The same with core's parameters (every option of `warpstage whatif`; `export --what-if`).
     Prediction predict(const ws::WhatIfParams& params, bool withTimeline, const std::atomic<bool>* cancel = nullptr);

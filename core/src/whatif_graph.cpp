@@ -20,7 +20,7 @@ WhatIfModel& WhatIfModel::operator=(WhatIfModel&&) noexcept = default;
 WhatIfModel::~WhatIfModel() = default;
 const GraphSummary& WhatIfModel::summary() const { return m->summary; }
 
-WhatIfModel WhatIfModel::build(const KernelTrace& trace)
+WhatIfModel WhatIfModel::build(const KernelTrace& trace, const std::atomic<bool>* cancel)
 {
     if (trace.ctas.empty())
         throw WhatIfError("the kernel has no CTAs recorded (an untraced launch?): nothing to analyse");
@@ -29,16 +29,24 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
 
     auto impl = std::make_unique<Impl>();
     Impl& g = *impl;
+    g.buildCancel = cancel;  // checkBuildCancelled(g) between passes and CTAs; a throw frees the half-built impl
+    checkBuildCancelled(g);
     // The model keeps what the graph, the replay and the predicted timeline read: not the stall samples, source
     // texts and scopes a viewer's trace carries (copying them made the build slower and the model bigger).
     g.trace.run = trace.run;
     g.trace.launch = trace.launch;
     g.trace.ctas = trace.ctas;
-    g.trace.lanes = trace.lanes;
+    g.trace.lanes.reserve(trace.lanes.size());  // lane by lane: a 1 M-interval copy is a cancellable while
+    for (const Lane& l : trace.lanes) {
+        if ((g.trace.lanes.size() & 63) == 0)
+            checkBuildCancelled(g);
+        g.trace.lanes.push_back(l);
+    }
     g.trace.tiles = trace.tiles;
     g.trace.loads = trace.loads;
     g.trace.phaseNames = trace.phaseNames;
     const KernelTrace& t = g.trace;
+    checkBuildCancelled(g);
     const int nCta = int(t.ctas.size());
     const int nLane = int(t.lanes.size());
     GraphSummary& s = g.summary;
@@ -118,6 +126,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     for (int c = 0; c < nCta; ++c) {
         const TimeNs c0 = t.ctas[c].start;
         for (int li = g.ctaLaneBegin[c]; li < g.ctaLaneEnd[c]; ++li) {
+            checkBuildCancelled(g);
             const int l = g.ctaLanes[li];
             const Lane& lane = t.lanes[l];
             g.laneBegin[l] = std::int32_t(g.itemLane.size());
@@ -150,6 +159,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     auto mend = [&](std::int32_t it) { return mst[it] + g.itemDur[it]; };
 
     // Per-CTA kstep tables.
+    checkBuildCancelled(g);
     g.ctaKmin.assign(nCta, 0);
     g.ctaKcount.assign(nCta, 0);
     g.ctaKbase.assign(nCta, 0);
@@ -194,6 +204,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
         if (x >= 0)
             g.kFlight[x] = std::max<std::int64_t>(g.kFlight[x], ld.ready - ld.issue);
     }
+    checkBuildCancelled(g);
     {
         std::vector<std::int32_t> relCount(g.kIssue.size(), 0);
         for (std::int64_t it = 0; it < nItem; ++it) {
@@ -226,6 +237,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     // wait did not wait (it lasted no longer than a pass: at most twice the kernel's fastest WaitData), the data
     // was there before the consumer came, and the recorded flight is only an upper bound. Such a load gets the
     // median flight of the loads whose consumer did wait (never more than its recorded one).
+    checkBuildCancelled(g);
     {
         std::vector<std::int64_t> readyAbs(g.kFlight.size(), kNone);
         for (const LoadTransfer& ld : t.loads) {
@@ -270,6 +282,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
         }
     }
 
+    checkBuildCancelled(g);
     buildClusters(g, mst);  // 2-CTA clusters: partners and their shared fills (whatif_cluster.cpp)
     buildFlags(g, mst);     // waits on another CTA's ready flag and their publishers (whatif_flags.cpp)
 
@@ -296,6 +309,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     auto markUnexplained = [&](std::int32_t) { ++s.unexplainedWaits; };
     std::int64_t waitData = 0, waitSlot = 0, waitOrder = 0;
     for (int c = 0; c < nCta; ++c) {
+        checkBuildCancelled(g);
         // Sync groups: the n-th Sync of every lane that has Syncs.
         std::vector<std::vector<std::int32_t>> syncs;
         for (int li = g.ctaLaneBegin[c]; li < g.ctaLaneEnd[c]; ++li) {
@@ -495,6 +509,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
     }
 
     // CTA ends, tiles, SM slots.
+    checkBuildCancelled(g);
     g.ctaEndGap.assign(nCta, 0);
     g.ctaTiles.assign(nCta, 0);
     for (int c = 0; c < nCta; ++c) {
@@ -572,10 +587,16 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace)
                             + " waits whose dependency is not in the trace: replayed with their recorded duration");
     (void)waitOrder;
     s.reduced = !s.missing.empty();
+    checkBuildCancelled(g);
     buildResources(g, mst);
+    checkBuildCancelled(g);
     buildBandwidth(g, mst);  // the SMs' load bandwidth (whatif_bandwidth.cpp)
+    checkBuildCancelled(g);
     buildTiles(g, mst);
+    checkBuildCancelled(g);
     prepareReplay(g);
+    checkBuildCancelled(g);
+    g.buildCancel = nullptr;  // the caller's flag is not the model's
     return WhatIfModel(std::move(impl));
 }
 

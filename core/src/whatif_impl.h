@@ -161,7 +161,15 @@ struct WhatIfModel::Impl {
     mutable std::vector<std::int64_t> ctaItems;  // phases per CTA (the replay's threads split CTAs by it)
     mutable bool packedCoversAll = false;   // every item belongs to a CTA's lanes
     mutable bool packedReady = false;
+    const std::atomic<bool>* buildCancel = nullptr;  // build()'s cancel flag while it builds; null after
 };
+
+// Throws WhatIfCancelled when build()'s cancel flag is set (the build's passes call it between CTAs).
+inline void checkBuildCancelled(const WhatIfModel::Impl& g)
+{
+    if (g.buildCancel && g.buildCancel->load(std::memory_order_relaxed))
+        throw WhatIfCancelled();
+}
 
 
 // critpath.cpp

@@ -90,11 +90,14 @@ template <class Item>
 void packInto(const WhatIfModel::Impl& m, std::vector<Item>& out)
 {
     const std::size_t n = m.itemLane.size();
-    out.resize(n);
+    out.clear();
+    out.reserve(n);  // filled record by record: the first touch of fresh pages is slow, and a build can be cancelled
     using T = decltype(Item::gap);
     for (std::size_t i = 0; i < n; ++i) {
+        if ((i & 0x3fff) == 0)
+            checkBuildCancelled(m);  // the build's flag (null when predict() packs)
         const IntervalKind k = m.itemKind[i];
-        Item& x = out[i];
+        Item& x = out.emplace_back();
         x.gap = T(m.itemGap[i]);
         x.dur = T(m.itemDur[i]);
         x.lag = T(m.itemLag[i]);
@@ -120,7 +123,8 @@ void packReplayItems(const WhatIfModel::Impl& m)
     if (m.packedReady)
         return;
     const std::size_t n = m.itemLane.size();
-    auto fits = [](const std::vector<std::int64_t>& v) {
+    auto fits = [&m](const std::vector<std::int64_t>& v) {
+        checkBuildCancelled(m);  // the build's flag (null when predict() packs)
         for (std::int64_t x : v)
             if (x < INT32_MIN || x > INT32_MAX)
                 return false;
@@ -468,10 +472,24 @@ void prepareReplay(const WhatIfModel::Impl& m)
     packReplayItems(m);
     const std::size_t n = m.itemLane.size();
     Replay& r = m.scratch;
-    r.st.assign(n, kUnset);
-    r.en.assign(n, kUnset);
-    r.bound.assign(n, 0);
-    r.clockFrom.assign(n, -1);
+    // in slices, so that a cancelled build stops within one (the first touch of fresh pages is slow)
+    constexpr std::size_t kSlice = std::size_t(1) << 14;
+    r.st.clear();
+    r.en.clear();
+    r.bound.clear();
+    r.clockFrom.clear();
+    r.st.reserve(n);
+    r.en.reserve(n);
+    r.bound.reserve(n);
+    r.clockFrom.reserve(n);
+    for (std::size_t a = 0; a < n; a += kSlice) {
+        checkBuildCancelled(m);
+        const std::size_t k = std::min(n - a, kSlice);
+        r.st.insert(r.st.end(), k, kUnset);
+        r.en.insert(r.en.end(), k, kUnset);
+        r.bound.insert(r.bound.end(), k, std::uint8_t(0));
+        r.clockFrom.insert(r.clockFrom.end(), k, -1);
+    }
 }
 
 namespace {

@@ -105,6 +105,8 @@ void buildResources(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
     std::unordered_map<std::int64_t, std::int32_t> groupOf;
     std::vector<std::int32_t> count;
     for (std::size_t it = 0; it < nItem; ++it) {
+        if ((it & 0xffff) == 0)
+            checkBuildCancelled(g);
         const IntervalKind k = g.itemKind[it];
         if (k != IntervalKind::MmaIssue && k != IntervalKind::MmaWait)
             continue;
@@ -123,6 +125,7 @@ void buildResources(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
         g.itemMmaGroup[it] = grp;
         ++count[std::size_t(grp)];
     }
+    checkBuildCancelled(g);
     const std::size_t nG = g.mmaGroupCta.size();
     s.mmaGroups = std::int64_t(nG);
     g.mmaGroupBegin.assign(nG + 1, 0);
@@ -169,6 +172,7 @@ void buildResources(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
         gsm[j] = t.ctas[std::size_t(c)].smId;
         g.mmaGroupRate[j] = s.mmaFlopPerFill / double(std::max<std::int64_t>(1, ge[j] - gs[j]));
     }
+    checkBuildCancelled(g);
     smDemand(g, gs, ge, gsm, g.mmaGroupDemand0);
 }
 

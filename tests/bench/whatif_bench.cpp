@@ -4,7 +4,8 @@
 // A synthetic warp-specialized kernel of about INTERVALS intervals (default 1,000,000) and, if given, every
 // traced kernel of TRACE. Prints the median (p50) and the p95 (nearest rank) of REPS (default 21) re-predictions
 // without the predicted timeline, with their CPU time (the process's: the replay may use several threads; on the
-// shared build machine the wall clock also measures the other processes), and the median with the timeline.
+// shared build machine the wall clock also measures the other processes) and their wall split (replay with the
+// resource rounds, critical path walk: WhatIfResult::timing), and the median with the timeline.
 #include "warpstage/store.h"
 #include "warpstage/synthetic.h"
 #include "warpstage/whatif.h"
@@ -62,14 +63,17 @@ void bench(const std::string& name, const KernelTrace& t)
     WhatIfParams p;
     p.stages = 6;
     p.mma = 0.8;
-    std::vector<double> bare, full, cpu;
+    std::vector<double> bare, full, cpu, replay, path;
     TimeNs predicted = 0;
     for (int i = 0; i < g_reps; ++i) {
         p.loadLatency = 0.5 + 0.1 * (i % 9);  // a slider moving
         const auto a = clock::now();
         const double c0 = processCpuMs();
-        predicted = m.predict(p, false).predictedNs;
+        const WhatIfResult res = m.predict(p, false);
+        predicted = res.predictedNs;
         const double c1 = processCpuMs();
+        replay.push_back(res.timing.replayMs);
+        path.push_back(res.timing.pathMs);
         const auto b = clock::now();
         m.predict(p, true);
         const auto c = clock::now();
@@ -80,12 +84,15 @@ void bench(const std::string& name, const KernelTrace& t)
     std::sort(bare.begin(), bare.end());
     std::sort(full.begin(), full.end());
     std::sort(cpu.begin(), cpu.end());
+    std::sort(replay.begin(), replay.end());
+    std::sort(path.begin(), path.end());
     const GraphSummary& g = m.summary();
     std::printf("%-28s %9zu intervals  build %7.1f ms (CPU %.1f ms)  predict p50 %6.1f ms p95 %6.1f ms (of %d; min %.1f "
-                "max %.1f; CPU p50 %.1f p95 %.1f ms)  with timeline p50 %6.1f ms  [last prediction %.1f us; %d CTAs, "
-                "%d warps, %lld unexplained waits]\n",
+                "max %.1f; CPU p50 %.1f p95 %.1f ms; replay p50 %.1f, path p50 %.1f ms)  with timeline p50 %6.1f ms  "
+                "[last prediction %.1f us; %d CTAs, %d warps, %lld unexplained waits]\n",
                 name.c_str(), t.intervalCount(), ms(t0, t1), buildCpu, nearestRank(bare, 0.5), nearestRank(bare, 0.95),
                 g_reps, bare.front(), bare.back(), nearestRank(cpu, 0.5), nearestRank(cpu, 0.95),
+                nearestRank(replay, 0.5), nearestRank(path, 0.5),
                 nearestRank(full, 0.5), double(predicted) / 1e3, g.ctas, g.lanes, (long long)g.unexplainedWaits);
     std::fflush(stdout);
 }

@@ -1,6 +1,7 @@
 // The what-if replay's speed work (issue 13, s8-wispeed; docs/benchmarks.md) keeps every answer: the CTAs replayed
 // on several threads give the same prediction as on one, the working arrays kept between predictions leave nothing
-// stale behind, and a prediction whose cancel flag is set stops with WhatIfCancelled.
+// stale behind, and a prediction whose cancel flag is set stops with WhatIfCancelled; so does a model build
+// (s9-wiperf), quickly and leaving nothing half-built.
 #include "warpstage/whatif.h"
 
 #include "whatif_testutil.h"
@@ -9,6 +10,7 @@
 #include <QtTest>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 
@@ -163,6 +165,60 @@ private slots:
         // a flag that stays false changes nothing, and the model still answers after a cancelled call
         std::atomic<bool> never{false};
         QCOMPARE(answerOf(model.predict(p, true, &never)), answerOf(model.predict(p)));
+    }
+
+    // A build whose cancel flag is set stops soon with WhatIfCancelled (a WhatIfError), whether the flag was set
+    // before or during it; a later build of the same kernel gives the answers a never-cancelled one gives.
+    void cancelStopsTheBuild()
+    {
+        using Clock = std::chrono::steady_clock;
+        auto msSince = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+        const std::vector<WhatIfParams> sets = paramSets();
+        const Clock::time_point f0 = Clock::now();
+        std::vector<Answer> want;
+        {
+            std::atomic<bool> never{false};
+            const WhatIfModel full = WhatIfModel::build(m_trace, &never);
+            const double fullMs = msSince(f0);
+            for (const WhatIfParams& p : sets)
+                want.push_back(answerOf(full.predict(p)));
+            QVERIFY2(fullMs > 20, qPrintable(QStringLiteral("build %1 ms: too small a kernel to cancel").arg(fullMs)));
+            // set before: nothing is built
+            std::atomic<bool> set{true};
+            const Clock::time_point a = Clock::now();
+            QVERIFY_THROWS_EXCEPTION(WhatIfCancelled, WhatIfModel::build(m_trace, &set));
+            QVERIFY2(msSince(a) < fullMs / 4, qPrintable(QStringLiteral("%1 ms of %2").arg(msSince(a)).arg(fullMs)));
+            // set while it builds: it returns soon after the flag, not at the build's end
+            for (double at : {0.1, 0.5}) {
+                std::atomic<bool> later{false};
+                std::atomic<int> outcome{0};  // 1 finished, 2 cancelled
+                Clock::time_point setAt;
+                std::atomic<bool> started{false};
+                std::thread worker([&] {
+                    started = true;
+                    try {
+                        const WhatIfModel m = WhatIfModel::build(m_trace, &later);
+                        outcome = 1;
+                    } catch (const WhatIfCancelled&) {
+                        outcome = 2;
+                    }
+                });
+                while (!started)
+                    std::this_thread::yield();
+                std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(at * fullMs));
+                setAt = Clock::now();
+                later = true;
+                worker.join();
+                const double latency = msSince(setAt);
+                QCOMPARE(outcome.load(), 2);
+                QVERIFY2(latency < std::max(25.0, fullMs / 4),
+                         qPrintable(QStringLiteral("returned %1 ms after the flag (a build: %2 ms)").arg(latency).arg(fullMs)));
+            }
+        }
+        // nothing half-built stays behind: a new build answers as the first one did
+        const WhatIfModel again = WhatIfModel::build(m_trace);
+        for (std::size_t i = 0; i < sets.size(); ++i)
+            QVERIFY2(answerOf(again.predict(sets[i])) == want[i], qPrintable(QStringLiteral("parameter set %1").arg(i)));
     }
 };
 

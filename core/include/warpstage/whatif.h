@@ -70,8 +70,11 @@ struct WhatIfResult {
 
 class WhatIfModel {
 public:
-    // Builds the dependency graph. Throws WhatIfError for a kernel without CTAs or intervals.
-    static WhatIfModel build(const KernelTrace& trace);
+    // Builds the dependency graph. Throws WhatIfError for a kernel without CTAs or intervals. cancel: when not
+    // null, the build looks at it between its passes and CTAs (every few ms on a 1 M-interval kernel) and throws
+    // WhatIfCancelled once it is set; nothing of the half-built graph is kept (a viewer switching kernels or
+    // closing its panel does not wait for a build nobody wants).
+    static WhatIfModel build(const KernelTrace& trace, const std::atomic<bool>* cancel = nullptr);
     WhatIfModel(WhatIfModel&&) noexcept;
     WhatIfModel& operator=(WhatIfModel&&) noexcept;
     ~WhatIfModel();
