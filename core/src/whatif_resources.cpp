@@ -9,8 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
-#include <system_error>
-#include <thread>
 #include <unordered_map>
 
 namespace ws {
@@ -30,41 +28,6 @@ std::string fmtG(const char* f, double v)
 
 }  // namespace
 
-namespace {
-
-struct DemandEv {
-    std::int64_t t;
-    std::int32_t e;
-};
-
-// One SM's events [b, e): sorted by (time, event), then the running sum of the active groups' rates integrated.
-void demandOfSm(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, const std::vector<std::int64_t>& ge,
-                std::vector<double>& out, DemandEv* b, DemandEv* e, double* fStart)
-{
-    if (b == e)
-        return;
-    std::sort(b, e, [](const DemandEv& x, const DemandEv& y) { return x.t != y.t ? x.t < y.t : x.e < y.e; });
-    double integral = 0, rate = 0;
-    std::int64_t prevT = b->t;
-    for (const DemandEv* x = b; x != e; ++x) {
-        const std::int32_t ev = x->e;
-        const std::size_t g = std::size_t(ev >> 1);
-        const std::int64_t t = x->t;
-        integral += rate * double(t - prevT);
-        prevT = t;
-        if (ev & 1) {
-            rate -= m.mmaGroupRate[g];
-            const std::int64_t span = ge[g] - gs[g];
-            out[g] = span > 0 ? (integral - fStart[g]) / double(span) : m.mmaGroupRate[g];
-        } else {
-            rate += m.mmaGroupRate[g];
-            fStart[g] = integral;
-        }
-    }
-}
-
-}  // namespace
-
 void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, const std::vector<std::int64_t>& ge,
               const std::vector<std::int32_t>& gsm, std::vector<double>& out)
 {
@@ -72,7 +35,11 @@ void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, c
     // events: 2g = start of g, 2g + 1 = end of g, ordered by (SM, time, event): bucketed by SM (a counting sort),
     // then each SM's flat (time, event) records sorted: the same total order as one sort by (SM, time, event),
     // so the sums below add in the same order (bit-identical), with smaller sorts. The buffers stay between calls.
-    thread_local std::vector<DemandEv> evs;
+    struct Ev {
+        std::int64_t t;
+        std::int32_t e;
+    };
+    thread_local std::vector<Ev> evs;
     thread_local std::vector<double> fStart;
     thread_local std::vector<std::int32_t> smBegin;
     std::int32_t smLo = INT32_MAX, smHi = INT32_MIN;
@@ -100,36 +67,30 @@ void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, c
         }
     }
     fStart.assign(n, 0);
-    // The SMs are independent (each writes only its own groups' out / fStart): on a big kernel a second thread takes
-    // the SMs past half the events (s9-wiperf; each SM's sums in the same order, so the same bits).
-    DemandEv* const ev = evs.data();
-    double* const fs = fStart.data();
-    const std::int32_t* const sb = smBegin.data();
-    auto smRange = [&](std::size_t k0, std::size_t k1) {
-        for (std::size_t k = k0; k < k1; ++k)
-            demandOfSm(m, gs, ge, out, ev + sb[k], ev + sb[k + 1], fs);
-    };
-    const char* env = std::getenv("WARPSTAGE_WHATIF_THREADS");  // as the replay's threads (whatif_replay.cpp)
-    const int hw = env ? std::max(1, std::atoi(env)) : int(std::max(1u, std::thread::hardware_concurrency()));
-    std::size_t split = nSm;
-    if (n >= 20000 && hw >= 2) {
-        split = 0;
-        while (split < nSm && std::size_t(sb[split]) < n)  // of 2n events
-            ++split;
+    for (std::size_t k = 0; k < nSm; ++k) {
+        Ev* const b = evs.data() + smBegin[k];
+        Ev* const e = evs.data() + smBegin[k + 1];
+        if (b == e)
+            continue;
+        std::sort(b, e, [](const Ev& x, const Ev& y) { return x.t != y.t ? x.t < y.t : x.e < y.e; });
+        double integral = 0, rate = 0;
+        std::int64_t prevT = b->t;
+        for (const Ev* x = b; x != e; ++x) {
+            const std::int32_t ev = x->e;
+            const std::size_t g = std::size_t(ev >> 1);
+            const std::int64_t t = x->t;
+            integral += rate * double(t - prevT);
+            prevT = t;
+            if (ev & 1) {
+                rate -= m.mmaGroupRate[g];
+                const std::int64_t span = ge[g] - gs[g];
+                out[g] = span > 0 ? (integral - fStart[g]) / double(span) : m.mmaGroupRate[g];
+            } else {
+                rate += m.mmaGroupRate[g];
+                fStart[g] = integral;
+            }
+        }
     }
-    if (split == 0 || split >= nSm) {
-        smRange(0, nSm);
-        return;
-    }
-    std::thread other;
-    try {
-        other = std::thread(smRange, split, nSm);  // nothing in it throws: no allocation
-    } catch (const std::system_error&) {
-        smRange(split, nSm);  // no thread: here
-    }
-    smRange(0, split);
-    if (other.joinable())
-        other.join();
 }
 
 void buildResources(WhatIfModel::Impl& g, const std::vector<std::int64_t>& mst)
