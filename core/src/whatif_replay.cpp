@@ -159,7 +159,9 @@ inline std::int64_t fastScaled(std::int64_t v, double f)
         return std::int64_t(std::llround(x));
     const std::int64_t t = std::int64_t(x);   // towards zero
     const double frac = x - double(t);        // exact
-    return frac >= 0.5 ? t + 1 : frac <= -0.5 ? t - 1 : t;
+    // without branches: the fraction is as good as random, and a mispredicted branch per phase cost ~10% of a replay
+    // (s9-wiperf); the same value as frac >= 0.5 ? t + 1 : frac <= -0.5 ? t - 1 : t
+    return t + std::int64_t(frac >= 0.5) - std::int64_t(frac <= -0.5);
 }
 
 template <class Item>
