@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cstdint>
 #include <thread>
@@ -165,6 +166,38 @@ private slots:
         // a flag that stays false changes nothing, and the model still answers after a cancelled call
         std::atomic<bool> never{false};
         QCOMPARE(answerOf(model.predict(p, true, &never)), answerOf(model.predict(p)));
+    }
+
+    // A scaled phase lasts its recorded duration x the factor rounded to the nearest ns, halves away from zero
+    // (std::llround): the replay's own branch-free rounding (s9-wiperf) must agree, fractions below a half included.
+    void scaledPhasesRoundToNearest()
+    {
+        const WhatIfModel model = WhatIfModel::build(m_trace);
+        WhatIfParams p;
+        p.mma = 1.1;  // d x 1.1 has a fraction of 0.1 d: below, at and above a half
+        p.sharedResources = false;
+        const WhatIfResult r = model.predict(p);
+        QCOMPARE(r.predicted.lanes.size(), m_trace.lanes.size());
+        int checked = 0, fractional = 0;
+        for (std::size_t l = 0; l < m_trace.lanes.size(); ++l) {
+            const Lane& rec = m_trace.lanes[l];
+            const Lane& pred = r.predicted.lanes[l];
+            std::vector<std::int64_t> a, b;  // MmaWait (work, scaled by --mma) in program order
+            for (std::size_t i = 0; i < rec.size(); ++i)
+                if (rec.kind[i] == IntervalKind::MmaWait)
+                    a.push_back(rec.duration[i]);
+            for (std::size_t i = 0; i < pred.size(); ++i)
+                if (pred.kind[i] == IntervalKind::MmaWait)
+                    b.push_back(pred.duration[i]);
+            QCOMPARE(b.size(), a.size());
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                const double x = double(a[i]) * 1.1;
+                QCOMPARE(b[i], std::int64_t(std::llround(x)));
+                ++checked;
+                fractional += x != std::floor(x) && x - std::floor(x) < 0.5;
+            }
+        }
+        QVERIFY2(checked > 1000 && fractional > 100, qPrintable(QStringLiteral("%1 / %2").arg(checked).arg(fractional)));
     }
 
     // A build whose cancel flag is set stops soon with WhatIfCancelled (a WhatIfError), whether the flag was set
