@@ -324,7 +324,9 @@ int parseWhatIfOption(const QStringList& args, int& i, WhatIfParams* p, const ch
             return wiUsage(name + " expects recorded, row, column, reverse or longest-first, got '" + v.toStdString() + "'");
     } else if (a == QLatin1String("--no-shared-resources")) {
         p->sharedResources = false;
-    } else if (a == QLatin1String("--no-load-bandwidth")) {
+    } else if (a == QLatin1String("--load-bandwidth")) {
+        p->loadBandwidth = true;
+    } else if (a == QLatin1String("--no-load-bandwidth")) {  // the default since session 9; kept for old command lines
         p->loadBandwidth = false;
     } else {
         return -2;

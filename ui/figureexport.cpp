@@ -47,8 +47,8 @@ QString whatIfOptionsText(const ws::WhatIfParams &p)
         o << QStringLiteral("--producer-warp");
     if (!p.sharedResources)
         o << QStringLiteral("--no-shared-resources");
-    if (!p.loadBandwidth)
-        o << QStringLiteral("--no-load-bandwidth");
+    if (p.loadBandwidth)
+        o << QStringLiteral("--load-bandwidth");
     return o.isEmpty() ? QStringLiteral("as recorded") : o.join(QLatin1Char(' '));
 }
 

@@ -100,7 +100,7 @@ struct WhatIfParams {
     int ctasPerSm = 0;               // CTAs resident at once per SM (`--ctas-per-sm`; 0: as recorded)
     bool producerWarp = false;       // worker kernels: loads issued by a producer warp (`--producer-warp`)
     bool sharedResources = true;     // the SM's tensor cores shared by its CTAs (false: `--no-shared-resources`)
-    bool loadBandwidth = true;       // the SM's load bandwidth shared by its loads (false: `--no-load-bandwidth`)
+    bool loadBandwidth = false;      // the SM's load bandwidth shared by its loads (opt-in: `--load-bandwidth`)
     int tileOrder = 0;               // persistent kernels: the order tiles are dealt in (`--tile-order`; the value
                                      // of ws::TileOrder: 0 recorded, 1 row, 2 column, 3 reverse, 4 longest-first)
     bool operator==(const WhatIfParams&) const = default;

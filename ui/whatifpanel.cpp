@@ -89,9 +89,11 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent)
                                      "CTAs share the SM"));
     grid->addWidget(m_sharedResources, row++, 0, 1, 3);
     m_loadBandwidth = new QCheckBox(tr("Load bandwidth shared by the loads of an SM"));
-    m_loadBandwidth->setToolTip(tr("Off: --no-load-bandwidth, every load keeps its recorded flight however many "
-                                   "bytes are in flight on the SM"));
-    m_loadBandwidth->setChecked(true);
+    m_loadBandwidth->setToolTip(tr("On: --load-bandwidth, a load's flight stretches when more bytes are in flight on "
+                                   "its SM than the SM takes (closer predictions for kernels that fill the SM's load "
+                                   "bandwidth, e.g. more stages), but each re-predict takes 2-3x as long. Off (the "
+                                   "default): every load keeps its recorded flight"));
+    m_loadBandwidth->setChecked(false);
     grid->addWidget(m_loadBandwidth, row++, 0, 1, 3);
     grid->addWidget(new QLabel(tr("Tile order")), row, 0);
     m_tileOrder = new QComboBox;

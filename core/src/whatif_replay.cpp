@@ -30,7 +30,7 @@ bool WhatIfParams::isDefault() const
 {
     return stages == 0 && loadLatency == 1.0 && mma == 1.0 && epilogue == 1.0 && !overlapEpilogue && !persistent
         && sms == 0 && !dropCtaSync && slotsPerSm == 0 && sharedResources && !producerWarp
-        && tileOrder == TileOrder::Recorded && loadBandwidth;
+        && tileOrder == TileOrder::Recorded && !loadBandwidth;
 }
 
 namespace {

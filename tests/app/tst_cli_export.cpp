@@ -602,6 +602,12 @@ void TestCliExport::whatIfAndCriticalPathInTheFigure()
     QVERIFY(over.ok);
     QCOMPARE(over.texts.count(QStringLiteral("predicted")), 0);
     QCOMPARE(matching(over.texts, QStringLiteral("what-if as recorded: predicted")).size(), 1);
+    // the load-bandwidth model is opt-in (session 9): named in the title only when turned on
+    const SvgText bw = exportSvg(QStringLiteral("wi-bw"), tall + QStringList{QStringLiteral("--what-if"), QStringLiteral("--ghost"),
+                                                                           QStringLiteral("over"), QStringLiteral("--load-bandwidth")});
+    QVERIFY(bw.ok);
+    QVERIFY2(matching(bw.texts, QStringLiteral("what-if --load-bandwidth: predicted")).size() == 1,
+             qPrintable(bw.texts.mid(0, 8).join(" | ")));
 
     // the critical path: its gold band in the PNG, none without it
     auto goldPixels = [&](const QStringList& extra) {

@@ -173,10 +173,14 @@ private slots:
     {
         const WhatIfModel model = WhatIfModel::build(bandwidthTrace());
         // --ctas-per-sm 2: both CTAs start at 0 and both fills fly at once, asking 2 x 35 B/ns of the SM's 35.
-        // Without the bandwidth each keeps its 100 ns flight: CTA ends at 160, kernel at 170.
+        // Without the bandwidth (the default since session 9: opt-in, `--load-bandwidth`) each keeps its 100 ns
+        // flight: CTA ends at 160, kernel at 170.
         WhatIfParams p;
+        QVERIFY(!p.loadBandwidth);
+        QVERIFY(p.isDefault());
         p.slotsPerSm = 2;
-        p.loadBandwidth = false;
+        QCOMPARE(model.predict(p).predictedNs, TimeNs(170));
+        p.loadBandwidth = false;  // `--no-load-bandwidth`: the same as the default
         QCOMPARE(model.predict(p).predictedNs, TimeNs(170));
         // With it: a flight stretched by s asks 3500 / (100 s) B/ns, so two ask 2 / s of the SM and the stretch
         // settles where s = 2 / s (the damped rounds are Newton's steps for it: 2, 1.5, 1.4167, 1.41422):
@@ -191,6 +195,14 @@ private slots:
         WhatIfParams q;
         q.mma = 2.0;
         QCOMPARE(model.predict(q).predictedNs, TimeNs(430));
+        q.loadBandwidth = true;
+        QCOMPARE(model.predict(q).predictedNs, TimeNs(430));
+        // turning the model on is a changed parameter (a replay, not the recorded kernel) but the one-CTA-per-SM
+        // placement asks no more than recorded: still exact
+        WhatIfParams on;
+        on.loadBandwidth = true;
+        QVERIFY(!on.isDefault());
+        QCOMPARE(model.predict(on).predictedNs, TimeNs(330));
     }
 };
 

@@ -747,13 +747,23 @@ void TestWhatIfPanel::panelHasEveryWhatIfOption()
     p = waitPrediction(panel, spy, before);
     QVERIFY(p);
     QVERIFY(p->params.producerWarp);
+    // the load-bandwidth model is opt-in (session 9): unticked by default, ticking it is `--load-bandwidth`
+    QVERIFY(!ws::ui::WhatIfParams{}.loadBandwidth);
+    QVERIFY(!panel.loadBandwidthBox()->isChecked());
+    QVERIFY(panel.loadBandwidthBox()->toolTip().contains(QStringLiteral("--load-bandwidth")));
+    before = int(spy.count());
+    panel.loadBandwidthBox()->setChecked(true);
+    p = waitPrediction(panel, spy, before);
+    QVERIFY(p);
+    QVERIFY(p->params.loadBandwidth);
     before = int(spy.count());
     panel.reset();
     p = waitPrediction(panel, spy, before);
     QVERIFY(p);
     QVERIFY(p->params.unchanged());
     QVERIFY(panel.sharedResourcesBox()->isChecked() && !panel.noSyncBox()->isChecked()
-            && !panel.producerWarpBox()->isChecked() && panel.ctasPerSmBox()->value() == 0);
+            && !panel.producerWarpBox()->isChecked() && panel.ctasPerSmBox()->value() == 0
+            && !panel.loadBandwidthBox()->isChecked());
 
     // the engine hands each one to core: the same answer as core's replay with the CLI's option
     QTemporaryDir dir;

@@ -49,9 +49,10 @@ struct WhatIfParams {
                                    // "Shared resources"); false: every phase keeps its own recorded speed
     bool producerWarp = false;     // worker kernels: the loads are issued by a producer warp outside the warpgroups
                                    // (IssueLoad no longer holds its warp; issued at the same point of the program)
-    bool loadBandwidth = true;     // the loads of an SM share its load bandwidth (~35 B per cycle, measured on the
-                                   // H200): flights stretch when more bytes are in flight than it takes
-                                   // (docs/whatif.md, "Load bandwidth"); false: every flight keeps its length
+    bool loadBandwidth = false;    // opt-in (`--load-bandwidth`): the loads of an SM share its load bandwidth (~35 B
+                                   // per cycle, measured on the H200): flights stretch when more bytes are in flight
+                                   // than it takes (docs/whatif.md, "Load bandwidth"); costs 2-3x the re-predict
+                                   // time. false (the default): every flight keeps its recorded length
     TileOrder tileOrder = TileOrder::Recorded;  // persistent kernels: tiles dealt to the CTAs in this order, each
                                    // keeping its replayed cost (not modelled: what an order does to L2 hits)
     bool isDefault() const;
