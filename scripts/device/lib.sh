@@ -10,8 +10,11 @@
 #   step NAME LIMIT PASS_REGEX CMD...   runs CMD under `timeout -k 3` (LIMIT, or what is left of the budget), its
 #                    output in $L/NAME.log; notes "PASS NAME" when rc = 0 and the log matches PASS_REGEX, else
 #                    "FAIL NAME" and the log's first ^FAIL lines, or "SKIP NAME" when under 5 s are left; returns rc
+#   ws_begin NAME DEFAULT_BUDGET   the usual start of a script: OUT (default ./out-NAME, created), BUDGET (default
+#                    DEFAULT_BUDGET seconds), a fresh log folder L (/tmp/NAME-logs.XXXX), the summary S = $OUT/summary.txt
+#                    emptied, and T0 = now
 # The caller sets S (the summary file) before calling note or run, OUT before run, and L, BUDGET and T0 before
-# step or left.
+# step or left (ws_begin sets all five).
 #
 # A device script sources it from its own folder, so when a script is carried alone (copied into a
 # build-<branch>/ folder), copy lib.sh beside it:
@@ -40,6 +43,16 @@ run() {  # run NAME LIMIT CMD...
     timeout -k 5 "$limit" "$@" >"$OUT/$name.log" 2>&1
     rc=$?
     note "$name: rc=$rc in $((SECONDS - t0))s | $(grep -E "passed, .* failed|PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY|^OK|^FAIL" "$OUT/$name.log" | tail -2 | tr '\n' ' ')"
+}
+
+ws_begin() {  # ws_begin NAME DEFAULT_BUDGET
+    OUT=${OUT:-$PWD/out-$1}
+    BUDGET=${BUDGET:-$2}
+    mkdir -p "$OUT"
+    L=$(mktemp -d "/tmp/$1-logs.XXXX")
+    S=$OUT/summary.txt
+    : >"$S"
+    T0=$SECONDS
 }
 
 left() { echo $((BUDGET - (SECONDS - T0))); }

@@ -30,13 +30,7 @@ WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh  # note, run, ws_cuda_env (carried 
 # shellcheck source=lib.sh
 . "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
 D=${1:-build-s7-pingbody}
-OUT=${OUT:-$PWD/out-s7-pingbody}
-BUDGET=${BUDGET:-160}  # seconds for all steps (the call's limit: 170; the tables and the tarball take ~2 s)
-mkdir -p "$OUT"
-L=$(mktemp -d /tmp/s7-pingbody-logs.XXXX)
-S=$OUT/summary.txt
-: >"$S"
-T0=$SECONDS
+ws_begin s7-pingbody 160  # seconds for all steps (the call's limit: 170; the tables and the tarball take ~2 s)
 ws_cuda_env
 SIX="--shape 4096x4096x4096 --shape 8192x8192x8192 --shape 256x4096x4096 --shape 1x4096x4096 --shape 4096x4096x1024 --shape 1000x4096x1000"
 SWEEP() {  # the sweep: squares, LLM projections (M x N x K), short K, long K, non-multiples (33 shapes)

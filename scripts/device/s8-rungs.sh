@@ -34,22 +34,16 @@
 # table's branch/main ratios within noise (about 0.98-1.02 untraced for rungs 2-5).
 set -u
 D=${1:-build-s8-rungs}
-OUT=${OUT:-$PWD/out-s8-rungs}
-BUDGET=${BUDGET:-145}  # seconds for all steps (the call's limit: 150; the table and the tarball take ~2 s)
-mkdir -p "$OUT"
 if [ -f "$D/s8-rungs.tar.xz" ]; then  # the packed folder: unpack next to the logs
     X=$(mktemp -d /tmp/s8-rungs-bin.XXXX)
     tar -xJf "$D/s8-rungs.tar.xz" -C "$X" || { echo "FAIL unpack $D/s8-rungs.tar.xz"; exit 1; }
     D=$X
 fi
-L=$(mktemp -d /tmp/s8-rungs-logs.XXXX)
-S=$OUT/summary.txt
-: >"$S"
-T0=$SECONDS
 WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
 [ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
 # shellcheck source=lib.sh
 . "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
+ws_begin s8-rungs 145  # seconds for all steps (the call's limit: 150; the table and the tarball take ~2 s)
 ws_cuda_env
 
 note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | head -1); $(date -u)"

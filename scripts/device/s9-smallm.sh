@@ -32,17 +32,11 @@
 set -u
 D=${1:-build-smallm}
 MODE=${2:-final}
-OUT=${OUT:-$PWD/out-s9-smallm}
-BUDGET=${BUDGET:-150}
-mkdir -p "$OUT"
-L=$(mktemp -d /tmp/s9-smallm-logs.XXXX)
-S=$OUT/summary.txt
-: >"$S"
-T0=$SECONDS
 WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
 [ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
 # shellcheck source=lib.sh
 . "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
+ws_begin s9-smallm 150
 ws_cuda_env
 TILES="0 1 2 3 4 5 6"
 SIX="--shape 4096x4096x4096 --shape 8192x8192x8192 --shape 256x4096x4096 --shape 1x4096x4096 --shape 4096x4096x1024 --shape 1000x4096x1000"

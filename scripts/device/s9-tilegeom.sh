@@ -19,17 +19,11 @@
 # Success: four "PASS record-..." lines and four "PASS check-..." lines, and the last line "s9-tilegeom: OK".
 set -u
 D=${1:-build-s9-tilegeom}
-OUT=${OUT:-$PWD/out-s9-tilegeom}
-BUDGET=${BUDGET:-55}
-mkdir -p "$OUT"
-L=$(mktemp -d /tmp/s9-tilegeom-logs.XXXX)
-S=$OUT/summary.txt
-: >"$S"
-T0=$SECONDS
 WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
 [ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
 # shellcheck source=lib.sh
 . "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
+ws_begin s9-tilegeom 55
 ws_cuda_env
 HDR=kernels/src/streamk_schedule.h
 [ -f "$HDR" ] || { echo "$0: run from the repository root ($HDR not found)" >&2; exit 2; }

@@ -22,14 +22,7 @@ WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
 # shellcheck source=lib.sh
 . "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
 if [ -f "$D/bins.tar.xz" ] && [ ! -d "$D/relay" ]; then tar -C "$D" -xJf "$D/bins.tar.xz"; fi
-OUT=${OUT:-$PWD/out-s9-traceflush}
-mkdir -p "$OUT"
-L=/tmp/s9-traceflush-logs
-rm -rf "$L" && mkdir -p "$L"
-S=$OUT/summary.txt
-: >"$S"
-T0=$SECONDS
-BUDGET=${BUDGET:-110}
+ws_begin s9-traceflush 110
 ws_cuda_env
 note "env: $(timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -1); $(date -u +%FT%TZ)"
 

@@ -18,7 +18,7 @@ ok() { echo "ok: $*"; }
 for f in "$SRC"/scripts/device/*.sh; do
     bash -n "$f" || fail "$f does not parse"
     [ "$(basename "$f")" = lib.sh ] && continue
-    for fn in note run ws_cuda_env step left; do
+    for fn in note run ws_cuda_env step left ws_begin; do
         if grep -Eq "^[[:space:]]*(\\\$\\(|)$fn( |\$)|[;&|][[:space:]]*$fn " "$f" && ! grep -Eq "^[[:space:]]*$fn\\(\\)" "$f" \
             && ! grep -Eq '^[[:space:]]*(\.|source)[[:space:]].*(lib\.sh|WS_LIB)' "$f"; then
             fail "$(basename "$f") calls $fn but neither defines it nor sources lib.sh"
@@ -78,6 +78,25 @@ grep -Eq '^FAIL rc: rc=4 ' "$S" || fail "step rc: $(cat "$S")"
 grep -Eq '^SKIP late: out of time \(budget [0-9]+s\)$' "$S" || fail "step late: $(cat "$S")"
 grep -qx 'rcs 1' "$S" || fail "a skipped step returns 1: $(cat "$S")"
 [ $fails = 0 ] && ok "step, left"
+(
+    set -u
+    . "$SRC/scripts/device/lib.sh"
+    cd "$T" && unset OUT BUDGET
+    mkdir -p out-wsb && echo stale >out-wsb/summary.txt
+    ws_begin wsb 42
+    echo "OUT=$OUT BUDGET=$BUDGET S=$S L=$L T0=$T0 left=$(left)" >"$T/wsb1.txt"
+    [ -d "$L" ] && [ ! -s "$S" ] && echo "fresh" >>"$T/wsb1.txt"
+    OUT=$T/given
+    BUDGET=7
+    ws_begin wsb 42
+    echo "OUT=$OUT BUDGET=$BUDGET" >"$T/wsb2.txt"
+)
+grep -Eq "^OUT=$T/out-wsb BUDGET=42 S=$T/out-wsb/summary.txt L=/tmp/wsb-logs\.[A-Za-z0-9]{4} T0=[0-9]+ left=4[12]$" "$T/wsb1.txt" \
+    || fail "ws_begin defaults: $(cat "$T/wsb1.txt")"
+grep -qx fresh "$T/wsb1.txt" || fail "ws_begin: log folder missing or summary not emptied"
+grep -qx "OUT=$T/given BUDGET=7" "$T/wsb2.txt" || fail "ws_begin overrode OUT/BUDGET the caller set: $(cat "$T/wsb2.txt")"
+rm -rf /tmp/wsb-logs.????
+[ $fails = 0 ] && ok "ws_begin"
 
 # 3. A carried script: the sourcing lines of a real device script, then a call of note.
 probe() {  # probe DIR: a script made of shapes-check.sh's lines up to its first ws_cuda_env, then a note
