@@ -207,19 +207,41 @@ private slots:
         using Clock = std::chrono::steady_clock;
         auto msSince = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
         const std::vector<WhatIfParams> sets = paramSets();
-        const Clock::time_point f0 = Clock::now();
+        // The build must take long enough to be cancelled part-way on this machine: a warm build of the shared
+        // trace takes 20-30 ms here and less on a faster machine, so the kernel grows until one takes >= 60 ms
+        // (CI failed once on a fixed size: "build 19.47 ms").
+        KernelTrace big = m_trace;
+        double fullMs = 0;
+        for (int grow = 1;; grow *= 2) {
+            if (grow > 1) {
+                SyntheticParams sp;
+                sp.pattern = SyntheticPattern::WarpSpecialized;
+                sp.ctas = 96 * grow;
+                sp.smCount = 32;
+                sp.tilesPerCta = 2;
+                sp.kstepsPerTile = 48;
+                sp.stallSamples = false;
+                big = wstest::syntheticTrace(sp, m_dir.filePath(QStringLiteral("cancel%1.wstrace").arg(grow)));
+            }
+            for (int warm = 0; warm < 2; ++warm) {  // the second build is the warm one, as in the GUI
+                const Clock::time_point t = Clock::now();
+                const WhatIfModel m = WhatIfModel::build(big);
+                fullMs = msSince(t);
+            }
+            if (fullMs >= 60 || grow >= 32)
+                break;
+        }
         std::vector<Answer> want;
         {
             std::atomic<bool> never{false};
-            const WhatIfModel full = WhatIfModel::build(m_trace, &never);
-            const double fullMs = msSince(f0);
+            const WhatIfModel full = WhatIfModel::build(big, &never);
             for (const WhatIfParams& p : sets)
                 want.push_back(answerOf(full.predict(p)));
             QVERIFY2(fullMs > 20, qPrintable(QStringLiteral("build %1 ms: too small a kernel to cancel").arg(fullMs)));
             // set before: nothing is built
             std::atomic<bool> set{true};
             const Clock::time_point a = Clock::now();
-            QVERIFY_THROWS_EXCEPTION(WhatIfCancelled, WhatIfModel::build(m_trace, &set));
+            QVERIFY_THROWS_EXCEPTION(WhatIfCancelled, WhatIfModel::build(big, &set));
             QVERIFY2(msSince(a) < fullMs / 4, qPrintable(QStringLiteral("%1 ms of %2").arg(msSince(a)).arg(fullMs)));
             // set while it builds: it returns soon after the flag, not at the build's end
             for (double at : {0.1, 0.5}) {
@@ -230,7 +252,7 @@ private slots:
                 std::thread worker([&] {
                     started = true;
                     try {
-                        const WhatIfModel m = WhatIfModel::build(m_trace, &later);
+                        const WhatIfModel m = WhatIfModel::build(big, &later);
                         outcome = 1;
                     } catch (const WhatIfCancelled&) {
                         outcome = 2;
@@ -250,7 +272,7 @@ private slots:
             }
         }
         // nothing half-built stays behind: a new build answers as the first one did
-        const WhatIfModel again = WhatIfModel::build(m_trace);
+        const WhatIfModel again = WhatIfModel::build(big);
         for (std::size_t i = 0; i < sets.size(); ++i)
             QVERIFY2(answerOf(again.predict(sets[i])) == want[i], qPrintable(QStringLiteral("parameter set %1").arg(i)));
     }
