@@ -223,9 +223,18 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
 // --interleave A,B: the two rungs launched alternately, in pairs A B, B A, A B, ... (the order flips every pair: the
 // first launch after the host's synchronisation starts on an idle card), each timed by CUDA events around the whole
 // rung, so that the card's clock and temperature drift reach both alike. Prints the medians, B/A and in how many of
-// the pairs B was faster.
+// the pairs B was faster. LCE_TVAR_B=v (s10-lcespeed): rung B's launches use rungs 3-4's kernel variant v (A's stay
+// LCE_TVAR's), so `LCE_TVAR_B=7 lce --interleave 4,4` times variant 7 against the rung.
 std::string interleave(int ra, int rb, Problem& p, const Options& o)
 {
+    const char* vb = std::getenv("LCE_TVAR_B");
+    const int varB = vb ? std::atoi(vb) : -1;
+    auto run = [&](int r, bool isB) {
+        if (isB && varB >= 0) setRungVariant(varB);
+        std::string e = runRung(r, p);
+        if (isB && varB >= 0) setRungVariant(-1);
+        return e;
+    };
     cudaEvent_t e[4];
     for (auto& x : e) cudaEventCreate(&x);
     std::vector<float> ta, tb;
@@ -234,9 +243,9 @@ std::string interleave(int ra, int rb, Problem& p, const Options& o)
     for (int i = 0; i < o.warmup + o.iters && err.empty(); ++i) {
         const bool aFirst = i % 2 == 0;
         cudaEventRecord(e[0], p.stream);
-        err = runRung(aFirst ? ra : rb, p);
+        err = run(aFirst ? ra : rb, !aFirst);
         cudaEventRecord(e[1], p.stream);
-        if (err.empty()) err = runRung(aFirst ? rb : ra, p);
+        if (err.empty()) err = run(aFirst ? rb : ra, aFirst);
         cudaEventRecord(e[2], p.stream);
         if (cudaStreamSynchronize(p.stream) != cudaSuccess && err.empty()) err = "a launch failed";
         float first = 0, second = 0;
@@ -256,6 +265,7 @@ std::string interleave(int ra, int rb, Problem& p, const Options& o)
     const double ma = ta[ta.size() / 2], mb = tb[tb.size() / 2];
     std::printf("INTERLEAVED rung %d %.4f ms  rung %d %.4f ms  %d/%d = %.4f  (rung %d faster in %d of %zu pairs)\n", ra,
                 ma, rb, mb, rb, ra, mb / ma, rb, bWins, ta.size());
+    if (varB >= 0) std::printf("INTERLEAVED_VARIANT B=%d\n", varB);
     return {};
 }
 

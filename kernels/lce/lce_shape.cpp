@@ -173,9 +173,12 @@ std::string parseOptions(int argc, char** argv, Options& o)
         else if (a == "--interleave") {
             if (i + 1 >= argc) return "--interleave needs two rungs, e.g. 3,4";
             const std::string v = argv[++i];
+            // (one rung with itself only with LCE_TVAR_B set: rungs 3-4's kernel variant B against the rung)
+            const bool variantB = std::getenv("LCE_TVAR_B") != nullptr;
             if (v.size() != 3 || v[1] != ',' || v[0] < '0' || v[0] >= '0' + kRungs || v[2] < '0'
-                || v[2] >= '0' + kRungs || v[0] == v[2])
-                return "--interleave: '" + v + "' is not two different rungs A,B of 0..4 (e.g. 3,4)";
+                || v[2] >= '0' + kRungs || (v[0] == v[2] && !variantB))
+                return "--interleave: '" + v + "' is not two different rungs A,B of 0..4 (e.g. 3,4; A,A only with "
+                       "LCE_TVAR_B set)";
             o.abA = v[0] - '0';
             o.abB = v[2] - '0';
         }

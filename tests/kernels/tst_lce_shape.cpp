@@ -6,6 +6,7 @@
 #include "lce_shape.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -109,7 +110,13 @@ int main()
         expect(parse({"--interleave", "3,4"}, ab).empty() && ab.abA == 3 && ab.abB == 4 && !ab.check && !ab.time,
                "--interleave 3,4: rungs 3 and 4 alternately, no check asked");
         Options bad;
+        unsetenv("LCE_TVAR_B");
         expect(!parse({"--interleave", "3,3"}, bad).empty(), "--interleave of one rung with itself is refused");
+        setenv("LCE_TVAR_B", "7", 1);  // s10-lcespeed: a kernel variant against the rung itself
+        Options same;
+        expect(parse({"--interleave", "4,4"}, same).empty() && same.abA == 4 && same.abB == 4,
+               "--interleave 4,4 with LCE_TVAR_B set: the variant against the rung");
+        unsetenv("LCE_TVAR_B");
         expect(!parse({"--interleave", "3,5"}, bad).empty(), "--interleave 3,5 is refused (no rung 5)");
         expect(!parse({"--interleave", "34"}, bad).empty(), "--interleave without a comma is refused");
         expect(!parse({"--interleave"}, bad).empty(), "--interleave without a value is refused");
