@@ -65,7 +65,12 @@ std::string launch3(Problem& p)
 }  // namespace
 }  // namespace body
 
-void setRungVariant(int v) { body::variantOverride() = v; }
+bool setRungVariant(int v)
+{
+    if (v >= body::kVariants) return false;
+    body::variantOverride() = v < 0 ? -1 : v;
+    return true;
+}
 
 std::string runFusedEpilogueWarp(Problem& p)
 {
@@ -78,12 +83,6 @@ std::string runFusedEpilogueWarp(Problem& p)
     case 4: return body::launch3<3, 4>(p);
     case 5: return body::launch3<3, 5>(p);
     case 6: return body::launch3<3, 6>(p);
-    case 7: return body::launch3<3, 7>(p);
-    case 8: return body::launch3<3, 8>(p);
-    case 9: return body::launch3<3, 9>(p);
-    case 10: return body::launch3<3, 10>(p);
-    case 11: return body::launch3<3, 11>(p);
-    case 12: return body::launch3<3, 12>(p);
     default: return body::launch3<3, 0>(p);
     }
 }

@@ -36,7 +36,6 @@
 #include "../src/common/smem_plan.cuh"
 #include "../src/common/tma.cuh"
 #include "lce_rungs.h"
-#include "wgmma_f16_tn112.cuh"
 #include "wgmma_f16_tn224.cuh"
 
 namespace ws::lce::body {
@@ -50,24 +49,19 @@ static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
 // Variant V -> (swizzle of U / out's boxes, read-ahead batch of the add, diagnostic bits: 1 no add, 2 no U load /
 // no store). V = 0 is the rung.
 struct Variant {
-    int swz, kb, diag, hand = 0;  // hand: EpilogueStagingOf's hand-off (s10-lcespeed)
-    int split = 0;  // s10-lcespeed: the last k-step as two n112 commit groups, the first half's epilogue between them
+    int swz, kb, diag;
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
 // (s9-lcet calls 2-3 measured and removed a variant 7: warps 1-3 adding U read from L2 to the staged fp16(acc), the
-// consumers stmatrix alone -- correct, 0.515 / 0.551 ms against 0.389 / 0.384: docs/kernel-notes.md, commit 8b1efb1.)
-// s10-lcespeed: 7-9 = the rung with hand-off 1 (per warp), 2 (named barrier, one arrival), 3 (barrier, one fence);
-// 10 = the rung with its last k-step split (split = 1), 11 = split + hand-off 1, 12 = split with read-ahead 1 (fewer
-// live registers while the second half runs: rung 4's 10-11 get ptxas C7511, its wgmmas serialized).
-constexpr Variant kVariant[] = {{128, 7, 0},       {64, 2, 0},       {128, 2, 0},      {64, 7, 0},
-                                {128, 7, 1},       {128, 7, 2},      {128, 7, 3},      {128, 7, 0, 1},
-                                {128, 7, 0, 2},    {128, 7, 0, 3},   {128, 7, 0, 0, 1}, {128, 7, 0, 1, 1},
-                                {128, 1, 0, 0, 1}};
+// consumers stmatrix alone -- correct, 0.515 / 0.551 ms against 0.389 / 0.384: docs/kernel-notes.md, commit 8b1efb1.
+// s10-lcespeed measured and removed six more, all correct, none faster (within +-0.5 % interleaved; commit 4b02f8a):
+// the hand-off per warp / by a named barrier / with one fence, and the last k-step split in two n112 commit groups
+// with half the add between them.)
+constexpr Variant kVariant[] = {{128, 7, 0}, {64, 2, 0}, {128, 2, 0}, {64, 7, 0}, {128, 7, 1}, {128, 7, 2}, {128, 7, 3}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
-using StagingV =
-    EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag, kVariant[V].hand>;
+using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag>;
 template <int S>
 using PlanOf = SmemPlan<kStage, S, StagingV<0>::kBytes>;
 
@@ -75,14 +69,6 @@ struct Params {
     int units, mTiles, nTiles, kSteps;  // kSteps: ceil(K_cand / 64)
     int userUnits, kStepsUser, epoch;   // rung 4's user stage: user units first, ready flags
 };
-// fenceAcc over registers B .. E - 1 only (the split last k-step: one half is read while the other is in flight).
-template <int B, int E>
-__device__ __forceinline__ void fenceAccPart(float (&d)[kTileM / 2])
-{
-#pragma unroll
-    for (int i = B; i < E; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 // One ready flag per (user, M tile, N tile, CTA rank, half) (lce_shape.h: userFirstWalk's flags).
 __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int nt, uint32_t rank, int cw)
 {
@@ -211,11 +197,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             unitOf(u, user, tm, nt, n0, b);
             w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
             const int KT = user ? p.kStepsUser : p.kSteps;
-            // (the split: candidate tiles only; rung 4's user tiles keep the plain last k-step)
-            constexpr bool kSplitV = kVariant[V].split != 0;
-            const bool split = kSplitV && !user;
             float acc[kTileM / 2];
-            for (int kt = 0; kt < KT - (split ? 1 : 0); ++kt, ++fill) {
+            for (int kt = 0; kt < KT; ++kt, ++fill) {
                 const int s = Ring<S, 2>::slot(fill);
                 ring.waitData(fill, w);
                 const uint32_t st = smemAddr(plan.stage(s));
@@ -231,56 +214,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     ring.release(fill - 1, lane0, w);
                 }
             }
-            auto plainEnd = [&] {
-                mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
-                fenceAcc(acc);
-                ring.release(fill - 1, lane0, w);
-                staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
-                if (user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
-                else staging.epilogueAdd(acc, cw, done, tInWg, w);
-            };
-            if constexpr (kSplitV) {
-                if (split) {
-                    // the last k-step in two commit groups (W's rows 0-111, then 112-223: each CTA's half of the
-                    // multicast tile); the first half of the columns goes to the staging while the second half runs
-                    const int kt = KT - 1, s = Ring<S, 2>::slot(fill);
-                    ring.waitData(fill, w);
-                    const uint32_t st = smemAddr(plan.stage(s));
-                    w.event(wt::kind::MmaIssue, fill, uint8_t(s));
-                    wgmmaFence();
-#pragma unroll
-                    for (int kk = 0; kk < 4; ++kk)
-                        wgmma_m64n112k16_f16tn<0>(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
-                                                  wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
-                    wgmmaCommit();
-#pragma unroll
-                    for (int kk = 0; kk < 4; ++kk)
-                        wgmma_m64n112k16_f16tn<56>(acc,
-                                                   wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
-                                                   wgmmaDescSw128(st + kBytesE + kBytesWHalf + kk * 32),
-                                                   (kt == 0 && kk == 0) ? 0 : 1);
-                    wgmmaCommit();
-                    if (kt > 0) {
-                        mmaWait<2>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
-                        ring.release(fill - 1, lane0, w);
-                    }
-                    ++fill;
-                    mmaWait<1>(fill - 1, s, w);  // columns 0-111 final
-                    fenceAccPart<0, kTileM / 4>(acc);
-                    staging.waitOrderStaged(cw, done, w);
-                    w.event(wt::kind::Epilogue, done);
-                    staging.template addCols<0, kTileM / 16>(acc, cw, tInWg);
-                    mmaWait<0>(fill - 1, s, w);
-                    fenceAccPart<kTileM / 4, kTileM / 2>(acc);
-                    ring.release(fill - 1, lane0, w);
-                    staging.template addCols<kTileM / 16, kTileM / 8>(acc, cw, tInWg);
-                    staging.handOff(cw, tInWg);
-                } else {
-                    plainEnd();
-                }
-            } else {
-                plainEnd();
-            }
+            mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+            fenceAcc(acc);
+            ring.release(fill - 1, lane0, w);
+            staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
+            if (user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
+            else staging.epilogueAdd(acc, cw, done, tInWg, w);
             ++done;
             w.tileEnd();
         }
@@ -291,7 +230,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
 }
 
 // ---- host side
-// A variant set by the driver for some launches (lce --interleave with LCE_TVAR_B; -1: none).
+// A variant set by the driver for some launches (s10-lcespeed: lce --interleave with LCE_TVAR_B; -1: none).
 inline int& variantOverride()
 {
     static int v = -1;

@@ -229,6 +229,8 @@ std::string interleave(int ra, int rb, Problem& p, const Options& o)
 {
     const char* vb = std::getenv("LCE_TVAR_B");
     const int varB = vb ? std::atoi(vb) : -1;
+    if (varB >= 0 && !setRungVariant(varB)) return "LCE_TVAR_B=" + std::string(vb) + " is not a variant of rungs 3-4";
+    setRungVariant(-1);
     auto run = [&](int r, bool isB) {
         if (isB && varB >= 0) setRungVariant(varB);
         std::string e = runRung(r, p);

@@ -53,9 +53,10 @@ std::string userGemm(Problem& p, bool padded);  // U = W_user . E_user (rungs 1-
 std::string runFusedEpilogueWarp(Problem& p);
 // user_first.cu (rung 4: rung 3 + the user stage in one persistent launch)
 std::string runUserFirst(Problem& p);
-// Rungs 3-4's kernel variant (lce_body.cuh's kVariant) for the launches that follow; -1: back to LCE_TVAR's
-// (s10-lcespeed: `LCE_TVAR_B=v lce --interleave 4,4` times variant v against the rung in one process).
-void setRungVariant(int v);
+// Rungs 3-4's kernel variant (lce_body.cuh's kVariant) for the launches that follow; -1: back to LCE_TVAR's; false
+// (nothing set) when there is no variant v (s10-lcespeed: `LCE_TVAR_B=v lce --interleave 4,4` times variant v
+// against the rung in one process).
+bool setRungVariant(int v);
 // transposed_probe.cu (s8-lcespeed): the transposed formulation's main loop alone (no output), 3 or 4 stages
 std::string runTransposedProbe(Problem& p, int stages);
 // The epoch a rung-4 launch writes into the ready flags (never reset: each launch writes a new one).

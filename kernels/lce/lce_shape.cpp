@@ -119,7 +119,8 @@ const char* usage()
            "  --trace-cost: rungs 3-4 timed with a per-warp trace buffer attached (what warpstage-record\n"
            "  does) against the same launches without, interleaved; medians and the difference.\n"
            "  --interleave A,B: rungs A and B (0..4, different) launched alternately, --warmup then --iters\n"
-           "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs).\n"
+           "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs). With\n"
+           "  LCE_TVAR_B=V, rung B runs rungs 3-4's kernel variant V, and A,A is allowed (V against the rung).\n"
            "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"
            "        77 no sm_90 GPU.\n";
 }

@@ -83,12 +83,6 @@ std::string runUserFirst(Problem& p)
     case 1: return body::launch4<3, 1>(p);
     case 2: return body::launch4<3, 2>(p);
     case 3: return body::launch4<3, 3>(p);
-    case 7: return body::launch4<3, 7>(p);
-    case 8: return body::launch4<3, 8>(p);
-    case 9: return body::launch4<3, 9>(p);
-    case 10: return body::launch4<3, 10>(p);
-    case 11: return body::launch4<3, 11>(p);
-    case 12: return body::launch4<3, 12>(p);
     default: return body::launch4<3, 0>(p);
     }
 }

@@ -151,21 +151,13 @@ struct StagingCols {
 // The staging of the epilogue warp for a layout L (above). KB: pairs of column groups whose U is read ahead per
 // batch in epilogueAdd. Diag (timing diagnostics, output wrong; s9-lcet): bit 0: the consumers skip the add (no
 // ldmatrix / stmatrix); bit 1: the epilogue warp moves no bytes (no U load, no output store).
-// Hand (s10-lcespeed; 0 = every version before it): how a warpgroup hands its half over (handOff): 0: every thread
-// fences (fence.proxy.async) and arrives on stFull (128 arrivals); 1: every thread fences, the warp syncs, lane 0
-// arrives (4 arrivals); 2: every thread fences, a named barrier of the warpgroup (ids kHandBarrier + cw), thread 0
-// arrives (1 arrival); 3: the named barrier first, then thread 0 alone fences and arrives (1 arrival; a timing
-// diagnostic: whether one thread's proxy fence covers the warpgroup's writes is not what the PTX model promises).
-inline constexpr uint32_t kHandBarrier = 6;
-template <class L, int KB = 4, int Diag = 0, int Hand = 0>
+template <class L, int KB = 4, int Diag = 0>
 struct EpilogueStagingOf {
     using Layout = L;
     static constexpr int kBoxes = L::kBoxes;
     static constexpr uint32_t kHalfBytes = kBoxes * L::kBoxBytes;  // one warpgroup's 64 x kCols
     static constexpr uint32_t kBytes = 2 * kHalfBytes;
     static constexpr int kBarriers = 4;
-    static constexpr int kHandArrivals = Hand == 0 ? 128 : Hand == 1 ? 4 : 1;
-    static_assert(Hand >= 0 && Hand <= 3, "hand-off 0-3");
     static_assert((L::kCols / 8) % (2 * KB) == 0, "whole read-ahead batches");
     uint8_t* base;     // kBytes, 1024-byte aligned
     uint64_t* uFull;   // [2]
@@ -181,7 +173,7 @@ struct EpilogueStagingOf {
     {
         for (int h = 0; h < 2; ++h) {
             mbarInit(&uFull[h], 1);
-            mbarInit(&stFull[h], kHandArrivals);
+            mbarInit(&stFull[h], 128);
         }
     }
 
@@ -242,28 +234,6 @@ struct EpilogueStagingOf {
         if constexpr (L::kTrans) stmatrixX4Trans(a, r0, r1, r2, r3);
         else stmatrixX4(a, r0, r1, r2, r3);
     }
-    // The hand-off of half cw to the epilogue warp after the warpgroup's writes (Hand, above).
-    __device__ __forceinline__ void handOff(int cw, int tInWg) const
-    {
-        if constexpr (Hand == 0) {
-            fenceProxyAsync();
-            mbarArrive(&stFull[cw]);
-        } else if constexpr (Hand == 1) {
-            fenceProxyAsync();
-            __syncwarp();
-            if ((tInWg & 31) == 0) mbarArrive(&stFull[cw]);
-        } else if constexpr (Hand == 2) {
-            fenceProxyAsync();
-            namedBarSync(kHandBarrier + uint32_t(cw), 128);
-            if (tInWg == 0) mbarArrive(&stFull[cw]);
-        } else {
-            namedBarSync(kHandBarrier + uint32_t(cw), 128);
-            if (tInWg == 0) {
-                fenceProxyAsync();
-                mbarArrive(&stFull[cw]);
-            }
-        }
-    }
     // half(cw) = fp16(acc + half(cw)), then the hand-off to the epilogue warp (phase Epilogue). The accumulator's
     // 8 x 8 fragments are ldmatrix / stmatrix's: .x4 moves two column groups x both row halves per instruction
     // (kCols / 16 of each per thread), U read KB instructions ahead of the writes. (Measured, H200, session 6 on
@@ -273,42 +243,25 @@ struct EpilogueStagingOf {
                                                 Tr& tr) const
     {
         tr.event(ws::trace::kind::Epilogue, n);
-        if constexpr (!(Diag & 1)) addCols<0, L::kCols / 8>(acc, cw, tInWg);
-        handOff(cw, tInWg);
-    }
-    // The add of column groups J0 .. J1 - 1 only, no hand-off (s10-lcespeed: a consumer that splits its last k-step
-    // in two commit groups adds the first half of the columns while the second half's wgmmas run; handOff after).
-    template <int J0, int J1>
-    __device__ __forceinline__ void addCols(const float (&acc)[L::kCols / 2], int cw, int tInWg) const
-    {
-        static_assert(J0 % (2 * KB) == 0 && (J1 - J0) % (2 * KB) == 0 && J1 <= L::kCols / 8, "whole batches");
         const uint32_t h = smemAddr(half(cw));
+        if constexpr (!(Diag & 1)) {
 #pragma unroll
-        for (int j0 = J0; j0 < J1; j0 += 2 * KB) {
-            uint32_t u[KB][4];
+            for (int j0 = 0; j0 < L::kCols / 8; j0 += 2 * KB) {
+                uint32_t u[KB][4];
 #pragma unroll
-            for (int b = 0; b < KB; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
+                for (int b = 0; b < KB; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
 #pragma unroll
-            for (int b = 0; b < KB; ++b) {
-                const int j = j0 + 2 * b;
-                stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[4 * j], acc[4 * j + 1]),
-                    addHalf2(u[b][1], acc[4 * j + 2], acc[4 * j + 3]),
-                    addHalf2(u[b][2], acc[4 * j + 4], acc[4 * j + 5]),
-                    addHalf2(u[b][3], acc[4 * j + 6], acc[4 * j + 7]));
+                for (int b = 0; b < KB; ++b) {
+                    const int j = j0 + 2 * b;
+                    stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[4 * j], acc[4 * j + 1]),
+                        addHalf2(u[b][1], acc[4 * j + 2], acc[4 * j + 3]),
+                        addHalf2(u[b][2], acc[4 * j + 4], acc[4 * j + 5]),
+                        addHalf2(u[b][3], acc[4 * j + 6], acc[4 * j + 7]));
+                }
             }
         }
-    }
-    // fp16(acc) of column groups J0 .. J1 - 1 into the half, no hand-off (epilogueStage's part; as addCols).
-    template <int J0, int J1>
-    __device__ __forceinline__ void stageCols(const float (&acc)[L::kCols / 2], int cw, int tInWg) const
-    {
-        static_assert(J0 % 2 == 0 && J1 % 2 == 0 && J1 <= L::kCols / 8, "pairs of column groups");
-        const uint32_t h = smemAddr(half(cw));
-#pragma unroll
-        for (int j = J0; j < J1; j += 2)
-            stm(L::matrixAddr(h, tInWg, j), packHalf2(acc[4 * j], acc[4 * j + 1]),
-                packHalf2(acc[4 * j + 2], acc[4 * j + 3]), packHalf2(acc[4 * j + 4], acc[4 * j + 5]),
-                packHalf2(acc[4 * j + 6], acc[4 * j + 7]));
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
     }
     // A tile without U (the user stage's own tiles): fp16(acc) into the half by stmatrix, then the hand-off.
     template <class Tr>
@@ -316,8 +269,14 @@ struct EpilogueStagingOf {
                                                   Tr& tr) const
     {
         tr.event(ws::trace::kind::Epilogue, n);
-        stageCols<0, L::kCols / 8>(acc, cw, tInWg);
-        handOff(cw, tInWg);
+        const uint32_t h = smemAddr(half(cw));
+#pragma unroll
+        for (int j = 0; j < L::kCols / 8; j += 2)
+            stm(L::matrixAddr(h, tInWg, j), packHalf2(acc[4 * j], acc[4 * j + 1]),
+                packHalf2(acc[4 * j + 2], acc[4 * j + 3]), packHalf2(acc[4 * j + 4], acc[4 * j + 5]),
+                packHalf2(acc[4 * j + 6], acc[4 * j + 7]));
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
     }
     // Epilogue warp, a tile without U: the half is free (its previous store has read it): uFull completes with no
     // bytes (phase Load).
