@@ -35,8 +35,8 @@ std::string launch3(Problem& p)
 {
     const Shape& s = p.s;
     const auto kern = lceEpilogueWarp<S, V>;
-    const int smem = int(PlanOf<S>::bytes(true, kWarps));
-    static_assert(PlanOf<S>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
+    const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
+    static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     static int maxClusters = 0;
     if (maxClusters == 0) {
         std::string err;
@@ -83,6 +83,8 @@ std::string runFusedEpilogueWarp(Problem& p)
     case 4: return body::launch3<3, 4>(p);
     case 5: return body::launch3<3, 5>(p);
     case 6: return body::launch3<3, 6>(p);
+    case 7: return body::launch3<body::kVariant[7].stages, 7>(p);
+    case 8: return body::launch3<3, 8>(p);
     default: return body::launch3<3, 0>(p);
     }
 }

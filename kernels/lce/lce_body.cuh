@@ -50,6 +50,7 @@ static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
 // no store). V = 0 is the rung.
 struct Variant {
     int swz, kb, diag;
+    int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
@@ -58,12 +59,15 @@ struct Variant {
 // s10-lcespeed measured and removed six more, all correct, none faster (within +-0.5 % interleaved; commit 4b02f8a):
 // the hand-off per warp / by a named barrier / with one fence, and the last k-step split in two n112 commit groups
 // with half the add between them.)
-constexpr Variant kVariant[] = {{128, 7, 0}, {64, 2, 0}, {128, 2, 0}, {64, 7, 0}, {128, 7, 1}, {128, 7, 2}, {128, 7, 3}};
+// s10-lcespeed: 7 = one shared staging half + a 4th ring stage; 8 = the shared half with 3 stages (its cost alone).
+constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
+                                {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
-using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag>;
-template <int S>
-using PlanOf = SmemPlan<kStage, S, StagingV<0>::kBytes>;
+using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag,
+                                   kVariant[V].shared != 0>;
+template <int S, int V = 0>
+using PlanOf = SmemPlan<kStage, S, StagingV<V>::kBytes>;
 
 struct Params {
     int units, mTiles, nTiles, kSteps;  // kSteps: ceil(K_cand / 64)
@@ -81,9 +85,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                      const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params& p)
 {
     using Staging = StagingV<V>;
-    static_assert(Staging::kBytes == StagingV<0>::kBytes, "every variant has the rung's shared-memory plan");
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
-    using Plan = PlanOf<S>;
+    using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
     Ring<S, 2> ring{plan.full(), plan.empty()};

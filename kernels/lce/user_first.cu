@@ -38,8 +38,8 @@ std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
     const auto kern = lceUserFirst<S, V>;
-    const int smem = int(PlanOf<S>::bytes(true, kWarps));
-    static_assert(PlanOf<S>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
+    const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
+    static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
     std::string err = encodeMaps(p, true, kVariant[V].swz, m);
     if (!err.empty()) return "rung 4 (user first): " + err;
@@ -83,6 +83,8 @@ std::string runUserFirst(Problem& p)
     case 1: return body::launch4<3, 1>(p);
     case 2: return body::launch4<3, 2>(p);
     case 3: return body::launch4<3, 3>(p);
+    case 7: return body::launch4<body::kVariant[7].stages, 7>(p);
+    case 8: return body::launch4<3, 8>(p);
     default: return body::launch4<3, 0>(p);
     }
 }

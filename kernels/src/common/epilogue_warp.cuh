@@ -151,12 +151,16 @@ struct StagingCols {
 // The staging of the epilogue warp for a layout L (above). KB: pairs of column groups whose U is read ahead per
 // batch in epilogueAdd. Diag (timing diagnostics, output wrong; s9-lcet): bit 0: the consumers skip the add (no
 // ldmatrix / stmatrix); bit 1: the epilogue warp moves no bytes (no U load, no output store).
-template <class L, int KB = 4, int Diag = 0>
+// Shared (s10-lcespeed; false = every version before it): ONE half's bytes for both warpgroups, used in turn (U of
+// warpgroup 0, its output, U of warpgroup 1, its output, ...: EpilogueWarp keeps one pending tile), so that the
+// staging needs kHalfBytes instead of twice that (e.g. for one more ring stage).
+template <class L, int KB = 4, int Diag = 0, bool Shared = false>
 struct EpilogueStagingOf {
     using Layout = L;
+    static constexpr bool kShared = Shared;
     static constexpr int kBoxes = L::kBoxes;
     static constexpr uint32_t kHalfBytes = kBoxes * L::kBoxBytes;  // one warpgroup's 64 x kCols
-    static constexpr uint32_t kBytes = 2 * kHalfBytes;
+    static constexpr uint32_t kBytes = (Shared ? 1 : 2) * kHalfBytes;
     static constexpr int kBarriers = 4;
     static_assert((L::kCols / 8) % (2 * KB) == 0, "whole read-ahead batches");
     uint8_t* base;     // kBytes, 1024-byte aligned
@@ -167,7 +171,7 @@ struct EpilogueStagingOf {
         : base(staging), uFull(barriers), stFull(barriers + 2)
     {
     }
-    __device__ __forceinline__ uint8_t* half(int cw) const { return base + cw * kHalfBytes; }
+    __device__ __forceinline__ uint8_t* half(int cw) const { return base + (Shared ? 0 : cw) * kHalfBytes; }
     // One thread, before the CTA (cluster) barrier that follows the ring's init.
     __device__ __forceinline__ void init() const
     {
@@ -325,7 +329,20 @@ struct EpilogueWarp {
     int out[2][3] = {};            // (x, y, z) of the half's pending output
     int* flag[2] = {nullptr, nullptr};  // a user-stage tile: stored into tmU, then this flag released
     int epoch = 0;
+    int pending = -1;  // Staging::kShared: the half whose tile is in the one buffer, not yet stored (-1: none)
 
+    // Before half cw's next tile: store what occupies its bytes (its own previous tile, or with a shared buffer the
+    // pending tile of either half).
+    template <class Tr>
+    __device__ __forceinline__ void flushBefore(int cw, Tr& tr)
+    {
+        if constexpr (Staging::kShared) {
+            if (pending >= 0) flush(pending, tr);
+            pending = cw;
+        } else if (done[cw] > 0) {
+            flush(cw, tr);
+        }
+    }
     template <class Tr>
     __device__ __forceinline__ void flush(int cw, Tr& tr) const
     {
@@ -339,7 +356,7 @@ struct EpilogueWarp {
     template <class Tr, class Ready>
     __device__ __forceinline__ void next(int cw, int ox, int oy, int oz, int ux, int uy, int uz, Ready&& ready, Tr& tr)
     {
-        if (done[cw] > 0) flush(cw, tr);
+        flushBefore(cw, tr);
         ready(done[cw]);
         st.loadStaging(tmU, cw, done[cw], ux, uy, uz, issuer, tr);
         out[cw][0] = ox;
@@ -352,7 +369,7 @@ struct EpilogueWarp {
     template <class Tr>
     __device__ __forceinline__ void nextPublished(int cw, int x, int y, int z, int* f, int e, Tr& tr)
     {
-        if (done[cw] > 0) flush(cw, tr);
+        flushBefore(cw, tr);
         st.loadStagingEmpty(cw, done[cw], issuer, tr);
         out[cw][0] = x;
         out[cw][1] = y;
@@ -364,8 +381,12 @@ struct EpilogueWarp {
     template <class Tr>
     __device__ __forceinline__ void finish(Tr& tr) const
     {
-        for (int cw = 0; cw < 2; ++cw)
-            if (done[cw] > 0) flush(cw, tr);
+        if constexpr (Staging::kShared) {
+            if (pending >= 0) flush(pending, tr);
+        } else {
+            for (int cw = 0; cw < 2; ++cw)
+                if (done[cw] > 0) flush(cw, tr);
+        }
         if (issuer) bulkWait<0>();  // every store has landed before the CTA ends
     }
 };
