@@ -59,7 +59,9 @@ struct Variant {
 // s10-lcespeed measured and removed six more, all correct, none faster (within +-0.5 % interleaved; commit 4b02f8a):
 // the hand-off per warp / by a named barrier / with one fence, and the last k-step split in two n112 commit groups
 // with half the add between them.)
-// s10-lcespeed: 7 = one shared staging half + a 4th ring stage; 8 = the shared half with 3 stages (its cost alone).
+// s10-lcespeed (call 2, docs/benchmarks.md): 7 = one staging half shared by the warpgroups in turn + a 4th ring stage
+// (rung 3 0.5-0.7 % faster, rung 4 3.2-3.5 % slower: not the default); 8 = the shared half with 3 stages (its cost
+// alone: +7 % / +10 %). Both correct (gpu_lce for 7).
 constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
                                 {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
