@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# (HISTORY, as run on tree 4b02f8a, 2026-12-01 ~02:19 UTC: variants 7-12 exist only in that commit; since 5c56070 the
-# rungs' kVariant is session 9's again, so on a later tree VARS must name variants that exist. The numbers:
-# docs/benchmarks.md, "s10-lcespeed".)
+# (HISTORY, as run on tree 4b02f8a, 2026-12-01 ~02:19 UTC: variants 7-12 below exist only in that commit; since
+# 44dfe5e variants 7-8 are s10-lcespeed-call2.sh's (a shared staging half), so on a later tree VARS must name what
+# kVariant holds then. The numbers: docs/benchmarks.md, "s10-lcespeed".)
 # s10-lcespeed, its one device call (issue 11: lce rungs 3-4's epilogue): correctness of the new kernel variants, an
 # ncu count of rung 3's shared-memory bank conflicts, and the variants timed against the rungs in ONE process each
 # (`LCE_TVAR_B=V lce --interleave R,R`: rung R as built vs rung R with variant V, pairs alternating), beside rungs
