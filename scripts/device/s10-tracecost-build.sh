@@ -17,6 +17,7 @@ mkdir -p "$D"
 D=$(cd "$D" && pwd)
 declare -A FLAGS=(
     [lean]="-DWS_PP_TRACE_LEAN_START=1"
+    [wcopy]="-DWS_PP_TRACE_LEAN_START=2"
     [rend]="-DWS_PP_TRACE_RELAY=2"
 )
 EXES="ladder_bench gpu_ladder_trace gpu_ladder_correctness gpu_trace_relay"

@@ -5,17 +5,20 @@
 #   base  = the branch's defaults: main's kernels (cubins byte-identical to main cd2bdfb's);
 #   lean  = -DWS_PP_TRACE_LEAN_START=1: main's staged engine without the header loads before the ring init (thread 0:
 #           7 dependent global loads before the first TMA on main), the CTA record written by warp 1 (beginAt);
+#   wcopy = -DWS_PP_TRACE_LEAN_START=2: lean, and each warp's flush copied by its lanes 16-31 (ld.shared/st.global:
+#           no fence.proxy.async = MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC, no bulk copy, no wait for its reads);
 #   rend  = -DWS_PP_TRACE_RELAY=2: session 9's relay, with each source copying its own last partial half and writing
 #           its region header at its end (in parallel) instead of the relay copying 11 halves in turn.
 # (session 9's relay, -DWS_PP_TRACE_RELAY=1, is not rebuilt: its cost is in docs/benchmarks.md, session 9.)
 # Steps: gpu_trace_relay (rend's build: the relay with end() and with endOwn(), every event of 12 warps, overflow,
-# mismatch, null buffer); gpu_ladder_trace of base, lean, rend at 1000x4096x1000 (pingpong, streamk): every trace
+# mismatch, null buffer); gpu_ladder_trace of base, lean, wcopy, rend at 1000x4096x1000 (pingpong, streamk): every trace
 # sane AND the same signature as base (counts, roles, every event but its clock); ladder_bench traced vs untraced,
-# pingpong + streamk, the 10 shapes of s9-traceflush2 in two halves, interleaved base lean rend | rend lean base;
+# pingpong + streamk, the 10 shapes of s9-traceflush2 in two halves, interleaved base lean wcopy rend | rend wcopy
+# lean base;
 # streamk --idle-cost (the traced kernel, null buffer) at 1024^3 and 128x4096x4096 if time is left.
 # Device (run tool, carry ["build-tracecost"]): bash build-tracecost/s10-tracecost.sh build-tracecost
-# Success: "PASS relaytest", "PASS trace-<build>" x3, "PASS signature lean = base" and "PASS signature rend = base"
-# (pingpong and streamk), PASS sweep lines, and the table: lean / rend geomean (max) beside base's.
+# Success: "PASS relaytest", "PASS trace-<build>" x4, "PASS signature <build> = base" for lean, wcopy, rend (pingpong
+# and streamk), PASS sweep lines, and the table: lean / wcopy / rend geomean (max) beside base's.
 set -u
 if [ -z "${WS_S10TC_INNER:-}" ]; then  # its own timeout around everything
     WS_S10TC_INNER=1 exec timeout -k 3 $((${BUDGET:-80} + 7)) bash "$0" "$@"
@@ -29,30 +32,30 @@ if [ -f "$D/bins.tar.xz" ] && [ ! -d "$D/base" ]; then tar -C "$D" -xJf "$D/bins
 ws_begin s10-tracecost 80
 ws_cuda_env
 note "env: $(timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -1); $(date -u +%FT%TZ)"
-for b in base lean rend; do note "build $b: $(sha256sum "$D/$b/ladder_bench" 2>&1 | cut -c1-16)"; done
+for b in base lean wcopy rend; do note "build $b: $(sha256sum "$D/$b/ladder_bench" 2>&1 | cut -c1-16)"; done
 
 step relaytest 8 "PASS gpu_trace_relay" "$D/rend/gpu_trace_relay"
 grep -hE "^(PASS|FAIL) relay" "$L/relaytest.log" | head -12 | sed 's/^/    /' | tee -a "$S"
-for b in base lean rend; do
-    step trace-$b 7 "passed, 0 failed" "$D/$b/gpu_ladder_trace" --rung pingpong --rung streamk --shape 1000x4096x1000 || true
+for b in base lean wcopy rend; do
+    step trace-$b 6 "passed, 0 failed" "$D/$b/gpu_ladder_trace" --rung pingpong --rung streamk --shape 1000x4096x1000 || true
 done
 for r in pingpong streamk; do
     sb=$(grep -h "rung=$r .*signature" "$L/trace-base.log" 2>/dev/null | awk '{print $NF}')
-    for b in lean rend; do
+    for b in lean wcopy rend; do
         sv=$(grep -h "rung=$r .*signature" "$L/trace-$b.log" 2>/dev/null | awk '{print $NF}')
         if [ -n "$sb" ] && [ "$sb" = "$sv" ]; then note "PASS signature $b = base ($r 1000x4096x1000: $sv)"
         else note "FAIL signature $b != base ($r 1000x4096x1000: $b '$sv', base '$sb')"; fi
     done
-    grep -h "rung=$r .*events by kind" "$L"/trace-{base,lean,rend}.log 2>/dev/null | sed 's/^/    /' | tee -a "$S"
+    grep -h "rung=$r .*events by kind" "$L"/trace-{base,lean,wcopy,rend}.log 2>/dev/null | sed 's/^/    /' | tee -a "$S"
 done
 
 H1="--shape 1024x1024x1024 --shape 2048x2048x2048 --shape 4096x4096x4096 --shape 8192x8192x8192 --shape 128x4096x4096"
 H2="--shape 2048x4096x14336 --shape 4096x4096x1024 --shape 8192x8192x512 --shape 1000x4096x1000 --shape 8191x8193x4104"
 BENCH="--rung pingpong --rung streamk --target-ms 20 --rest-ms 40 --min-iters 6"
-for b in base lean rend; do step sweep1-$b 11 "overhead" "$D/$b/ladder_bench" $BENCH $H1 || true; done
-for b in rend lean base; do step sweep2-$b 11 "overhead" "$D/$b/ladder_bench" $BENCH $H2 || true; done
-if [ "$(left)" -ge 8 ]; then
-    step idle-streamk 9 "idle cost" "$D/base/ladder_bench" --rung streamk --idle-cost --target-ms 20 --rest-ms 40 \
+for b in base lean wcopy rend; do step sweep1-$b 10 "overhead" "$D/$b/ladder_bench" $BENCH $H1 || true; done
+for b in rend wcopy lean base; do step sweep2-$b 10 "overhead" "$D/$b/ladder_bench" $BENCH $H2 || true; done
+if [ "$(left)" -ge 6 ]; then
+    step idle-streamk 8 "idle cost" "$D/base/ladder_bench" --rung streamk --idle-cost --target-ms 20 --rest-ms 40 \
         --min-iters 6 --shape 1024x1024x1024 --shape 128x4096x4096 || true
     grep -E "idle cost:" "$L/idle-streamk.log" | sed 's/^/    /' | tee -a "$S"
 else
@@ -73,7 +76,7 @@ def load(b):
             if m and shape:
                 out[(shape, m.group(1))] = (float(m.group(4)), float(m.group(2)), "WRONG" not in m.group(5))
     return out
-V = ("base", "lean", "rend")
+V = ("base", "lean", "wcopy", "rend")
 d = {v: load(v) for v in V}
 shapes = []
 for v in V:
