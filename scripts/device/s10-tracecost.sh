@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 14, tracing cost of rungs 6-7, session 10 (s10-tracecost): ONE call, BUDGET seconds of wall (default 88).
+# Issue 14, tracing cost of rungs 6-7, session 10 (s10-tracecost): ONE call, BUDGET seconds of steps (default 78;
+# the whole script, unpacking included, is killed at BUDGET + 10 = 88 s).
 # Builds (made on the dev machine by scripts/device/s10-tracecost-build.sh; Release, no Qt, stripped;
 # DIR/<build>/{ladder_bench,gpu_ladder_trace,gpu_ladder_correctness,gpu_trace_relay}, packed in DIR/bins.tar.xz):
 #   base  = the branch's defaults: main's kernels (cubins byte-identical to main cd2bdfb's);
@@ -21,7 +22,7 @@
 # and streamk), PASS sweep lines, and the table: lean / wcopy / rend geomean (max) beside base's.
 set -u
 if [ -z "${WS_S10TC_INNER:-}" ]; then  # its own timeout around everything
-    WS_S10TC_INNER=1 exec timeout -k 3 $((${BUDGET:-80} + 7)) bash "$0" "$@"
+    WS_S10TC_INNER=1 exec timeout -k 2 $((${BUDGET:-78} + 10)) bash "$0" "$@"
 fi
 D=${1:-build-tracecost}
 WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
@@ -29,7 +30,7 @@ WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
 # shellcheck source=lib.sh
 . "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
 if [ -f "$D/bins.tar.xz" ] && [ ! -d "$D/base" ]; then tar -C "$D" -xJf "$D/bins.tar.xz"; fi
-ws_begin s10-tracecost 80
+ws_begin s10-tracecost 78
 ws_cuda_env
 note "env: $(timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -1); $(date -u +%FT%TZ)"
 for b in base lean wcopy rend; do note "build $b: $(sha256sum "$D/$b/ladder_bench" 2>&1 | cut -c1-16)"; done
