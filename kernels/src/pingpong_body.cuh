@@ -48,7 +48,8 @@
 // WS_PP_TRACE_LEAN_START=1 (with WS_PP_TRACE_RELAY=0): main's staged engine without the header load at the start
 //   (trace_lean.cuh: each warp checks the header at its first flush) and the CTA record's start pair read at the top
 //   but written by warp 1 after the cluster barrier (CtaRecordWriter::beginAt): thread 0 inits the ring and issues the
-//   first TMA load without waiting for a global load;
+//   first TMA load without waiting for a global load; the CTA's end record needs no header load either
+//   (LeanCtaRecord: warp 1 leaves its start's header check in its staging ring's unused second half);
 // WS_PP_TRACE_LEAN_START=2: the same, and each warp's flush copied by its lanes 16-31 (ld.shared / st.global, no
 //   fence.proxy.async, no bulk copy; lane 0, which arrives on the ring's barriers, stores nothing to global memory).
 #ifndef WS_PP_TRACE_LEAN_START
@@ -74,6 +75,9 @@ constexpr bool kLeanStart = WS_PP_TRACE_LEAN_START != 0 && !kTraceRelay;
 constexpr int kCtaRecordWarp = 1;  // lean start: the warp that writes the CTA record (warpgroup 0's first idle warp)
 constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
 constexpr uint32_t kRelaySources = ((1u << kWarps) - 1u) & ~(1u << kRelayWarp);  // every other warp
+template <bool Traced>
+using BodyCta = typename std::conditional<Traced && kLeanStart && ws::trace::kEnabled, ws::trace::LeanCtaRecord,
+                                          ws::trace::CtaTrace<Traced>>::type;
 template <bool Traced>
 using BodyTrace = typename std::conditional<
     kTraceRelay, ws::trace::RelayWarpTrace<Traced>,
@@ -190,12 +194,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)
 
     BodyTrace<Traced> wt;
-    ws::trace::CtaTrace<Traced> ct;
+    BodyCta<Traced> ct;
     // traced: one 1 KB staging ring per warp after the barriers; the relay's state in the second half of its own
     uint8_t* traceStage = reinterpret_cast<uint8_t*>(ring.full) + 128;
     auto* relayState = reinterpret_cast<ws::trace::RelayShared*>(traceStage + kRelayWarp * ws::trace::kTraceSmemPerWarp
                                                                  + ws::trace::kTraceSmemPerWarp / 2);
     uint64_t ctaStart[2] = {0, 0};  // relay: the CTA record's start pair, read now, written by the relay warp
+    // lean start: the CTA record writer's header check, in the unused second half of warp 1's staging ring
+    auto* ctaValid = reinterpret_cast<uint32_t*>(traceStage + kCtaRecordWarp * ws::trace::kTraceSmemPerWarp
+                                                 + ws::trace::kTraceSmemPerWarp / 2);
     if constexpr (Traced) {
         if constexpr (kTraceRelay || kLeanStart) {
             if (warp == (kTraceRelay ? kRelayWarp : kCtaRecordWarp)) {
@@ -222,7 +229,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     clusterSync();  // the peer's barriers are initialised before anyone signals them
     if constexpr (Traced && kLeanStart) {  // the CTA record's start, read at the top, written off thread 0's path
         wt.settle();  // the header check: its load overlapped the ring init and the cluster barrier
-        if (warp == kCtaRecordWarp) ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1]);
+        if (warp == kCtaRecordWarp) ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1], ctaValid);
     }
 
     auto coords = [&](int tile, int& tm, int& tn) {
@@ -331,7 +338,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
             ct.end(trace, tid == kRelayWarp * 32);  // no warp but the relay reads the trace header
         } else if constexpr (kLeanStart) {
             wt.end();
-            ct.end(trace, tid == kCtaRecordWarp * 32);
+            ct.end(trace, tid == kCtaRecordWarp * 32, ctaValid);
         } else {
             wt.end();
             ct.end(trace);

@@ -172,5 +172,40 @@ struct LeanStagedWarpT {
 };
 using LeanStagedWarp = LeanStagedWarpT<false>;
 
+// The CTA record of the lean start: CtaRecordWriter::beginAt's record (the start pair read earlier, written now), and
+// an end without a header load: the writing thread leaves its header check's result in a shared-memory word
+// (`valid`, the same word at both calls), so after the CTA barrier it reads that word and stores the end pair, no
+// dependent load -> compare -> branch chain on the CTA's way out (CtaRecordWriter::end checks the header again). No
+// member: a register kept from start to end is live in every thread (a first version held the record's address and
+// stream-K's traced kernels spilled 40-60 bytes more). For a thread that idles otherwise (the ladder: warp 1).
+struct LeanCtaRecord {
+    __device__ __forceinline__ void beginAt(void* buffer, bool first, std::uint64_t g, std::uint64_t c,
+                                            std::uint32_t* valid)
+    {
+        if (buffer == nullptr || !first) return;
+        const bool ok = headerMatches(static_cast<const TraceBufferHeader*>(buffer));
+        *static_cast<volatile std::uint32_t*>(valid) = ok ? 1u : 0u;
+        if (!ok) return;
+        CtaRecord* rec = reinterpret_cast<CtaRecord*>(static_cast<TraceBufferHeader*>(buffer) + 1) + linearCta();
+        rec->globaltimerStart = g;
+        rec->clockStart = c;
+        rec->smId = readSmId();
+        rec->flags = 1u;
+    }
+    // Every thread of the CTA must call this (it contains __syncthreads() when buffer != null).
+    __device__ __forceinline__ void end(void* buffer, bool first, const std::uint32_t* valid)
+    {
+        if (buffer == nullptr) return;
+        __syncthreads();
+        if (!first || *static_cast<const volatile std::uint32_t*>(valid) == 0u) return;
+        CtaRecord* rec = reinterpret_cast<CtaRecord*>(static_cast<TraceBufferHeader*>(buffer) + 1) + linearCta();
+        const std::uint64_t g = readGlobalTimer();
+        const std::uint64_t c = readClock64();
+        rec->globaltimerEnd = g;
+        rec->clockEnd = c;
+        rec->flags = 3u;
+    }
+};
+
 }  // namespace ws::trace
 #endif  // __CUDACC__
