@@ -46,7 +46,8 @@
 // WS_PP_TRACE_RELAY=2: the relay with the end done by the sources (RelayedWarp::endOwn: each warp copies its own last
 //   partial half and writes its region header, in parallel; the relay carries only the full halves);
 // WS_PP_TRACE_LEAN_START=1 (with WS_PP_TRACE_RELAY=0): main's staged engine without the header load at the start
-//   (trace_lean.cuh: each warp checks the header at its first flush) and the CTA record's start pair read at the top
+//   (trace_lean.cuh: each warp checks the header in settle(), after the cluster barrier) and the CTA record's start
+//   pair read at the top
 //   but written by warp 1 after the cluster barrier (CtaRecordWriter::beginAt): thread 0 inits the ring and issues the
 //   first TMA load without waiting for a global load; the CTA's end record needs no header load either
 //   (LeanCtaRecord: warp 1 leaves its start's header check in its staging ring's unused second half);
