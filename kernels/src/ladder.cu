@@ -338,13 +338,13 @@ std::string launch(std::string_view rung, const Shape& s, const void* a, const v
     return launchWith(rung, s, a, b, c, stream, traceBuffer, smCount, false);
 }
 
-bool hasInstrumentedIdle(std::string_view rung) { return rung == "pingpong"; }
+bool hasInstrumentedIdle(std::string_view rung) { return rung == "pingpong" || rung == "streamk"; }
 
 std::string launchInstrumentedIdle(std::string_view rung, const Shape& s, const void* a, const void* b, void* c,
                                    void* stream, int smCount)
 {
     if (!hasInstrumentedIdle(rung))
-        return "'" + std::string(rung) + "' has no instrumented-but-not-recording launch (only pingpong)";
+        return "'" + std::string(rung) + "' has no instrumented-but-not-recording launch (only pingpong and streamk)";
     return launchWith(rung, s, a, b, c, stream, nullptr, smCount, true);
 }
 

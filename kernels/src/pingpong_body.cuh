@@ -42,6 +42,20 @@
 #ifndef WS_PP_TRACE_RELAY
 #define WS_PP_TRACE_RELAY 0
 #endif
+// Session 10 (s10-tracecost) experiments, each off by default (0: the cubins are main's, byte for byte):
+// WS_PP_TRACE_RELAY=2: the relay with the end done by the sources (RelayedWarp::endOwn: each warp copies its own last
+//   partial half and writes its region header, in parallel; the relay carries only the full halves);
+// WS_PP_TRACE_LEAN_START=1 (with WS_PP_TRACE_RELAY=0): main's staged engine without the header load at the start
+//   (trace_lean.cuh: each warp checks the header in settle(), after the cluster barrier) and the CTA record's start
+//   pair read at the top
+//   but written by warp 1 after the cluster barrier (CtaRecordWriter::beginAt): thread 0 inits the ring and issues the
+//   first TMA load without waiting for a global load; the CTA's end record needs no header load either
+//   (LeanCtaRecord: warp 1 leaves its start's header check in its staging ring's unused second half);
+// WS_PP_TRACE_LEAN_START=2: the same, and each warp's flush copied by its lanes 16-31 (ld.shared / st.global, no
+//   fence.proxy.async, no bulk copy; lane 0, which arrives on the ring's barriers, stores nothing to global memory).
+#ifndef WS_PP_TRACE_LEAN_START
+#define WS_PP_TRACE_LEAN_START 0
+#endif
 
 namespace ws::kern::pp {
 using namespace geom;
@@ -56,11 +70,20 @@ constexpr int kGoBar = 1;    // named barrier: "warpgroup 1 may start unit i" (w
 constexpr int kTakenBar = 2; // named barrier: "warpgroup 1 has taken its go for unit i" (keeps the two in step)
 constexpr int kEpiBar0 = 3;  // named barriers 3, 4: warpgroup cw's epilogue steps (5 and up: free for the hook)
 constexpr int kSkew = kPpSkew;
-constexpr bool kTraceRelay = WS_PP_TRACE_RELAY;
+constexpr bool kTraceRelay = WS_PP_TRACE_RELAY != 0;
+constexpr bool kRelaySourcesEnd = WS_PP_TRACE_RELAY == 2;
+constexpr bool kLeanStart = WS_PP_TRACE_LEAN_START != 0 && !kTraceRelay;
+constexpr int kCtaRecordWarp = 1;  // lean start: the warp that writes the CTA record (warpgroup 0's first idle warp)
 constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
 constexpr uint32_t kRelaySources = ((1u << kWarps) - 1u) & ~(1u << kRelayWarp);  // every other warp
 template <bool Traced>
-using BodyTrace = typename std::conditional<kTraceRelay, ws::trace::RelayWarpTrace<Traced>, ws::trace::WarpTrace<Traced>>::type;
+using BodyCta = typename std::conditional<Traced && kLeanStart && ws::trace::kEnabled, ws::trace::LeanCtaRecord,
+                                          ws::trace::CtaTrace<Traced>>::type;
+template <bool Traced>
+using BodyTrace = typename std::conditional<
+    kTraceRelay, ws::trace::RelayWarpTrace<Traced>,
+    typename std::conditional<kLeanStart, ws::trace::LeanWarpTrace<Traced, WS_PP_TRACE_LEAN_START == 2>,
+                              ws::trace::WarpTrace<Traced>>::type>::type;
 
 // The tile configuration, a template parameter of the body (issue 14, session 8: stream-K picks one per shape,
 // streamk_schedule.h's kTiles): a CTA computes a 128 x BN_ block (each consumer warpgroup 64 x BN_: wgmma m64nBN_),
@@ -172,15 +195,18 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)
 
     BodyTrace<Traced> wt;
-    ws::trace::CtaTrace<Traced> ct;
+    BodyCta<Traced> ct;
     // traced: one 1 KB staging ring per warp after the barriers; the relay's state in the second half of its own
     uint8_t* traceStage = reinterpret_cast<uint8_t*>(ring.full) + 128;
     auto* relayState = reinterpret_cast<ws::trace::RelayShared*>(traceStage + kRelayWarp * ws::trace::kTraceSmemPerWarp
                                                                  + ws::trace::kTraceSmemPerWarp / 2);
     uint64_t ctaStart[2] = {0, 0};  // relay: the CTA record's start pair, read now, written by the relay warp
+    // lean start: the CTA record writer's header check, in the unused second half of warp 1's staging ring
+    auto* ctaValid = reinterpret_cast<uint32_t*>(traceStage + kCtaRecordWarp * ws::trace::kTraceSmemPerWarp
+                                                 + ws::trace::kTraceSmemPerWarp / 2);
     if constexpr (Traced) {
-        if constexpr (kTraceRelay) {
-            if (warp == kRelayWarp) {
+        if constexpr (kTraceRelay || kLeanStart) {
+            if (warp == (kTraceRelay ? kRelayWarp : kCtaRecordWarp)) {
                 ctaStart[0] = ws::trace::readGlobalTimer();
                 ctaStart[1] = ws::trace::readClock64();
             }
@@ -202,6 +228,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     if constexpr (Traced && kTraceRelay)  // the relay's barriers: its own lane 0, beside thread 0's ring init
         if (tid == kRelayWarp * 32) relayState->init();
     clusterSync();  // the peer's barriers are initialised before anyone signals them
+    if constexpr (Traced && kLeanStart) {  // the CTA record's start, read at the top, written off thread 0's path
+        wt.settle();  // the header check: its load overlapped the ring init and the cluster barrier
+        if (warp == kCtaRecordWarp) ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1], ctaValid);
+    }
 
     auto coords = [&](int tile, int& tm, int& tn) {
         int pm;
@@ -219,7 +249,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if constexpr (Traced && kTraceRelay)  // the relay: copies the other warps' events until they all ended
             if (warp == kRelayWarp) {
                 ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1]);
-                ws::trace::relayRun(trace, relayState, kRelaySources, smemAddr(traceStage));
+                ws::trace::relayRun<kRelaySourcesEnd>(trace, relayState, kRelaySources, smemAddr(traceStage));
             }
         // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
         if (Traced ? warp == 0 : tid == 0) {
@@ -304,8 +334,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     if constexpr (Traced) {
         if constexpr (kTraceRelay) {
             if (warp == kRelayWarp) wt.endRelay(trace);  // its own events (Setup, end), after the others'
+            else if constexpr (kRelaySourcesEnd) wt.endOwn(trace);
             else wt.end();
             ct.end(trace, tid == kRelayWarp * 32);  // no warp but the relay reads the trace header
+        } else if constexpr (kLeanStart) {
+            wt.end();
+            ct.end(trace, tid == kCtaRecordWarp * 32, ctaValid);
         } else {
             wt.end();
             ct.end(trace);

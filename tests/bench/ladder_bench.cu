@@ -13,7 +13,7 @@
 //
 // Usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms 100] [--rest-ms 250] [--hot] [--heat-ms 200]
 //                     [--min-iters 10] [--max-iters 200] [--no-traced] [--idle-cost] [--no-trace-clear] [--csv PATH]
-// --idle-cost: for the rungs that offer it (pingpong), also the instrumented build NOT recording (its trace calls
+// --idle-cost: for the rungs that offer it (pingpong, streamk: ladder.h says what each runs), also the instrumented build NOT recording (its trace calls
 // with a null buffer: <warpstage/trace.cuh>'s path when no recorder is attached), timed against the untraced and the
 // traced build in 3 ABBA round pairs (U I T, T I U, ...) after its own correctness check; a table of its own.
 // --rest-ms: the GPU idles this long before each timed batch, so that every variant starts

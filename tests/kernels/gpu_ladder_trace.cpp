@@ -61,11 +61,18 @@ const char* kindName(int k)
     }
 }
 
-// Role and event-kind histograms of CTA 0 and of the whole buffer (for the device log).
+// Role and event-kind histograms of CTA 0 and of the whole buffer (for the device log), and the trace's signature: a
+// hash of every region's count, role word and events without their clocks (kind, kstep, slot, aux), in order -- two
+// builds of a rung whose traces carry the same information print the same signature (session 10: the tracing-cost
+// variants against main's engine, scripts/device/s10-tracecost.sh).
 void describe(const std::string& base, const std::vector<std::uint8_t>& buf, const trace::TraceBufferHeader& h,
               std::map<int, int>& rolesCta0)
 {
     std::map<int, std::uint64_t> kinds;
+    std::uint64_t sig = 1469598103934665603ull;  // FNV-1a
+    auto mix = [&sig](std::uint64_t v) {
+        for (int i = 0; i < 8; ++i, v >>= 8) sig = (sig ^ (v & 0xFF)) * 1099511628211ull;
+    };
     for (std::uint32_t c = 0; c < h.numCtas; ++c)
         for (std::uint32_t w = 0; w < h.warpsPerCta; ++w) {
             std::uint64_t off = trace::warpRegionOffset(h.numCtas, h.warpsPerCta, h.eventsPerWarp, c, w);
@@ -74,10 +81,15 @@ void describe(const std::string& base, const std::vector<std::uint8_t>& buf, con
             if (c == 0)
                 rolesCta0[wr.role]++;
             std::uint32_t n = std::min(wr.count, h.eventsPerWarp);
+            mix(wr.count);
+            mix(std::uint64_t(wr.role) | std::uint64_t(wr.warpgroup) << 8 | std::uint64_t(wr.roleIndex) << 16
+                | std::uint64_t(wr.flags) << 24);
             for (std::uint32_t i = 0; i < n; ++i) {
                 trace::TraceEvent ev;
                 std::memcpy(&ev, buf.data() + off + sizeof wr + std::uint64_t(i) * sizeof ev, sizeof ev);
                 kinds[ev.kind]++;
+                mix(std::uint64_t(std::uint32_t(ev.kstep)) | std::uint64_t(ev.kind) << 32 | std::uint64_t(ev.slot) << 40
+                    | std::uint64_t(std::uint16_t(ev.aux)) << 48);
             }
         }
     std::printf("INFO %s CTA0 roles:", base.c_str());
@@ -85,6 +97,8 @@ void describe(const std::string& base, const std::vector<std::uint8_t>& buf, con
     std::printf("; events by kind:");
     for (auto& [k, n] : kinds) std::printf(" %s=%llu", kindName(k), (unsigned long long)n);
     std::printf("\n");
+    std::printf("INFO %s signature (counts, roles, events without clocks): %016llx\n", base.c_str(),
+                (unsigned long long)sig);
 }
 
 void runRung(const std::string& rung, const ladder::Shape& s, int sms, CublasRef& cublas)

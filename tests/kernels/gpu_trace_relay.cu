@@ -7,6 +7,8 @@
 // events (overflow): counts still exact, nothing written past the capacity (the next region's header intact), and
 // a null buffer (not recording) and a header that does not match the launch (the sources cannot tell: the relay
 // must still free every half, or they would wait forever) run through without writing.
+// Every case twice (session 10): the sources end with end() (the relay copies their last partial half and writes their
+// region header) and with endOwn() (relayRun<true>: each source copies its own last half, in parallel).
 // Exit: 0 passed, 1 failed, 77 no sm_90 device (SKIP; WARPSTAGE_REQUIRE_GPU=1 makes that a failure).
 #include "warpstage/trace_device.cuh"
 
@@ -30,6 +32,7 @@ __host__ __device__ constexpr int eventsOf(int warp, int cta)
     return n[warp] + (warp == 10 ? 0 : cta);
 }
 
+template <bool SourcesEnd>
 __global__ void relayKernel(void* buffer)
 {
     extern __shared__ __align__(1024) std::uint8_t smem[];
@@ -44,7 +47,7 @@ __global__ void relayKernel(void* buffer)
     __syncthreads();
     if (warp == kRelay) {
         w.event(wt::kind::Setup, -7);
-        wt::relayRun(buffer, rs, ((1u << kWarps) - 1u) & ~(1u << kRelay), wt::RelayShared::smem(smem));
+        wt::relayRun<SourcesEnd>(buffer, rs, ((1u << kWarps) - 1u) & ~(1u << kRelay), wt::RelayShared::smem(smem));
         w.endRelay(buffer);
     } else {
         const int n = eventsOf(warp, cta);
@@ -52,7 +55,8 @@ __global__ void relayKernel(void* buffer)
             w.event(wt::kind::Compute, i, std::uint8_t(warp), std::int16_t(i * 3 + warp));
             if (warp % 3 == 0 && i % 7 == 0) __nanosleep(200 * (warp + 1));  // uneven pace; warp 11: tight loop
         }
-        w.end();
+        if constexpr (SourcesEnd) w.endOwn(buffer);
+        else w.end();
     }
     __syncthreads();
 }
@@ -68,8 +72,9 @@ void check(bool ok, const std::string& what)
 
 // One launch with capacity `cap`; checks every region (mismatch: the header names one CTA too many, so nothing may
 // be written). Returns false on a CUDA error.
-bool runCase(std::uint32_t cap, bool mismatch = false)
+bool runCase(std::uint32_t cap, bool mismatch = false, bool sourcesEnd = false)
 {
+    const char* mode = sourcesEnd ? "relay (sources end)" : "relay";
     namespace wt = ws::trace;
     const std::uint64_t bytes = wt::bufferBytes(kCtas, kWarps, cap);
     void* d = nullptr;
@@ -83,10 +88,11 @@ bool runCase(std::uint32_t cap, bool mismatch = false)
     h.eventsPerWarp = cap;
     cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice);
     const int smemBytes = kWarps * int(wt::kTraceSmemPerWarp);
-    relayKernel<<<kCtas, kWarps * 32, smemBytes>>>(d);
+    if (sourcesEnd) relayKernel<true><<<kCtas, kWarps * 32, smemBytes>>>(d);
+    else relayKernel<false><<<kCtas, kWarps * 32, smemBytes>>>(d);
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
-        std::printf("FAIL cap %u: %s\n", cap, cudaGetErrorString(e));
+        std::printf("FAIL %s cap %u: %s\n", mode, cap, cudaGetErrorString(e));
         ++g_fail;
         cudaFree(d);
         return false;
@@ -99,13 +105,13 @@ bool runCase(std::uint32_t cap, bool mismatch = false)
         bool clean = true;
         for (std::size_t i = sizeof h; i < buf.size(); ++i) clean = clean && buf[i] == 0;
         check(clean, "header mismatch: something was written after the header");
-        std::printf("%s relay, header not matching the launch: kernel finished, nothing written\n",
-                    g_fail == before ? "PASS" : "FAIL");
+        std::printf("%s %s, header not matching the launch: kernel finished, nothing written\n",
+                    g_fail == before ? "PASS" : "FAIL", mode);
         return true;
     }
     for (int c = 0; c < kCtas; ++c) {
         for (int w = 0; w < kWarps; ++w) {
-            const std::string at = "cap " + std::to_string(cap) + " cta " + std::to_string(c) + " warp " + std::to_string(w);
+            const std::string at = std::string(mode) + " cap " + std::to_string(cap) + " cta " + std::to_string(c) + " warp " + std::to_string(w);
             const auto off = wt::warpRegionOffset(kCtas, kWarps, cap, std::uint32_t(c), std::uint32_t(w));
             wt::WarpRegionHeader rh;
             std::memcpy(&rh, buf.data() + off, sizeof rh);
@@ -135,8 +141,8 @@ bool runCase(std::uint32_t cap, bool mismatch = false)
             }
         }
     }
-    std::printf("%s relay, capacity %u: %d CTAs x %d warps, counts, payloads, order, end marks\n",
-                g_fail == before ? "PASS" : "FAIL", cap, kCtas, kWarps);
+    std::printf("%s %s, capacity %u: %d CTAs x %d warps, counts, payloads, order, end marks\n",
+                g_fail == before ? "PASS" : "FAIL", mode, cap, kCtas, kWarps);
     return true;
 }
 
@@ -146,15 +152,19 @@ int main()
 {
     const std::string why = ws::testing::gpuProblem(9);
     if (!why.empty()) return ws::testing::gpuUnavailableExit("gpu_trace_relay", why);
-    runCase(4096);  // everything fits
-    runCase(50);    // overflow: counts exact, nothing past the capacity
-    runCase(32);    // the capacity at a half boundary
-    runCase(4096, true);
-    // not recording: a null buffer; the kernel must finish and write nothing
-    relayKernel<<<kCtas, kWarps * 32, kWarps * int(ws::trace::kTraceSmemPerWarp)>>>(nullptr);
-    const cudaError_t e = cudaDeviceSynchronize();
-    check(e == cudaSuccess, std::string("null buffer: ") + cudaGetErrorString(e));
-    std::printf("%s relay, null buffer: kernel finished (%s)\n", e == cudaSuccess ? "PASS" : "FAIL", cudaGetErrorString(e));
+    for (const bool own : {false, true}) {
+        runCase(4096, false, own);  // everything fits
+        runCase(50, false, own);    // overflow: counts exact, nothing past the capacity
+        runCase(32, false, own);    // the capacity at a half boundary
+        runCase(4096, true, own);
+        // not recording: a null buffer; the kernel must finish and write nothing
+        if (own) relayKernel<true><<<kCtas, kWarps * 32, kWarps * int(ws::trace::kTraceSmemPerWarp)>>>(nullptr);
+        else relayKernel<false><<<kCtas, kWarps * 32, kWarps * int(ws::trace::kTraceSmemPerWarp)>>>(nullptr);
+        const cudaError_t e = cudaDeviceSynchronize();
+        check(e == cudaSuccess, std::string("null buffer: ") + cudaGetErrorString(e));
+        std::printf("%s %s, null buffer: kernel finished (%s)\n", e == cudaSuccess ? "PASS" : "FAIL",
+                    own ? "relay (sources end)" : "relay", cudaGetErrorString(e));
+    }
     std::printf("%s gpu_trace_relay (%d failure(s))\n", g_fail == 0 ? "PASS" : "FAIL", g_fail);
     return g_fail == 0 ? 0 : 1;
 }

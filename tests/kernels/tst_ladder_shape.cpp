@@ -190,6 +190,17 @@ int main()
                "a refused shape has no tile configuration");
     }
 
+    // Instrumented-but-not-recording launches (ladder_bench --idle-cost): the top rungs offer it (streamk since session
+    // 10: its traced kernel with a null buffer); any other rung is refused with a sentence, before anything is launched.
+    expect(ladder::hasInstrumentedIdle("pingpong") && ladder::hasInstrumentedIdle("streamk")
+               && !ladder::hasInstrumentedIdle("cooperative") && !ladder::hasInstrumentedIdle("nope"),
+           "instrumented idle launches: pingpong and streamk only");
+    {
+        const std::string why = ladder::launchInstrumentedIdle("cooperative", {256, 256, 64}, nullptr, nullptr, nullptr, nullptr);
+        expect(has(why, "'cooperative' has no instrumented-but-not-recording launch") && has(why, "streamk"),
+               "cooperative's idle launch refused with a sentence: " + why);
+    }
+
     std::printf("\n%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
     return g_fail ? 1 : 0;
 }

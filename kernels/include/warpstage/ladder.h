@@ -84,7 +84,10 @@ std::string launch(std::string_view rung, const Shape& s, const void* a, const v
 
 // The rung's instrumented (traced) build launched NOT recording: its trace calls run with a null buffer, the path
 // of <warpstage/trace.cuh> when no recorder is attached; what the instrumentation costs when nobody records
-// (ladder_bench --idle-cost). Only the top rung ("pingpong") offers it; other rungs get a sentence saying so.
+// (ladder_bench --idle-cost). Only the top rungs offer it; other rungs get a sentence saying so. "pingpong": its
+// dispatch kernel (both bodies in one kernel, the untraced body runs: the instrumentation's structural cost);
+// "streamk" (session 10): its traced kernel with a null buffer (the traced body runs: its structure and clock reads,
+// no header load, no store, no flush).
 bool hasInstrumentedIdle(std::string_view rung);
 std::string launchInstrumentedIdle(std::string_view rung, const Shape& s, const void* a, const void* b, void* c,
                                    void* stream, int smCount = 0);

@@ -20,6 +20,7 @@
 #endif
 #include "warpstage/trace.cuh"
 #include "warpstage/trace_relay.cuh"
+#include "warpstage/trace_lean.cuh"
 #ifdef WARPSTAGE_DETAIL_LADDER_SET_NO_SYMBOLS_
 #undef WARPSTAGE_TRACE_NO_SYMBOLS
 #undef WARPSTAGE_DETAIL_LADDER_SET_NO_SYMBOLS_
@@ -36,9 +37,19 @@ using WarpTrace = Warp<typename std::conditional<Traced, Staged, Off>::type>;
 struct NullRelayedWarp : NullWarp {
     __device__ __forceinline__ void attach(RelayShared*, int) {}
     __device__ __forceinline__ void endRelay(void*) {}
+    __device__ __forceinline__ void endOwn(void*) {}
 };
 template <bool Traced>
 using RelayWarpTrace = typename std::conditional<Traced && kEnabled, RelayedWarp, NullRelayedWarp>::type;
+
+struct NullLeanWarp : NullWarp {
+    __device__ __forceinline__ void settle() {}
+};
+// The ping-pong body's lean start (session 10, -DWS_PP_TRACE_LEAN_START=1): LeanStagedWarp (trace_lean.cuh: no header
+// load before the warp's first events), or nothing.
+// WarpCopy (-DWS_PP_TRACE_LEAN_START=2): the flush copied by lanes 16-31, no async proxy (trace_lean.cuh).
+template <bool Traced, bool WarpCopy = false>
+using LeanWarpTrace = typename std::conditional<Traced && kEnabled, LeanStagedWarpT<WarpCopy>, NullLeanWarp>::type;
 
 template <bool Traced>
 struct CtaTrace : NullCtaRecord {};

@@ -178,6 +178,38 @@ struct RelayedWarp {
         asm volatile("st.shared.u32 [%0], %1;" ::"r"(total), "r"(count) : "memory");
         relay_detail::arrive(full + (b & 1u) * 8u);
     }
+    // end() with the last partial half copied by the source itself (session 10, the relay's parallel end: relayRun<true>):
+    // its 32 lanes copy the last count & 31 events (ld.shared / st.global, no fence) and lane 0 writes the region header
+    // (a header load at the end, in parallel with the other warps, instead of the relay copying 11 halves in turn);
+    // then the count and the hand-over tell the relay that the source has ended. Every lane calls it.
+    __device__ __forceinline__ void endOwn(void* buffer)
+    {
+        event(kEventEnd);
+        if (!on) return;
+        __syncwarp();  // lane 0's staged events, visible to the other lanes
+        const auto* h = static_cast<const TraceBufferHeader*>(buffer);
+        const std::uint32_t b = count >> 5;  // the last batch: count & 31 events (0: only the region header)
+        if (headerMatches(h)) {
+            const std::uint32_t lane = threadIdx.x & 31u, base = b * 32u, cap = h->eventsPerWarp;
+            auto* r = warpRegion(buffer, h, warpInCta());
+            if (lane < (count & 31u) && base + lane < cap) {
+                std::uint32_t a, bb, c, x;
+                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(a), "=r"(bb), "=r"(c), "=r"(x)
+                             : "r"(stage + (b & 1u) * 512u + lane * 16u)
+                             : "memory");
+                asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(reinterpret_cast<TraceEvent*>(r + 1) + base + lane),
+                             "r"(a), "r"(bb), "r"(c), "r"(x)
+                             : "memory");
+            }
+            if (lane == 0)
+                asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(r), "r"(count), "r"(roleW), "r"(userW), "r"(0u)
+                             : "memory");
+        }
+        if (!writer) return;
+        asm volatile("st.shared.u32 [%0], %1;" ::"r"(total), "r"(count) : "memory");
+        relay_detail::arrive(full + (b & 1u) * 8u);
+    }
     // The relay warp's own end (after relayRun): its events (fewer than 32: it hands nothing over) are copied by
     // its own lanes, straight from the first half of its ring, and lane 0 writes the count. Every lane calls it.
     __device__ __forceinline__ void endRelay(void* buffer)
@@ -210,6 +242,9 @@ struct RelayedWarp {
 // Source s is warp s of the CTA (bit s of `sources`; s < kRelayMaxSources); warp w stages at stage0 + w * 1 KB.
 // Lanes 16 + s watch source s (state lanes: they only wait and arrive, never store to global memory, so that their
 // arrives never wait for stores); lanes 0-15 copy (two events each per half).
+// SourcesEnd (session 10): the sources end with endOwn() (they copy their last partial half and write their region
+// header themselves); the relay copies only the full halves. Default false: the sources end with end().
+template <bool SourcesEnd = false>
 __device__ __forceinline__ void relayRun(void* buffer, RelayShared* rs, std::uint32_t sources, std::uint32_t stage0)
 {
     const std::uint32_t lane = threadIdx.x & 31u;
@@ -247,7 +282,7 @@ __device__ __forceinline__ void relayRun(void* buffer, RelayShared* rs, std::uin
             auto* e = reinterpret_cast<TraceEvent*>(__shfl_sync(~0u, reinterpret_cast<std::uintptr_t>(ev), l));
             const std::uint32_t base = d * 32u;
             const bool last = t != ~0u && t < base + 32u;
-            const std::uint32_t n = last ? t - base : 32u;
+            const std::uint32_t n = last ? (SourcesEnd ? 0u : t - base) : 32u;
             const std::uint32_t room = cap > base ? cap - base : 0u;
             const std::uint32_t m = n < room ? n : room;
             const std::uint32_t half = stage0 + s * kTraceSmemPerWarp + (d & 1u) * 512u;
@@ -265,7 +300,7 @@ __device__ __forceinline__ void relayRun(void* buffer, RelayShared* rs, std::uin
                                      : "memory");
                     }
                 }
-                if (last && valid && lane == 0)  // the region header: count, role word, user role
+                if (!SourcesEnd && last && valid && lane == 0)  // the region header: count, role word, user role
                     asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(reinterpret_cast<WarpRegionHeader*>(e) - 1),
                                  "r"(t), "r"(static_cast<volatile std::uint32_t*>(rs->role)[s]),
                                  "r"(std::uint32_t(static_cast<volatile std::uint8_t*>(rs->userRole)[s])), "r"(0u)
