@@ -99,11 +99,13 @@ grep -qx 'rcs 1' "$S" || fail "a skipped step returns 1: $(cat "$S")"
     before=$SECONDS
     ws_begin wsb 42
     echo "OUT=$OUT BUDGET=$BUDGET S=$S L=$L T0=$T0 left=$(left)" >"$T/wsb1.txt"
+    echo "$L" >>"$T/wsb-logs.txt"
     echo "took $((SECONDS - before))" >"$T/wsb1-took.txt"
     [ -d "$L" ] && [ ! -s "$S" ] && echo "fresh" >>"$T/wsb1.txt"
     OUT=$T/given
     BUDGET=7
     ws_begin wsb 42
+    echo "$L" >>"$T/wsb-logs.txt"
     echo "OUT=$OUT BUDGET=$BUDGET" >"$T/wsb2.txt"
 )
 grep -Eq "^OUT=$T/out-wsb BUDGET=42 S=$T/out-wsb/summary.txt L=/tmp/wsb-logs\.[A-Za-z0-9]{4} T0=[0-9]+ left=[0-9]+$" "$T/wsb1.txt" \
@@ -116,7 +118,8 @@ wsb_took=$(sed -n 's/^took //p' "$T/wsb1-took.txt")
     || fail "ws_begin: left=$wsb_left after $wsb_took s (expected 42 - $wsb_took .. 42)"
 grep -qx fresh "$T/wsb1.txt" || fail "ws_begin: log folder missing or summary not emptied"
 grep -qx "OUT=$T/given BUDGET=7" "$T/wsb2.txt" || fail "ws_begin overrode OUT/BUDGET the caller set: $(cat "$T/wsb2.txt")"
-rm -rf /tmp/wsb-logs.????
+# only this run's log folders: another run of this test on the same machine may be between its ws_begin and its check
+while read -r d; do rm -rf "$d"; done <"$T/wsb-logs.txt"
 [ $fails = 0 ] && ok "ws_begin"
 
 # 3. A carried script: the sourcing lines of a real device script, then a call of note.
