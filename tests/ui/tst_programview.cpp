@@ -30,12 +30,7 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
-#include <QElapsedTimer>
 #include <QtTest>
-
-#include "common/machine_clock.h"
-
-#include <algorithm>
 
 using ws::TimeNs;
 
@@ -261,22 +256,11 @@ private slots:
         v.show();
         QVERIFY(QTest::qWaitForWindowExposed(&v));
         v.setProgram(p);
-        // the replot's time busy or blocked: wall time less the thread's wait for a CPU (Linux schedstat; its CPU
-        // time where there is none)
-        const double waited0 = wstest::runQueueWaitMs(), cpu0 = wstest::threadCpuMs();
-        QElapsedTimer replotClock;
-        replotClock.start();
         v.plot()->replot(QCustomPlot::rpImmediateRefresh);
-        const double replotBusyMs = waited0 >= 0 ? double(replotClock.nsecsElapsed()) / 1e6 - (wstest::runQueueWaitMs() - waited0)
-                                                 : wstest::threadCpuMs() - cpu0;
         // every visible record is either drawn or jumped over; far fewer visited than exist
         QVERIFY2(v.plottable()->lastItemsVisited() < 30000, qPrintable(QString::number(v.plottable()->lastItemsVisited())));
         QVERIFY(v.plottable()->lastItemsDrawn() > 100);
-        // the draw's wall time, or the whole replot's time busy or blocked when the thread waited for a CPU meanwhile
-        // (a loaded machine, ctest -j2: the draw's wall time grows with that wait); a slow draw is slow in both
-        const double drawMs = std::min(v.plottable()->lastDrawMs(), replotBusyMs);
-        QVERIFY2(drawMs < 200, qPrintable(QStringLiteral("draw %1 ms of wall time, replot busy or blocked %2 ms")
-                                              .arg(v.plottable()->lastDrawMs()).arg(replotBusyMs)));
+        QVERIFY2(v.plottable()->lastDrawMs() < 200, qPrintable(QString::number(v.plottable()->lastDrawMs())));
     }
     void tooltipSaysWhatItIs()
     {
