@@ -342,9 +342,11 @@ void TestSmoke::staysResponsiveWhileLoading()
     lastCpu = wstest::threadCpuMs();
     tick.start();
     w.openFile(big);
-    QTRY_VERIFY_WITH_TIMEOUT(shown.size() == 1, 60000);
+    // (120 s: waits for an event, which cost nothing when it comes; the ASan build beside 4 busy loops showed the
+    // kernel after 24-36 s and had its index after 32-46 s, 2026-12-01)
+    QTRY_VERIFY_WITH_TIMEOUT(shown.size() == 1, 120000);
     const qint64 shownAt = clock.elapsed();
-    QTRY_VERIFY_WITH_TIMEOUT(w.timeline()->indexReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.timeline()->indexReady(), 120000);
     tick.stop();
     qInfo("3M intervals: kernel shown after %lld ms, index ready after %lld ms, longest GUI-thread gap %.0f ms %s "
           "(%.0f ms of it on a CPU; ending at %.0f ms); longest wall-time gap with the waits for a CPU %lld ms",
