@@ -37,7 +37,10 @@ if [ ${#missing[@]} -gt 0 ]; then
         exit 2
     fi
     export DEBIAN_FRONTEND=noninteractive
-    if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; }; then
+    # Acquire::Retries: a fresh CI machine's first fetch from the mirror may fail once; apt retries each download
+    # (with a growing delay) before giving up.
+    if ! { $SUDO apt-get -o Acquire::Retries=5 update -qq \
+           && $SUDO apt-get -o Acquire::Retries=5 install -y -qq --no-install-recommends "${missing[@]}"; }; then
         echo "warpstage setup: ERROR: could not install: ${missing[*]} (is the network or the package mirror reachable?)" >&2
         exit 2
     fi

@@ -4,6 +4,7 @@
 // (s9-wiperf), quickly and leaving nothing half-built.
 #include "warpstage/whatif.h"
 
+#include "common/machine_clock.h"
 #include "whatif_testutil.h"
 
 #include <QTemporaryDir>
@@ -14,6 +15,8 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+
+#include <pthread.h>
 
 using namespace ws;
 
@@ -150,16 +153,22 @@ private slots:
         // set while the prediction runs: it stops instead of finishing
         std::atomic<bool> later{false};
         std::atomic<int> outcome{0};  // 1 finished, 2 cancelled
+        std::atomic<int> done{0};
         std::thread worker([&] {
             try {
-                for (int i = 0; i < 200; ++i)
+                for (int i = 0; i < 200; ++i) {
                     model.predict(p, true, &later);
+                    ++done;
+                }
                 outcome = 1;
             } catch (const WhatIfCancelled&) {
                 outcome = 2;
             }
         });
-        QTest::qWait(50);
+        // once one prediction has finished (not after a fixed 50 ms: a faster machine could run all 200 in that
+        // time, a loaded one none), so that the flag is set while the next ones run
+        while (done.load() < 1 && outcome.load() == 0)
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
         later = true;
         worker.join();
         QCOMPARE(outcome.load(), 2);
@@ -202,16 +211,20 @@ private slots:
 
     // A build whose cancel flag is set stops soon with WhatIfCancelled (a WhatIfError), whether the flag was set
     // before or during it; a later build of the same kernel gives the answers a never-cancelled one gives.
+    // "Soon" and "during" are measured in the building thread's CPU time, not in wall time: the build is
+    // single-threaded, and its CPU time neither grows while it waits for a CPU (ctest -j2, other builds, ASan)
+    // nor depends on when the scheduler lets it run. The flag is set once the worker has spent 10% / 50% of a
+    // full build's CPU time (wall-clock sleeps of 10% / 50% of a build measured earlier raced the build when the
+    // load changed in between), and the worker's CPU time from the flag to its return must stay under a quarter
+    // of a build's (a build that ignores the flag spends >= 50% more).
     void cancelStopsTheBuild()
     {
-        using Clock = std::chrono::steady_clock;
-        auto msSince = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
         const std::vector<WhatIfParams> sets = paramSets();
-        // The build must take long enough to be cancelled part-way on this machine: a warm build of the shared
-        // trace takes 20-30 ms here and less on a faster machine, so the kernel grows until one takes >= 60 ms
+        // The build must take long enough to be cancelled part-way: a warm build of the shared trace takes
+        // 20-30 ms of CPU here and less on a faster machine, so the kernel grows until one takes >= 60 ms of CPU
         // (CI failed once on a fixed size: "build 19.47 ms").
         KernelTrace big = m_trace;
-        double fullMs = 0;
+        double fullCpu = 0;
         for (int grow = 1;; grow *= 2) {
             if (grow > 1) {
                 SyntheticParams sp;
@@ -224,11 +237,11 @@ private slots:
                 big = wstest::syntheticTrace(sp, m_dir.filePath(QStringLiteral("cancel%1.wstrace").arg(grow)));
             }
             for (int warm = 0; warm < 2; ++warm) {  // the second build is the warm one, as in the GUI
-                const Clock::time_point t = Clock::now();
+                const double t = wstest::threadCpuMs();
                 const WhatIfModel m = WhatIfModel::build(big);
-                fullMs = msSince(t);
+                fullCpu = wstest::threadCpuMs() - t;
             }
-            if (fullMs >= 60 || grow >= 32)
+            if (fullCpu >= 60 || grow >= 32)
                 break;
         }
         std::vector<Answer> want;
@@ -237,38 +250,49 @@ private slots:
             const WhatIfModel full = WhatIfModel::build(big, &never);
             for (const WhatIfParams& p : sets)
                 want.push_back(answerOf(full.predict(p)));
-            QVERIFY2(fullMs > 20, qPrintable(QStringLiteral("build %1 ms: too small a kernel to cancel").arg(fullMs)));
+            QVERIFY2(fullCpu > 20, qPrintable(QStringLiteral("build %1 ms of CPU: too small a kernel to cancel").arg(fullCpu)));
             // set before: nothing is built
             std::atomic<bool> set{true};
-            const Clock::time_point a = Clock::now();
+            const double a = wstest::threadCpuMs();
             QVERIFY_THROWS_EXCEPTION(WhatIfCancelled, WhatIfModel::build(big, &set));
-            QVERIFY2(msSince(a) < fullMs / 4, qPrintable(QStringLiteral("%1 ms of %2").arg(msSince(a)).arg(fullMs)));
+            QVERIFY2(wstest::threadCpuMs() - a < fullCpu / 4, qPrintable(QStringLiteral("%1 ms of CPU of %2").arg(wstest::threadCpuMs() - a).arg(fullCpu)));
             // set while it builds: it returns soon after the flag, not at the build's end
             for (double at : {0.1, 0.5}) {
                 std::atomic<bool> later{false};
                 std::atomic<int> outcome{0};  // 1 finished, 2 cancelled
-                Clock::time_point setAt;
-                std::atomic<bool> started{false};
+                std::atomic<double> endCpu{0};
                 std::thread worker([&] {
-                    started = true;
                     try {
                         const WhatIfModel m = WhatIfModel::build(big, &later);
                         outcome = 1;
                     } catch (const WhatIfCancelled&) {
                         outcome = 2;
                     }
+                    endCpu = wstest::threadCpuMs();
                 });
-                while (!started)
-                    std::this_thread::yield();
-                std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(at * fullMs));
-                setAt = Clock::now();
+                clockid_t workerClock{};
+                if (pthread_getcpuclockid(worker.native_handle(), &workerClock) != 0) {
+                    later = true;
+                    worker.join();
+                    QFAIL("no CPU clock for the worker thread");
+                }
+                double flagCpu = wstest::threadCpuMs(workerClock);
+                while (flagCpu >= 0 && flagCpu < at * fullCpu && outcome.load() == 0) {
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
+                    flagCpu = wstest::threadCpuMs(workerClock);
+                }
+                const auto setAt = std::chrono::steady_clock::now();
                 later = true;
                 worker.join();
-                const double latency = msSince(setAt);
-                qInfo("build %.1f ms; cancelled at %.0f%% of it: returned %.2f ms after the flag", fullMs, 100 * at, latency);
-                QCOMPARE(outcome.load(), 2);
-                QVERIFY2(latency < std::max(25.0, fullMs / 4),
-                         qPrintable(QStringLiteral("returned %1 ms after the flag (a build: %2 ms)").arg(latency).arg(fullMs)));
+                const double wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setAt).count();
+                const double latency = endCpu.load() - flagCpu;
+                qInfo("build %.1f ms of CPU; flag set at %.0f%% of it: the worker spent %.2f ms of CPU after it "
+                      "(returned %.2f ms of wall time after it)", fullCpu, 100 * flagCpu / fullCpu, latency, wallMs);
+                QVERIFY2(outcome.load() == 2 && flagCpu >= 0,
+                         qPrintable(QStringLiteral("the build finished instead of stopping (flag set at %1 ms of CPU of %2)")
+                                        .arg(flagCpu).arg(fullCpu)));
+                QVERIFY2(latency < fullCpu / 4,
+                         qPrintable(QStringLiteral("%1 ms of CPU after the flag (a build: %2 ms)").arg(latency).arg(fullCpu)));
             }
         }
         // nothing half-built stays behind: a new build answers as the first one did

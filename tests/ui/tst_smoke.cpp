@@ -16,6 +16,7 @@
 #include "timelinewidget.h"
 #include "tracedocument.h"
 
+#include "common/machine_clock.h"
 #include "warpstage/store.h"
 #include "warpstage/synthetic.h"
 
@@ -310,41 +311,58 @@ void TestSmoke::staysResponsiveWhileLoading()
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // A gap between two ticks is measured in wall time less the time the GUI thread waited for a CPU (Linux
+    // schedstat): what is left is the time it was busy or blocked (on a lock, a join, I/O), which is what this test
+    // forbids. The raw wall gap also counts the waits for a CPU, which grow with the machine's load: it failed at
+    // 667 ms under ctest -j2 on the loaded 2-core VM (2026-12-01) and reached 2.3 s under ASan there, with the GUI
+    // thread's own work unchanged. Without schedstat the GUI thread's CPU time stands in (it misses blocking).
     QElapsedTimer clock;
-    qint64 last = 0, worst = 0, worstEnd = 0;
+    const bool schedstat = wstest::runQueueWaitMs() >= 0;
+    qint64 last = 0, worstWall = 0;
+    double lastWaited = 0, lastCpu = 0, worst = 0, worstEnd = 0, worstCpu = 0;
     QTimer tick;
     tick.setInterval(5);
     connect(&tick, &QTimer::timeout, this, [&] {
         const qint64 now = clock.elapsed();
-        if (now - last > worst) {
-            worst = now - last;
-            worstEnd = now;  // where it happened: compare with "kernel shown" / "index ready" below
+        const double waited = schedstat ? wstest::runQueueWaitMs() : 0, cpu = wstest::threadCpuMs();
+        const double gap = schedstat ? double(now - last) - (waited - lastWaited) : cpu - lastCpu;
+        if (gap > worst) {
+            worst = gap;
+            worstCpu = cpu - lastCpu;  // of which the GUI thread ran (the rest: blocked)
+            worstEnd = double(now);  // where it happened: compare with "kernel shown" / "index ready" below
         }
+        worstWall = std::max(worstWall, now - last);
         last = now;
+        lastWaited = waited;
+        lastCpu = cpu;
     });
     QSignalSpy shown(&w, &MainWindow::kernelShown);
     clock.start();
+    lastWaited = schedstat ? wstest::runQueueWaitMs() : 0;
+    lastCpu = wstest::threadCpuMs();
     tick.start();
     w.openFile(big);
-    QTRY_VERIFY_WITH_TIMEOUT(shown.size() == 1, 60000);
+    // (120 s: waits for an event, which cost nothing when it comes; the ASan build beside 4 busy loops showed the
+    // kernel after 24-36 s and had its index after 32-46 s, 2026-12-01)
+    QTRY_VERIFY_WITH_TIMEOUT(shown.size() == 1, 120000);
     const qint64 shownAt = clock.elapsed();
-    QTRY_VERIFY_WITH_TIMEOUT(w.timeline()->indexReady(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.timeline()->indexReady(), 120000);
     tick.stop();
-    qInfo("3M intervals: kernel shown after %lld ms, index ready after %lld ms, longest GUI-thread gap %lld ms "
-          "(ending at %lld ms)",
-          shownAt, clock.elapsed(), worst, worstEnd);
+    qInfo("3M intervals: kernel shown after %lld ms, index ready after %lld ms, longest GUI-thread gap %.0f ms %s "
+          "(%.0f ms of it on a CPU; ending at %.0f ms); longest wall-time gap with the waits for a CPU %lld ms",
+          shownAt, clock.elapsed(), worst, schedstat ? "busy or blocked" : "of CPU", worstCpu, worstEnd, worstWall);
     QVERIFY(w.currentTrace()->intervalCount() > 2'000'000);
     // the GUI thread only sets the trace and the tables; loading, analysis and indexing run on workers.
     // 600 ms; x2 in the ASan+UBSan preset (Debug, every instruction checked: -fsanitize=address defines
     // __SANITIZE_ADDRESS__), where the first paints after the kernel is shown take that much longer
     // (docs/benchmarks.md, "GUI-thread gaps while a 3M-interval kernel loads").
 #if defined(__SANITIZE_ADDRESS__)
-    constexpr qint64 kSanitizerFactor = 2;
+    constexpr double kSanitizerFactor = 2;
 #else
-    constexpr qint64 kSanitizerFactor = 1;
+    constexpr double kSanitizerFactor = 1;
 #endif
-    const qint64 limit = 600 * kSanitizerFactor;
-    QVERIFY2(worst < limit, qPrintable(QString("GUI thread blocked for %1 ms (limit %2 ms)").arg(worst).arg(limit)));
+    const double limit = 600 * kSanitizerFactor;
+    QVERIFY2(worst < limit, qPrintable(QString("GUI thread busy or blocked for %1 ms (limit %2 ms)").arg(worst).arg(limit)));
 }
 
 // File ▸ Bundled samples lists every sample; the default stays the ladder; the PyTorch program sample opens
