@@ -90,10 +90,9 @@ void TestWhatIfTour::reducedAnalysisInThePanel()
     const QString both = predict(noSync, false, nullptr).note;
     QVERIFY2(both.contains(QStringLiteral("--no-sync")) && both.contains(QStringLiteral("no loads recorded")),
              qPrintable(both));
-    // the full kernel has no such note
-    QVERIFY2(!ws::ui::makePredictor(tltest::makeTrace(20))(ws::ui::WhatIfParams{}, false, nullptr)
-                  .note.contains(QStringLiteral("Reduced")),
-             "the kernel with its loads is not reduced");
+    // the same kernel with its loads does not miss them
+    const QString full = ws::ui::makePredictor(tltest::makeTrace(20))(ws::ui::WhatIfParams{}, false, nullptr).note;
+    QVERIFY2(!full.contains(QStringLiteral("no loads recorded")), qPrintable(full));
 
     ws::ui::WhatIfPanel panel;
     QSignalSpy spy(&panel, &ws::ui::WhatIfPanel::predicted);
