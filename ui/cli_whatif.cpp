@@ -99,6 +99,8 @@ std::string graphJson(const GraphSummary& g)
         + ", \"cluster_pairs\": " + std::to_string(g.clusterPairs) + ", \"cluster_edges\": "
         + std::to_string(g.clusterEdges) + ", \"handoff_edges\": " + std::to_string(g.handoffEdges)
         + ", \"flag_edges\": " + std::to_string(g.flagEdges)
+        + ", \"uncoupled_slot_waits\": " + std::to_string(g.uncoupledSlotWaits)
+        + ", \"clock_skew_ns\": " + std::to_string(g.clockSkewNs)
         + ", \"tiles\": " + std::to_string(g.tiles)
         + ", \"persistent\": " + (g.persistent ? "true" : "false") + ", \"reduced\": "
         + (g.reduced ? "true" : "false") + ", \"missing\": [";
@@ -226,6 +228,10 @@ std::string graphText(const GraphSummary& g)
     if (g.clusterPairs > 0)
         o += std::to_string(g.clusterPairs) + " 2-CTA clusters replayed together: " + std::to_string(g.clusterEdges)
             + " edges to the partner CTA (its slot releases and loads)\n";
+    if (g.uncoupledSlotWaits > 0)
+        o += std::to_string(g.uncoupledSlotWaits) + " slot waits ended before the partner CTA's recorded release (the "
+            "two SMs' clocks disagree by up to " + std::to_string(g.clockSkewNs) + " ns): they wait for their own "
+            "CTA's release only\n";
     if (g.handoffEdges > 0)
         o += std::to_string(g.handoffEdges) + " epilogue-warp waits for the consumers' hand-off\n";
     if (g.flagEdges > 0)

@@ -164,6 +164,9 @@ Prediction WhatIfKernel::predict(const ws::WhatIfParams& p, bool withTimeline, c
         out.predictedNs = r.predictedNs;
         out.attribution = attributionOf(r.path);
         out.note = notesOf(r.notes);
+        if (r.path.graph.reduced)  // what the trace lacks, as `warpstage whatif` prints it (session 10)
+            out.note = (out.note.isEmpty() ? QString() : out.note + QLatin1Char('\n'))
+                + QStringLiteral("Reduced analysis: ") + notesOf(r.path.graph.missing);
         if (withTimeline && r.predicted.lanes.size() == m_trace->lanes.size()) {
             const auto t0 = std::chrono::steady_clock::now();
             auto g = std::make_shared<GhostLanes>();

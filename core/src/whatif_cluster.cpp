@@ -126,7 +126,7 @@ std::int64_t recordedSlotDep(const WhatIfModel::Impl& m, const std::vector<std::
         for (std::int32_t j = m.kRelBegin[x]; j < m.kRelEnd[x]; ++j)
             rel = std::max(rel, mst[m.relItems[j]]);
     const int p = m.ctaPartner.empty() ? -1 : m.ctaPartner[c];
-    const std::int32_t xp = p >= 0 ? kIndex(m, p, k) : -1;
+    const std::int32_t xp = p >= 0 && partnerSlotCoupled(m, x) ? kIndex(m, p, k) : -1;
     if (xp >= 0 && rel != INT64_MIN)
         for (std::int32_t j = m.kRelBegin[xp]; j < m.kRelEnd[xp]; ++j)
             rel = std::max(rel, mst[m.relItems[j]] + m.ctaPartnerOff[c]);
@@ -149,7 +149,7 @@ std::int32_t partnerDataIssue(const WhatIfModel::Impl& m, const Replay& r, int c
 std::int32_t partnerSlotRelease(const WhatIfModel::Impl& m, const Replay& r, int c, std::int32_t k)
 {
     const int p = m.ctaPartner.empty() ? -1 : m.ctaPartner[c];
-    const std::int32_t x = kIndex(m, c, k), xp = p >= 0 ? kIndex(m, p, k) : -1;
+    const std::int32_t x = kIndex(m, c, k), xp = p >= 0 && partnerSlotCoupled(m, x) ? kIndex(m, p, k) : -1;
     if (xp < 0 || x < 0 || m.kRelBegin[x] == m.kRelEnd[x])
         return -1;
     std::int64_t own = INT64_MIN;
@@ -244,7 +244,7 @@ void replayClusterPair(const WhatIfModel::Impl& m, Replay& r, int a, int b)
                         else
                             dep = std::max(dep, e);
                     }
-                    const std::int32_t xp = kIndex(m, p, k);
+                    const std::int32_t xp = partnerSlotCoupled(m, x) ? kIndex(m, p, k) : -1;
                     if (xp >= 0 && m.kRelBegin[x] != m.kRelEnd[x])
                         for (std::int32_t j = m.kRelBegin[xp]; j < m.kRelEnd[xp] && ready; ++j) {
                             const std::int64_t e = r.st[m.relItems[j]];

@@ -284,6 +284,7 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace, const std::atomic<bool>
 
     checkBuildCancelled(g);
     buildClusters(g, mst);  // 2-CTA clusters: partners and their shared fills (whatif_cluster.cpp)
+    g.kPartnerSlot.assign(g.kIssue.size(), 1);
     buildFlags(g, mst);     // waits on another CTA's ready flag and their publishers (whatif_flags.cpp)
 
     // Dependencies and their recorded lags. A wait that began before its dependency was met (binding) ends
@@ -435,14 +436,25 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace, const std::atomic<bool>
                     }
                     // The slot is free once the last consumer warp arrived: at the start of its Release phase.
                     // (and, in a 2-CTA cluster, the partner's last one: whatif_cluster.cpp)
-                    const std::int64_t rel = recordedSlotDep(g, mst, c, g.itemKstep[it] - s.stages);
+                    std::int64_t rel = recordedSlotDep(g, mst, c, g.itemKstep[it] - s.stages);
+                    if (rel > mend(it) && g.ctaPartner[c] >= 0) {
+                        // The partner's recorded release comes after this wait ended, which the ring does not
+                        // allow (its empty barrier counts both CTAs' consumers): the two SMs' clocks disagree
+                        // by more than the wake-up. This wait keeps its own CTA's release only (session 10).
+                        g.kPartnerSlot[std::size_t(x)] = 0;
+                        const std::int64_t own = recordedSlotDep(g, mst, c, g.itemKstep[it] - s.stages);
+                        s.clockSkewNs = std::max(s.clockSkewNs, rel - mend(it));
+                        if (own <= mend(it) && g.itemInterval[it] >= 0)
+                            ++s.uncoupledSlotWaits;
+                        rel = own;
+                    }
                     if (!setDep(it, DepKind::Slot, -1, rel)) {
                         markUnexplained(it);
                         continue;
                     }
                     if (g.itemInterval[it] >= 0)
                         ++s.slotEdges;
-                    if (g.itemInterval[it] >= 0 && g.ctaPartner[c] >= 0)
+                    if (g.itemInterval[it] >= 0 && g.ctaPartner[c] >= 0 && g.kPartnerSlot[std::size_t(x)])
                         ++s.clusterEdges;
                 } else if (k == IntervalKind::WaitOrder && t.lanes[l].role == WarpRole::Epilogue
                            && flagEdgeOf(g, it) >= 0) {
@@ -575,7 +587,8 @@ WhatIfModel WhatIfModel::build(const KernelTrace& trace, const std::atomic<bool>
                             "a producer's issue");
     if (t.loads.empty())
         s.missing.push_back("no loads recorded: waits for data are replayed with their recorded duration "
-                            "(--load-latency scales only synchronous Load phases)");
+                            "(--load-latency scales only synchronous Load phases); a kernel that marks its loads "
+                            "(w.loadIssue / w.loadReady, <warpstage/trace.cuh>) gets the load edges");
     if (!t.loads.empty() && s.stages <= 0)
         s.missing.push_back("loads recorded without a ring slot (e.g. a Proton import): the ring's depth is unknown, so "
                             + std::to_string(waitSlot) + " slot waits have no release edge (replayed with their "

@@ -116,6 +116,9 @@ struct WhatIfModel::Impl {
     std::vector<std::uint8_t> ctaClusterLead; // 1: the pair's first CTA (recorded start order); the other one
                                             // starts at its recorded offset from it
     std::vector<std::uint8_t> kPartnerData; // per fill (kstep table): the fill waits for the partner's load too
+    std::vector<std::uint8_t> kPartnerSlot; // per fill k (kstep table): the slot wait it frees (k + S) waits for the
+                                            // partner's release too (whatif_graph.cpp clears it where the recorded
+                                            // partner release is after that wait's end: the SMs' clocks disagree)
     // Tiles (whatif_tileorder.cpp): per CTA [tileBegin[c], tileBegin[c + 1]) into tileItem/tileM/tileN: the first
     // item of each tile on the CTA's tile lane, in walk order.
     std::vector<std::int32_t> tileBegin, tileItem, tileM, tileN;
@@ -202,6 +205,12 @@ void replayClusterPair(const WhatIfModel::Impl& m, Replay& r, int a, int b);
 // The partner item that set a binding cross-CTA dependency, -1: the CTA's own one did (critical path walk).
 std::int32_t partnerDataIssue(const WhatIfModel::Impl& m, const Replay& r, int cta, std::int32_t k);
 std::int32_t partnerSlotRelease(const WhatIfModel::Impl& m, const Replay& r, int cta, std::int32_t k);
+// Whether the slot wait that fill x's release frees waits for the partner's release too (kPartnerSlot; x < 0 or no
+// table: yes, as before session 10).
+inline bool partnerSlotCoupled(const WhatIfModel::Impl& m, std::int32_t x)
+{
+    return x < 0 || m.kPartnerSlot.empty() || m.kPartnerSlot[std::size_t(x)];
+}
 // The placement: the second CTA of a pair starts at its recorded offset from the first.
 inline void placeClusterPartner(const WhatIfModel::Impl& m, Replay& r, int c)
 {

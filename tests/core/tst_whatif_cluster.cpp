@@ -174,6 +174,66 @@ private slots:
         QCOMPARE(total, 540.0);
     }
 
+    void slotWaitBeforeThePartnersRecordedRelease()
+    {
+        // Session 10 (lce rung 4's 391 slot waits): CTA 1's consumer is recorded releasing fill 1 at 345, after
+        // CTA 0's producer ended its wait for fill 2 at 340 -- which the shared ring does not allow (the empty
+        // barrier counts both CTAs' releases), so the two SMs' clocks disagree there. That wait keeps its own
+        // CTA's release (330, lag 10) instead of becoming unexplained; every other cross-CTA edge stays.
+        KernelTrace t = clusterTrace();
+        t.lanes[1] = wstest::makeLane(1, 0, 0, WarpRole::Producer,
+                                      {{K::IssueLoad, 0, 10, 0, 0},
+                                       {K::WaitSlot, 10, 170, 1, 0},
+                                       {K::IssueLoad, 170, 180, 1, 0},
+                                       {K::WaitSlot, 180, 350, 2, 0},
+                                       {K::IssueLoad, 350, 360, 2, 0}});
+        for (LoadTransfer& ld : t.loads)
+            if (ld.ctaId == 1 && ld.kstep == 2)
+                ld.issue = 350, ld.ready = 450;
+        t.lanes[3] = wstest::makeLane(1, 4, 1, WarpRole::Consumer,
+                                      {{K::WaitData, 0, 100, 0, 0},
+                                       {K::MmaIssue, 100, 120, 0, 0},
+                                       {K::Release, 120, 125, 0, 0},
+                                       {K::WaitData, 125, 270, 1, 0},
+                                       {K::MmaIssue, 270, 345, 1, 0},
+                                       {K::Release, 345, 350, 1, 0},
+                                       {K::WaitData, 350, 450, 2, 0},
+                                       {K::MmaIssue, 450, 470, 2, 0},
+                                       {K::Release, 470, 475, 2, 0},
+                                       {K::Store, 475, 600}});
+        const WhatIfModel model = WhatIfModel::build(t);
+        QCOMPARE(model.summary().unexplainedWaits, std::int64_t(0));
+        QCOMPARE(model.summary().uncoupledSlotWaits, std::int64_t(1));
+        QCOMPARE(model.summary().clockSkewNs, std::int64_t(5));
+        QCOMPARE(model.summary().slotEdges, std::int64_t(4));
+        QCOMPARE(model.summary().clusterEdges, std::int64_t(3 + 6));  // 3 coupled slot waits, 6 coupled fills
+        QVERIFY(!model.summary().reduced);
+        const WhatIfResult r = model.predict(WhatIfParams{});
+        QCOMPARE(r.predictedNs, TimeNs(610));
+        for (std::size_t l = 0; l < t.lanes.size(); ++l)
+            for (std::size_t i = 0; i < t.lanes[l].size(); ++i) {
+                QCOMPARE(r.predicted.lanes[l].start[i], t.lanes[l].start[i]);
+                QCOMPARE(r.predicted.lanes[l].duration[i], t.lanes[l].duration[i]);
+            }
+        // --mma 0.5 on CTA 0 alone would not show it; the replay with the partner's release ignored for that
+        // wait: CTA 0's producer issues fill 2 at its own release of fill 1 + 10, wherever CTA 1's falls.
+        WhatIfParams p;
+        p.mma = 0.5;
+        p.sharedResources = false;
+        const WhatIfResult h = model.predict(p);
+        const Lane& prod0 = h.predicted.lanes[0];
+        const Lane& cons0 = h.predicted.lanes[2];
+        TimeNs issue2 = -1, release1 = -1;
+        for (std::size_t i = 0; i < prod0.size(); ++i)
+            if (prod0.kind[i] == K::IssueLoad && prod0.kstep[i] == 2)
+                issue2 = prod0.start[i];
+        for (std::size_t i = 0; i < cons0.size(); ++i)
+            if (cons0.kind[i] == K::Release && cons0.kstep[i] == 1)
+                release1 = cons0.start[i];
+        QVERIFY(release1 > 0);
+        QCOMPARE(issue2, release1 + 10);
+    }
+
     void fillWaitsForThePartnersLoad()
     {
         // One fill per CTA; CTA 1's producer issues its part 40 ns after CTA 0's, and both consumers see the fill

@@ -97,6 +97,9 @@ struct GraphSummary {
     std::int64_t flagEdges = 0;        // an epilogue warp's WaitOrder <- another CTA's Store that releases the flag
     double loadBytesPerNsPerSm = 0;    // the load bandwidth of one SM the replay shares (0: not modelled)
     std::string bandwidth;             // one sentence: the load-bandwidth model, or why it is off
+    std::int64_t uncoupledSlotWaits = 0; // 2-CTA clusters: slot waits that ended before the partner's recorded
+                                       // release (the SMs' clocks disagree): edge to their own CTA's release only
+    std::int64_t clockSkewNs = 0;      // the largest such disagreement (partner release - wait end), ns
 };
 
 struct CriticalPath {
