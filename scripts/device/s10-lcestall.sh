@@ -5,8 +5,9 @@
 # gpu_lce_record (small shape, all rungs: >= 90% of rungs 3-4's samples staged) with what is left of the budget.
 # Builds nothing. <= 60 s (BUDGET). The carried folder B (default build-lcestall, this script's ../..) holds:
 #   lce, warpstage-record, libwarpstage-inject.so, gpu_lce_record (stripped), and src/: the kernel sources the binaries
-#   were built from (their line info names /work/wt-lcestall/kernels/...; the script points WARPSTAGE_SOURCE_DIR at a
-#   folder that maps that path to src/, so the recorder stores the texts the lines refer to). To make it:
+#   were built from (their line info names /work/main/build/kchecks/../../kernels/... or /work/wt-lcestall/...; the
+#   script points WARPSTAGE_SOURCE_DIR at a folder that maps those paths to src/, so the recorder stores the texts the
+#   lines refer to). To make it:
 #     cmake -S . -B build/kchecks -G Ninja -DWARPSTAGE_WITH_QT=OFF -DCMAKE_BUILD_TYPE=Release
 #     cmake --build build/kchecks --target lce warpstage-record warpstage-inject gpu_lce_record
 #     B=/work/main/build-lcestall; mkdir -p $B/scripts/device $B/src/kernels/src
@@ -33,18 +34,25 @@ if ldd "$B/lce" | grep -q "not found"; then  # no CUDA toolkit libraries: use th
         export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
     done
 fi
-# The line info's paths: absolute /work/wt-lcestall/kernels/... and relative ../../kernels/...; findSource tries
-# DIR/<path without its leading / or ../> for each --source-dir / WARPSTAGE_SOURCE_DIR.
+# The line info's paths are those of the build (ccache: objects may come from another checkout's build): absolute
+# /work/<checkout>/build/kchecks/../../kernels/... or /work/<checkout>/kernels/..., and relative ../../kernels/...;
+# findSource tries DIR/<path without its leading / or ../> for each --source-dir / WARPSTAGE_SOURCE_DIR. So SRC maps
+# work/main, work/wt-lcestall (with a real build/kchecks for the "..") and kernels to the carried src/.
 SRC=$(mktemp -d /tmp/lcestall-src.XXXX)
-mkdir -p "$SRC/work" && ln -s "$B/src" "$SRC/work/wt-lcestall" && ln -s "$B/src/kernels" "$SRC/kernels"
+for c in main wt-lcestall; do
+    mkdir -p "$SRC/work/$c/build/kchecks" && ln -s "$B/src/kernels" "$SRC/work/$c/kernels"
+done
+ln -s "$B/src/kernels" "$SRC/kernels"
 export WARPSTAGE_SOURCE_DIR=$SRC WARPSTAGE_INJECT_LIB=$B/libwarpstage-inject.so
 note "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 step record34 45 "." "$B/warpstage-record" --rungs lce:3,lce:4 --lce-program "$B/lce" --lce-iters 1:2 \
     -o "$OUT/lce34.wstrace"
 tail -5 "$L/record34.log"
 python3 - "$OUT/lce34.wstrace" <<'PY' | tee -a "$S"
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
+import os, sqlite3, sys
+if not os.path.isfile(sys.argv[1]):
+    print("FAIL stages: no file", sys.argv[1]); sys.exit(0)
+c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
 ok = True
 runs = c.execute("select id, variant, notes from runs order by id").fetchall()
 if not runs: ok = False
