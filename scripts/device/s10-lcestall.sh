@@ -54,7 +54,10 @@ if not os.path.isfile(sys.argv[1]):
     print("FAIL stages: no file", sys.argv[1]); sys.exit(0)
 c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
 ok = True
-runs = c.execute("select id, variant, notes from runs order by id").fetchall()
+try:
+    runs = c.execute("select id, variant, notes from runs order by id").fetchall()
+except sqlite3.Error as e:
+    print("FAIL stages: cannot read", sys.argv[1], e); sys.exit(0)
 if not runs: ok = False
 for rid, variant, notes in runs:
     rows = c.execute("""select s.role, s.stage, sum(s.count) from stall_samples s join kernels k on k.id = s.kernel_id
@@ -72,6 +75,6 @@ for rid, variant, notes in runs:
 print("OK stages" if ok else "FAIL stages")
 PY
 step gpu_lce_record 40 "PASSED" "$B/gpu_lce_record" "$B/warpstage-record" "$B/lce"
-grep -E "^  [a-z]+/|^FAIL|PASSED|FAILED" "$L/gpu_lce_record.log" | head -40
+grep -E "^  [a-z]+/|^FAIL|PASSED|FAILED" "$L/gpu_lce_record.log" 2>/dev/null | head -40
 rm -rf "$SRC"
 note "s10-lcestall: done in $((SECONDS - T0)) s (budget $BUDGET s)"
