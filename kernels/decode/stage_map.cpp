@@ -377,7 +377,7 @@ bool StageMap::lineStage(std::string_view cuptiFile, int line, std::optional<Int
                     stage = named;
                     return true;
                 }
-                if (named && *first > line) {
+                if (named && opensStages && *first > line) {
                     stage = named;
                     return true;
                 }
