@@ -46,6 +46,20 @@ constexpr std::array<std::pair<std::string_view, IntervalKind>, 2> kPieceFunctio
     {"mmaWait", IntervalKind::MmaWait},
 }};
 
+// The epilogue warp's protocol (kernels/src/common/epilogue_warp.cuh): each method records the phase of its name, so a
+// call of one (`staging.waitOrderStaged(`, `st.storeHalf(`, `waitOrderFlag(`) opens that stage as an event call would.
+constexpr std::array<std::pair<std::string_view, IntervalKind>, 9> kEpilogueMethods = {{
+    {"waitDataHalf", IntervalKind::WaitData},
+    {"storeHalf", IntervalKind::Store},
+    {"storeHalfPublish", IntervalKind::Store},
+    {"loadStaging", IntervalKind::Load},
+    {"loadStagingEmpty", IntervalKind::Load},
+    {"waitOrderStaged", IntervalKind::WaitOrder},
+    {"waitOrderFlag", IntervalKind::WaitOrder},
+    {"epilogueAdd", IntervalKind::Epilogue},
+    {"epilogueStage", IntervalKind::Epilogue},
+}};
+
 bool isIdentChar(char c)
 {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -115,9 +129,14 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string_view l = lines[i];
         const int line = int(i) + 1;
-        for (std::size_t at = l.find(".event"); at != std::string_view::npos; at = l.find(".event", at + 6)) {
-            std::size_t a = at + 6;
-            const bool split = l.substr(a, 3) == "At(";
+        const std::size_t startsBefore = starts.size();
+        // `.event(kind, ...)`, `.eventAt(t, kind, ...)` and the public API's `.phase(kind, ...)` (<warpstage/trace.cuh>)
+        std::vector<std::pair<std::size_t, std::size_t>> calls;  // (position after the name, name length)
+        for (std::size_t at = l.find(".event"); at != std::string_view::npos; at = l.find(".event", at + 6)) calls.emplace_back(at, 6);
+        for (std::size_t at = l.find(".phase("); at != std::string_view::npos; at = l.find(".phase(", at + 7)) calls.emplace_back(at, 6);
+        for (const auto& [at, len] : calls) {
+            std::size_t a = at + len;
+            const bool split = len == 6 && l.substr(at, 6) == ".event" && l.substr(a, 3) == "At(";
             if (!split && l.substr(a, 1) != "(") continue;
             a = skipSpace(l, a + (split ? 3 : 1));
             int startLine = line;
@@ -129,13 +148,25 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
                 for (const auto& [nl, nv] : nows)
                     if (nl <= line && nv == var) startLine = nl;  // latest now() of that variable at or above
             }
-            if (auto k = kindOf(identAt(l, a, true))) starts.emplace_back(startLine, *k);
+            const std::string_view id = identAt(l, a, true);
+            if (auto k = kindOf(id)) starts.emplace_back(startLine, *k);
+            // a phase of the user's own (userPhase(i)): none of the standard stages ("other")
+            else if (id.ends_with("userPhase") && l.substr(skipSpace(l, a + id.size()), 1) == "(")
+                starts.emplace_back(startLine, IntervalKind::Other);
         }
         // The shared Ring's methods record the phase of their name (kernels/src/common/ring.cuh).
         for (const auto& [method, kind] : kRingMethods)
             for (std::size_t at = l.find(method); at != std::string_view::npos; at = l.find(method, at + 1))
                 if (at > 0 && l[at - 1] == '.' && l.substr(at + method.size(), 1) == "(")
                     starts.emplace_back(line, kind);
+        // ... and so do the epilogue warp's protocol methods (member or free calls, not their definitions).
+        if (l.find("__device__") == std::string_view::npos)
+            for (const auto& [method, kind] : kEpilogueMethods)
+                for (std::size_t at = l.find(method); at != std::string_view::npos; at = l.find(method, at + 1)) {
+                    if (at > 0 && (isIdentChar(l[at - 1]) || l[at - 1] == ':')) continue;
+                    const std::size_t e = at + method.size();
+                    if (e < l.size() && l[e] == '(') starts.emplace_back(line, kind);
+                }
         // ... and so do the MMA step's free functions: `mmaIssueBf16<1, BN>(...)`, `mmaWait<1>(...)` (a call, not
         // the definition: no __device__ on the line; not a member: no '.' or "::" before it).
         if (l.find("__device__") == std::string_view::npos)
@@ -149,6 +180,7 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
                         break;
                     }
                 }
+        if (starts.size() > startsBefore) m.m_eventLines.push_back(line);
     }
     std::stable_sort(starts.begin(), starts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     // Loop headers: a `for (` / `while (` line, and the lines after it up to the first stage event
@@ -235,17 +267,24 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
         struct Open {
             int line;
             bool transparent;
+            bool lambda = false;
         };
         std::vector<Open> stack;
         for (std::size_t i = 0; i < lines.size(); ++i) {
             const std::string_view l = code(i);
             const int line = int(i) + 1;
-            for (char ch : l) {
+            for (std::size_t ci = 0; ci < l.size(); ++ci) {
+                const char ch = l[ci];
                 if (ch == '{') {
-                    stack.push_back({line, l.find("constexpr") != std::string_view::npos});
+                    // a lambda's body: `[&](...) {`, `[=] {` (its capture list on this line, before the brace)
+                    const std::string_view head = l.substr(0, ci);
+                    const bool lambda = head.find("[&]") != std::string_view::npos || head.find("[=]") != std::string_view::npos
+                        || head.find("[&,") != std::string_view::npos || head.find("[=,") != std::string_view::npos;
+                    stack.push_back({line, l.find("constexpr") != std::string_view::npos, lambda});
                 } else if (ch == '}' && !stack.empty()) {
                     const Open o = stack.back();
                     stack.pop_back();
+                    if (o.lambda && line > o.line) m.m_lambdas.emplace_back(o.line + 1, line);
                     if (o.transparent || o.line == line) continue;
                     // did a stage start inside the block?
                     auto in = byLine.upper_bound(o.line);
@@ -257,6 +296,7 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
         }
         starts.assign(byLine.begin(), byLine.end());
     }
+    std::sort(m.m_lambdas.begin(), m.m_lambdas.end());
     for (const auto& s : starts) {
         if (!m.m_starts.empty() && m.m_starts.back().first == s.first) m.m_starts.back().second = s.second;
         else if (m.m_starts.empty() || m.m_starts.back().second != s.second) m.m_starts.push_back(s);
@@ -317,6 +357,31 @@ bool StageMap::lineStage(std::string_view cuptiFile, int line, std::optional<Int
     }
     for (const auto& b : m_bodies)
         if (b.matchesFile(cuptiFile)) {
+            if (m_programRules)  // a lambda's body runs where it is called: its lines take the caller's stage
+                for (const auto& [first, last] : b.m_lambdas)
+                    if (line >= first && line <= last && !std::binary_search(b.m_eventLines.begin(), b.m_eventLines.end(), line)) {
+                        bool opens = false;
+                        for (int e : b.m_eventLines) opens = opens || (e >= first && e <= last);
+                        if (!opens) return false;
+                    }
+            // the body's function holding the line (addHelperSource registered the body's functions as helpers)
+            const HelperFn* fn = nullptr;
+            for (const auto& h : m_helpers)
+                if (line >= h.first && line <= h.last && pathMatches(cuptiFile, h.file)) fn = &h;
+            if (fn) {
+                const auto first = std::lower_bound(b.m_eventLines.begin(), b.m_eventLines.end(), fn->first);
+                const bool opensStages = first != b.m_eventLines.end() && *first <= fn->last;
+                const auto named = helperStageFromName(fn->name, std::nullopt, false);
+                if (!opensStages) {
+                    if (!named) return false;
+                    stage = named;
+                    return true;
+                }
+                if (named && opensStages && *first > line) {
+                    stage = named;
+                    return true;
+                }
+            }
             stage = b.stageAt(line);
             return true;
         }
@@ -386,6 +451,19 @@ std::optional<IntervalKind> helperStageFromName(std::string_view function, std::
     if (has("waitorder")) return IntervalKind::WaitOrder;     // waitOrderStaged, waitOrderFlag
     if (has("loadstaging")) return IntervalKind::Load;        // U's tile TMA-loaded into the staging half
     if (has("epilogue")) return IntervalKind::Epilogue;       // epilogueAdd, epilogueHandOff, epilogueAddU
+    // the accumulator into the staging (epilogue_warp.cuh: ldmatrix / stmatrix, fp16 conversion and add)
+    if (has("ldmatrix") || has("stmatrix") || has("addhalf2") || has("packhalf2")) return IntervalKind::Epilogue;
+    // A PTX wrapper called inside one of the epilogue warp's protocol methods (epilogue_warp.cuh: the context is the
+    // method's stage) belongs to it: loadStaging's TMA load (Load), epilogueAdd's hand-off arrive (Epilogue),
+    // waitOrderStaged's barrier wait (WaitOrder), storeHalf's bulk stores (Store).
+    const bool protocol = context
+        && (*context == IntervalKind::Load || *context == IntervalKind::Epilogue || *context == IntervalKind::WaitOrder
+            || *context == IntervalKind::Store);
+    // A ready flag's acquire (epilogue_warp.cuh's acquireFlag, spun on by waitOrderFlag): the wait for another
+    // CTA's tile, WaitOrder (stream-K's flag wait is WaitPartial: its own name, above, or its context).
+    if (has("acquireflag")) return context == IntervalKind::WaitPartial ? IntervalKind::WaitPartial : IntervalKind::WaitOrder;
+    if (protocol && (has("tmaload") || has("arriveexpecttx") || has("mbararrive") || has("mbartrywait") || has("mbarwait")))
+        return *context;
     if (n.rfind("wgmma", 0) == 0 || has("mmakstep") || has("fenceacc")) return IntervalKind::MmaIssue;
     if (has("tmaload") || has("arriveexpecttx") || has("tmaprefetch")) return IntervalKind::IssueLoad;
     if (has("mbartrywait") || has("mbarwait")) {
@@ -486,9 +564,13 @@ void assignStages(std::vector<StallSample>& samples, const StageMap& map, const 
         }
         std::optional<IntervalKind> k;
         if (map.lineStage(s.sourceFile, s.line, k)) {
+            // a program's map: a Setup line inside another stage's code is moved code; it keeps that stage
+            if (map.programRules() && k == IntervalKind::Setup && current && *current != IntervalKind::Setup) k = current;
             current = k;
         } else if (auto h = map.helperStageAt(s.sourceFile, s.line, current, hasWaitOrder)) {
             k = h;  // a helper with a pipeline meaning; the context stays the rung code's
+            // (a program's map: the epilogue's data movement is where the epilogue is, for the conversions around it)
+            if (map.programRules() && *h == IntervalKind::Epilogue) current = h;
         } else {
             k = current;
         }

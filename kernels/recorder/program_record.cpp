@@ -7,6 +7,7 @@
 
 #include "cupti_api.h"
 #include "pc_sampling_session.h"
+#include "warpstage/program_stages.h"
 #include "warpstage/sink_reader.h"
 #include "warpstage/stage_map.h"
 #include "warpstage/stall_match.h"
@@ -455,6 +456,13 @@ Result recordProgram(const ProgramOptions& o, const Callbacks& cb, const std::at
         for (auto& r : conv.runs) r.info.notes += "; stalls: not recorded (" + why + ")";
     } else {
         stallPass(o, exe, inject, *api, sinks, conv.runs, msg, progress, stop, stopSignal);
+        // Role and stage of the samples, from the source texts stored with each run and its traced launches
+        // (warpstage/program_stages.h; the ladder's pass 2 does the same with its built-in sources).
+        for (auto& r : conv.runs)
+            if (const auto ps = decode::assignProgramStages(r); !ps.note.empty()) {
+                r.info.notes += "; " + ps.note;
+                msg("info", ps.note);
+            }
     }
 
     for (auto& r : conv.runs) {  // a family rung's label (warpstage-record --rungs lce:...)

@@ -2,7 +2,8 @@
 // the program recorder: one complete run per rung, labelled (variant lce_<rung>, [ws-rung] tag with the FLOPs and
 // bytes of lce_shape.cpp), with the rung's kernels (rung 0: gatherConcat; 1-2: addGathered; 3: one traced
 // lceEpilogueWarp launch; 4: lceUserFirst only, one traced), the iterations found again in the launches, and
-// the roofline computable. Then the error path: a missing driver leaves the file as it was.
+// the roofline computable; rungs 3-4's stall samples carry role and stage (the program path's stage map from the
+// sources stored with the run: >= 90% with a stage, consumer MMA and producer samples, the note). Then the error path: a missing driver leaves the file as it was.
 // Plain executable: argv[1] warpstage-record, argv[2] lce. Exits 77 with "SKIP: ..." without an sm_90 GPU.
 #include "common/gpu_check.h"
 #include "common/gpu_skip.h"
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,26 @@ int main(int argc, char** argv)
             if (rung >= 3)
                 for (const auto& ksum : store.kernelSummaries(r.id))
                     if (ksum.launch.traced) CHECK(ksum.intervalCount > 0 && ksum.warpCount > 0, "rung %d: traced launch without intervals", rung);
+            if (rung >= 3) {  // the stall pass's samples get role and stage (issue 11: warpstage/program_stages.h)
+                std::int64_t all = 0, staged = 0, roled = 0;
+                std::map<std::string, std::int64_t> byStage;
+                for (const auto& k : ks)
+                    for (const auto& smp : store.stallSamples(k.id)) {
+                        all += smp.count;
+                        staged += smp.stage.empty() ? 0 : smp.count;
+                        roled += smp.role == ws::WarpRole::Unknown ? 0 : smp.count;
+                        byStage[std::string(ws::warpRoleName(smp.role)) + "/" + smp.stage] += smp.count;
+                    }
+                for (const auto& [key, n] : byStage) std::printf("  %-24s %lld\n", key.c_str(), (long long)n);
+                CHECK(all > 0, "rung %d: no stall samples (the stall pass did not run? notes: %s)", rung, r.notes.c_str());
+                CHECK(staged >= all * 9 / 10, "rung %d: %lld of %lld stall samples with a stage (want >= 90%%)", rung, (long long)staged,
+                      (long long)all);
+                CHECK(roled >= all * 3 / 4, "rung %d: %lld of %lld stall samples with a role (want >= 75%%)", rung, (long long)roled,
+                      (long long)all);
+                CHECK(byStage["consumer/mma_issue"] > 0 && byStage["producer/wait_slot"] + byStage["producer/issue_load"] > 0,
+                      "rung %d: no consumer/mma_issue or producer samples", rung);
+                CHECK(contains(r.notes, "stage mapping: "), "rung %d: no stage-mapping note in '%s'", rung, r.notes.c_str());
+            }
             if (tag) {
                 const auto it = ws::rungIterationNs(ks, *tag);
                 CHECK(it.size() == 2, "rung %d: %zu timed iterations found in the launches (want 2)", rung, it.size());

@@ -272,6 +272,10 @@ private slots:
         QCOMPARE(got.join(' '), expected);
         QCOMPARE(runs[0].hasStalls, expected != "0 0 0");
         if (runs[0].hasStalls) QVERIFY2(runs[0].notes.find("without a source line") != std::string::npos, runs[0].notes.c_str());
+        // no line, no source: the program path's stage mapping assigns nothing and says so (program_stages.h)
+        if (runs[0].hasStalls)
+            QVERIFY2(runs[0].notes.find("stage mapping: no source text of the sampled kernel(s) found") != std::string::npos,
+                     runs[0].notes.c_str());
         // both sink folders are gone
         QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{"t.wstrace"});
     }

@@ -207,6 +207,72 @@ private slots:
         QCOMPARE(sha(m_file), before);
     }
 
+    // A recorded program's run (warpstage-record -- PROGRAM): its samples are re-assigned from the source texts
+    // stored with the run (what their lines refer to), whatever --source-dir says; a program run without stored texts
+    // is left as it is and the output says so.
+    void programRunFromStoredSources()
+    {
+        writeFixture();
+        const QString file = m_dir.filePath("program.wstrace");
+        QFile::remove(file);
+        BufferBuilder b(1, 2, 8);
+        const auto K = [](IntervalKind k) { return static_cast<std::uint8_t>(k); };
+        b.cta(0, 1'000'000, 100, 1'010'000, 20'100, 0);
+        b.warp(0, 0, 1, 0, 0, {{100, K(IntervalKind::IssueLoad), 0, 0}, {400, trace::kEventEnd}});
+        b.warp(0, 1, 2, 1, 1,
+               {{100, K(IntervalKind::WaitOrder), 0}, {200, K(IntervalKind::WaitData), 0, 0},
+                {300, K(IntervalKind::MmaIssue), 0, 0}, {900, trace::kEventEnd}});
+        KernelLaunch l;
+        l.start = 5'000'000;
+        l.end = 5'011'000;
+        l.name = "k()";
+        decode::DecodeReport rep;
+        KernelRecord traced = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), l, {}, rep);
+        QVERIFY(rep.ok);
+        traced.launch.traced = true;
+        KernelRecord sampled;
+        sampled.launch = l;
+        sampled.launch.correlationId = 2;
+        const char* where = "/home/user/proj/mini.cu";  // the line info's path: not under any source dir
+        for (auto& smp : std::vector<StallSample>{sample(0x10, 5, "", WarpRole::Unknown, 10), sample(0x20, 7, "", WarpRole::Unknown, 300),
+                                                  sample(0x30, 9, "", WarpRole::Unknown, 200)}) {
+            smp.sourceFile = where;
+            sampled.stalls.push_back(smp);
+        }
+        RunRecord run;
+        run.info.kind = RunKind::Program;
+        run.info.variant = "program";
+        run.info.synthetic = true;
+        run.info.hasStalls = true;
+        run.kernels = {traced, sampled};
+        RunRecord bare = run;  // the same without its sources
+        run.sources = {{where, QCryptographicHash::hash(QByteArray(kMini), QCryptographicHash::Sha256).toHex().toStdString(), kMini}};
+        {
+            TraceStore out = TraceStore::openForWriting(file.toStdString());
+            out.writeRun(run);
+            out.writeRun(bare);
+        }
+        QVERIFY(QDir(m_dir.path()).mkpath("empty"));
+        const Result r = restage({file, "--source-dir", m_dir.filePath("empty")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("(program, program): 510 of 510 stall samples change role/stage (1 source file(s)"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("no source text stored with the run: nothing to map"), qPrintable(r.out));
+        const TraceStore s = TraceStore::openReadOnly(file.toStdString());
+        const auto runs = s.runs();
+        QCOMPARE(runs.size(), std::size_t(2));
+        std::map<int, std::pair<std::string, WarpRole>> first, second;
+        for (const auto& k : s.kernels(runs[0].id))
+            for (const auto& st : s.stallSamples(k.id)) first[st.line] = {st.stage, st.role};
+        for (const auto& k : s.kernels(runs[1].id))
+            for (const auto& st : s.stallSamples(k.id)) second[st.line] = {st.stage, st.role};
+        QCOMPARE(first.at(5).first, std::string("wait_order"));
+        QCOMPARE(first.at(7).first, std::string("wait_data"));
+        QCOMPARE(first.at(9).first, std::string("wait_data"));
+        QCOMPARE(first.at(9).second, WarpRole::Consumer);
+        QCOMPARE(second.at(7).first, std::string());  // no text: nothing assigned
+        QCOMPARE(second.at(7).second, WarpRole::Unknown);
+    }
+
     void badInput()
     {
         QCOMPARE(restage({}).code, 2);

@@ -7,10 +7,14 @@
 //
 //   warpstage-restage FILE [--source-dir DIR] [--dry-run]
 //
+// Runs of a recorded program (warpstage-record -- PROGRAM, --rungs lce:...) are re-assigned from the source texts
+// stored with the run (what their samples' lines refer to; warpstage/program_stages.h), not from DIR.
+//
 // The source directory (a checkout: DIR/kernels/src/<rung>.cu) is --source-dir, else the environment variable
 // WARPSTAGE_SOURCE_DIR (as warpstage-record's program mode reads it), else the tree this tool was built from.
 // Exit: 0 done (or nothing to change), 1 the file could not be read or written, 2 usage (also: a source
 // directory named by --source-dir or WARPSTAGE_SOURCE_DIR that is not a directory).
+#include "warpstage/program_stages.h"
 #include "warpstage/stage_map.h"
 #include "warpstage/store.h"
 
@@ -19,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +49,70 @@ struct RunUpdate {
     std::map<RowId, std::vector<StallSample>> byKernel;  // re-assigned samples, stallSamples() order
     std::int64_t all = 0, changed = 0;
 };
+
+using ByStage = std::map<std::string, std::pair<std::int64_t, std::int64_t>>;  // role/stage -> (before, after)
+
+void printChanges(const RunUpdate& u, const ByStage& byStage)
+{
+    std::vector<std::pair<std::string, std::pair<std::int64_t, std::int64_t>>> v(byStage.begin(), byStage.end());
+    std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
+    for (const auto& [key, ba] : v)
+        if (ba.first != ba.second && u.all > 0)
+            std::printf("    %-28s %5.1f%% -> %5.1f%%\n", key.c_str(), 100.0 * double(ba.first) / double(u.all),
+                        100.0 * double(ba.second) / double(u.all));
+}
+
+// A program run (warpstage-record -- PROGRAM, --rungs lce:...): the stage map from the source texts stored with the
+// run (they are what the samples' lines refer to), the roles from the run's traced launch of each kernel
+// (warpstage/program_stages.h, as warpstage-record does it).
+RunUpdate restageProgramRun(const TraceStore& in, const RunInfo& run)
+{
+    RunUpdate u;
+    u.run = run;
+    std::vector<std::pair<KernelLaunch, std::vector<StallSample>>> withStalls;
+    const std::vector<KernelLaunch> launches = in.kernels(run.id);
+    for (const KernelLaunch& k : launches)
+        if (auto samples = in.stallSamples(k.id); !samples.empty()) withStalls.emplace_back(k, std::move(samples));
+    if (withStalls.empty()) return u;
+    const std::vector<SourceFile> sources = in.loadSources(run.id);
+    const decode::StageMap map = decode::programStageMap(sources);
+    std::map<std::string, std::pair<std::vector<WarpRole>, bool>> rolesOf;  // kernel name -> roles, has WaitOrder
+    ByStage byStage;
+    std::set<std::string> missing;
+    for (const auto& [k, before] : withStalls) {
+        auto it = rolesOf.find(k.name);
+        if (it == rolesOf.end()) {
+            std::pair<std::vector<WarpRole>, bool> r{std::vector<WarpRole>(kIntervalKindCount, WarpRole::Unknown), false};
+            for (const KernelLaunch& t : launches)
+                if (t.traced && t.name == k.name) {
+                    const KernelTrace trace = in.loadKernel(t.id);
+                    r.first = decode::rolesByKind(trace);
+                    for (const auto& lane : trace.lanes)
+                        r.second = r.second
+                            || std::find(lane.kind.begin(), lane.kind.end(), IntervalKind::WaitOrder) != lane.kind.end();
+                    break;
+                }
+            it = rolesOf.emplace(k.name, std::move(r)).first;
+        }
+        std::vector<StallSample> after = before;
+        decode::assignStages(after, map, it->second.first, it->second.second);
+        for (const auto& m : decode::missingSources(after, sources)) missing.insert(m);
+        for (std::size_t i = 0; i < before.size(); ++i) {
+            const std::int64_t n = before[i].count;
+            u.all += n;
+            byStage[std::string(warpRoleName(before[i].role)) + "/" + before[i].stage].first += n;
+            byStage[std::string(warpRoleName(after[i].role)) + "/" + after[i].stage].second += n;
+            if (after[i].stage != before[i].stage || after[i].role != before[i].role) u.changed += n;
+        }
+        u.byKernel[k.id] = std::move(after);
+    }
+    std::printf("run %lld (%s, program): %lld of %lld stall samples change role/stage (%zu source file(s) stored with the run)\n",
+                (long long)run.id, run.variant.c_str(), (long long)u.changed, (long long)u.all, sources.size());
+    if (sources.empty()) std::printf("    no source text stored with the run: nothing to map\n");
+    for (const auto& m : missing) std::printf("    no source stored for %s\n", m.c_str());
+    printChanges(u, byStage);
+    return u;
+}
 
 }  // namespace
 
@@ -95,6 +164,10 @@ int main(int argc, char** argv)
         {
             const TraceStore in = TraceStore::openReadOnly(file);
             for (const RunInfo& run : in.runs()) {
+                if (run.kind == RunKind::Program) {  // a recorded program's kernels: the texts stored with the run
+                    if (auto u = restageProgramRun(in, run); u.changed > 0) updates.push_back(std::move(u));
+                    continue;
+                }
                 std::vector<WarpRole> roles;
                 bool haveTraced = false, hasWaitOrder = false;
                 std::vector<std::pair<RowId, std::vector<StallSample>>> withStalls;  // kernel, its samples
@@ -140,12 +213,7 @@ int main(int argc, char** argv)
                 }
                 std::printf("run %lld (%s): %lld of %lld stall samples change role/stage\n", (long long)run.id,
                             run.variant.c_str(), (long long)u.changed, (long long)u.all);
-                std::vector<std::pair<std::string, std::pair<std::int64_t, std::int64_t>>> v(byStage.begin(), byStage.end());
-                std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
-                for (const auto& [key, ba] : v)
-                    if (ba.first != ba.second && u.all > 0)
-                        std::printf("    %-28s %5.1f%% -> %5.1f%%\n", key.c_str(), 100.0 * double(ba.first) / double(u.all),
-                                    100.0 * double(ba.second) / double(u.all));
+                printChanges(u, byStage);
                 if (u.changed > 0) updates.push_back(std::move(u));
             }
         }

@@ -47,9 +47,19 @@ public:
     // True if a file name from CUPTI (absolute path, relative path or basename) is this file.
     bool matchesFile(std::string_view cuptiFile) const;
     // The line stage of (file, line) when the file is the rung's or a body helper (one with stage events of its
-    // own); false for any other file.
+    // own); false for any other file. In a body helper, a line of one of its functions that opens no stage itself
+    // (no event or stage-opening call in its lines: `acquireFlag`, ws::trace's own `event`) is not mapped line by
+    // line but by the function's name (helperStageFromName: ring.cuh's `waitSlot`, whose event the later
+    // `issueLoad` records), else false (the sample then takes its context); so is a line above the function's first
+    // such call when the name has a stage (`release`, which arrives before it records its event).
     bool lineStage(std::string_view cuptiFile, int line, std::optional<IntervalKind>& stage) const;
     std::size_t bodyCount() const { return m_bodies.size(); }
+    // A program's map (warpstage/program_stages.h) has no rung file whose prologue it knows: there a line that maps to
+    // Setup does not end the stage its function's samples are in (assignStages keeps the context: index maths the
+    // compiler placed inside a loop, a declaration's register read in the epilogue), and the lines of a lambda's body
+    // (`[&](...) {`) take the stage of the code that calls it. Off for the ladder's maps.
+    void setProgramRules(bool on) { m_programRules = on; }
+    bool programRules() const { return m_programRules; }
 
     // Registers a helper file (repository-relative path): its __device__ functions and their line spans.
     void addHelperSource(std::string path, std::string_view text);
@@ -70,6 +80,9 @@ private:
     };
     std::string m_file;
     std::vector<std::pair<int, IntervalKind>> m_starts;  // (line, kind), ascending by line
+    std::vector<int> m_eventLines;                       // lines with a stage-opening call (ascending)
+    std::vector<std::pair<int, int>> m_lambdas;          // (first, last) lines of lambda bodies (ascending)
+    bool m_programRules = false;
     std::vector<HelperFn> m_helpers;
     std::vector<StageMap> m_bodies;  // helper files mapped line by line (they record stages themselves)
 };
