@@ -89,21 +89,28 @@ int main(int argc, char** argv)
                 for (const auto& ksum : store.kernelSummaries(r.id))
                     if (ksum.launch.traced) CHECK(ksum.intervalCount > 0 && ksum.warpCount > 0, "rung %d: traced launch without intervals", rung);
             if (rung >= 3) {  // the stall pass's samples get role and stage (issue 11: warpstage/program_stages.h)
-                std::int64_t all = 0, staged = 0, roled = 0;
+                std::int64_t all = 0, staged = 0, roled = 0, inRoleStage = 0;
                 std::map<std::string, std::int64_t> byStage;
                 for (const auto& k : ks)
                     for (const auto& smp : store.stallSamples(k.id)) {
                         all += smp.count;
                         staged += smp.stage.empty() ? 0 : smp.count;
-                        roled += smp.role == ws::WarpRole::Unknown ? 0 : smp.count;
+                        // Setup and whole-CTA barriers run before / across the role split: no role to give them.
+                        if (!smp.stage.empty() && smp.stage != "setup" && smp.stage != "sync") {
+                            inRoleStage += smp.count;
+                            roled += smp.role == ws::WarpRole::Unknown ? 0 : smp.count;
+                        }
                         byStage[std::string(ws::warpRoleName(smp.role)) + "/" + smp.stage] += smp.count;
                     }
                 for (const auto& [key, n] : byStage) std::printf("  %-24s %lld\n", key.c_str(), (long long)n);
                 CHECK(all > 0, "rung %d: no stall samples (the stall pass did not run? notes: %s)", rung, r.notes.c_str());
-                CHECK(staged >= all * 9 / 10, "rung %d: %lld of %lld stall samples with a stage (want >= 90%%)", rung, (long long)staged,
+                // At this small shape the prologue weighs more than at the benchmark point (H200, 2026-12-01: 90.5 % / 94.9 %
+                // staged here, 99.7-99.9 % at the benchmark point; setup + sync 29 % / 37 % of the samples here, 9 % there).
+                CHECK(staged >= all * 4 / 5, "rung %d: %lld of %lld stall samples with a stage (want >= 80%%)", rung, (long long)staged,
                       (long long)all);
-                CHECK(roled >= all * 3 / 4, "rung %d: %lld of %lld stall samples with a role (want >= 75%%)", rung, (long long)roled,
-                      (long long)all);
+                CHECK(inRoleStage > 0 && roled >= inRoleStage * 9 / 10,
+                      "rung %d: %lld of %lld stall samples in a role's stage (not setup/sync) with a role (want >= 90%%)", rung,
+                      (long long)roled, (long long)inRoleStage);
                 CHECK(byStage["consumer/mma_issue"] > 0 && byStage["producer/wait_slot"] + byStage["producer/issue_load"] > 0,
                       "rung %d: no consumer/mma_issue or producer samples", rung);
                 CHECK(contains(r.notes, "stage mapping: "), "rung %d: no stage-mapping note in '%s'", rung, r.notes.c_str());
