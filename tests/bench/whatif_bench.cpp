@@ -65,12 +65,14 @@ void bench(const std::string& name, const KernelTrace& t)
     p.mma = 0.8;
     std::vector<double> bare, full, cpu, replay, path;
     TimeNs predicted = 0;
+    int rounds = 0;
     for (int i = 0; i < g_reps; ++i) {
         p.loadLatency = 0.5 + 0.1 * (i % 9);  // a slider moving
         const auto a = clock::now();
         const double c0 = processCpuMs();
         const WhatIfResult res = m.predict(p, false);
         predicted = res.predictedNs;
+        rounds = res.timing.resourceRounds;
         const double c1 = processCpuMs();
         replay.push_back(res.timing.replayMs);
         path.push_back(res.timing.pathMs);
@@ -89,11 +91,11 @@ void bench(const std::string& name, const KernelTrace& t)
     const GraphSummary& g = m.summary();
     std::printf("%-28s %9zu intervals  build %7.1f ms (CPU %.1f ms)  predict p50 %6.1f ms p95 %6.1f ms (of %d; min %.1f "
                 "max %.1f; CPU p50 %.1f p95 %.1f ms; replay p50 %.1f, path p50 %.1f ms)  with timeline p50 %6.1f ms  "
-                "[last prediction %.1f us; %d CTAs, %d warps, %lld unexplained waits]\n",
+                "[last prediction %.1f us, %d resource rounds; %d CTAs, %d warps, %lld unexplained waits]\n",
                 name.c_str(), t.intervalCount(), ms(t0, t1), buildCpu, nearestRank(bare, 0.5), nearestRank(bare, 0.95),
                 g_reps, bare.front(), bare.back(), nearestRank(cpu, 0.5), nearestRank(cpu, 0.95),
                 nearestRank(replay, 0.5), nearestRank(path, 0.5),
-                nearestRank(full, 0.5), double(predicted) / 1e3, g.ctas, g.lanes, (long long)g.unexplainedWaits);
+                nearestRank(full, 0.5), double(predicted) / 1e3, rounds, g.ctas, g.lanes, (long long)g.unexplainedWaits);
     std::fflush(stdout);
 }
 
