@@ -1,6 +1,7 @@
 // whatif_bench: how long the what-if model takes to build and to re-predict (issue 13, docs/benchmarks.md).
 //   whatif_bench [INTERVALS] [TRACE.wstrace] [REPS]      (INTERVALS 0: no synthetic kernel; environment
-//   WHATIF_BENCH_ONLY=VARIANT: only the TRACE's kernels of that variant, e.g. tma_sync)
+//   WHATIF_BENCH_ONLY=VARIANT: only the TRACE's kernels of that variant, e.g. tma_sync; WHATIF_BENCH_LOAD_BANDWIDTH=1:
+//   the predictions with --load-bandwidth, the opt-in model)
 // A synthetic warp-specialized kernel of about INTERVALS intervals (default 1,000,000) and, if given, every
 // traced kernel of TRACE. Prints the median (p50) and the p95 (nearest rank) of REPS (default 21) re-predictions
 // without the predicted timeline, with their CPU time (the process's: the replay may use several threads; on the
@@ -63,6 +64,7 @@ void bench(const std::string& name, const KernelTrace& t)
     WhatIfParams p;
     p.stages = 6;
     p.mma = 0.8;
+    p.loadBandwidth = std::getenv("WHATIF_BENCH_LOAD_BANDWIDTH") != nullptr;
     std::vector<double> bare, full, cpu, replay, path;
     TimeNs predicted = 0;
     int rounds = 0;
