@@ -55,7 +55,9 @@ struct Replay {
         std::vector<std::int32_t> gsm;
         std::vector<double> demand, next;
         std::vector<std::uint8_t> redo;
+        std::vector<double> lastF, lastT;         // per group: the previous round's stretch and its target (secant)
     } rounds;
+    int resourceRounds = 0;                 // replays of the tensor cores' rounds in this prediction
 };
 
 // The replay's per-phase constants packed into one record (whatif_replay.cpp, packReplayItems): the inner loop

@@ -164,16 +164,36 @@ inline std::int64_t fastScaled(std::int64_t v, double f)
     return t + std::int64_t(frac >= 0.5) - std::int64_t(frac <= -0.5);
 }
 
+// The replay's parameters for the inner loop, copied out of Replay into a local: the loop stores into ST / EN / FROM /
+// BOUND (BOUND is bytes, which may alias anything), and fields read through the Replay were reloaded after each store.
+struct ReplayScale {
+    double fMma, fEpi, fLoad;
+    const double* mmaFactor;    // null: no tensor-core stretch
+    const double* loadStretch;  // null: no bandwidth stretch
+    const std::int64_t* flagDep;
+    int stages, issueShift;
+    bool producerWarp, dropSync, overlapEpilogue;
+    explicit ReplayScale(const Replay& r)
+        : fMma(r.fMma), fEpi(r.fEpi), fLoad(r.fLoad), mmaFactor(r.mmaFactor.empty() ? nullptr : r.mmaFactor.data()),
+          loadStretch(r.loadStretch.empty() ? nullptr : r.loadStretch.data()), flagDep(r.flagDep.data()),
+          stages(r.stages), issueShift(r.issueShift), producerWarp(r.producerWarp), dropSync(r.dropSync),
+          overlapEpilogue(r.overlapEpilogue)
+    {
+    }
+    // flightFactor(), the same value
+    double flight(std::int32_t x) const { return loadStretch ? fLoad * loadStretch[std::size_t(x)] : fLoad; }
+};
+
 template <class Item>
-inline double packedMmaScale(const Replay& r, const Item& x)
+inline double packedMmaScale(const ReplayScale& r, const Item& x)
 {
-    if (!r.mmaFactor.empty() && x.mmaGroup >= 0)
+    if (r.mmaFactor && x.mmaGroup >= 0)
         return r.fMma * r.mmaFactor[std::size_t(x.mmaGroup)];
     return r.fMma;
 }
 
 template <class Item>
-inline std::int64_t packedDuration(const Replay& r, const Item& x)
+inline std::int64_t packedDuration(const ReplayScale& r, const Item& x)
 {
     const std::int64_t d = x.dur;
     switch (x.durClass) {
@@ -193,7 +213,7 @@ inline std::int64_t packedDuration(const Replay& r, const Item& x)
 }
 
 template <class Item>
-inline std::int64_t packedLag(const Replay& r, const Item& x)
+inline std::int64_t packedLag(const ReplayScale& r, const Item& x)
 {
     return x.dep == DepKind::Collective ? fastScaled(x.lag, packedMmaScale(r, x)) : std::int64_t(x.lag);
 }
@@ -230,16 +250,27 @@ bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c
         left += m.laneBegin[l] < m.laneEnd[l];
     }
     const std::int32_t kmin = m.ctaKmin[c], kcount = m.ctaKcount[c], kbase = m.ctaKbase[c];
-    const bool overlapEpi = r.overlapEpilogue;
-    const bool dropSync = r.dropSync;
+    const ReplayScale sc(r);
+    const bool overlapEpi = sc.overlapEpilogue;
+    const bool dropSync = sc.dropSync;
+    const std::int32_t* const KISSUE = m.kIssue.data();
+    const std::int64_t* const KFLIGHT = m.kFlight.data();
+    const std::int32_t* const KRELB = m.kRelBegin.data();
+    const std::int32_t* const KRELE = m.kRelEnd.data();
+    const std::int32_t* const RELITEMS = m.relItems.data();
+    const std::int32_t* const SYNCB = m.syncBegin.data();
+    const std::int32_t* const SYNCE = m.syncEnd.data();
+    const std::int32_t* const SYNCITEMS = m.syncItems.data();
     std::int64_t last = 0, mainS = kUnset, mainE = 0;
     while (left > 0) {
         bool progress = false;
         for (int li = lb; li < le; ++li) {
             const int l = m.ctaLanes[li];
-            std::int32_t& i = w.cursor[std::size_t(li - lb)];
-            std::int64_t& cur = w.clock[std::size_t(li - lb)];
-            std::int32_t& clockItem = w.clockItem[std::size_t(li - lb)];
+            // the lane's cursor, clock and clock item in locals (written back when the lane blocks or ends): as
+            // references into w they were reloaded after every store into ST / EN / FROM (which may alias them)
+            std::int32_t i = w.cursor[std::size_t(li - lb)];
+            std::int64_t cur = w.clock[std::size_t(li - lb)];
+            std::int32_t clockItem = w.clockItem[std::size_t(li - lb)];
             const std::int32_t iEnd = m.laneEnd[l];
             while (i < iEnd) {
                 const Item& x = P[i];
@@ -255,28 +286,28 @@ bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c
                     break;
                 case DepKind::Data: {
                     const std::int32_t k = x.kstep;
-                    std::int32_t iss = m.kIssue[kbase + k - kmin];  // dataIssueItem(), inline
-                    if (r.issueShift > 0) {
-                        const std::int32_t moved = m.kIssue[kbase + std::max(kmin, k - r.issueShift) - kmin];
+                    std::int32_t iss = KISSUE[kbase + k - kmin];  // dataIssueItem(), inline
+                    if (sc.issueShift > 0) {
+                        const std::int32_t moved = KISSUE[kbase + std::max(kmin, k - sc.issueShift) - kmin];
                         iss = moved >= 0 ? moved : iss;
                     }
                     if (iss < 0 || ST[iss] == kUnset) {
                         ready = iss < 0;
                         break;
                     }
-                    dep = ST[iss] + fastScaled(m.kFlight[kbase + k - kmin], flightFactor(r, kbase + k - kmin));
+                    dep = ST[iss] + fastScaled(KFLIGHT[kbase + k - kmin], sc.flight(kbase + k - kmin));
                     break;
                 }
                 case DepKind::Flag:  // another CTA's ready flag (whatif_flags.cpp): its time in this CTA's frame
-                    dep = r.flagDep[std::size_t(x.depArg)];
+                    dep = sc.flagDep[std::size_t(x.depArg)];
                     break;
                 case DepKind::Slot: {
-                    const std::int32_t k = x.kstep - r.stages;
+                    const std::int32_t k = x.kstep - sc.stages;
                     if (k < kmin || k >= kmin + kcount)
                         break;
                     const std::int32_t xi = kbase + k - kmin;
-                    for (std::int32_t j = m.kRelBegin[xi]; j < m.kRelEnd[xi]; ++j) {
-                        const std::int64_t e = ST[m.relItems[j]];  // the arrive: Release's start
+                    for (std::int32_t j = KRELB[xi]; j < KRELE[xi]; ++j) {
+                        const std::int64_t e = ST[RELITEMS[j]];  // the arrive: Release's start
                         if (e == kUnset) {
                             ready = false;
                             break;
@@ -290,8 +321,8 @@ bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c
                     if (dropSync && x.dep == DepKind::Sync)
                         break;
                     const std::int32_t g = x.depArg;
-                    for (std::int32_t j = m.syncBegin[g]; j < m.syncEnd[g]; ++j) {
-                        const std::int64_t s2 = ST[m.syncItems[j]];
+                    for (std::int32_t j = SYNCB[g]; j < SYNCE[g]; ++j) {
+                        const std::int64_t s2 = ST[SYNCITEMS[j]];
                         if (s2 == kUnset) {
                             ready = false;
                             break;
@@ -322,11 +353,11 @@ bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c
                 std::int64_t en;
                 std::uint8_t bound = 0;
                 if (x.dep == DepKind::None || (x.dep == DepKind::Sync && dropSync)) {
-                    en = st + packedDuration(r, x);
+                    en = st + packedDuration(sc, x);
                 } else if (dep == kUnset) {
                     en = st + x.minDur;  // the dependency does not exist in this replay (more stages)
                 } else {
-                    const std::int64_t byDep = dep + packedLag(r, x);
+                    const std::int64_t byDep = dep + packedLag(sc, x);
                     const std::int64_t own = st + x.minDur;
                     en = std::max(own, byDep);
                     bound = byDep > own;
@@ -350,6 +381,9 @@ bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c
                 if (i == iEnd)
                     --left;
             }
+            w.cursor[std::size_t(li - lb)] = i;
+            w.clock[std::size_t(li - lb)] = cur;
+            w.clockItem[std::size_t(li - lb)] = clockItem;
         }
         if (!progress)
             return false;
@@ -707,6 +741,7 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline,
     out.path = walkCriticalPath(g, r);
     const Clock::time_point t2 = Clock::now();
     out.timing.replayMs = ms(t0, t1);
+    out.timing.resourceRounds = r.resourceRounds;
     out.timing.pathMs = ms(t1, t2);
     if (!withTimeline) {
         for (PathStep& st : out.path.steps)

@@ -26,6 +26,36 @@ std::string fmtG(const char* f, double v)
     return b;
 }
 
+// A demand event: 2g = start of group g, 2g + 1 = its end.
+struct Ev {
+    std::int64_t t;
+    std::int32_t e;
+};
+
+// Sorts one SM's events by (time, event). When the SM's times span less than 2^32 ns (always, for a kernel) the pair
+// is packed into one 64-bit key, (t - first) << 32 | e, and the keys are sorted instead: the same total order (the
+// events are distinct), so the demand sums add in the same order, bit-identical; a third less work than the pair
+// compare (docs/benchmarks.md, s10-wispeed).
+void sortEvents(Ev* b, Ev* e)
+{
+    std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const Ev* x = b; x != e; ++x) {
+        lo = std::min(lo, x->t);
+        hi = std::max(hi, x->t);
+    }
+    if (hi - lo >= (std::int64_t(1) << 32) || hi < lo) {
+        std::sort(b, e, [](const Ev& x, const Ev& y) { return x.t != y.t ? x.t < y.t : x.e < y.e; });
+        return;
+    }
+    thread_local std::vector<std::uint64_t> keys;
+    keys.resize(std::size_t(e - b));
+    for (std::size_t k = 0; k < keys.size(); ++k)
+        keys[k] = (std::uint64_t(b[k].t - lo) << 32) | std::uint32_t(b[k].e);
+    std::sort(keys.begin(), keys.end());
+    for (std::size_t k = 0; k < keys.size(); ++k)
+        b[k] = {lo + std::int64_t(keys[k] >> 32), std::int32_t(std::uint32_t(keys[k]))};
+}
+
 }  // namespace
 
 void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, const std::vector<std::int64_t>& ge,
@@ -35,10 +65,6 @@ void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, c
     // events: 2g = start of g, 2g + 1 = end of g, ordered by (SM, time, event): bucketed by SM (a counting sort),
     // then each SM's flat (time, event) records sorted: the same total order as one sort by (SM, time, event),
     // so the sums below add in the same order (bit-identical), with smaller sorts. The buffers stay between calls.
-    struct Ev {
-        std::int64_t t;
-        std::int32_t e;
-    };
     thread_local std::vector<Ev> evs;
     thread_local std::vector<double> fStart;
     thread_local std::vector<std::int32_t> smBegin;
@@ -72,7 +98,7 @@ void smDemand(const WhatIfModel::Impl& m, const std::vector<std::int64_t>& gs, c
         Ev* const e = evs.data() + smBegin[k + 1];
         if (b == e)
             continue;
-        std::sort(b, e, [](const Ev& x, const Ev& y) { return x.t != y.t ? x.t < y.t : x.e < y.e; });
+        sortEvents(b, e);
         double integral = 0, rate = 0;
         std::int64_t prevT = b->t;
         for (const Ev* x = b; x != e; ++x) {
@@ -180,6 +206,7 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
                          Replay& r)
 {
     r.mmaFactor.clear();
+    r.resourceRounds = 0;
     runReplay(m, p, notes, r);
     if (!p.sharedResources || m.mmaCap <= 0 || p.isDefault())
         return;
@@ -193,10 +220,15 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
     // Only the CTAs with a group whose stretch changed are replayed again (the others' timelines would come out
     // bit-identical); the placement of all CTAs on their SM slots is redone every round.
     w.redo.assign(m.ctaLaneBegin.size(), 0);
-    // Fixed point of f = stretch(schedule(f)), damped by halves. Single groups at the edge of an overlap keep
-    // flipping, so the rounds stop when the kernel's end moves by less than 0.2% from one round to the next
-    // (2-4 rounds on the ladder; docs/benchmarks.md), or after kMaxRounds replays.
-    constexpr int kMaxRounds = 4;
+    // Fixed point of f = stretch(schedule(f)), each group stepping by its secant weight (below; session 10: the
+    // halves of sessions 7-9 took 4 rounds on tma_sync and stopped 0.3% short of the fixed point). Single groups at
+    // the edge of an overlap keep flipping, so the rounds stop when the kernel's end moves by less than 0.2% from
+    // one round to the next (1-3 rounds on the ladder; docs/benchmarks.md), or after kMaxRounds replays.
+    // WARPSTAGE_WHATIF_ROUNDS=N (tests, diagnostics; read per prediction): up to N rounds without the 0.2% rule,
+    // i.e. the fixed point itself that the default rounds approximate (tst_whatif_rounds).
+    const char* env = std::getenv("WARPSTAGE_WHATIF_ROUNDS");
+    const bool fixedRounds = env && std::atoi(env) > 0;
+    const int kMaxRounds = fixedRounds ? std::min(1000, std::atoi(env)) : 4;
     std::int64_t prevEnd = r.kernelEnd;
     w.ga.resize(nG);
     w.gb.resize(nG);
@@ -224,10 +256,27 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
         bool any = false;
         std::vector<double>& next = w.next;
         next.assign(nG, 1.0);
+        if (round == 0) {
+            w.lastF.assign(nG, 1.0);
+            w.lastT.assign(nG, 1.0);
+        }
         for (std::size_t j = 0; j < nG; ++j) {
             const double target = std::max(1.0, w.demand[j] / m.mmaCap) / std::max(1.0, m.mmaGroupDemand0[j] / m.mmaCap);
             const double old = r.mmaFactor.empty() ? 1.0 : r.mmaFactor[j];
-            next[j] = r.mmaFactor.empty() ? target : 0.5 * (old + target);
+            // The step towards the target: the secant (Newton) step for the fixed point f = T(f), weight 1 / (1 - s)
+            // with s the slope of T measured between this round and the last, bounded to [0.5, 1]: a group whose
+            // target moves against its stretch (s < 0, the flipping groups at the edge of an overlap) is damped,
+            // down to the halves of the old rule; one whose target moves with it or not at all goes the whole way
+            // (never beyond its target). A group with no slope yet (first step, or its stretch did not move), or one
+            // whose slope is >= 1 (no fixed point the secant could step to), halves.
+            double wgt = 0.5;
+            if (round > 0 && old != w.lastF[j]) {
+                const double s = (target - w.lastT[j]) / (old - w.lastF[j]);
+                wgt = s < 0 ? std::max(0.5, 1.0 / (1.0 - s)) : s < 1 ? 1.0 : 0.5;
+            }
+            w.lastF[j] = old;
+            w.lastT[j] = target;
+            next[j] = r.mmaFactor.empty() ? target : old + wgt * (target - old);
             if (std::fabs(next[j] - 1.0) < 1e-9)
                 next[j] = 1.0;
             any = any || next[j] != 1.0;
@@ -248,10 +297,11 @@ void replayWithResources(const WhatIfModel::Impl& m, const WhatIfParams& p, std:
         std::swap(r.mmaFactor, next);  // next keeps the old buffer for the following round
         quiet.clear();
         runReplay(m, p, &quiet, r, &w.redo);
+        ++r.resourceRounds;
         const std::int64_t span = std::max<std::int64_t>(1, r.kernelEnd - m.launchStart);
         const bool settled = round > 0 && std::llabs(r.kernelEnd - prevEnd) * 500 < span;
         prevEnd = r.kernelEnd;
-        if (settled)
+        if (settled && !fixedRounds)
             break;
     }
 }

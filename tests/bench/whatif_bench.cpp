@@ -1,6 +1,7 @@
 // whatif_bench: how long the what-if model takes to build and to re-predict (issue 13, docs/benchmarks.md).
 //   whatif_bench [INTERVALS] [TRACE.wstrace] [REPS]      (INTERVALS 0: no synthetic kernel; environment
-//   WHATIF_BENCH_ONLY=VARIANT: only the TRACE's kernels of that variant, e.g. tma_sync)
+//   WHATIF_BENCH_ONLY=VARIANT: only the TRACE's kernels of that variant, e.g. tma_sync; WHATIF_BENCH_LOAD_BANDWIDTH=1:
+//   the predictions with --load-bandwidth, the opt-in model)
 // A synthetic warp-specialized kernel of about INTERVALS intervals (default 1,000,000) and, if given, every
 // traced kernel of TRACE. Prints the median (p50) and the p95 (nearest rank) of REPS (default 21) re-predictions
 // without the predicted timeline, with their CPU time (the process's: the replay may use several threads; on the
@@ -63,14 +64,17 @@ void bench(const std::string& name, const KernelTrace& t)
     WhatIfParams p;
     p.stages = 6;
     p.mma = 0.8;
+    p.loadBandwidth = std::getenv("WHATIF_BENCH_LOAD_BANDWIDTH") != nullptr;
     std::vector<double> bare, full, cpu, replay, path;
     TimeNs predicted = 0;
+    int rounds = 0;
     for (int i = 0; i < g_reps; ++i) {
         p.loadLatency = 0.5 + 0.1 * (i % 9);  // a slider moving
         const auto a = clock::now();
         const double c0 = processCpuMs();
         const WhatIfResult res = m.predict(p, false);
         predicted = res.predictedNs;
+        rounds = res.timing.resourceRounds;
         const double c1 = processCpuMs();
         replay.push_back(res.timing.replayMs);
         path.push_back(res.timing.pathMs);
@@ -89,11 +93,11 @@ void bench(const std::string& name, const KernelTrace& t)
     const GraphSummary& g = m.summary();
     std::printf("%-28s %9zu intervals  build %7.1f ms (CPU %.1f ms)  predict p50 %6.1f ms p95 %6.1f ms (of %d; min %.1f "
                 "max %.1f; CPU p50 %.1f p95 %.1f ms; replay p50 %.1f, path p50 %.1f ms)  with timeline p50 %6.1f ms  "
-                "[last prediction %.1f us; %d CTAs, %d warps, %lld unexplained waits]\n",
+                "[last prediction %.1f us, %d resource rounds; %d CTAs, %d warps, %lld unexplained waits]\n",
                 name.c_str(), t.intervalCount(), ms(t0, t1), buildCpu, nearestRank(bare, 0.5), nearestRank(bare, 0.95),
                 g_reps, bare.front(), bare.back(), nearestRank(cpu, 0.5), nearestRank(cpu, 0.95),
                 nearestRank(replay, 0.5), nearestRank(path, 0.5),
-                nearestRank(full, 0.5), double(predicted) / 1e3, g.ctas, g.lanes, (long long)g.unexplainedWaits);
+                nearestRank(full, 0.5), double(predicted) / 1e3, rounds, g.ctas, g.lanes, (long long)g.unexplainedWaits);
     std::fflush(stdout);
 }
 

@@ -66,6 +66,7 @@ struct WhatIfResult {
     std::vector<std::string> notes;// what a parameter could not do on this kernel, and why
     struct Timing {                // where predict() spent its time (wall ms; the viewer's re-predict split)
         double replayMs = 0, pathMs = 0, timelineMs = 0;
+        int resourceRounds = 0;    // replays of the shared tensor cores' rounds after the first replay
     } timing;
 };
 
