@@ -39,7 +39,9 @@ fi
 # findSource tries DIR/<path without its leading / or ../> for each --source-dir / WARPSTAGE_SOURCE_DIR. So SRC maps
 # work/main, work/wt-lcestall (with a real build/kchecks for the "..") and kernels to the carried src/.
 SRC=$(mktemp -d /tmp/lcestall-src.XXXX)
-for c in main wt-lcestall; do
+# plus every /work/<checkout>/ the binaries name (ccache hands out objects compiled in another worktree: 03:08 UTC the
+# merged lce named /work/wt-lcespeed/... and nothing was staged)
+for c in $( (echo main; echo wt-lcestall; grep -aoh '/work/[A-Za-z0-9_.-]*/' "$B/lce" "$B/gpu_lce_record" 2>/dev/null | cut -d/ -f3) | sort -u); do
     mkdir -p "$SRC/work/$c/build/kchecks" && ln -s "$B/src/kernels" "$SRC/work/$c/kernels"
 done
 ln -s "$B/src/kernels" "$SRC/kernels"
