@@ -22,7 +22,8 @@ using namespace ws;
 
 namespace {
 
-// Everything a prediction shows: the time, the predicted timeline, the critical path and its attribution.
+// Everything a prediction shows: the time, the predicted timeline (lanes with slots and ksteps, CTAs, loads), the
+// critical path and its attribution.
 struct Answer {
     TimeNs predicted = 0;
     std::uint64_t hash = 1469598103934665603ull;
@@ -45,7 +46,16 @@ Answer answerOf(const WhatIfResult& r)
             a.add(l.start[i]);
             a.add(l.duration[i]);
             a.add(std::int64_t(l.kind[i]));
+            a.add(l.slot[i]);
+            a.add(l.kstep[i]);
         }
+    for (const LoadTransfer& l : r.predicted.loads) {  // in their order (by issue; ties as one thread sorts them)
+        a.add(std::int64_t(l.ctaId));
+        a.add(l.kstep);
+        a.add(l.slot);
+        a.add(l.issue);
+        a.add(l.ready);
+    }
     for (const Cta& c : r.predicted.ctas) {
         a.add(c.start);
         a.add(c.end);
@@ -118,6 +128,7 @@ private slots:
             QVERIFY2(many[i].hash == one[i].hash, qPrintable(QStringLiteral("parameter set %1").arg(i)));
         }
         QCOMPARE(one[0].predicted, m_trace.launch.end - m_trace.launch.start);  // unchanged: as recorded
+        QVERIFY(!model.predict(paramSets()[1]).predicted.loads.empty());  // the hash covers the loads' order
         QVERIFY(one[1].predicted != one[0].predicted);
         QVERIFY(one[2].predicted != one[0].predicted);
     }
