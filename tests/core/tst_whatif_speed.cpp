@@ -133,6 +133,30 @@ private slots:
         QVERIFY(one[2].predicted != one[0].predicted);
     }
 
+    // The path's interval indexes point into the predicted lanes (inserted waits of length 0 are dropped there):
+    // a step that is (part of) an interval lies within it.
+    void pathStepsPointIntoThePredictedLanes()
+    {
+        const WhatIfModel model = WhatIfModel::build(m_trace);
+        int checked = 0;
+        for (const WhatIfParams& p : paramSets()) {
+            const WhatIfResult r = model.predict(p);
+            for (const PathStep& s : r.path.steps) {
+                if (s.what != PathStep::What::Interval || s.lane < 0 || s.interval < 0)
+                    continue;
+                QVERIFY(std::size_t(s.lane) < r.predicted.lanes.size());
+                const Lane& l = r.predicted.lanes[std::size_t(s.lane)];
+                QVERIFY(std::size_t(s.interval) < l.size());
+                QVERIFY2(l.start[std::size_t(s.interval)] <= s.start && s.end <= l.end(std::size_t(s.interval)),
+                         qPrintable(QStringLiteral("lane %1 interval %2: [%3, %4] not in [%5, %6]")
+                                        .arg(s.lane).arg(s.interval).arg(s.start).arg(s.end)
+                                        .arg(l.start[std::size_t(s.interval)]).arg(l.end(std::size_t(s.interval)))));
+                ++checked;
+            }
+        }
+        QVERIFY(checked > 0);
+    }
+
     // The model keeps its working arrays between predictions: each answer must be the one a fresh model gives.
     void reusedScratchGivesTheSameAnswer()
     {
