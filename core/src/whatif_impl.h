@@ -58,6 +58,9 @@ struct Replay {
         std::vector<double> lastF, lastT;         // per group: the previous round's stretch and its target (secant)
     } rounds;
     int resourceRounds = 0;                 // replays of the tensor cores' rounds in this prediction
+    // The predicted timeline's working arrays (whatif_timeline.cpp), kept between calls: fresh pages cost faults.
+    std::vector<std::int32_t> timelineIndex;               // per item its index in the predicted lane, -1: dropped
+    std::vector<std::vector<LoadTransfer>> timelineLoads;  // per thread its CTAs' loads
 };
 
 // The replay's per-phase constants packed into one record (whatif_replay.cpp, packReplayItems): the inner loop
@@ -273,5 +276,11 @@ inline std::int64_t median(std::vector<std::int64_t> v)
     std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
     return v[v.size() / 2];
 }
+
+// Threads for work over `items` replay items (WARPSTAGE_WHATIF_THREADS, at most 16; whatif_replay.cpp).
+int replayThreads(std::int64_t items);
+// whatif_timeline.cpp
+// After predict()'s replay and path walk: out.predicted (the ghost lanes) and the path's interval indexes into it.
+void fillPredictedTimeline(const WhatIfModel::Impl& m, Replay& r, WhatIfResult& out);
 
 }  // namespace ws

@@ -396,6 +396,8 @@ bool replayCta(const WhatIfModel::Impl& m, const Item* const P, Replay& r, int c
     return true;
 }
 
+}  // namespace
+
 // Threads for the CTAs of one replay: the CTAs are independent, each thread takes a contiguous run of them
 // (balanced by phases) and writes only their items, so the answer does not depend on the thread count.
 int replayThreads(std::int64_t items)
@@ -406,6 +408,8 @@ int replayThreads(std::int64_t items)
     constexpr std::int64_t kItemsPerThread = 100000;  // below this a thread costs more than it saves
     return int(std::clamp<std::int64_t>(items / kItemsPerThread, 1, std::min(hw, 16)));
 }
+
+namespace {
 
 // Replays every CTA (redo: only those marked 1) on up to replayThreads() threads. Throws for a cycle (the lowest
 // CTA that has one, as a single thread would) or WhatIfCancelled.
@@ -751,74 +755,7 @@ WhatIfResult WhatIfModel::predict(const WhatIfParams& params, bool withTimeline,
     }
 
     checkCancelled(r);
-    // The predicted timeline: the same lanes and CTAs, intervals at their replayed times. Inserted slot waits
-    // appear where they last longer than 0.
-    KernelTrace& pt = out.predicted;
-    pt.run = g.trace.run;
-    pt.launch = g.trace.launch;
-    pt.launch.start = g.launchStart;
-    pt.launch.end = r.kernelEnd;
-    pt.ctas = g.trace.ctas;
-    pt.phaseNames = g.trace.phaseNames;
-    for (std::size_t c = 0; c < pt.ctas.size(); ++c) {
-        pt.ctas[c].start = r.ctaStart[c];
-        pt.ctas[c].end = r.ctaEnd[c];
-    }
-    std::vector<std::int32_t> newIndex(g.itemLane.size(), -1);
-    pt.lanes.resize(g.trace.lanes.size());
-    for (std::size_t l = 0; l < g.trace.lanes.size(); ++l) {
-        const Lane& src = g.trace.lanes[l];
-        Lane& dst = pt.lanes[l];
-        dst.warpId = src.warpId;
-        dst.ctaIndex = src.ctaIndex;
-        dst.warpIndex = src.warpIndex;
-        dst.warpgroup = src.warpgroup;
-        dst.role = src.role;
-        dst.roleName = src.roleName;
-        const std::int64_t c0 = r.ctaStart[src.ctaIndex];
-        const std::size_t cap = std::size_t(g.laneEnd[l] - g.laneBegin[l]);
-        dst.start.reserve(cap);
-        dst.duration.reserve(cap);
-        dst.kind.reserve(cap);
-        dst.slot.reserve(cap);
-        dst.kstep.reserve(cap);
-        for (std::int32_t i = g.laneBegin[l]; i < g.laneEnd[l]; ++i) {
-            const std::int64_t d = r.en[i] - r.st[i];
-            if (g.itemInterval[i] < 0 && d <= 0)
-                continue;
-            newIndex[i] = std::int32_t(dst.start.size());
-            dst.start.push_back(c0 + r.st[i]);
-            dst.duration.push_back(std::int32_t(std::min<std::int64_t>(d, INT32_MAX)));
-            dst.kind.push_back(g.itemKind[i]);
-            dst.slot.push_back(g.itemInterval[i] >= 0 ? src.slot[std::size_t(g.itemInterval[i])]
-                                                      : std::int16_t(r.stages > 0 ? g.itemKstep[i] % r.stages : -1));
-            dst.kstep.push_back(g.itemKstep[i]);
-        }
-    }
-    // Loads: issue at the replayed IssueLoad, ready after the (scaled) flight.
-    for (std::size_t c = 0; c < pt.ctas.size(); ++c) {
-        for (std::int32_t k = 0; k < g.ctaKcount[c]; ++k) {
-            const std::int32_t x = g.ctaKbase[c] + k;
-            const std::int32_t iss = dataIssueItem(g, r, std::int32_t(c), g.ctaKmin[c] + k);
-            if (iss < 0 || g.kFlight[x] < 0)
-                continue;
-            LoadTransfer ld;
-            ld.ctaId = RowId(c);
-            ld.kstep = g.ctaKmin[c] + k;
-            ld.slot = std::int16_t(r.stages > 0 ? ld.kstep % r.stages : -1);
-            ld.issue = r.ctaStart[c] + r.st[iss];
-            ld.ready = ld.issue + std::int64_t(std::llround(double(g.kFlight[x]) * flightFactor(r, x)));
-            pt.loads.push_back(ld);
-        }
-    }
-    std::sort(pt.loads.begin(), pt.loads.end(), [](const LoadTransfer& a, const LoadTransfer& b) {
-        return a.issue < b.issue;
-    });
-    for (PathStep& st : out.path.steps)
-        if (st.lane >= 0 && st.interval >= 0)
-            st.interval = newIndex[std::size_t(st.interval)];
-    for (std::size_t c = 0; c < pt.ctas.size(); ++c)
-        pt.ctas[c].smId = r.ctaSm[c];
+    fillPredictedTimeline(g, r, out);
     out.timing.timelineMs = ms(t2, Clock::now());
     return out;
 }

@@ -6,7 +6,8 @@
 // traced kernel of TRACE. Prints the median (p50) and the p95 (nearest rank) of REPS (default 21) re-predictions
 // without the predicted timeline, with their CPU time (the process's: the replay may use several threads; on the
 // shared build machine the wall clock also measures the other processes) and their wall split (replay with the
-// resource rounds, critical path walk: WhatIfResult::timing), and the median with the timeline.
+// resource rounds, critical path walk: WhatIfResult::timing), and the median with the timeline (wall, including
+// freeing the result; its CPU; and WhatIfResult::timing.timelineMs, the filling of the predicted timeline).
 #include "warpstage/store.h"
 #include "warpstage/synthetic.h"
 #include "warpstage/whatif.h"
@@ -65,7 +66,7 @@ void bench(const std::string& name, const KernelTrace& t)
     p.stages = 6;
     p.mma = 0.8;
     p.loadBandwidth = std::getenv("WHATIF_BENCH_LOAD_BANDWIDTH") != nullptr;
-    std::vector<double> bare, full, cpu, replay, path;
+    std::vector<double> bare, full, cpu, replay, path, fullCpu, timeline;
     TimeNs predicted = 0;
     int rounds = 0;
     for (int i = 0; i < g_reps; ++i) {
@@ -79,7 +80,9 @@ void bench(const std::string& name, const KernelTrace& t)
         replay.push_back(res.timing.replayMs);
         path.push_back(res.timing.pathMs);
         const auto b = clock::now();
-        m.predict(p, true);
+        const double c2 = processCpuMs();
+        timeline.push_back(m.predict(p, true).timing.timelineMs);
+        fullCpu.push_back(processCpuMs() - c2);
         const auto c = clock::now();
         bare.push_back(ms(a, b));
         full.push_back(ms(b, c));
@@ -90,14 +93,16 @@ void bench(const std::string& name, const KernelTrace& t)
     std::sort(cpu.begin(), cpu.end());
     std::sort(replay.begin(), replay.end());
     std::sort(path.begin(), path.end());
+    std::sort(fullCpu.begin(), fullCpu.end());
+    std::sort(timeline.begin(), timeline.end());
     const GraphSummary& g = m.summary();
     std::printf("%-28s %9zu intervals  build %7.1f ms (CPU %.1f ms)  predict p50 %6.1f ms p95 %6.1f ms (of %d; min %.1f "
-                "max %.1f; CPU p50 %.1f p95 %.1f ms; replay p50 %.1f, path p50 %.1f ms)  with timeline p50 %6.1f ms  "
-                "[last prediction %.1f us, %d resource rounds; %d CTAs, %d warps, %lld unexplained waits]\n",
+                "max %.1f; CPU p50 %.1f p95 %.1f ms; replay p50 %.1f, path p50 %.1f ms)  with timeline p50 %6.1f ms (CPU p50 %.1f; "
+                "timeline part p50 %.1f ms)  [last prediction %.1f us, %d resource rounds; %d CTAs, %d warps, %lld unexplained waits]\n",
                 name.c_str(), t.intervalCount(), ms(t0, t1), buildCpu, nearestRank(bare, 0.5), nearestRank(bare, 0.95),
                 g_reps, bare.front(), bare.back(), nearestRank(cpu, 0.5), nearestRank(cpu, 0.95),
                 nearestRank(replay, 0.5), nearestRank(path, 0.5),
-                nearestRank(full, 0.5), double(predicted) / 1e3, rounds, g.ctas, g.lanes, (long long)g.unexplainedWaits);
+                nearestRank(full, 0.5), nearestRank(fullCpu, 0.5), nearestRank(timeline, 0.5), double(predicted) / 1e3, rounds, g.ctas, g.lanes, (long long)g.unexplainedWaits);
     std::fflush(stdout);
 }
 

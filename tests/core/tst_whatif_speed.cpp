@@ -22,7 +22,8 @@ using namespace ws;
 
 namespace {
 
-// Everything a prediction shows: the time, the predicted timeline, the critical path and its attribution.
+// Everything a prediction shows: the time, the predicted timeline (lanes with slots and ksteps, CTAs, loads), the
+// critical path and its attribution.
 struct Answer {
     TimeNs predicted = 0;
     std::uint64_t hash = 1469598103934665603ull;
@@ -45,7 +46,16 @@ Answer answerOf(const WhatIfResult& r)
             a.add(l.start[i]);
             a.add(l.duration[i]);
             a.add(std::int64_t(l.kind[i]));
+            a.add(l.slot[i]);
+            a.add(l.kstep[i]);
         }
+    for (const LoadTransfer& l : r.predicted.loads) {  // in their order (by issue; ties as one thread sorts them)
+        a.add(std::int64_t(l.ctaId));
+        a.add(l.kstep);
+        a.add(l.slot);
+        a.add(l.issue);
+        a.add(l.ready);
+    }
     for (const Cta& c : r.predicted.ctas) {
         a.add(c.start);
         a.add(c.end);
@@ -118,8 +128,33 @@ private slots:
             QVERIFY2(many[i].hash == one[i].hash, qPrintable(QStringLiteral("parameter set %1").arg(i)));
         }
         QCOMPARE(one[0].predicted, m_trace.launch.end - m_trace.launch.start);  // unchanged: as recorded
+        QVERIFY(!model.predict(paramSets()[1]).predicted.loads.empty());  // the hash covers the loads' order
         QVERIFY(one[1].predicted != one[0].predicted);
         QVERIFY(one[2].predicted != one[0].predicted);
+    }
+
+    // The path's interval indexes point into the predicted lanes (inserted waits of length 0 are dropped there):
+    // a step on an interval ends where it ends (its start may lie earlier: the path enters where the wait began).
+    void pathStepsPointIntoThePredictedLanes()
+    {
+        const WhatIfModel model = WhatIfModel::build(m_trace);
+        int checked = 0;
+        for (const WhatIfParams& p : paramSets()) {
+            const WhatIfResult r = model.predict(p);
+            for (const PathStep& s : r.path.steps) {
+                if (s.what != PathStep::What::Interval || s.lane < 0 || s.interval < 0)
+                    continue;
+                QVERIFY(std::size_t(s.lane) < r.predicted.lanes.size());
+                const Lane& l = r.predicted.lanes[std::size_t(s.lane)];
+                QVERIFY(std::size_t(s.interval) < l.size());
+                QVERIFY2(s.end == l.end(std::size_t(s.interval)),
+                         qPrintable(QStringLiteral("lane %1 interval %2: [%3, %4] does not end with [%5, %6]")
+                                        .arg(s.lane).arg(s.interval).arg(s.start).arg(s.end)
+                                        .arg(l.start[std::size_t(s.interval)]).arg(l.end(std::size_t(s.interval)))));
+                ++checked;
+            }
+        }
+        QVERIFY(checked > 0);
     }
 
     // The model keeps its working arrays between predictions: each answer must be the one a fresh model gives.
