@@ -59,7 +59,7 @@ echo "hashes (ladder_bench, gpu_ladder_trace; every variant must differ from bas
 for v in base "${!FLAGS[@]}"; do echo "  $v $(sha256sum "$D/$v/ladder_bench" | cut -c1-16) $(sha256sum "$D/$v/gpu_ladder_trace" | cut -c1-16)"; done
 n=$(for v in base "${!FLAGS[@]}"; do sha256sum "$D/$v/ladder_bench" | cut -c1-64; done | sort -u | wc -l)
 [ "$n" = $((${#FLAGS[@]} + 1)) ] || { echo "FAIL: two variants have the same ladder_bench" >&2; exit 1; }
-cp "$SRC/scripts/device/s10-tracecost.sh" "$SRC/scripts/device/lib.sh" "$D/"
+cp "$SRC/scripts/device/s10-tracecost.sh" "$SRC/scripts/device/lib.sh" "$SRC/scripts/device/trace_overhead_table.py" "$D/"
 (cd "$D" && tar -cJf bins.tar.xz $(for v in base "${!FLAGS[@]}"; do for e in $EXES; do echo "$v/$e"; done; done))
 ls -la "$D/bins.tar.xz"
 echo "OK built $(( ${#FLAGS[@]} + 1 )) builds into $D"

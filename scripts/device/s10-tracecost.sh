@@ -62,51 +62,9 @@ if [ "$(left)" -ge 6 ]; then
 else
     note "SKIP idle-streamk ($(left) s left)"
 fi
-timeout 5 python3 - "$L" <<'PY' | tee -a "$S"
-import math, os, re, sys
-L = sys.argv[1]
-def load(b):
-    out, shape = {}, None
-    for h in ("sweep1", "sweep2"):
-        p = os.path.join(L, f"{h}-{b}.log")
-        if not os.path.exists(p): continue
-        for line in open(p, errors="replace"):
-            m = re.match(r"^shape (\S+):", line)
-            if m: shape = m.group(1); continue
-            m = re.match(r"^\s+(pingpong|streamk)\s+([\d.]+) ms.*\| traced\s+([\d.]+) ms.*overhead ([+-]?[\d.]+)%\s+\[(.*)\]", line)
-            if m and shape:
-                out[(shape, m.group(1))] = (float(m.group(4)), float(m.group(2)), "WRONG" not in m.group(5))
-    return out
-V = ("base", "lean", "wcopy", "rend")
-d = {v: load(v) for v in V}
-shapes = []
-for v in V:
-    for s_, _ in d[v]:
-        if s_ not in shapes: shapes.append(s_)
-def gm(x): return 100.0 * (math.exp(sum(math.log(1 + o / 100.0) for o in x) / len(x)) - 1.0)
-for r in ("pingpong", "streamk"):
-    print(f"\n{r}: traced overhead")
-    print("| shape | untraced ms (base) | " + " | ".join(V) + " |")
-    print("|---|---:|" + "---:|" * len(V))
-    for s_ in shapes:
-        f = d["base"].get((s_, r))
-        cells = [f"{f[1]:.4f}" if f else "-"]
-        for v in V:
-            x = d[v].get((s_, r))
-            cells.append((f"{x[0]:+.1f} %" + ("" if x[2] else " WRONG")) if x else "-")
-        print(f"| {s_} | " + " | ".join(cells) + " |")
-print("\n| rung | " + " | ".join(V) + " |")
-print("|---|" + "---:|" * len(V))
-for r in ("pingpong", "streamk"):
-    cells = []
-    for v in V:
-        x = [o[0] for k, o in d[v].items() if k[1] == r]
-        cells.append(f"{gm(x):+.2f} % (max {max(x):+.1f} %, {len(x)} shapes)" if x else "-")
-    print(f"| {r} | " + " | ".join(cells) + " |")
-for v in V:
-    for r in ("pingpong", "streamk"):
-        x = [o for k, o in d[v].items() if k[1] == r]
-        if x and not all(o[2] for o in x): print(f"FAIL {v} {r}: a traced or untraced result is WRONG")
-PY
+TABLE=$(dirname "${BASH_SOURCE[0]}")/trace_overhead_table.py
+[ -f "$TABLE" ] || TABLE=scripts/device/trace_overhead_table.py
+timeout 5 python3 "$TABLE" --untraced-from base \
+    $(for b in base lean wcopy rend; do printf '%s=%s,%s ' "$b" "$L/sweep1-$b.log" "$L/sweep2-$b.log"; done) | tee -a "$S"
 tar -C "$L" -czf "$OUT/logs.tar.gz" $(cd "$L" && ls *.log) 2>/dev/null
 note "done in $((SECONDS - T0)) s, $(date -u +%FT%TZ)"

@@ -6,7 +6,8 @@
 #     ws_cuda_env sets WARPSTAGE_REQUIRE_GPU=1 and puts /usr/local/cuda/bin first on PATH, step notes PASS / FAIL
 #     (with the log's FAIL lines) / SKIP within the budget;
 #  3. a script carried alone finds lib.sh beside it (from any current folder), falls back to the checkout's
-#     scripts/device/lib.sh, and without either stops with exit 2 and a message.
+#     scripts/device/lib.sh, and without either stops with exit 2 and a message;
+#  4. trace_overhead_table.py: per-shape overheads, geomean / max per rung and build, FAIL lines for WRONG results.
 # Usage: tst_device_lib.sh SOURCE_DIR
 set -u
 SRC=${1:?usage: tst_device_lib.sh SOURCE_DIR}
@@ -141,6 +142,32 @@ rc=$?
 [ $rc = 2 ] || fail "without lib.sh anywhere: rc=$rc (expected 2)"
 [[ "$out" == *"lib.sh is neither beside this script nor in scripts/device/"* ]] || fail "without lib.sh: message '$out'"
 [ $fails = 0 ] && ok "carried scripts find lib.sh"
+
+# 4. trace_overhead_table.py (the tracing-cost scripts' table) on ladder_bench lines as the H200 printed them
+# (2026-12-01 03:06 UTC, s10-tracecost: base sweep1); build "b" is base with one result marked wrong.
+if command -v python3 >/dev/null; then
+    n0=$fails
+    cat >"$T/a.log" <<'LOG'
+shape 1024x1024x1024: 8 input sets of 6 MB (L2 63 MB), seed 2970630765601173547
+  pingpong        0.0171 ms    125.9 TFLOP/s   52.5% cuBLAS | traced   0.0186 ms    115.7 TFLOP/s  overhead +8.82%  [correct, traced correct]
+  streamk         0.0120 ms    178.5 TFLOP/s   74.5% cuBLAS | traced   0.0159 ms    135.0 TFLOP/s  overhead +32.18%  [correct, traced correct]
+LOG
+    cat >"$T/a2.log" <<'LOG'
+shape 2048x2048x2048: 8 input sets of 25 MB (L2 63 MB), seed 9809914758812436688
+  pingpong        0.0284 ms    603.9 TFLOP/s   94.5% cuBLAS | traced   0.0301 ms    571.1 TFLOP/s  overhead +5.74%  [correct, traced correct]
+  streamk         0.0290 ms    592.6 TFLOP/s   92.7% cuBLAS | traced   0.0312 ms    549.8 TFLOP/s  overhead +7.78%  [correct, traced correct]
+LOG
+    sed 's/+5.74%  \[correct, traced correct\]/+5.74%  [correct, traced WRONG]/' "$T/a2.log" >"$T/b2.log"
+    out=$(python3 "$SRC/scripts/device/trace_overhead_table.py" a="$T/a.log,$T/a2.log" b="$T/a.log,$T/b2.log,$T/missing.log" 2>&1)
+    # geomean of +8.82 % and +5.74 %: sqrt(1.0882 * 1.0574) - 1 = +7.27 %; streamk sqrt(1.3218 * 1.0778) - 1 = +19.36 %
+    [[ "$out" == *"| pingpong | +7.27 % (max +8.8 %, 2 shapes) | +7.27 % (max +8.8 %, 2 shapes) |"* ]] || fail "overhead table: pingpong geomean in: $out"
+    [[ "$out" == *"| streamk | +19.36 % (max +32.2 %, 2 shapes) |"* ]] || fail "overhead table: streamk geomean in: $out"
+    [[ "$out" == *"| 2048x2048x2048 | 0.0284 | +5.7 % | +5.7 % WRONG |"* ]] || fail "overhead table: the wrong row in: $out"
+    [[ "$out" == *"FAIL b pingpong: a traced or untraced result is WRONG"* ]] || fail "overhead table: no FAIL line for b"
+    [[ "$out" == *"FAIL a "* ]] && fail "overhead table: a FAIL line for a correct build"
+    python3 "$SRC/scripts/device/trace_overhead_table.py" a >/dev/null 2>&1 && fail "overhead table: 'a' without logs accepted"
+    [ $fails = $n0 ] && ok "trace_overhead_table.py"
+fi
 
 if [ $fails = 0 ]; then
     echo "PASS: device_scripts_lib"
