@@ -17,13 +17,6 @@ StageMap programStageMap(const std::vector<SourceFile>& sources)
     return map;
 }
 
-namespace {
-bool sameFile(const std::string& sampleFile, const std::string& stored)
-{
-    return StageMap::fromSource(stored, "x").matchesFile(sampleFile) || sampleFile == stored;
-}
-}  // namespace
-
 std::vector<std::string> missingSources(const std::vector<StallSample>& samples, const std::vector<SourceFile>& sources)
 {
     std::set<std::string> files, missing;
@@ -31,7 +24,7 @@ std::vector<std::string> missingSources(const std::vector<StallSample>& samples,
         if (s.line > 0 && !s.sourceFile.empty()) files.insert(s.sourceFile);
     for (const auto& f : files) {
         bool have = false;
-        for (const auto& src : sources) have = have || (!src.text.empty() && sameFile(f, src.path));
+        for (const auto& src : sources) have = have || (!src.text.empty() && sourcePathMatches(f, src.path));
         if (!have) missing.insert(f);
     }
     return {missing.begin(), missing.end()};

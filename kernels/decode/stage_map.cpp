@@ -337,7 +337,7 @@ std::optional<IntervalKind> StageMap::stageAt(int line) const
 }
 
 // Same path suffix: "/abs/work/main/kernels/src/x.cu" matches "kernels/src/x.cu"; a bare basename matches too.
-static bool pathMatches(std::string_view cuptiFile, std::string_view mine)
+bool sourcePathMatches(std::string_view cuptiFile, std::string_view mine)
 {
     if (cuptiFile.empty() || mine.empty()) return false;
     if (cuptiFile.size() >= mine.size() && cuptiFile.substr(cuptiFile.size() - mine.size()) == mine
@@ -346,7 +346,7 @@ static bool pathMatches(std::string_view cuptiFile, std::string_view mine)
     return cuptiFile.find('/') == std::string_view::npos && baseName(mine) == cuptiFile;
 }
 
-bool StageMap::matchesFile(std::string_view cuptiFile) const { return pathMatches(cuptiFile, m_file); }
+bool StageMap::matchesFile(std::string_view cuptiFile) const { return sourcePathMatches(cuptiFile, m_file); }
 
 bool StageMap::lineStage(std::string_view cuptiFile, int line, std::optional<IntervalKind>& stage) const
 {
@@ -367,7 +367,7 @@ bool StageMap::lineStage(std::string_view cuptiFile, int line, std::optional<Int
             // the body's function holding the line (addHelperSource registered the body's functions as helpers)
             const HelperFn* fn = nullptr;
             for (const auto& h : m_helpers)
-                if (line >= h.first && line <= h.last && pathMatches(cuptiFile, h.file)) fn = &h;
+                if (line >= h.first && line <= h.last && sourcePathMatches(cuptiFile, h.file)) fn = &h;
             if (fn) {
                 const auto first = std::lower_bound(b.m_eventLines.begin(), b.m_eventLines.end(), fn->first);
                 const bool opensStages = first != b.m_eventLines.end() && *first <= fn->last;
@@ -418,7 +418,7 @@ void StageMap::addHelperSource(std::string path, std::string_view text)
 std::string StageMap::helperFunctionAt(std::string_view cuptiFile, int line) const
 {
     for (const auto& h : m_helpers)
-        if (line >= h.first && line <= h.last && pathMatches(cuptiFile, h.file)) return h.name;
+        if (line >= h.first && line <= h.last && sourcePathMatches(cuptiFile, h.file)) return h.name;
     return {};
 }
 

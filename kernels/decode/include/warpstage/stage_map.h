@@ -108,6 +108,10 @@ std::vector<WarpRole> rolesByKind(const KernelTrace& traced);
 void assignStages(std::vector<StallSample>& samples, const StageMap& map, const std::vector<WarpRole>& roles,
                   std::optional<bool> rungHasWaitOrder = std::nullopt);
 
+// Whether CUPTI's source file names the file at `path`: the same path suffix ("/abs/work/main/kernels/src/x.cu"
+// names "kernels/src/x.cu"), or a bare basename equal to path's.
+bool sourcePathMatches(std::string_view cuptiFile, std::string_view path);
+
 // "smsp__pcsamp_warps_issue_stalled_long_scoreboard" -> "long scoreboard: waiting on global/local memory data".
 std::string stallReasonLabel(std::string_view cuptiName);
 // False for the "*_not_issued" variants (a subset of the plain reason's samples; keeping both
