@@ -13,6 +13,8 @@
 #include "programview.h"
 #include "timelinepalette.h"
 
+#include "common/machine_clock.h"
+
 #include <warpstage/program.h>
 #include <warpstage/synthetic.h>
 
@@ -35,6 +37,14 @@
 using ws::TimeNs;
 
 namespace {
+
+// CPU budget of one replot of 10^5 launches (tst_programview::denseFrameSkipsSubpixelRecords); a sanitizer build runs
+// the same code several times slower.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kDenseFrameCpuMs = 1000;
+#else
+constexpr double kDenseFrameCpuMs = 200;
+#endif
 
 const char *kGemm = "void cutlass::device_kernel<cutlass::gemm::Gemm<float, 128> >(cutlass::gemm::Gemm<float, 128>::Params)";
 const char *kAdd = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >(int, float*)";
@@ -256,11 +266,17 @@ private slots:
         v.show();
         QVERIFY(QTest::qWaitForWindowExposed(&v));
         v.setProgram(p);
+        // The frame's cost is the GUI thread's CPU time for the whole replot (docs/testing.md, "Tests and the machine
+        // they run on"): the plottable's own wall-clock lastDrawMs() also counts the time the thread waited for a CPU
+        // (ctest -j2, a sanitizer build beside it) and is only printed.
+        const double cpu0 = wstest::threadCpuMs();
         v.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const double frameCpuMs = wstest::threadCpuMs() - cpu0;
         // every visible record is either drawn or jumped over; far fewer visited than exist
         QVERIFY2(v.plottable()->lastItemsVisited() < 30000, qPrintable(QString::number(v.plottable()->lastItemsVisited())));
         QVERIFY(v.plottable()->lastItemsDrawn() > 100);
-        QVERIFY2(v.plottable()->lastDrawMs() < 200, qPrintable(QString::number(v.plottable()->lastDrawMs())));
+        qInfo("dense frame: %.1f ms of CPU for the replot, draw() %.1f ms wall", frameCpuMs, v.plottable()->lastDrawMs());
+        QVERIFY2(frameCpuMs < kDenseFrameCpuMs, qPrintable(QString::number(frameCpuMs)));
     }
     void tooltipSaysWhatItIs()
     {
