@@ -43,7 +43,10 @@ std::string launch4(Problem& p)
     Maps m;
     std::string err = encodeMaps(p, true, kVariant[V].swz, m);
     if (!err.empty()) return "rung 4 (user first): " + err;
-    const UserFirstWalk walk = userFirstWalk(s, 1);  // lce_shape.cpp: tiles, units, flags (clusters below)
+    constexpr bool bcast = kVariant[V].walk == 1;  // the broadcast walk (lce_shape.h)
+    if (bcast && s.shuffled)
+        return "rung 4 (user first): the broadcast walk needs each user's candidates contiguous (not shuffled)";
+    const UserFirstWalk walk = userFirstWalk(s, 1, bcast);  // lce_shape.cpp: tiles, units, flags (clusters below)
     if (walk.flags > lceFlagCount(s))
         return "rung 4 (user first): the driver allocated too few ready flags for this shape";
     if (walk.units > 2147483647LL) return "rung 4 (user first): too many tiles for 32-bit unit numbers";
@@ -53,9 +56,10 @@ std::string launch4(Problem& p)
         if (maxClusters <= 0)  // the ready flags need every CTA pair resident
             return "rung 4 (user first): " + err + " (it needs all of them resident)";
     }
-    const UserFirstWalk w = userFirstWalk(s, maxClusters);
+    const UserFirstWalk w = userFirstWalk(s, maxClusters, bcast);
     Params q = paramsOf(p, true, w);
     q.epoch = nextFlagEpoch();
+    if (!bcast && userStageOnly()) q.units = q.userUnits;  // lce --user-stage: the user units alone (diagnostic)
     kern<<<unsigned(w.clusters * 2), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out,
                                                                  p.userOf, p.flags, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
@@ -66,6 +70,12 @@ std::string launch4(Problem& p)
 }
 }  // namespace
 }  // namespace body
+
+bool& userStageOnly()
+{
+    static bool only = false;
+    return only;
+}
 
 std::string runUserFirst(Problem& p)
 {
@@ -79,12 +89,15 @@ std::string runUserFirst(Problem& p)
         return v;
     }();
     if (diag) return runTransposedProbe(p, diag == 2 ? 4 : 3);
+    if (!body::variantAsked() || userStageOnly())  // the walk per shape (s11-lceuser); the diagnostic: user-first
+        return rung4Broadcast(p.s) && !userStageOnly() ? body::launch4<3, 9>(p) : body::launch4<3, 0>(p);
     switch (body::variantFromEnv()) {
     case 1: return body::launch4<3, 1>(p);
     case 2: return body::launch4<3, 2>(p);
     case 3: return body::launch4<3, 3>(p);
     case 7: return body::launch4<body::kVariant[7].stages, 7>(p);
     case 8: return body::launch4<3, 8>(p);
+    case 9: return p.s.shuffled ? body::launch4<3, 0>(p) : body::launch4<3, 9>(p);  // (it needs contiguous users)
     default: return body::launch4<3, 0>(p);
     }
 }

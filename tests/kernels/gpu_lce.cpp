@@ -70,6 +70,9 @@ int main(int argc, char** argv)
         {"one user for every candidate, N = 264 (two N tiles)", "--m 257 --n 264 --k-user 100 --k-cand 131 --b 33 --per-user 1000"},
         {"every candidate its own user", "--b 200 --per-user 1"},
         {"a shuffled mapping", "--b 300 --per-user 7 --shuffled"},
+        // rung 4's broadcast walk (s11-lceuser: 2 per user): B odd, so the last user has one candidate; two N tiles
+        {"2 per user, B odd, N = 264 (rung 4's broadcast walk)", "--m 257 --n 264 --k-user 100 --k-cand 131 --b 51 --per-user 2"},
+        {"2 per user, shuffled (rung 4 keeps the user-first walk)", "--b 64 --per-user 2 --shuffled"},
     };
     if (quick) cases.resize(2);
     for (const Case& c : cases) {

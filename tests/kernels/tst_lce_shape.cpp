@@ -179,6 +179,36 @@ int main()
         expect(fits, "user-first walk: every user tile half's flag fits the allocated buffer" + (where.empty() ? std::string() : " (not at " + where + ")"));
     }
 
+    // rung 4's broadcast walk (s11-lceuser): one unit per (user, M tile, N tile), its user tile then its candidates'
+    // tiles on the same CTA pair; no flags. Chosen per shape: few candidates per user, the unshuffled mapping.
+    {
+        Shape two = bench;
+        two.b = 2048;
+        two.perUser = 2;
+        const UserFirstWalk w = userFirstWalk(two, 66, true);
+        expect(w.broadcast && w.units == 1024 * 2 && w.userUnits == w.units && w.flags == 0 && w.clusters == 66,
+               "broadcast walk at B = 2048, 2 per user: 2048 units (1024 users x 2 M tiles), each starting with its "
+               "user tile, no ready flags (got " + std::to_string(w.units) + " units)");
+        const UserFirstWalk c = userFirstWalk(two, 66);
+        expect(!c.broadcast && c.units == (1024 + 2048) * 2, "the user-first walk of the same shape: 6144 units");
+        Shape odd = two;  // B not a multiple of perUser: the last user has one candidate
+        odd.b = 51;
+        expect(userFirstWalk(odd, 66, true).units == 26 * 2, "broadcast walk, B = 51 at 2 per user: 26 users' units");
+        expect(rung4Broadcast(two), "rung 4 takes the broadcast walk at 2 per user");
+        Shape own = bench;
+        own.perUser = 1;
+        expect(rung4Broadcast(own), "... and with every candidate its own user");
+        Shape five = two;
+        five.perUser = 5;
+        expect(!rung4Broadcast(five) && !rung4Broadcast(bench), "... not at 5 or 70 per user (the user-first walk)");
+        Shape shuffled = two;
+        shuffled.shuffled = true;
+        expect(!rung4Broadcast(shuffled), "... nor with a shuffled mapping (a user's candidates not contiguous)");
+        Options us;
+        expect(parse({"--user-stage"}, us).empty() && us.userStage && !us.check && !us.time,
+               "--user-stage alone: the stage timing, no check asked");
+    }
+
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
     return g_fail ? 1 : 0;
 }

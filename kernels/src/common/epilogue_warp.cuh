@@ -282,6 +282,24 @@ struct EpilogueStagingOf {
         fenceProxyAsync();
         mbarArrive(&stFull[cw]);
     }
+    // half(cw) = fp16(acc + U) with U's tile in the thread's registers, u[i] = the fp16 pair of acc[2 i], acc[2 i + 1]
+    // of the same fragment (packHalf2), then the hand-off: no U in the half, no ldmatrix (s11-lceuser: rung 4's
+    // broadcast walk keeps its user tile in the consumers' registers).
+    template <class Tr>
+    __device__ __forceinline__ void epilogueAddPacked(const float (&acc)[L::kCols / 2], const uint32_t (&u)[L::kCols / 4],
+                                                      int cw, int n, int tInWg, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Epilogue, n);
+        const uint32_t h = smemAddr(half(cw));
+#pragma unroll
+        for (int j = 0; j < L::kCols / 8; j += 2)
+            stm(L::matrixAddr(h, tInWg, j), addHalf2(u[2 * j], acc[4 * j], acc[4 * j + 1]),
+                addHalf2(u[2 * j + 1], acc[4 * j + 2], acc[4 * j + 3]),
+                addHalf2(u[2 * j + 2], acc[4 * j + 4], acc[4 * j + 5]),
+                addHalf2(u[2 * j + 3], acc[4 * j + 6], acc[4 * j + 7]));
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
+    }
     // Epilogue warp, a tile without U: the half is free (its previous store has read it): uFull completes with no
     // bytes (phase Load).
     template <class Tr>
@@ -365,7 +383,8 @@ struct EpilogueWarp {
         flag[cw] = nullptr;
         ++done[cw];
     }
-    // A tile without U whose output goes to (x, y, z) of tmU, published by `f` = e (the user stage's tiles).
+    // A tile without U whose output goes to (x, y, z) of tmU, published by `f` = e (the user stage's tiles); with
+    // f = nullptr to (x, y, z) of tmOut, published by nobody (nextStaged).
     template <class Tr>
     __device__ __forceinline__ void nextPublished(int cw, int x, int y, int z, int* f, int e, Tr& tr)
     {
@@ -377,6 +396,13 @@ struct EpilogueWarp {
         flag[cw] = f;
         epoch = e;
         ++done[cw];
+    }
+    // A tile without U whose output goes to (x, y, z) of tmOut (the consumers add U from their registers:
+    // epilogueAddPacked).
+    template <class Tr>
+    __device__ __forceinline__ void nextStaged(int cw, int x, int y, int z, Tr& tr)
+    {
+        nextPublished(cw, x, y, z, nullptr, 0, tr);
     }
     template <class Tr>
     __device__ __forceinline__ void finish(Tr& tr) const
