@@ -65,10 +65,12 @@ struct Variant {
 // alone: +7 % / +10 %). Both correct (gpu_lce for 7).
 // s11-lceuser: 9 = rung 4's broadcast walk (a unit is one user tile and then its candidates' tiles, U kept in the
 // consumers' registers as fp16: no U store / load, no ready flags; lce_shape.h: userFirstWalk's `broadcast`), the
-// walk rung 4 takes by default where rung4Broadcast(shape) says so (user_first.cu). Rung 3 has no variant 9.
+// walk rung 4 takes by default where rung4Broadcast(shape) says so (user_first.cu); 10 = the broadcast walk with
+// one staging half shared by the warpgroups (the walk loads no U into it) and the 28 KB freed as a 4th ring stage.
+// Rung 3 has no variants 9-10.
 constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
                                 {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
-                                {128, 7, 0, 0, 3, 1}};
+                                {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
 using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag,

@@ -71,6 +71,8 @@ std::string launch4(Problem& p)
 }  // namespace
 }  // namespace body
 
+constexpr int kBroadcastVariant = 10;  // rung 4's broadcast walk as the rung takes it (lce_body.cuh's kVariant)
+
 bool& userStageOnly()
 {
     static bool only = false;
@@ -89,15 +91,19 @@ std::string runUserFirst(Problem& p)
         return v;
     }();
     if (diag) return runTransposedProbe(p, diag == 2 ? 4 : 3);
-    if (!body::variantAsked() || userStageOnly())  // the walk per shape (s11-lceuser); the diagnostic: user-first
-        return rung4Broadcast(p.s) && !userStageOnly() ? body::launch4<3, 9>(p) : body::launch4<3, 0>(p);
-    switch (body::variantFromEnv()) {
+    // the variant asked for, else the walk per shape (s11-lceuser: the broadcast walk, kernel variant
+    // kBroadcastVariant, where rung4Broadcast says so); the broadcast walk needs each user's candidates contiguous
+    // and is not what --user-stage measures (the user-first walk's user units)
+    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s) ? kBroadcastVariant : 0;
+    const bool bcast = !p.s.shuffled && !userStageOnly();
+    switch (v) {
     case 1: return body::launch4<3, 1>(p);
     case 2: return body::launch4<3, 2>(p);
     case 3: return body::launch4<3, 3>(p);
     case 7: return body::launch4<body::kVariant[7].stages, 7>(p);
     case 8: return body::launch4<3, 8>(p);
-    case 9: return p.s.shuffled ? body::launch4<3, 0>(p) : body::launch4<3, 9>(p);  // (it needs contiguous users)
+    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<3, 0>(p);
+    case 10: return bcast ? body::launch4<body::kVariant[10].stages, 10>(p) : body::launch4<3, 0>(p);
     default: return body::launch4<3, 0>(p);
     }
 }
