@@ -207,15 +207,17 @@ UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, bool broadcast)
     w.userUnits = perBatch * s.users();
     w.units = broadcast ? w.userUnits : w.userUnits + perBatch * s.b;
     w.clusters = int(w.units < maxClusters ? w.units : maxClusters);
-    w.flags = broadcast ? 0
-                        : std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nTiles)
-                              * std::size_t(kUfCluster) * 2;
+    w.flags = std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nTiles) * std::size_t(kUfCluster) * 2;
+    if (broadcast) w.flags = 0;  // (U never leaves the CTA pair: no ready flags)
     return w;
 }
 
-bool rung4Broadcast(const Shape& s)
+bool rung4Broadcast(const Shape& s, int clusters)
 {
-    return !s.shuffled && s.perUser <= kBroadcastMaxPerUser;
+    if (s.shuffled || s.perUser > kBroadcastMaxPerUser || clusters < 1) return false;
+    const long long units = userFirstWalk(s, clusters, true).units;
+    const long long rounds = (units + clusters - 1) / clusters;
+    return double(rounds) * clusters / double(units) - 1.0 <= kBroadcastMaxIdle;
 }
 
 }  // namespace ws::lce

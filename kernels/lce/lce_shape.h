@@ -63,11 +63,14 @@ struct UserFirstWalk {
     bool broadcast = false;
 };
 UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, bool broadcast = false);
-// Rung 4's walk per shape: the broadcast walk with few candidates per user (at most kBroadcastMaxPerUser, where
-// the user stage is a large share of the work and a unit of 1 + perUser tiles still balances over the CTA pairs)
-// and the unshuffled mapping; the user-first walk otherwise. Measured: docs/benchmarks/lce.md, s11-lceuser.
-inline constexpr int kBroadcastMaxPerUser = 2;
-bool rung4Broadcast(const Shape& s);
+// Rung 4's walk per shape, for `clusters` resident CTA pairs: the broadcast walk where it has the unshuffled mapping,
+// few candidates per user (at most kBroadcastMaxPerUser: the user stage is a large share of the work; the range
+// measured) and units that balance over the pairs (its units are 1 + perUser tiles long: the last round's idle pairs,
+// ceil(units / clusters) * clusters / units - 1, at most kBroadcastMaxIdle); the user-first walk otherwise.
+// Measured (H200, 66 pairs): docs/benchmarks/lce.md, s11-lceuser.
+inline constexpr int kBroadcastMaxPerUser = 5;
+inline constexpr double kBroadcastMaxIdle = 0.05;
+bool rung4Broadcast(const Shape& s, int clusters);
 
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {

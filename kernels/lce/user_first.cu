@@ -33,6 +33,17 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
 }
 
 namespace {
+// CTA pairs of lceUserFirst<S, V> resident at once (0 and a sentence in err if the runtime cannot tell; asked once).
+template <int S, int V>
+int pairs4(std::string& err)
+{
+    static int n = 0;
+    if (n == 0)
+        n = residentPairs(reinterpret_cast<const void*>(lceUserFirst<S, V>), int(PlanOf<S, V>::bytes(true, kWarps)),
+                          err);
+    return n;
+}
+
 template <int S, int V>
 std::string launch4(Problem& p)
 {
@@ -50,12 +61,9 @@ std::string launch4(Problem& p)
     if (walk.flags > lceFlagCount(s))
         return "rung 4 (user first): the driver allocated too few ready flags for this shape";
     if (walk.units > 2147483647LL) return "rung 4 (user first): too many tiles for 32-bit unit numbers";
-    static int maxClusters = 0;
-    if (maxClusters == 0) {
-        maxClusters = residentPairs(reinterpret_cast<const void*>(kern), smem, err);
-        if (maxClusters <= 0)  // the ready flags need every CTA pair resident
-            return "rung 4 (user first): " + err + " (it needs all of them resident)";
-    }
+    const int maxClusters = pairs4<S, V>(err);
+    if (maxClusters <= 0)  // the ready flags need every CTA pair resident
+        return "rung 4 (user first): " + err + " (it needs all of them resident)";
     const UserFirstWalk w = userFirstWalk(s, maxClusters, bcast);
     Params q = paramsOf(p, true, w);
     q.epoch = nextFlagEpoch();
@@ -94,7 +102,9 @@ std::string runUserFirst(Problem& p)
     // the variant asked for, else the walk per shape (s11-lceuser: the broadcast walk, kernel variant
     // kBroadcastVariant, where rung4Broadcast says so); the broadcast walk needs each user's candidates contiguous
     // and is not what --user-stage measures (the user-first walk's user units)
-    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s) ? kBroadcastVariant : 0;
+    std::string err;  // (the launch reports it)
+    const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
+    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : 0;
     const bool bcast = !p.s.shuffled && !userStageOnly();
     switch (v) {
     case 1: return body::launch4<3, 1>(p);

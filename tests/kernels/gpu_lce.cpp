@@ -73,6 +73,7 @@ int main(int argc, char** argv)
         // rung 4's broadcast walk (s11-lceuser: 2 per user): B odd, so the last user has one candidate; two N tiles
         {"2 per user, B odd, N = 264 (rung 4's broadcast walk)", "--m 257 --n 264 --k-user 100 --k-cand 131 --b 51 --per-user 2"},
         {"2 per user, shuffled (rung 4 keeps the user-first walk)", "--b 64 --per-user 2 --shuffled"},
+        {"2 per user, B = 512 (rung 4's broadcast walk as chosen per shape on 66 CTA pairs)", "--b 512 --per-user 2"},
     };
     if (quick) cases.resize(2);
     for (const Case& c : cases) {

@@ -194,16 +194,27 @@ int main()
         Shape odd = two;  // B not a multiple of perUser: the last user has one candidate
         odd.b = 51;
         expect(userFirstWalk(odd, 66, true).units == 26 * 2, "broadcast walk, B = 51 at 2 per user: 26 users' units");
-        expect(rung4Broadcast(two), "rung 4 takes the broadcast walk at 2 per user");
-        Shape own = bench;
+        // the rule over the sweep, 66 pairs (H200): 2 per user everywhere (its last round leaves 3.1 % of the pairs'
+        // slots idle at B = 512 .. 2048, 1.0 % at 3072), 5 per user at B = 2048 (4.6 %) and 3072 (2.0 %), not at
+        // B = 512 (206 units: 28 %) or 1024 (12.7 %), nothing with 10 or more per user
+        std::string picked;
+        for (int b : {512, 1024, 2048, 3072})
+            for (int pu : {2, 5, 10, 50, 100, 1000}) {
+                Shape sh = bench;
+                sh.b = b;
+                sh.perUser = pu;
+                if (rung4Broadcast(sh, 66)) picked += " " + std::to_string(b) + "/" + std::to_string(pu);
+            }
+        expect(picked == " 512/2 1024/2 2048/2 2048/5 3072/2 3072/5",
+               "rung 4 takes the broadcast walk at 2 per user and at 5 per user with B >= 2048 (got" + picked + ")");
+        Shape own = bench;  // every candidate its own user, 200 candidates: 400 units leave 15 % idle
+        own.b = 200;
         own.perUser = 1;
-        expect(rung4Broadcast(own), "... and with every candidate its own user");
-        Shape five = two;
-        five.perUser = 5;
-        expect(!rung4Broadcast(five) && !rung4Broadcast(bench), "... not at 5 or 70 per user (the user-first walk)");
+        expect(!rung4Broadcast(own, 66) && rung4Broadcast(own, 100), "... with 1 per user where its units balance");
         Shape shuffled = two;
         shuffled.shuffled = true;
-        expect(!rung4Broadcast(shuffled), "... nor with a shuffled mapping (a user's candidates not contiguous)");
+        expect(!rung4Broadcast(shuffled, 66), "... never with a shuffled mapping (a user's candidates not contiguous)");
+        expect(!rung4Broadcast(two, 0), "... nor without a count of resident pairs");
         Options us;
         expect(parse({"--user-stage"}, us).empty() && us.userStage && !us.check && !us.time,
                "--user-stage alone: the stage timing, no check asked");
