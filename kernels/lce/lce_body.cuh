@@ -17,11 +17,17 @@
 // (waitOrderFlag). No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units in
 // increasing order with user units first (which wait for no flag), and only the epilogue warp waits for a flag, never
 // holding ring slots.
-// Variants (template V, kVariant below; the rung is V = 0, the others are timing diagnostics run by
-// `LCE_TVAR=V lce ...`, output wrong where Diag is set).
+// Rung 4's broadcast walk (kVariant[V].walk = 1, s11-lceuser; the rung's walk where lce_shape.h's rung4Broadcast says
+// so: few candidates per user): a unit is (user, M tile, N tile) and runs the user tile and then the tiles of the
+// user's candidates on the same CTA pair; the consumers keep the user tile's accumulator as fp16 pairs in registers
+// (56 per thread) and add them in each candidate's epilogue (epilogueAddPacked) -- U never goes to global memory, no
+// ready flags, no U loads, so the staging only carries outputs: variant 10 shares one half between the warpgroups
+// and spends the 28 KB on a 4th ring stage. No cross-CTA waits at all.
+// Variants (template V, kVariant below; the rung is V = 0 and, by shape, V = 10 for rung 4; the others are timing
+// diagnostics run by `LCE_TVAR=V lce ...`, output wrong where Diag is set).
 // Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
 // Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
-// tileN = n0 / 128 (+ 1000 for user tiles). Consumer lanes: "consumer WG0" / "consumer WG1".
+// tileN = n0 / 128 (+ 1000 for user tiles; b = the user there). Consumer lanes: "consumer WG0" / "consumer WG1".
 #pragma once
 
 #include <warpstage/trace.cuh>

@@ -5,6 +5,10 @@
 // (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag (waitOrderFlag) before it TMA-loads U's
 // tile into the staging half -- one tile ahead of its consumers, so the wait hides under their mainloop. Flags hold
 // the launch's epoch (nextFlagEpoch: never reset).
+// Per shape (s11-lceuser): with few candidates per user (lce_shape.h: rung4Broadcast) the rung takes the broadcast
+// walk instead (lce_body.cuh's variant 10: a user tile and its candidates' tiles on one CTA pair, U in the consumers'
+// registers, a 4th ring stage) -- the user-first walk's user stage ran 15 % slower than cuBLAS's user GEMM there
+// (lce --user-stage), so with 2 candidates per user rung 4 lost to rung 3 (docs/kernel-notes/lce.md, s11-lceuser).
 // Diagnostics (output wrong, timing only): LCE_RUNG4_EPILOGUE=tnone / tnone4 (s8-lcespeed: the main loop alone,
 // transposed_probe.cu, 3 / 4 stages); LCE_TVAR=V (lce_body.cuh's variants 1-3: other staging layouts).
 // History: session 5's ping-pong rung 4 (persistent.cu) was removed in session 6; sessions 5-8's tiles of 128 (M) x

@@ -12,6 +12,8 @@
 // A tile without U (EpilogueWarp::nextPublished: rung 4's user-stage tiles, stored into U itself): the epilogue warp
 // completes uFull with no bytes (loadStagingEmpty) once the half is free; the consumers write fp16(acc) (epilogueStage);
 // the warp stores the half, waits until the stores are complete and releases the tile's ready flag (storeHalfPublish).
+// A tile whose U the consumers hold in registers (EpilogueWarp::nextStaged + epilogueAddPacked, s11-lceuser: rung 4's
+// broadcast walk): as the tile without U, stored into tmOut, no flag.
 // Barriers: uFull[2] (1 arrival + U's bytes), stFull[2] (128 arrivals: the warpgroup's threads).
 // Method names are the stage names the stall pass's stage map reads (kernels/decode/stage_map.cpp:
 // waitData, store, waitOrder, loadStaging, epilogue).
