@@ -69,11 +69,12 @@ struct Variant {
 // s10-lcespeed (call 2, docs/benchmarks.md): 7 = one staging half shared by the warpgroups in turn + a 4th ring stage
 // (rung 3 0.5-0.7 % faster, rung 4 3.2-3.5 % slower: not the default); 8 = the shared half with 3 stages (its cost
 // alone: +7 % / +10 %). Both correct (gpu_lce for 7).
-// s11-lceuser: 9 = rung 4's broadcast walk (a unit is one user tile and then its candidates' tiles, U kept in the
-// consumers' registers as fp16: no U store / load, no ready flags; lce_shape.h: userFirstWalk's `broadcast`), the
-// walk rung 4 takes by default where rung4Broadcast(shape) says so (user_first.cu); 10 = the broadcast walk with
-// one staging half shared by the warpgroups (the walk loads no U into it) and the 28 KB freed as a 4th ring stage.
-// Rung 3 has no variants 9-10.
+// s11-lceuser (docs/benchmarks/lce.md): 9 = rung 4's broadcast walk (a unit is one user tile and then its candidates'
+// tiles, U kept in the consumers' registers as fp16: no U store / load, no ready flags; lce_shape.h: userFirstWalk's
+// `broadcast`) with 3 stages and two halves: 0-2.5 % faster than the user-first walk at 2 per user, kept to show what
+// the 4th stage adds; 10 = the broadcast walk with one staging half shared by the warpgroups (the walk loads no U into
+// it) and the 28 KB freed as a 4th ring stage: 6 % faster than 9, 8.5-9 % than the user-first walk -- the walk rung 4
+// takes where rung4Broadcast(shape) says so (user_first.cu: kBroadcastVariant). Rung 3 has no variants 9-10.
 constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
                                 {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
                                 {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1}};

@@ -106,7 +106,7 @@ std::string runUserFirst(Problem& p)
     // the variant asked for, else the walk per shape (s11-lceuser: the broadcast walk, kernel variant
     // kBroadcastVariant, where rung4Broadcast says so); the broadcast walk needs each user's candidates contiguous
     // and is not what --user-stage measures (the user-first walk's user units)
-    std::string err;  // (the launch reports it)
+    std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
     const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : 0;
     const bool bcast = !p.s.shuffled && !userStageOnly();

@@ -288,8 +288,9 @@ struct EpilogueStagingOf {
     // of the same fragment (packHalf2), then the hand-off: no U in the half, no ldmatrix (s11-lceuser: rung 4's
     // broadcast walk keeps its user tile in the consumers' registers).
     template <class Tr>
-    __device__ __forceinline__ void epilogueAddPacked(const float (&acc)[L::kCols / 2], const uint32_t (&u)[L::kCols / 4],
-                                                      int cw, int n, int tInWg, Tr& tr) const
+    __device__ __forceinline__ void epilogueAddPacked(const float (&acc)[L::kCols / 2],
+                                                      const uint32_t (&u)[L::kCols / 4], int cw, int n, int tInWg,
+                                                      Tr& tr) const
     {
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
