@@ -10,7 +10,8 @@
 #      lce --interleave 4,4) at 2 per user (B = 512, 1024, 2048, 3072), 5 per user (512, 2048), 10 per user (2048);
 #      rung 3 vs rung 4 as built (the per-shape rule: broadcast at <= 2 per user) at the 2 and 5 per user points and
 #      the benchmark point.
-# Carry build-lceuser (bins.tar.xz = stripped lce + gpu_lce of build/kchecks, this script, lib.sh); run:
+# Carry build-lceuser (bins.tar.xz = stripped lce + gpu_lce of build/kchecks, this script, lib.sh), a folder of the
+# SESSION's checkout (/work/main/build-lceuser: the run tool sends that checkout, not the worktree); run:
 #   cd build-lceuser && tar -xJf bins.tar.xz && BUDGET=80 timeout 95 bash s11-lceuser-call1.sh
 # Success: "PASS check-..." lines, "PASS memcheck", USERSTAGE lines, INTERLEAVED lines, "== end".
 WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
@@ -20,31 +21,31 @@ WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
 set -u
 ws_begin s11-lceuser1 "${BUDGET:-80}"
 ws_cuda_env
-L=./lce
+X=./lce  # (not L: ws_begin's log folder; as run on 2026-12-01 this said L=./lce and every step failed in 0 s)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee -a "$S"
 chk() {  # chk NAME LCE-OPTIONS...: rung 4 with the broadcast walk forced, against the fp32 reference
     local n=$1
     shift
-    LCE_TVAR=9 step "check-$n" 25 "PASS rung 4" $L --check --rung 4 "$@"
+    LCE_TVAR=9 step "check-$n" 25 "PASS rung 4" $X --check --rung 4 "$@"
 }
 chk b512pu2 --b 512 --per-user 2
 chk m1own --m 1 --n 200 --k-user 37 --k-cand 29 --b 9 --per-user 1
 chk n264odd --m 257 --n 264 --k-user 100 --k-cand 131 --b 51 --per-user 2
 chk b2048pu2 --b 2048 --per-user 2
 chk b512pu5 --b 512 --per-user 5
-step rule-b1024pu2 25 "PASS rung 4" $L --check --rung 4 --b 1024 --per-user 2
-LCE_TVAR=9 step memcheck 40 "ERROR SUMMARY: 0 errors" compute-sanitizer --tool memcheck $L --check --rung 4 \
+step rule-b1024pu2 25 "PASS rung 4" $X --check --rung 4 --b 1024 --per-user 2
+LCE_TVAR=9 step memcheck 40 "ERROR SUMMARY: 0 errors" compute-sanitizer --tool memcheck $X --check --rung 4 \
     --m 130 --n 200 --k-user 100 --k-cand 70 --b 7 --per-user 2
 for b in 512 2048; do
-    [ "$(left)" -ge 10 ] && note "B=$b pu=2 $($L --user-stage --b $b --per-user 2 --warmup 3 --iters 15 2>&1 |
+    [ "$(left)" -ge 10 ] && note "B=$b pu=2 $($X --user-stage --b $b --per-user 2 --warmup 3 --iters 15 2>&1 |
         grep -E '^USERSTAGE|FAIL')"
 done
 ab() {  # ab TAG LCE-OPTIONS...: broadcast (B) against the user-first walk (A), one process
-    [ "$(left)" -ge 8 ] && note "$1 bcast/classic: $(LCE_TVAR=0 LCE_TVAR_B=9 timeout 20 $L --interleave 4,4 --warmup 3 \
+    [ "$(left)" -ge 8 ] && note "$1 bcast/classic: $(LCE_TVAR=0 LCE_TVAR_B=9 timeout 20 $X --interleave 4,4 --warmup 3 \
         --iters 20 "${@:2}" 2>/dev/null | grep -E '^INTERLEAVED rung|FAIL')"
 }
 r34() {  # r34 TAG LCE-OPTIONS...: rung 3 against rung 4 as built (its walk per shape)
-    [ "$(left)" -ge 8 ] && note "$1 rung4/rung3: $(timeout 20 $L --interleave 3,4 --warmup 3 --iters 20 "${@:2}" \
+    [ "$(left)" -ge 8 ] && note "$1 rung4/rung3: $(timeout 20 $X --interleave 3,4 --warmup 3 --iters 20 "${@:2}" \
         2>/dev/null | grep -E '^INTERLEAVED rung|FAIL')"
 }
 for b in 2048 512 1024 3072; do ab "B=$b pu=2" --b $b --per-user 2; r34 "B=$b pu=2" --b $b --per-user 2; done

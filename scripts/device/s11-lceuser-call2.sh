@@ -11,7 +11,8 @@
 #   4. compute-sanitizer memcheck of variant 10 on a small shape (if the budget allows);
 #   5. the 24-point sweep of rungs 0-4 as built (rung 4: variant 10 at <= 2 per user), checked and timed (if the budget
 #      allows: a cold call has no room for it).
-# Carry build-lceuser (bins.tar.xz = stripped lce + gpu_lce of build/kchecks, this script, lib.sh); run:
+# Carry build-lceuser (bins.tar.xz = stripped lce + gpu_lce of build/kchecks, this script, lib.sh), a folder of the
+# SESSION's checkout (/work/main/build-lceuser: the run tool sends that checkout, not the worktree); run:
 #   cd build-lceuser && tar -xJf bins.tar.xz && BUDGET=60 timeout 75 bash s11-lceuser-call2.sh
 # Success: "PASS gpu_lce-v10", "PASS check9-...", INTERLEAVED and USERSTAGE lines, SWEEP lines + "lce: OK", "== end".
 WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh

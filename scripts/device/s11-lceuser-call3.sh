@@ -6,7 +6,8 @@
 #      B = 512, which takes the broadcast walk);
 #   2. the 24-point sweep of rungs 0-4, checked and timed (median of 5 after 2);
 #   3. rung 3 vs rung 4 in one process at the 5-per-user points (B = 1024: user-first walk; 2048, 3072: broadcast).
-# Carry build-lceuser (bins.tar.xz = stripped lce + gpu_lce of build/kchecks, this script, lib.sh); run:
+# Carry build-lceuser (bins.tar.xz = stripped lce + gpu_lce of build/kchecks, this script, lib.sh), a folder of the
+# SESSION's checkout (/work/main/build-lceuser: the run tool sends that checkout, not the worktree); run:
 #   cd build-lceuser && tar -xJf bins.tar.xz && BUDGET=20 timeout 30 bash s11-lceuser-call3.sh
 # Success: "PASS gpu_lce", "sweep rc=0 120 PASS, 0 FAIL; lce: OK", SWEEP and INTERLEAVED lines, "== end".
 WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
