@@ -74,8 +74,13 @@ bool setRungVariant(int v)
 
 std::string runFusedEpilogueWarp(Problem& p)
 {
-    std::string err = userGemm(p, true);
+    const std::string err = userGemm(p, true);
     if (!err.empty()) return err;
+    return runCandidateKernel(p);
+}
+
+std::string runCandidateKernel(Problem& p)
+{
     switch (body::variantFromEnv()) {
     case 1: return body::launch3<3, 1>(p);
     case 2: return body::launch3<3, 2>(p);

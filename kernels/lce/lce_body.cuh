@@ -17,11 +17,17 @@
 // (waitOrderFlag). No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units in
 // increasing order with user units first (which wait for no flag), and only the epilogue warp waits for a flag, never
 // holding ring slots.
-// Variants (template V, kVariant below; the rung is V = 0, the others are timing diagnostics run by
-// `LCE_TVAR=V lce ...`, output wrong where Diag is set).
+// Rung 4's broadcast walk (kVariant[V].walk = 1, s11-lceuser; the rung's walk where lce_shape.h's rung4Broadcast says
+// so: few candidates per user): a unit is (user, M tile, N tile) and runs the user tile and then the tiles of the
+// user's candidates on the same CTA pair; the consumers keep the user tile's accumulator as fp16 pairs in registers
+// (56 per thread) and add them in each candidate's epilogue (epilogueAddPacked) -- U never goes to global memory, no
+// ready flags, no U loads, so the staging only carries outputs: variant 10 shares one half between the warpgroups
+// and spends the 28 KB on a 4th ring stage. No cross-CTA waits at all.
+// Variants (template V, kVariant below; the rung is V = 0 and, by shape, V = 10 for rung 4; the others are timing
+// diagnostics run by `LCE_TVAR=V lce ...`, output wrong where Diag is set).
 // Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
 // Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
-// tileN = n0 / 128 (+ 1000 for user tiles). Consumer lanes: "consumer WG0" / "consumer WG1".
+// tileN = n0 / 128 (+ 1000 for user tiles; b = the user there). Consumer lanes: "consumer WG0" / "consumer WG1".
 #pragma once
 
 #include <warpstage/trace.cuh>
@@ -51,6 +57,7 @@ static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
 struct Variant {
     int swz, kb, diag;
     int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
+    int walk = 0;                // rung 4 (s11-lceuser): 0 the user-first walk with ready flags, 1 the broadcast walk
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
@@ -62,8 +69,15 @@ struct Variant {
 // s10-lcespeed (call 2, docs/benchmarks.md): 7 = one staging half shared by the warpgroups in turn + a 4th ring stage
 // (rung 3 0.5-0.7 % faster, rung 4 3.2-3.5 % slower: not the default); 8 = the shared half with 3 stages (its cost
 // alone: +7 % / +10 %). Both correct (gpu_lce for 7).
+// s11-lceuser (docs/benchmarks/lce.md): 9 = rung 4's broadcast walk (a unit is one user tile and then its candidates'
+// tiles, U kept in the consumers' registers as fp16: no U store / load, no ready flags; lce_shape.h: userFirstWalk's
+// `broadcast`) with 3 stages and two halves: 0-2.5 % faster than the user-first walk at 2 per user, kept to show what
+// the 4th stage adds; 10 = the broadcast walk with one staging half shared by the warpgroups (the walk loads no U into
+// it) and the 28 KB freed as a 4th ring stage: 6 % faster than 9, 8.5-9 % than the user-first walk -- the walk rung 4
+// takes where rung4Broadcast(shape) says so (user_first.cu: kBroadcastVariant). Rung 3 has no variants 9-10.
 constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
-                                {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3}};
+                                {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
+                                {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
 using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag,
@@ -74,6 +88,7 @@ using PlanOf = SmemPlan<kStage, S, StagingV<V>::kBytes>;
 struct Params {
     int units, mTiles, nTiles, kSteps;  // kSteps: ceil(K_cand / 64)
     int userUnits, kStepsUser, epoch;   // rung 4's user stage: user units first, ready flags
+    int perUser, batch;                 // rung 4's broadcast walk: candidates b of user u are u * perUser + i < batch
 };
 // One ready flag per (user, M tile, N tile, CTA rank, half) (lce_shape.h: userFirstWalk's flags).
 __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int nt, uint32_t rank, int cw)
@@ -88,6 +103,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
 {
     using Staging = StagingV<V>;
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
+    constexpr bool kBcast = UserStage && kVariant[V].walk == 1;  // the broadcast walk (the host sets userUnits = units)
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -123,6 +139,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         n0 = nt * 2 * kTileN + int(rank) * kTileN;
         b = r / p.nTiles;
     };
+    // The sub-tiles of a unit: one in the user-first walk; in the broadcast walk (unit = a user's M and N tile) the
+    // user tile (j = 0), then the tiles of the user's candidates b = user * perUser + j - 1 < batch (j = 1, 2, ...).
+    // su: a user tile; z: the batch index of its E (the user or the candidate).
+    auto subsOf = [&](int b) { return kBcast ? 1 + min(p.perUser, p.batch - b * p.perUser) : 1; };
+    auto subOf = [&](bool user, int b, int j, bool& su, int& z) {
+        su = kBcast ? j == 0 : user;
+        z = kBcast && j > 0 ? b * p.perUser + j - 1 : b;
+    };
 
     if (wg == 0) {
         // (the launch holds 168 x 384 = 64512 registers = 40 x 128 + 232 x 256: a split asking for more makes
@@ -136,21 +160,28 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 bool user;
                 int tm, nt, n0, b;
                 unitOf(u, user, tm, nt, n0, b);
-                const CUtensorMap* tmA = user ? &tmEu : &tmEc;
-                const CUtensorMap* tmB = user ? &tmWu : &tmWc;
-                const int KT = user ? p.kStepsUser : p.kSteps;
-                w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
-                for (int kt = 0; kt < KT; ++kt, ++fill) {
-                    const uint64_t t = ring.waitSlot(fill, w);
-                    ring.issueLoad(fill, t, kStage, issuer, w, [&](int s, uint64_t* bar) {
-                        uint8_t* st = plan.stage(s);
+                const int subs = subsOf(b);
+                for (int j = 0; j < subs; ++j) {
+                    bool su;
+                    int z;
+                    subOf(user, b, j, su, z);
+                    const CUtensorMap* tmA = su ? &tmEu : &tmEc;
+                    const CUtensorMap* tmB = su ? &tmWu : &tmWc;
+                    const int KT = su ? p.kStepsUser : p.kSteps;
+                    w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
+                    for (int kt = 0; kt < KT; ++kt, ++fill) {
+                        const uint64_t t = ring.waitSlot(fill, w);
+                        ring.issueLoad(fill, t, kStage, issuer, w, [&](int s, uint64_t* bar) {
+                            uint8_t* st = plan.stage(s);
 #pragma unroll
-                        for (int q = 0; q < 2; ++q) tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, kt * BK, b);
-                        tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
-                                           tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3));
-                    });
+                            for (int q = 0; q < 2; ++q)
+                                tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, kt * BK, z);
+                            tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
+                                               tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3));
+                        });
+                    }
+                    w.tileEnd();
                 }
-                w.tileEnd();
             }
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
@@ -160,6 +191,16 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 bool user;
                 int tm, nt, n0, b;
                 unitOf(u, user, tm, nt, n0, b);
+                if constexpr (kBcast) {  // the candidates' tiles (the user tile stays in the consumers' registers)
+                    const int subs = subsOf(b);
+                    for (int j = 1; j < subs; ++j) {
+                        const int z = b * p.perUser + j - 1;
+                        w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN));
+                        for (int cw = 0; cw < 2; ++cw) ew.nextStaged(cw, n0 + cw * 64, tm * kTileM, z, w);
+                        w.tileEnd();
+                    }
+                    continue;
+                }
                 w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
                 if (user) {  // into U[b] itself, then the half's ready flag
                     for (int cw = 0; cw < 2; ++cw)
@@ -196,37 +237,55 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
         int fill = 0, done = 0;
+        uint32_t uf[kBcast ? kTileM / 4 : 1];  // the broadcast walk: the unit's user tile, fp16 pairs of acc
         for (int u = cluster; u < p.units; u += clusters) {
             bool user;
             int tm, nt, n0, b;
             unitOf(u, user, tm, nt, n0, b);
-            w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
-            const int KT = user ? p.kStepsUser : p.kSteps;
-            float acc[kTileM / 2];
-            for (int kt = 0; kt < KT; ++kt, ++fill) {
-                const int s = Ring<S, 2>::slot(fill);
-                ring.waitData(fill, w);
-                const uint32_t st = smemAddr(plan.stage(s));
-                w.event(wt::kind::MmaIssue, fill, uint8_t(s));
-                wgmmaFence();
+            const int subs = subsOf(b);
+            for (int j = 0; j < subs; ++j) {
+                bool su;
+                int z;
+                subOf(user, b, j, su, z);
+                w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
+                const int KT = su ? p.kStepsUser : p.kSteps;
+                float acc[kTileM / 2];
+                for (int kt = 0; kt < KT; ++kt, ++fill) {
+                    const int s = Ring<S, 2>::slot(fill);
+                    ring.waitData(fill, w);
+                    const uint32_t st = smemAddr(plan.stage(s));
+                    w.event(wt::kind::MmaIssue, fill, uint8_t(s));
+                    wgmmaFence();
 #pragma unroll
-                for (int kk = 0; kk < 4; ++kk)
-                    wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
-                                           wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
-                wgmmaCommit();
-                if (kt > 0) {
-                    mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
-                    ring.release(fill - 1, lane0, w);
+                    for (int kk = 0; kk < 4; ++kk)
+                        wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
+                                               wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
+                    wgmmaCommit();
+                    if (kt > 0) {
+                        mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+                        ring.release(fill - 1, lane0, w);
+                    }
                 }
+                mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+                fenceAcc(acc);
+                ring.release(fill - 1, lane0, w);
+                if constexpr (kBcast) {
+                    if (su) {  // U's tile stays here, rounded to fp16 as the user-first walk stores it
+#pragma unroll
+                        for (int i = 0; i < kTileM / 4; ++i) uf[i] = packHalf2(acc[2 * i], acc[2 * i + 1]);
+                        w.tileEnd();
+                        continue;
+                    }
+                    staging.waitOrderStaged(cw, done, w);  // the half is free (the last store has read it)
+                    staging.epilogueAddPacked(acc, uf, cw, done, tInWg, w);
+                } else {
+                    staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
+                    if (su) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
+                    else staging.epilogueAdd(acc, cw, done, tInWg, w);
+                }
+                ++done;
+                w.tileEnd();
             }
-            mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
-            fenceAcc(acc);
-            ring.release(fill - 1, lane0, w);
-            staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
-            if (user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
-            else staging.epilogueAdd(acc, cw, done, tInWg, w);
-            ++done;
-            w.tileEnd();
         }
         w.end();
     }
@@ -240,6 +299,12 @@ inline int& variantOverride()
 {
     static int v = -1;
     return v;
+}
+// Whether a variant was asked for (LCE_TVAR set, or variantOverride()): rung 4 then runs it, else its walk per shape.
+inline bool variantAsked()
+{
+    static const bool env = std::getenv("LCE_TVAR") != nullptr;
+    return variantOverride() >= 0 || env;
 }
 // The variant `LCE_TVAR=V` asks for (0: the rung; read once), unless variantOverride() says otherwise.
 inline int variantFromEnv()
@@ -320,7 +385,9 @@ inline Params paramsOf(const Problem& p, bool userStage, const UserFirstWalk& w)
     q.kSteps = (p.s.kCand + BK - 1) / BK;
     q.kStepsUser = (p.s.kUser + BK - 1) / BK;
     q.userUnits = userStage ? int(w.userUnits) : 0;
-    q.units = int(userStage ? w.units : w.units - w.userUnits);
+    q.units = int(userStage ? w.units : w.units - w.userUnits);  // (the broadcast walk: units = userUnits)
+    q.perUser = p.s.perUser;
+    q.batch = p.s.b;
     return q;
 }
 

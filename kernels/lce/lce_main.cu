@@ -271,6 +271,50 @@ std::string interleave(int ra, int rb, Problem& p, const Options& o)
     return {};
 }
 
+// --user-stage (s11-lceuser): where rung 4 stands against rung 3 stage by stage. Three launches interleaved (the order
+// rotates every round): cuBLAS's user GEMM (rung 3's first launch), rung 4's kernel running its user-first walk's user
+// units alone (userStageOnly: the same kernel, the candidate units cut off), and rung 3's kernel alone (the
+// candidate GEMM with U added, U from the launches before). Prints the medians.
+std::string userStageCost(Problem& p, const Options& o)
+{
+    cudaEvent_t e[2];
+    for (auto& x : e) cudaEventCreate(&x);
+    std::vector<float> t[3];
+    std::string err;
+    auto launch = [&](int k) {
+        if (k == 0) return userGemm(p, true);
+        if (k == 2) return runCandidateKernel(p);
+        userStageOnly() = true;
+        std::string r = runUserFirst(p);
+        userStageOnly() = false;
+        return r;
+    };
+    for (int i = 0; i < o.warmup + o.iters && err.empty(); ++i)
+        for (int j = 0; j < 3 && err.empty(); ++j) {
+            const int k = (i + j) % 3;
+            cudaEventRecord(e[0], p.stream);
+            err = launch(k);
+            cudaEventRecord(e[1], p.stream);
+            if (cudaEventSynchronize(e[1]) != cudaSuccess && err.empty()) err = "a launch failed";
+            float ms = 0;
+            cudaEventElapsedTime(&ms, e[0], e[1]);
+            if (i >= o.warmup) t[k].push_back(ms);
+        }
+    for (auto& x : e) cudaEventDestroy(x);
+    if (!err.empty()) return err;
+    double med[3];
+    for (int k = 0; k < 3; ++k) {
+        std::sort(t[k].begin(), t[k].end());
+        med[k] = t[k][t[k].size() / 2];
+    }
+    const double userFlops = 2.0 * p.s.m * p.s.n * double(p.s.kUser) * p.users;
+    std::printf("USERSTAGE cublas-user-gemm %.4f ms (%.1f TFLOP/s)  rung4-user-units %.4f ms (%.1f TFLOP/s, %.4f x)  "
+                "rung3-kernel %.4f ms\n",
+                med[0], userFlops / (med[0] * 1e-3) * 1e-12, med[1], userFlops / (med[1] * 1e-3) * 1e-12,
+                med[1] / med[0], med[2]);
+    return {};
+}
+
 int runShape(const Shape& s, const Options& o, Problem& p, std::vector<Row>& rows)
 {
     int rc = 0;
@@ -378,6 +422,14 @@ int runShape(const Shape& s, const Options& o, Problem& p, std::vector<Row>& row
         err = why.empty() ? interleave(o.abA, o.abB, p, o) : "a rung refuses the shape: " + why;
         if (!err.empty()) {
             std::printf("FAIL interleave %d,%d: %s\n", o.abA, o.abB, err.c_str());
+            rc = 1;
+        }
+    }
+    if (o.userStage) {
+        const std::string why = refusal(3, s) + refusal(4, s);
+        err = why.empty() ? userStageCost(p, o) : "a rung refuses the shape: " + why;
+        if (!err.empty()) {
+            std::printf("FAIL user-stage: %s\n", err.c_str());
             rc = 1;
         }
     }

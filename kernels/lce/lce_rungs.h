@@ -51,8 +51,12 @@ std::string runDecomposed(Problem& p, bool padded);
 std::string userGemm(Problem& p, bool padded);  // U = W_user . E_user (rungs 1-3)
 // epilogue_warp.cu (rung 3: the epilogue warp, U from cuBLAS)
 std::string runFusedEpilogueWarp(Problem& p);
-// user_first.cu (rung 4: rung 3 + the user stage in one persistent launch)
+// epilogue_warp.cu: rung 3's kernel alone (U as it is: the driver's --user-stage diagnostic)
+std::string runCandidateKernel(Problem& p);
+// user_first.cu (rung 4: rung 3 + the user stage in one persistent launch; its walk per shape: rung4Broadcast)
 std::string runUserFirst(Problem& p);
+// true: rung 4 launches run the user-first walk's user units alone (the driver's --user-stage diagnostic)
+bool& userStageOnly();
 // Rungs 3-4's kernel variant (lce_body.cuh's kVariant) for the launches that follow; -1: back to LCE_TVAR's; false
 // (nothing set) when there is no variant v (s10-lcespeed: `LCE_TVAR_B=v lce --interleave 4,4` times variant v
 // against the rung in one process).

@@ -111,7 +111,7 @@ const char* usage()
 {
     return "usage: lce [--rung 0..4|all] [--m M] [--n N] [--k-user K] [--k-cand K] [--b B] [--per-user P]\n"
            "           [--shuffled] [--seed S] [--check] [--time] [--warmup W] [--iters I] [--sweep]\n"
-           "           [--trace-cost] [--interleave A,B]\n"
+           "           [--trace-cost] [--interleave A,B] [--user-stage]\n"
            "  Linear compression of embeddings: out[b] = W_cand.E_cand[b] + W_user.E_user[u(b)], fp16.\n"
            "  Defaults: the benchmark point M=433 N=256 K_user=1178 K_cand=866 B=1024, 70 per user.\n"
            "  --check: against an fp32 reference on random inputs; --time: CUDA events, median of --iters\n"
@@ -121,6 +121,8 @@ const char* usage()
            "  --interleave A,B: rungs A and B (0..4, different) launched alternately, --warmup then --iters\n"
            "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs). With\n"
            "  LCE_TVAR_B=V, rung B runs rungs 3-4's kernel variant V, and A,A is allowed (V against the rung).\n"
+           "  --user-stage: the stages timed apart, interleaved: cuBLAS's user GEMM (rung 3's first launch),\n"
+           "  rung 4's kernel on its user-first walk's user units alone, rung 3's kernel alone; medians.\n"
            "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"
            "        77 no sm_90 GPU.\n";
 }
@@ -171,6 +173,7 @@ std::string parseOptions(int argc, char** argv, Options& o)
         else if (a == "--time") o.time = true;
         else if (a == "--sweep") o.sweep = true;
         else if (a == "--trace-cost") o.traceCost = true;
+        else if (a == "--user-stage") o.userStage = true;
         else if (a == "--interleave") {
             if (i + 1 >= argc) return "--interleave needs two rungs, e.g. 3,4";
             const std::string v = argv[++i];
@@ -189,22 +192,32 @@ std::string parseOptions(int argc, char** argv, Options& o)
     }
     if (o.iters < 1) return "--iters must be at least 1";
     if (o.traceCost && o.rung >= 0 && o.rung < 3) return "--trace-cost: only rungs 3 and 4 are instrumented";
-    if (!o.check && !o.time && !o.traceCost && o.abA < 0) o.check = true;  // nothing asked: check
+    if (!o.check && !o.time && !o.traceCost && o.abA < 0 && !o.userStage) o.check = true;  // nothing asked: check
     return {};
 }
 
-UserFirstWalk userFirstWalk(const Shape& s, int maxClusters)
+UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, bool broadcast)
 {
     UserFirstWalk w;
     w.mTiles = (s.m + kUfTileM - 1) / kUfTileM;
     w.mUnits = w.mTiles;
     w.nTiles = (s.n + kUfTileN - 1) / kUfTileN;
     const long long perBatch = (long long)w.mTiles * w.nTiles;
+    w.broadcast = broadcast;
     w.userUnits = perBatch * s.users();
-    w.units = w.userUnits + perBatch * s.b;
+    w.units = broadcast ? w.userUnits : w.userUnits + perBatch * s.b;
     w.clusters = int(w.units < maxClusters ? w.units : maxClusters);
     w.flags = std::size_t(s.users()) * std::size_t(w.mTiles) * std::size_t(w.nTiles) * std::size_t(kUfCluster) * 2;
+    if (broadcast) w.flags = 0;  // (U never leaves the CTA pair: no ready flags)
     return w;
+}
+
+bool rung4Broadcast(const Shape& s, int clusters)
+{
+    if (s.shuffled || s.perUser > kBroadcastMaxPerUser || clusters < 1) return false;
+    const long long units = userFirstWalk(s, clusters, true).units;
+    const long long rounds = (units + clusters - 1) / clusters;
+    return double(rounds) * clusters / double(units) - 1.0 <= kBroadcastMaxIdle;
 }
 
 }  // namespace ws::lce

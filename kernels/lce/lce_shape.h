@@ -49,14 +49,28 @@ std::vector<std::int32_t> userMapping(const Shape& s);
 // fewer. Ready flags (rung 4): one per (user, M tile, N tile, CTA rank, half of 64 N), index
 // (((user * mTiles + tm) * nTiles + tn) * 2 + rank) * 2 + half; `flags` of them, the driver allocates that many
 // (lceFlagCount). mUnits = mTiles (every unit one M tile; sessions 5-8's walk paired two M tiles of 128 rows).
+// The broadcast walk (broadcast = true; rung 4 since s11-lceuser where rung4Broadcast says so): a unit is (user, M
+// tile, N tile), M tile fastest, and runs the user tile (K_user) and then the tiles of the user's candidates (K_cand)
+// on the same CTA pair, U's tile kept in the consumers' registers (fp16) and added in each candidate's epilogue: no
+// U in global memory, no ready flags (flags = 0), userUnits = units (every unit starts with its user tile). It needs
+// the candidates of a user to be b = u * perUser + i (the unshuffled mapping).
 inline constexpr int kUfTileM = 224, kUfTileN = 256, kUfCluster = 2;
 struct UserFirstWalk {
     int mTiles = 0, mUnits = 0, nTiles = 0;
     long long userUnits = 0, units = 0;
     int clusters = 0;
     std::size_t flags = 0;
+    bool broadcast = false;
 };
-UserFirstWalk userFirstWalk(const Shape& s, int maxClusters);
+UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, bool broadcast = false);
+// Rung 4's walk per shape, for `clusters` resident CTA pairs: the broadcast walk where it has the unshuffled mapping,
+// few candidates per user (at most kBroadcastMaxPerUser: the user stage is a large share of the work; the range
+// measured) and units that balance over the pairs (its units are 1 + perUser tiles long: the last round's idle pairs,
+// ceil(units / clusters) * clusters / units - 1, at most kBroadcastMaxIdle); the user-first walk otherwise.
+// Measured (H200, 66 pairs): docs/benchmarks/lce.md, s11-lceuser.
+inline constexpr int kBroadcastMaxPerUser = 5;
+inline constexpr double kBroadcastMaxIdle = 0.05;
+bool rung4Broadcast(const Shape& s, int clusters);
 
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {
@@ -65,6 +79,7 @@ struct Options {
     bool check = false, time = false, sweep = false;
     bool traceCost = false;  // rungs 3-4: traced vs untraced time (lce_main.cu)
     int abA = -1, abB = -1;  // --interleave A,B: rungs A and B timed alternately in one process (lce_main.cu)
+    bool userStage = false;  // --user-stage: the two stages of rungs 3-4 timed apart (lce_main.cu)
     int warmup = 5, iters = 20;
 };
 std::string parseOptions(int argc, char** argv, Options& o);

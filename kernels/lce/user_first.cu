@@ -5,6 +5,10 @@
 // (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag (waitOrderFlag) before it TMA-loads U's
 // tile into the staging half -- one tile ahead of its consumers, so the wait hides under their mainloop. Flags hold
 // the launch's epoch (nextFlagEpoch: never reset).
+// Per shape (s11-lceuser): with few candidates per user (lce_shape.h: rung4Broadcast) the rung takes the broadcast
+// walk instead (lce_body.cuh's variant 10: a user tile and its candidates' tiles on one CTA pair, U in the consumers'
+// registers, a 4th ring stage) -- the user-first walk's user stage ran 15 % slower than cuBLAS's user GEMM there
+// (lce --user-stage), so with 2 candidates per user rung 4 lost to rung 3 (docs/kernel-notes/lce.md, s11-lceuser).
 // Diagnostics (output wrong, timing only): LCE_RUNG4_EPILOGUE=tnone / tnone4 (s8-lcespeed: the main loop alone,
 // transposed_probe.cu, 3 / 4 stages); LCE_TVAR=V (lce_body.cuh's variants 1-3: other staging layouts).
 // History: session 5's ping-pong rung 4 (persistent.cu) was removed in session 6; sessions 5-8's tiles of 128 (M) x
@@ -33,6 +37,17 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
 }
 
 namespace {
+// CTA pairs of lceUserFirst<S, V> resident at once (0 and a sentence in err if the runtime cannot tell; asked once).
+template <int S, int V>
+int pairs4(std::string& err)
+{
+    static int n = 0;
+    if (n == 0)
+        n = residentPairs(reinterpret_cast<const void*>(lceUserFirst<S, V>), int(PlanOf<S, V>::bytes(true, kWarps)),
+                          err);
+    return n;
+}
+
 template <int S, int V>
 std::string launch4(Problem& p)
 {
@@ -43,19 +58,20 @@ std::string launch4(Problem& p)
     Maps m;
     std::string err = encodeMaps(p, true, kVariant[V].swz, m);
     if (!err.empty()) return "rung 4 (user first): " + err;
-    const UserFirstWalk walk = userFirstWalk(s, 1);  // lce_shape.cpp: tiles, units, flags (clusters below)
+    constexpr bool bcast = kVariant[V].walk == 1;  // the broadcast walk (lce_shape.h)
+    if (bcast && s.shuffled)
+        return "rung 4 (user first): the broadcast walk needs each user's candidates contiguous (not shuffled)";
+    const UserFirstWalk walk = userFirstWalk(s, 1, bcast);  // lce_shape.cpp: tiles, units, flags (clusters below)
     if (walk.flags > lceFlagCount(s))
         return "rung 4 (user first): the driver allocated too few ready flags for this shape";
     if (walk.units > 2147483647LL) return "rung 4 (user first): too many tiles for 32-bit unit numbers";
-    static int maxClusters = 0;
-    if (maxClusters == 0) {
-        maxClusters = residentPairs(reinterpret_cast<const void*>(kern), smem, err);
-        if (maxClusters <= 0)  // the ready flags need every CTA pair resident
-            return "rung 4 (user first): " + err + " (it needs all of them resident)";
-    }
-    const UserFirstWalk w = userFirstWalk(s, maxClusters);
+    const int maxClusters = pairs4<S, V>(err);
+    if (maxClusters <= 0)  // the ready flags need every CTA pair resident
+        return "rung 4 (user first): " + err + " (it needs all of them resident)";
+    const UserFirstWalk w = userFirstWalk(s, maxClusters, bcast);
     Params q = paramsOf(p, true, w);
     q.epoch = nextFlagEpoch();
+    if (!bcast && userStageOnly()) q.units = q.userUnits;  // lce --user-stage: the user units alone (diagnostic)
     kern<<<unsigned(w.clusters * 2), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out,
                                                                  p.userOf, p.flags, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
@@ -66,6 +82,14 @@ std::string launch4(Problem& p)
 }
 }  // namespace
 }  // namespace body
+
+constexpr int kBroadcastVariant = 10;  // rung 4's broadcast walk as the rung takes it (lce_body.cuh's kVariant)
+
+bool& userStageOnly()
+{
+    static bool only = false;
+    return only;
+}
 
 std::string runUserFirst(Problem& p)
 {
@@ -79,12 +103,21 @@ std::string runUserFirst(Problem& p)
         return v;
     }();
     if (diag) return runTransposedProbe(p, diag == 2 ? 4 : 3);
-    switch (body::variantFromEnv()) {
+    // the variant asked for, else the walk per shape (s11-lceuser: the broadcast walk, kernel variant
+    // kBroadcastVariant, where rung4Broadcast says so); the broadcast walk needs each user's candidates contiguous
+    // and is not what --user-stage measures (the user-first walk's user units)
+    std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
+    const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
+    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : 0;
+    const bool bcast = !p.s.shuffled && !userStageOnly();
+    switch (v) {
     case 1: return body::launch4<3, 1>(p);
     case 2: return body::launch4<3, 2>(p);
     case 3: return body::launch4<3, 3>(p);
     case 7: return body::launch4<body::kVariant[7].stages, 7>(p);
     case 8: return body::launch4<3, 8>(p);
+    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<3, 0>(p);
+    case 10: return bcast ? body::launch4<body::kVariant[10].stages, 10>(p) : body::launch4<3, 0>(p);
     default: return body::launch4<3, 0>(p);
     }
 }

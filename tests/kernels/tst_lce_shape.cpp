@@ -179,6 +179,47 @@ int main()
         expect(fits, "user-first walk: every user tile half's flag fits the allocated buffer" + (where.empty() ? std::string() : " (not at " + where + ")"));
     }
 
+    // rung 4's broadcast walk (s11-lceuser): one unit per (user, M tile, N tile), its user tile then its candidates'
+    // tiles on the same CTA pair; no flags. Chosen per shape: few candidates per user, the unshuffled mapping.
+    {
+        Shape two = bench;
+        two.b = 2048;
+        two.perUser = 2;
+        const UserFirstWalk w = userFirstWalk(two, 66, true);
+        expect(w.broadcast && w.units == 1024 * 2 && w.userUnits == w.units && w.flags == 0 && w.clusters == 66,
+               "broadcast walk at B = 2048, 2 per user: 2048 units (1024 users x 2 M tiles), each starting with its "
+               "user tile, no ready flags (got " + std::to_string(w.units) + " units)");
+        const UserFirstWalk c = userFirstWalk(two, 66);
+        expect(!c.broadcast && c.units == (1024 + 2048) * 2, "the user-first walk of the same shape: 6144 units");
+        Shape odd = two;  // B not a multiple of perUser: the last user has one candidate
+        odd.b = 51;
+        expect(userFirstWalk(odd, 66, true).units == 26 * 2, "broadcast walk, B = 51 at 2 per user: 26 users' units");
+        // the rule over the sweep, 66 pairs (H200): 2 per user everywhere (its last round leaves 3.1 % of the pairs'
+        // slots idle at B = 512 .. 2048, 1.0 % at 3072), 5 per user at B = 2048 (4.6 %) and 3072 (2.0 %), not at
+        // B = 512 (206 units: 28 %) or 1024 (12.7 %), nothing with 10 or more per user
+        std::string picked;
+        for (int b : {512, 1024, 2048, 3072})
+            for (int pu : {2, 5, 10, 50, 100, 1000}) {
+                Shape sh = bench;
+                sh.b = b;
+                sh.perUser = pu;
+                if (rung4Broadcast(sh, 66)) picked += " " + std::to_string(b) + "/" + std::to_string(pu);
+            }
+        expect(picked == " 512/2 1024/2 2048/2 2048/5 3072/2 3072/5",
+               "rung 4 takes the broadcast walk at 2 per user and at 5 per user with B >= 2048 (got" + picked + ")");
+        Shape own = bench;  // every candidate its own user, 200 candidates: 400 units leave 15 % idle
+        own.b = 200;
+        own.perUser = 1;
+        expect(!rung4Broadcast(own, 66) && rung4Broadcast(own, 100), "... with 1 per user where its units balance");
+        Shape shuffled = two;
+        shuffled.shuffled = true;
+        expect(!rung4Broadcast(shuffled, 66), "... never with a shuffled mapping (a user's candidates not contiguous)");
+        expect(!rung4Broadcast(two, 0), "... nor without a count of resident pairs");
+        Options us;
+        expect(parse({"--user-stage"}, us).empty() && us.userStage && !us.check && !us.time,
+               "--user-stage alone: the stage timing, no check asked");
+    }
+
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
     return g_fail ? 1 : 0;
 }

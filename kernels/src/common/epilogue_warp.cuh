@@ -12,6 +12,8 @@
 // A tile without U (EpilogueWarp::nextPublished: rung 4's user-stage tiles, stored into U itself): the epilogue warp
 // completes uFull with no bytes (loadStagingEmpty) once the half is free; the consumers write fp16(acc) (epilogueStage);
 // the warp stores the half, waits until the stores are complete and releases the tile's ready flag (storeHalfPublish).
+// A tile whose U the consumers hold in registers (EpilogueWarp::nextStaged + epilogueAddPacked, s11-lceuser: rung 4's
+// broadcast walk): as the tile without U, stored into tmOut, no flag.
 // Barriers: uFull[2] (1 arrival + U's bytes), stFull[2] (128 arrivals: the warpgroup's threads).
 // Method names are the stage names the stall pass's stage map reads (kernels/decode/stage_map.cpp:
 // waitData, store, waitOrder, loadStaging, epilogue).
@@ -282,6 +284,25 @@ struct EpilogueStagingOf {
         fenceProxyAsync();
         mbarArrive(&stFull[cw]);
     }
+    // half(cw) = fp16(acc + U) with U's tile in the thread's registers, u[i] = the fp16 pair of acc[2 i], acc[2 i + 1]
+    // of the same fragment (packHalf2), then the hand-off: no U in the half, no ldmatrix (s11-lceuser: rung 4's
+    // broadcast walk keeps its user tile in the consumers' registers).
+    template <class Tr>
+    __device__ __forceinline__ void epilogueAddPacked(const float (&acc)[L::kCols / 2],
+                                                      const uint32_t (&u)[L::kCols / 4], int cw, int n, int tInWg,
+                                                      Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Epilogue, n);
+        const uint32_t h = smemAddr(half(cw));
+#pragma unroll
+        for (int j = 0; j < L::kCols / 8; j += 2)
+            stm(L::matrixAddr(h, tInWg, j), addHalf2(u[2 * j], acc[4 * j], acc[4 * j + 1]),
+                addHalf2(u[2 * j + 1], acc[4 * j + 2], acc[4 * j + 3]),
+                addHalf2(u[2 * j + 2], acc[4 * j + 4], acc[4 * j + 5]),
+                addHalf2(u[2 * j + 3], acc[4 * j + 6], acc[4 * j + 7]));
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
+    }
     // Epilogue warp, a tile without U: the half is free (its previous store has read it): uFull completes with no
     // bytes (phase Load).
     template <class Tr>
@@ -365,7 +386,8 @@ struct EpilogueWarp {
         flag[cw] = nullptr;
         ++done[cw];
     }
-    // A tile without U whose output goes to (x, y, z) of tmU, published by `f` = e (the user stage's tiles).
+    // A tile without U whose output goes to (x, y, z) of tmU, published by `f` = e (the user stage's tiles); with
+    // f = nullptr to (x, y, z) of tmOut, published by nobody (nextStaged).
     template <class Tr>
     __device__ __forceinline__ void nextPublished(int cw, int x, int y, int z, int* f, int e, Tr& tr)
     {
@@ -377,6 +399,13 @@ struct EpilogueWarp {
         flag[cw] = f;
         epoch = e;
         ++done[cw];
+    }
+    // A tile without U whose output goes to (x, y, z) of tmOut (the consumers add U from their registers:
+    // epilogueAddPacked).
+    template <class Tr>
+    __device__ __forceinline__ void nextStaged(int cw, int x, int y, int z, Tr& tr)
+    {
+        nextPublished(cw, x, y, z, nullptr, 0, tr);
     }
     template <class Tr>
     __device__ __forceinline__ void finish(Tr& tr) const
