@@ -13,8 +13,6 @@
 //   Walk  the units of this cluster, in order: count() and next(i) (i = 0, 1, ... in order) returning a unit
 //         with .tile (pair tile index in the grouped order), .kb, .ke (its k-steps [kb, ke)). Pingpong: whole
 //         tiles (DpWalk below); stream-K: whole tiles, then pieces of tiles (streamk.cu).
-//         beforeLoads(unit, tn, rank, issuer): called by the producer before a unit's loads (stream-K's L2
-//         read-ahead; pingpong: nothing).
 //   Epi   before the store: bool operator()(acc, unit, cw, t, fill, wt) -- true: store the tile to C now; false: the
 //         hook kept it (stream-K's partial sums). Pingpong: StoreC below (always true).
 // Both are plain structs the kernel builds from its arguments; the body copies the walk once per thread.
@@ -144,7 +142,6 @@ struct DpWalk {
     int cluster, clusters, numPairs, kt;
     __device__ __forceinline__ int count() const { return (numPairs - cluster + clusters - 1) / clusters; }
     __device__ __forceinline__ Unit next(int i) const { return {cluster + i * clusters, 0, kt}; }
-    __device__ __forceinline__ void beforeLoads(const Unit&, int, uint32_t, bool) const {}  // no read-ahead
 };
 
 // Pingpong's epilogue hook: every unit is a whole tile; store it.
@@ -262,7 +259,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 int tm, tn;
                 coords(u.tile, tm, tn);
                 if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
-                walk.beforeLoads(u, tn, rank, tid == 0);  // the walk's read-ahead (stream-K's L2 prefetch)
                 for (int kt = u.kb; kt < u.ke; ++kt, ++fill) {
                     const uint64_t tWait = ring.waitSlot(fill, wt);
                     ring.issueLoad(fill, tWait, stageBytes, tid == 0, wt, [&](int slot, uint64_t* bar) {

@@ -31,9 +31,8 @@ cudaError_t launchStreamk(const LaunchArgs& a, const char** err);  // rung 7 (op
 // environment's WARPSTAGE_STREAMK_TILE (experiments, tests of every configuration). ctas: the grid.
 int streamkTile(int m, int n, int k, int ctas);
 // How rung 7 splits a lone wave along K (streamk_schedule.h: SplitMode; WARPSTAGE_STREAMK_SPLIT=streamk|splitk forces
-// one) -- the plan's last argument wherever the host plans a launch -- and its L2 read-ahead of B in k-steps (0: none).
+// one): the plan's last argument wherever the host plans a launch.
 sk::SplitMode streamkSplitMode();
-int streamkPrefetch(int m, int n, int k, int tile);
 
 // Kernel entry of each rung's traced / untraced instantiation (for cudaFuncGetName).
 const void* kernelSync(bool traced);

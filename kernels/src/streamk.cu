@@ -45,54 +45,26 @@ struct SkParams {
     float* partials;   // per CTA and consumer warpgroup: one 64x256 fp32 partial (slot = blockIdx.x * 2 + cw)
     uint32_t* flags;   // per slot: the epoch of the launch whose partial the slot holds
     uint32_t epoch;    // this launch's (host counter, never 0)
-    // L2 read-ahead of B (session 11): 0, or at the start of each unit the producer asks L2 for the B rows of its
-    // first `prefetch` k-steps, each row's stretch of K as one contiguous bulk prefetch (DRAM reads long runs of a
-    // row instead of one 128-byte piece per row per k-step)
-    int prefetch;
-    const __nv_bfloat16* b;  // B (N x K, K contiguous)
-    int n, k;
 };
 
 // The tile walk: this cluster's data-parallel tiles, then its stream-K range backwards (streamk_schedule.h);
-// next(i) is called with i = 0, 1, 2, ... in order. beforeLoads: the producer's read-ahead (SkParams::prefetch).
-template <class T>
+// next(i) is called with i = 0, 1, 2, ... in order.
 struct SkWalk {
-    const SkParams& P;
+    const sk::Plan& plan;
     int cluster, nDp;
     sk::SkCursor cursor;
-    __device__ __forceinline__ SkWalk(const SkParams& p, int c)
-        : P(p), cluster(c), nDp(sk::dpCount(p.plan, c)), cursor(sk::skBegin(p.plan, c)) {}
-    __device__ __forceinline__ int count() const { return sk::unitCount(P.plan, cluster); }
+    __device__ __forceinline__ SkWalk(const sk::Plan& p, int c)
+        : plan(p), cluster(c), nDp(sk::dpCount(p, c)), cursor(sk::skBegin(p, c)) {}
+    __device__ __forceinline__ int count() const { return sk::unitCount(plan, cluster); }
     __device__ __forceinline__ sk::Unit next(int i)
     {
         sk::Unit u;
-        if (i < nDp) u = sk::dpUnit(P.plan, cluster, i);
-        else sk::skNext(P.plan, cursor, u);
+        if (i < nDp) u = sk::dpUnit(plan, cluster, i);
+        else sk::skNext(plan, cursor, u);
         return u;
-    }
-    // before the loads of unit u (block column tn; CTA `rank` of its cluster): the CTA's own B rows (its part of the
-    // cluster's block) for the unit's first W k-steps (W = P.prefetch), each row one bulk prefetch of its stretch of K
-    template <class U>
-    __device__ __forceinline__ void beforeLoads(const U& u, int tn, uint32_t rank, bool issuer) const
-    {
-        if (P.prefetch <= 0 || !issuer) return;
-        const int e0 = u.kb * kBK, e1 = min(min(u.ke, u.kb + P.prefetch) * kBK, P.k);
-        const int r0 = tn * T::BN + int(rank) * (T::BN / T::CL), r1 = min(r0 + T::BN / T::CL, P.n);
-        const uint32_t bytes = uint32_t(e1 - e0) * 2u;  // K % 8 == 0: a multiple of 16
-        const __nv_bfloat16* row = P.b + size_t(r0) * P.k + e0;
-        for (int r = r0; r < r1; ++r, row += P.k)
-            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(row), "r"(bytes) : "memory");
     }
 };
 
-// The epilogue hook, the fixup: a piece short of its tile's last k-step writes its fp32 partial to the
-// cluster's workspace slot and raises the slot's flag (the tile is not stored); the finisher (the piece that
-// reaches the last k-step but not the first) waits for the earlier pieces' flags and adds their partials, in
-// cluster order, before the store.
-// Partials (session 9): each thread's accumulators are stored contiguously, 16 bytes at a time (float4 q of thread t
-// at q * 128 + t: a warpgroup's store or load is 2 KB of consecutive bytes), and a thread whose rows all lie past M
-// (one block of rows covers M: M < BM, so the block is at row 0) neither writes nor reads them (at M = 1 one
-// thread in 32 of warpgroup 0 does).
 // One bf16 pair of C at (row, col), col even, clipped at `rows` and at ldc (= N) columns.
 __device__ __forceinline__ void storePairBf16(__nv_bfloat16* C, int ldc, int rows, int row, int col, float v0, float v1)
 {
@@ -111,7 +83,7 @@ struct SkFixup {
     const SkParams& P;
     int kt;        // k-steps per tile
     uint32_t rank;
-    int M;
+    int M, N;
     __nv_bfloat16* C;  // split-K stores its slices itself
 
     // thread t of warpgroup cw holds rows cw * kWgRows + 16 * (t / 32) + (t % 32) / 4 (and + 8) of the block
@@ -204,7 +176,7 @@ struct SkFixup {
         wt.event(tk::Fixup, fill);
         if (!live) return false;
         int tm, tn;
-        tileCoords(u.tile, T::pairsM(M), T::tilesN(P.n), kGroupM / CL, tm, tn);
+        tileCoords(u.tile, T::pairsM(M), T::tilesN(N), kGroupM / CL, tm, tn);
         tm = tm * CL + int(rank);
         const int warp = t >> 5, lane = t & 31;
         const int r = tm * T::BM + cw * T::kWgRows + warp * 16 + (lane >> 2);
@@ -226,8 +198,8 @@ struct SkFixup {
 #pragma unroll
         for (int q = 0; q < Q; ++q)
             if (q >= q0 && q < q1) {
-                storePairBf16(C, P.n, M, r, cBase + 8 * q, acc[4 * q], acc[4 * q + 1]);
-                storePairBf16(C, P.n, M, r + 8, cBase + 8 * q, acc[4 * q + 2], acc[4 * q + 3]);
+                storePairBf16(C, N, M, r, cBase + 8 * q, acc[4 * q], acc[4 * q + 1]);
+                storePairBf16(C, N, M, r + 8, cBase + 8 * q, acc[4 * q + 2], acc[4 * q + 3]);
             }
         return false;
     }
@@ -243,8 +215,8 @@ __global__ void __cluster_dims__(sk::kTiles[TileI].cl, 1, 1) __launch_bounds__(k
 {
     using T = TileOf<TileI>;
     const int cluster = int(blockIdx.x) / T::CL;
-    SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u, M, C};
-    body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk<T>(P, cluster), fixup);
+    SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u, M, N, C};
+    body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, cluster), fixup);
 }
 
 }  // namespace r_streamk
@@ -286,10 +258,6 @@ cudaError_t launchTile(const LaunchArgs& a, const char** err)
     }
     SkParams P;
     P.plan = sk::plan(T::pairsM(a.m) * T::tilesN(a.n), (a.k + kBK - 1) / kBK, a.gridCtas / T::CL, streamkSplitMode());
-    P.prefetch = streamkPrefetch(a.m, a.n, a.k, I);
-    P.b = static_cast<const __nv_bfloat16*>(a.b);
-    P.n = a.n;
-    P.k = a.k;
     cudaError_t e = P.plan.skIters > 0 ? ensureWorkspace(size_t(a.gridCtas) * 2, a.stream) : cudaSuccess;
     if (e != cudaSuccess) return e;
     P.partials = g_partials;
@@ -333,17 +301,6 @@ sk::SplitMode streamkSplitMode()
         if (std::strcmp(f, "splitk") == 0) return sk::SplitMode::SplitK;
     }
     return sk::SplitMode::Auto;
-}
-
-int streamkPrefetch(int m, int n, int k, int tile)
-{
-    (void)m, (void)n, (void)k, (void)tile;
-    // WARPSTAGE_STREAMK_PREFETCH=W: the producer's L2 read-ahead of B, W k-steps (SkParams::prefetch; 0: none)
-    if (const char* f = std::getenv("WARPSTAGE_STREAMK_PREFETCH"); f && *f) {
-        const int w = std::atoi(f);
-        return w > 0 ? w : 0;
-    }
-    return 0;
 }
 
 int streamkTile(int m, int n, int k, int ctas)

@@ -10,9 +10,11 @@
 #            ladder_bench on the ten shapes below 90 % of cuBLAS: the old rule, split-K with each configuration forced,
 #            the read-ahead, cold, vs cuBLAS.
 #   final:   the rule: gpu_ladder_correctness --rung streamk --rung pingpong (full) + the small shapes; gpu_ladder_trace
-#            and memcheck with each configuration forced at a partial-tile shape (split-K where it applies);
-#            check_sass (pingpong's SASS unchanged); the 33-shape sweep cold, untraced and traced, vs cuBLAS; the six
-#            named shapes hot.
+#            with each configuration forced at a partial-tile shape, as the rule plans it and split-K forced; memcheck
+#            (two auto, two split-K forced); a ladder_check built with the split-K sum broken by hand must fail
+#            (ladder_check_mutant, if carried); check_sass; the 33-shape sweep cold, untraced and traced, vs cuBLAS;
+#            the six named shapes hot.
+# The explore mode ran at commit 0629cb3, where the `+pW` variants (the L2 read-ahead of B) existed; it was removed after.
 # Build HERE (no GPU; Release, no Qt: build/kchecks), then into the ignored folder of the session's checkout:
 #   ninja -C build/kchecks -j1 ladder_bench gpu_ladder_correctness gpu_ladder_trace ladder_check ladder_manifest
 #   D=/work/main/build-skinny; rm -rf $D; mkdir -p $D/b
@@ -23,6 +25,7 @@
 #   cp tests/kernels/check_sass.py scripts/streamk_trace_phases.py scripts/device/s11-skinny.sh scripts/device/lib.sh $D/
 # On the device (run tool, carry ["build-skinny"]):
 #   tar -xJf build-skinny/bins.tar.xz -C build-skinny && BUDGET=100 timeout 125 bash build-skinny/s11-skinny.sh build-skinny explore
+#   tar -xJf build-skinny/bins.tar.xz -C build-skinny && BUDGET=150 timeout 175 bash build-skinny/s11-skinny.sh build-skinny final
 # Back in $OUT: summary.txt (PASS/FAIL per check, the trace phases, then tables), *.csv, logs.tar.gz, traces.tar.xz.
 # Success: every check line starts with PASS; "0 failed"; "ERROR SUMMARY: 0 errors".
 set -u
@@ -87,17 +90,22 @@ else
     step correctness 45 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk --rung pingpong
     note "    streamk traced/untraced bit differences (WARN lines): $(grep -c "WARN rung=streamk.*differ" "$L/correctness.log")"
     step correct-small 12 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk $SPLITSHAPES --no-partial
-    for i in $TILES; do
+    for i in $TILES; do  # the rule's plan (auto) and split-K forced, traced, at a partial-tile shape
         WARPSTAGE_STREAMK_TILE=$i step "trace-t$i" 8 "" "$D/gpu_ladder_trace" --rung streamk --shape 300x1000x1032
+        WARPSTAGE_STREAMK_TILE=$i WARPSTAGE_STREAMK_SPLIT=splitk step "trace-splitk-t$i" 8 "" "$D/gpu_ladder_trace" \
+            --rung streamk --shape 300x1000x1032
     done
-    for s in "2 300x1000x1032" "4 40x1000x4104"; do
+    for s in "2 300x1000x1032 auto" "4 40x1000x4104 auto" "3 300x1000x1032 splitk" "5 40x1000x4104 splitk"; do
         set -- $s
-        WARPSTAGE_STREAMK_TILE=$1 step "memcheck-t$1" 10 "ERROR SUMMARY: 0 errors" compute-sanitizer --tool memcheck \
-            --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape "$2"
+        WARPSTAGE_STREAMK_TILE=$1 WARPSTAGE_STREAMK_SPLIT=$3 step "memcheck-t$1-$3" 10 "ERROR SUMMARY: 0 errors" \
+            compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 "$D/ladder_check" --rung streamk --shape "$2"
     done
+    # the split-K slice sum broken by hand (SkFixup::splitK writes only the float4s below its own slice): must FAIL
+    [ -x "$D/ladder_check_mutant" ] && WARPSTAGE_STREAMK_TILE=2 WARPSTAGE_STREAMK_SPLIT=splitk step mutant-caught 10 \
+        "rel_err" bash -c '! "$0" --rung streamk --shape 256x4096x4096' "$D/ladder_check_mutant"
     step sass 25 "^OK: 0 failure" python3 "$D/check_sass.py" --manifest "$D/ladder_manifest" \
         --archive "$D/libwarpstage_ladder.a" --tool auto
-    step sweep-cold 80 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $(SWEEP) \
+    step sweep-cold 90 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $(SWEEP) \
         --target-ms 10 --csv "$OUT/sweep-cold.csv"
     step named-hot 25 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung pingpong --rung streamk $SIX \
         --no-traced --target-ms 20 --hot --heat-ms 200 --csv "$OUT/named-hot.csv"

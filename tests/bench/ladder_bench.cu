@@ -25,8 +25,7 @@
 // --rung streamk@I: rung 7 with its tile configuration forced to kTiles[I] (streamk_schedule.h; the process's
 // WARPSTAGE_STREAMK_TILE is set while that variant runs), so every configuration is timed side by side with the
 // rule's pick (plain `streamk`) and cuBLAS at each shape. Session 11: `/streamk` or `/splitk` forces how a lone wave is
-// split (WARPSTAGE_STREAMK_SPLIT), `+pW` the L2 read-ahead of B in k-steps (WARPSTAGE_STREAMK_PREFETCH), e.g.
-// `streamk@2/splitk+p8`.
+// split (WARPSTAGE_STREAMK_SPLIT), e.g. `streamk@2/splitk`.
 // --no-trace-clear: the timed traced launches reuse their trace buffer as the last launch left it (no memset of it
 // before each launch; the kernels rewrite every header, count and event they record): separates what the memset's
 // dirty L2 lines cost from what the traced kernel costs (session 9, s9-traceflush). The correctness launch still
@@ -67,23 +66,20 @@ struct Options {
     std::string csv;
 };
 
-// "streamk@2/splitk+p16" -> rung "streamk", forced tile "2" (WARPSTAGE_STREAMK_TILE), split mode "splitk"
-// (WARPSTAGE_STREAMK_SPLIT), read-ahead "16" (WARPSTAGE_STREAMK_PREFETCH); each part optional; any other name -> itself.
-std::string baseRung(const std::string& v) { return v.substr(0, v.find_first_of("@/+")); }
+// "streamk@2/splitk" -> rung "streamk", forced tile "2" (WARPSTAGE_STREAMK_TILE), split mode "splitk"
+// (WARPSTAGE_STREAMK_SPLIT); each part optional; any other name -> itself.
+std::string baseRung(const std::string& v) { return v.substr(0, v.find_first_of("@/")); }
 std::string variantPart(const std::string& v, char mark)
 {
     const auto at = v.find(mark);
     if (at == std::string::npos) return std::string();
-    const auto end = v.find_first_of("@/+", at + 1);
-    std::string part = v.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
-    if (mark == '+' && !part.empty() && part[0] == 'p') part = part.substr(1);
-    return part;
+    const auto end = v.find_first_of("@/", at + 1);
+    return v.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
 }
 // the variant's environment: its forced parts set, the others unset (the rule's)
 void setVariantEnv(const std::string& v)
 {
-    const std::pair<char, const char*> parts[] = {
-        {'@', "WARPSTAGE_STREAMK_TILE"}, {'/', "WARPSTAGE_STREAMK_SPLIT"}, {'+', "WARPSTAGE_STREAMK_PREFETCH"}};
+    const std::pair<char, const char*> parts[] = {{'@', "WARPSTAGE_STREAMK_TILE"}, {'/', "WARPSTAGE_STREAMK_SPLIT"}};
     for (const auto& [mark, name] : parts) {
         const std::string part = variantPart(v, mark);
         if (part.empty()) unsetenv(name);
