@@ -12,7 +12,8 @@
 #   final:   the rule: gpu_ladder_correctness --rung streamk --rung pingpong (full) + the small shapes; gpu_ladder_trace
 #            with each configuration forced at a partial-tile shape, as the rule plans it and split-K forced; memcheck
 #            (two auto, two split-K forced); a ladder_check built with the split-K sum broken by hand must fail
-#            (ladder_check_mutant, if carried); check_sass; the 33-shape sweep cold, untraced and traced, vs cuBLAS;
+#            (ladder_check_mutant, if carried); check_sass; session 9's rule against this one at the ten shapes below
+#            90 % (one process, cold); the 33-shape sweep cold, untraced and traced, vs cuBLAS;
 #            the six named shapes hot.
 # The explore mode ran at commit 0629cb3, where the `+pW` variants (the L2 read-ahead of B) existed; it was removed after.
 # Build HERE (no GPU; Release, no Qt: build/kchecks), then into the ignored folder of the session's checkout:
@@ -25,7 +26,7 @@
 #   cp tests/kernels/check_sass.py scripts/streamk_trace_phases.py scripts/device/s11-skinny.sh scripts/device/lib.sh $D/
 # On the device (run tool, carry ["build-skinny"]):
 #   tar -xJf build-skinny/bins.tar.xz -C build-skinny && BUDGET=100 timeout 125 bash build-skinny/s11-skinny.sh build-skinny explore
-#   tar -xJf build-skinny/bins.tar.xz -C build-skinny && BUDGET=150 timeout 175 bash build-skinny/s11-skinny.sh build-skinny final
+#   tar -xJf build-skinny/bins.tar.xz -C build-skinny && BUDGET=170 timeout 195 bash build-skinny/s11-skinny.sh build-skinny final
 # Back in $OUT: summary.txt (PASS/FAIL per check, the trace phases, then tables), *.csv, logs.tar.gz, traces.tar.xz.
 # Success: every check line starts with PASS; "0 failed"; "ERROR SUMMARY: 0 errors".
 set -u
@@ -105,6 +106,9 @@ else
         "rel_err" bash -c '! "$0" --rung streamk --shape 256x4096x4096' "$D/ladder_check_mutant"
     step sass 25 "^OK: 0 failure" python3 "$D/check_sass.py" --manifest "$D/ladder_manifest" \
         --archive "$D/libwarpstage_ladder.a" --tool auto
+    # before/after in one process: session 9's rule (stream-K mode: /streamk) and this rule, at the ten shapes
+    step ten-cold 25 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk/streamk --rung streamk $TEN \
+        --no-traced --target-ms 10 --csv "$OUT/ten-cold.csv"
     step sweep-cold 90 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk $(SWEEP) \
         --target-ms 10 --csv "$OUT/sweep-cold.csv"
     step named-hot 25 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung pingpong --rung streamk $SIX \
@@ -115,7 +119,7 @@ fi
 python3 - "$OUT" >>"$S" 2>&1 <<'PY'
 import csv, math, os, sys, collections
 out = sys.argv[1]
-for name in ("explore.csv", "sweep-cold.csv", "named-hot.csv"):
+for name in ("explore.csv", "ten-cold.csv", "sweep-cold.csv", "named-hot.csv"):
     p = os.path.join(out, name)
     if not os.path.exists(p):
         continue
