@@ -212,17 +212,19 @@ WS_SK_HD void contributors(const Plan& p, int tile, int& first, int& last)
 //   + partials written x partNs x bn/256   a piece short of its tile's last k-step writes its fp32 accumulators
 //   + partials read x readNs x bn/256      a finisher adds every earlier piece's (through L2)
 //   + splitNs x bn/256 x (s - 1)/s         split-K (plan().split = s > 0): every piece writes all but its own slice
-//                                          of its partial and reads that slice of the s - 1 others'
+//     + splitLatencyNs                     of its partial and reads that slice of the s - 1 others', a chain of
+//                                          round trips that no k-step hides
 // The constants are fitted to the H200 (session 9's exploratory call: seven configurations forced at 17 shapes, plus
 // session 8's timings at M >= 128, which the session-9 changes leave alone; objective: the time lost by the pick,
 // then the log error; docs/kernel-notes.md "Session 9, s9-smallm"). Kept out of the fit and checked after it:
 // 8x4096x4096, 512x4096x4096, 128x4096x14336, 2048x4096x4096 (the rule loses 6 % at 512x4096x4096, none at the
 // others). On the fitted shapes it picks the fastest or one within 0.5 %, except 16x4096x14336 (9 %) and
-// 1x14336x4096 (2 %), where the 64-row blocks (kTiles 5-6) are fastest and not picked. Session 11 (s11-skinny): splitNs
-// chosen (the others kept) to lose the least time over the exploratory call's seven configurations forced to split-K at
-// the ten shapes below 90 % of cuBLAS plus session 9's stream-K timings where the plan is unchanged (10 us: 8-16 us lose
-// the same; <= 7 us picks split-K pieces of 256x256 pairs at 512x4096x4096, 10 % slower). It loses <= 2.5 % there
-// except 1x4096x4096 (6 %: 128x64 blocks, 64x128 fastest). `ctas`: the CTAs launched.
+// 1x14336x4096 (2 %), where the 64-row blocks (kTiles 5-6) are fastest and not picked. Session 11 (s11-skinny):
+// splitNs and splitLatencyNs chosen (the others kept) to lose the least time over the exploratory call's seven
+// configurations forced to split-K at the ten shapes below 90 % of cuBLAS plus session 9's stream-K timings where the
+// plan is unchanged (splitNs 10-14 us and a latency of 4-8 us lose the same; without the latency term the rule split
+// 256x4096x4096 in 256x128 pairs, 27.7 us in the final call against 26.7 for 128x64 blocks data-parallel). It loses
+// <= 2.5 % there except 1x4096x4096 (6 %: 128x64 blocks, 64x128 fastest). `ctas`: the CTAs launched.
 struct TileCost {
     double kstepANs;  // a: A's 128 x 64 block (16 KB) per k-step
     double kstepBNs;  // b: a 256-wide B block's 32 KB per k-step
@@ -230,8 +232,10 @@ struct TileCost {
     double partNs;
     double readNs;
     double splitNs;   // split-K (session 11): a piece's fixup, x bn/256 x (s - 1)/s (it writes and reads that much)
+    double splitLatencyNs;  // split-K: the fixup's chain of round trips (write, fence, flag, the peers' flags, read,
+                            // store), overlapped with no k-step (a piece is its cluster's only unit)
 };
-inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0};
+inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0, 5000.0};
 
 // A's rows a CTA's k-step loads (pingpong_body.cuh's Tile::boxRowsA): M's rounded up to 8 where one CTA alone covers
 // every row of M, else the block's.
@@ -253,7 +257,8 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
         Unit u;
         while (skNext(p, cur, u)) {
             ns += (u.ke - u.kb) * ks + cost.unitNs;
-            if (p.split > 0) ns += cost.splitNs * w * (p.split - 1) / p.split;  // all but its own slice
+            if (p.split > 0)  // all but its own slice, and the latency of the exchange
+                ns += cost.splitNs * w * (p.split - 1) / p.split + cost.splitLatencyNs;
             else if (u.ke < kt) ns += cost.partNs * w;  // writes its partial
             else if (u.kb > 0) {                    // the finisher: reads the earlier pieces'
                 int first, last;

@@ -15,6 +15,8 @@
 #            (ladder_check_mutant, if carried); check_sass; session 9's rule against this one at the ten shapes below
 #            90 % (one process, cold); the 33-shape sweep cold, untraced and traced, vs cuBLAS;
 #            the six named shapes hot.
+#   verify:  (after the final call: the rule's split-K latency term) correctness --quick and of the split shapes,
+#            session 9's rule beside this one at the ten shapes.
 # The explore mode ran at commit 0629cb3, where the `+pW` variants (the L2 read-ahead of B) existed; it was removed after.
 # Build HERE (no GPU; Release, no Qt: build/kchecks), then into the ignored folder of the session's checkout:
 #   ninja -C build/kchecks -j1 ladder_bench gpu_ladder_correctness gpu_ladder_trace ladder_check ladder_manifest
@@ -27,6 +29,8 @@
 # On the device (run tool, carry ["build-skinny"]):
 #   tar -xJf build-skinny/bins.tar.xz -C build-skinny && BUDGET=100 timeout 125 bash build-skinny/s11-skinny.sh build-skinny explore
 #   tar -xJf build-skinny/bins.tar.xz -C build-skinny && BUDGET=170 timeout 195 bash build-skinny/s11-skinny.sh build-skinny final
+#   tar -xJf build-skinny/bins.tar.xz -C build-skinny && BUDGET=45 timeout 60 bash build-skinny/s11-skinny.sh build-skinny verify
+#   (verify needs only gpu_ladder_correctness and ladder_bench beside the script and lib.sh)
 # Back in $OUT: summary.txt (PASS/FAIL per check, the trace phases, then tables), *.csv, logs.tar.gz, traces.tar.xz.
 # Success: every check line starts with PASS; "0 failed"; "ERROR SUMMARY: 0 errors".
 set -u
@@ -87,6 +91,13 @@ if [ "$MODE" = explore ]; then
             "ERROR SUMMARY: 0 errors" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
             "$D/ladder_check" --rung streamk --shape "$2"
     done
+elif [ "$MODE" = verify ]; then
+    # the rule with the split-K latency term (256x4096x4096 back to 128x64 blocks data-parallel): correctness of the
+    # rule's plans and session 9's rule (/streamk) beside it at the ten shapes, one process, cold
+    step verify-correct 15 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk --quick
+    step verify-small 10 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk $SPLITSHAPES --no-partial
+    step ten-cold 25 "Kernel ladder vs cuBLAS" "$D/ladder_bench" --rung streamk/streamk --rung streamk $TEN \
+        --no-traced --target-ms 10 --csv "$OUT/ten-cold.csv"
 else
     step correctness 45 " 0 failed" "$D/gpu_ladder_correctness" --rung streamk --rung pingpong
     note "    streamk traced/untraced bit differences (WARN lines): $(grep -c "WARN rung=streamk.*differ" "$L/correctness.log")"
