@@ -15,6 +15,8 @@
 // epilogue, setmaxnreg) called with this rung's walk (SkWalk) and epilogue hook (SkFixup).
 // The tile is chosen for the shape (session 8): the body is instantiated for each of streamk_schedule.h's kTiles
 // (256x256 per CTA pair down to 128x64 per CTA) and the host launches the one sk::chooseTile estimates fastest.
+// A lone wave may instead be cut into equal pieces per tile, one per cluster (split-K, session 11: sk::SplitMode),
+// where every piece sums and stores its own slice of the tile (SkFixup::splitK): no finisher reads them all.
 // Trace: pingpong's events, plus the two phases of this rung: Fixup (a piece writing its partial; a finisher
 // adding the others') and WaitPartial (a finisher waiting for the earlier pieces' flags); TileBegin
 // (kstep = tileM, aux = tileN) marks every unit.
@@ -78,6 +80,14 @@ __device__ __forceinline__ void storePairBf16(__nv_bfloat16* C, int ldc, int row
     }
 }
 
+// The epilogue hook, the fixup: a piece short of its tile's last k-step writes its fp32 partial to the
+// cluster's workspace slot and raises the slot's flag (the tile is not stored); the finisher (the piece that
+// reaches the last k-step but not the first) waits for the earlier pieces' flags and adds their partials, in
+// cluster order, before the store. Split-K plans (session 11) take the other path, splitK() below.
+// Partials (session 9): each thread's accumulators are stored contiguously, 16 bytes at a time (float4 q of thread t
+// at q * 128 + t: a warpgroup's store or load is 2 KB of consecutive bytes), and a thread whose rows all lie past M
+// (one block of rows covers M: M < BM, so the block is at row 0) neither writes nor reads them (at M = 1 one
+// thread in 32 of warpgroup 0 does).
 template <class T>
 struct SkFixup {
     const SkParams& P;

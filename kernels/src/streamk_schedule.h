@@ -8,7 +8,8 @@
 // one piece it computes that does not reach its tile's last k-step (it writes a partial sum) comes
 // first, and the piece that does (the finisher: it adds the others' partials) comes last: a finisher
 // never waits for a cluster that is itself waiting. Each cluster has at most one partial piece, so a
-// cluster's workspace slot is its own index.
+// cluster's workspace slot is its own index. Split-K plans (session 11, SplitMode below) reuse the same ranges
+// with tiles x s clusters: every range is then one piece of one tile.
 #pragma once
 
 #include <cstdint>
