@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where a traced launch spends its time, from a raw trace buffer (gpu_ladder_trace --dump PREFIX writes one).
 
-Usage: streamk_trace_phases.py BUFFER.bin [...]
+Usage: streamk_trace_phases.py BUFFER.bin [...]   (exit 0; 1 when a file is not a complete trace buffer, with a
+message; 2 without arguments)
 
 Per buffer: the launch's span on the GPU clock (first CTA start to last CTA end, %globaltimer) and the CTAs' start
 spread; then, per warp role (the producer warp 0; consumer warpgroups 0 and 1, their first warps 4 and 8), the time in
@@ -20,9 +21,27 @@ END, TILE_BEGIN, TILE_END, LOAD_READY = 0xF0, 0xF1, 0xF2, 0xF3
 MARKERS = {TILE_BEGIN, TILE_END, LOAD_READY}
 
 
+MAGIC = 0x57535452  # "WSTR", trace_format.h's kMagic
+
+
+class BadBuffer(Exception):
+    pass
+
+
 def load(path):
-    b = open(path, "rb").read()
+    try:
+        b = open(path, "rb").read()
+    except OSError as e:
+        raise BadBuffer(f"cannot read it: {e.strerror}")
+    if len(b) < 64:
+        raise BadBuffer(f"{len(b)} bytes: shorter than the 64-byte buffer header")
     magic, version, ctas, warps, epw, stages, bpk = struct.unpack_from("<7I", b, 0)
+    if magic != MAGIC:
+        raise BadBuffer(f"magic 0x{magic:08x}, not a Warpstage trace buffer (0x{MAGIC:08x}, trace_format.h)")
+    need = 64 + 64 * ctas + ctas * warps * (16 + 16 * epw)
+    if len(b) < need:
+        raise BadBuffer(f"{len(b)} bytes, but its header ({ctas} CTAs, {warps} warps, {epw} events per warp) "
+                        f"needs {need}")
     recs = []
     for c in range(ctas):
         gs, cs, ge, ce, sm, fl = struct.unpack_from("<QQQQII", b, 64 + 64 * c)
@@ -54,8 +73,14 @@ def phases(ev):
 
 
 def main(paths):
+    bad = 0
     for path in paths:
-        t = load(path)
+        try:
+            t = load(path)
+        except BadBuffer as e:
+            print(f"streamk_trace_phases.py: {path}: {e}", file=sys.stderr)
+            bad += 1
+            continue
         recs = [r for r in t["recs"] if r[5] & 3 == 3]
         if not recs:
             print(f"{path}: no complete CTA records")
@@ -96,10 +121,11 @@ def main(paths):
             cells = ", ".join(f"{KINDS[k] if k < 16 else k} {tot[k] / n:.2f} ({lastph.get(k, 0):.2f})" for k in keys)
             extra = f"; first MmaIssue after CTA start: median {sorted(fill)[len(fill) // 2]:.2f} us" if fill else ""
             print(f"- {label}: mean over {n} CTAs (the last-ending CTA {last}) in us: {cells}{extra}")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        print(__doc__)
+        print(__doc__, file=sys.stderr)
         sys.exit(2)
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))
