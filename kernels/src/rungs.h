@@ -3,6 +3,8 @@
 
 #include <cuda_runtime.h>
 
+#include "streamk_schedule.h"  // sk::SplitMode
+
 namespace ws::kern {
 
 struct LaunchArgs {
@@ -28,6 +30,9 @@ cudaError_t launchStreamk(const LaunchArgs& a, const char** err);  // rung 7 (op
 // Rung 7's tile configuration for a shape (an index into streamk_schedule.h's kTiles): sk::chooseTile, or the
 // environment's WARPSTAGE_STREAMK_TILE (experiments, tests of every configuration). ctas: the grid.
 int streamkTile(int m, int n, int k, int ctas);
+// How rung 7 splits a lone wave along K (streamk_schedule.h: SplitMode; WARPSTAGE_STREAMK_SPLIT=streamk|splitk forces
+// one): the plan's last argument wherever the host plans a launch.
+sk::SplitMode streamkSplitMode();
 
 // Kernel entry of each rung's traced / untraced instantiation (for cudaFuncGetName).
 const void* kernelSync(bool traced);

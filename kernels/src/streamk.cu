@@ -15,6 +15,8 @@
 // epilogue, setmaxnreg) called with this rung's walk (SkWalk) and epilogue hook (SkFixup).
 // The tile is chosen for the shape (session 8): the body is instantiated for each of streamk_schedule.h's kTiles
 // (256x256 per CTA pair down to 128x64 per CTA) and the host launches the one sk::chooseTile estimates fastest.
+// A lone wave may instead be cut into equal pieces per tile, one per cluster (split-K, session 11: sk::SplitMode),
+// where every piece sums and stores its own slice of the tile (SkFixup::splitK): no finisher reads them all.
 // Trace: pingpong's events, plus the two phases of this rung: Fixup (a piece writing its partial; a finisher
 // adding the others') and WaitPartial (a finisher waiting for the earlier pieces' flags); TileBegin
 // (kstep = tileM, aux = tileN) marks every unit.
@@ -65,10 +67,23 @@ struct SkWalk {
     }
 };
 
+// One bf16 pair of C at (row, col), col even, clipped at `rows` and at ldc (= N) columns.
+__device__ __forceinline__ void storePairBf16(__nv_bfloat16* C, int ldc, int rows, int row, int col, float v0, float v1)
+{
+    if (row >= rows || col >= ldc) return;
+    __nv_bfloat16* p = C + size_t(row) * ldc + col;
+    if ((ldc & 1) == 0 && col + 1 < ldc) {
+        *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v0, v1);
+    } else {
+        p[0] = __float2bfloat16_rn(v0);
+        if (col + 1 < ldc) p[1] = __float2bfloat16_rn(v1);
+    }
+}
+
 // The epilogue hook, the fixup: a piece short of its tile's last k-step writes its fp32 partial to the
 // cluster's workspace slot and raises the slot's flag (the tile is not stored); the finisher (the piece that
 // reaches the last k-step but not the first) waits for the earlier pieces' flags and adds their partials, in
-// cluster order, before the store.
+// cluster order, before the store. Split-K plans (session 11) take the other path, splitK() below.
 // Partials (session 9): each thread's accumulators are stored contiguously, 16 bytes at a time (float4 q of thread t
 // at q * 128 + t: a warpgroup's store or load is 2 KB of consecutive bytes), and a thread whose rows all lie past M
 // (one block of rows covers M: M < BM, so the block is at row 0) neither writes nor reads them (at M = 1 one
@@ -78,7 +93,8 @@ struct SkFixup {
     const SkParams& P;
     int kt;        // k-steps per tile
     uint32_t rank;
-    int M;
+    int M, N;
+    __nv_bfloat16* C;  // split-K stores its slices itself
 
     // thread t of warpgroup cw holds rows cw * kWgRows + 16 * (t / 32) + (t % 32) / 4 (and + 8) of the block
     __device__ __forceinline__ bool rowsLive(int cw, int t) const
@@ -92,6 +108,7 @@ struct SkFixup {
         constexpr int CL = T::CL, Q = T::WN / 8;  // float4s per thread
         const int mySlot = int(blockIdx.x) * 2 + cw;
         const bool live = rowsLive(cw, t);
+        if (P.plan.split > 0) return splitK(acc, u, cw, t, fill, wt, live);
         if (u.ke != kt) {  // a piece short of the tile's last k-step: write the partial, raise the flag
             wt.event(tk::Fixup, fill);
             float4* dst = reinterpret_cast<float4*>(P.partials + size_t(mySlot) * kSlotFloats);
@@ -131,6 +148,71 @@ struct SkFixup {
         }
         return true;
     }
+
+    // Split-K (session 11, P.plan.split > 0): every piece of a tile is one cluster's only unit. Piece i of the tile's
+    // p pieces sums the slice of the tile made of each thread's float4s [Q i / p, Q (i + 1) / p): it writes the rest of
+    // its accumulators to its slot and raises its flag, waits for the p - 1 others' flags, adds their slices to its
+    // own in piece order (deterministic, whichever piece sums: traced = untraced bit for bit) and stores the slice
+    // to C from registers (clipped at M and N). The tile is never stored by the body.
+    template <class Tr>
+    __device__ __forceinline__ bool splitK(float (&acc)[T::WN / 2], const sk::Unit& u, int cw, int t, int fill, Tr& wt,
+                                           bool live) const
+    {
+        constexpr int CL = T::CL, Q = T::WN / 8;
+        const int cluster = int(blockIdx.x) / CL;
+        int first, lastC;
+        sk::contributors(P.plan, u.tile, first, lastC);
+        const int pieces = lastC - first + 1, me = cluster - first;
+        const int q0 = Q * me / pieces, q1 = Q * (me + 1) / pieces;
+        const int mySlot = int(blockIdx.x) * 2 + cw;
+        wt.event(tk::Fixup, fill);
+        if (live) {
+            float4* dst = reinterpret_cast<float4*>(P.partials + size_t(mySlot) * kSlotFloats);
+#pragma unroll
+            for (int q = 0; q < Q; ++q)
+                if (q < q0 || q >= q1)
+                    __stcg(dst + q * 128 + t, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+        }
+        namedBarSync(kFixBar0 + cw, 128);  // the warpgroup's 128 threads have written
+        if (t == 0) {
+            __threadfence();
+            fixupPublishFlag(P.flags + mySlot, P.epoch);
+        }
+        wt.event(tk::WaitPartial, fill);
+        if (t == 0)
+            for (int c = first; c <= lastC; ++c)
+                if (c != cluster) waitPartialFlag(P.flags + (c * CL + int(rank)) * 2 + cw, P.epoch);
+        namedBarSync(kFixBar0 + cw, 128);
+        wt.event(tk::Fixup, fill);
+        if (!live) return false;
+        int tm, tn;
+        tileCoords(u.tile, T::pairsM(M), T::tilesN(N), kGroupM / CL, tm, tn);
+        tm = tm * CL + int(rank);
+        const int warp = t >> 5, lane = t & 31;
+        const int r = tm * T::BM + cw * T::kWgRows + warp * 16 + (lane >> 2);
+        const int cBase = tn * T::BN + cw * T::kWgCols + 2 * (lane & 3);
+        for (int c = first; c <= lastC; ++c) {  // the slice: its own piece first, then the others in piece order
+            if (c == cluster) continue;
+            const float4* src =
+                reinterpret_cast<const float4*>(P.partials + size_t((c * CL + int(rank)) * 2 + cw) * kSlotFloats);
+#pragma unroll
+            for (int q = 0; q < Q; ++q)
+                if (q >= q0 && q < q1) {
+                    const float4 v = __ldcg(src + q * 128 + t);
+                    acc[4 * q] += v.x;
+                    acc[4 * q + 1] += v.y;
+                    acc[4 * q + 2] += v.z;
+                    acc[4 * q + 3] += v.w;
+                }
+        }
+#pragma unroll
+        for (int q = 0; q < Q; ++q)
+            if (q >= q0 && q < q1) {
+                storePairBf16(C, N, M, r, cBase + 8 * q, acc[4 * q], acc[4 * q + 1]);
+                storePairBf16(C, N, M, r + 8, cBase + 8 * q, acc[4 * q + 2], acc[4 * q + 3]);
+            }
+        return false;
+    }
 };
 
 // The whole rung: the ping-pong body (pingpong_body.cuh) over the stream-K walk, with the fixup as its
@@ -143,7 +225,7 @@ __global__ void __cluster_dims__(sk::kTiles[TileI].cl, 1, 1) __launch_bounds__(k
 {
     using T = TileOf<TileI>;
     const int cluster = int(blockIdx.x) / T::CL;
-    SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u, M};
+    SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u, M, N, C};
     body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, cluster), fixup);
 }
 
@@ -185,7 +267,7 @@ cudaError_t launchTile(const LaunchArgs& a, const char** err)
         return cudaErrorInvalidValue;
     }
     SkParams P;
-    P.plan = sk::plan(T::pairsM(a.m) * T::tilesN(a.n), (a.k + kBK - 1) / kBK, a.gridCtas / T::CL);
+    P.plan = sk::plan(T::pairsM(a.m) * T::tilesN(a.n), (a.k + kBK - 1) / kBK, a.gridCtas / T::CL, streamkSplitMode());
     cudaError_t e = P.plan.skIters > 0 ? ensureWorkspace(size_t(a.gridCtas) * 2, a.stream) : cudaSuccess;
     if (e != cudaSuccess) return e;
     P.partials = g_partials;
@@ -221,6 +303,16 @@ cudaError_t launchTileOf(int tile, const LaunchArgs& a, const char** err, std::i
 }
 }  // namespace
 
+sk::SplitMode streamkSplitMode()
+{
+    // WARPSTAGE_STREAMK_SPLIT=streamk|splitk forces how a lone wave is split (experiments, tests); else the rule's
+    if (const char* f = std::getenv("WARPSTAGE_STREAMK_SPLIT"); f && *f) {
+        if (std::strcmp(f, "streamk") == 0) return sk::SplitMode::StreamK;
+        if (std::strcmp(f, "splitk") == 0) return sk::SplitMode::SplitK;
+    }
+    return sk::SplitMode::Auto;
+}
+
 int streamkTile(int m, int n, int k, int ctas)
 {
     // WARPSTAGE_STREAMK_TILE=i forces kTiles[i] (experiments and tests of every configuration); otherwise the rule
@@ -232,10 +324,12 @@ int streamkTile(int m, int n, int k, int ctas)
     // GEMM launched again and again pays it once)
     struct Last {
         int m = -1, n = -1, k = -1, ctas = -1, tile = 0;
+        sk::SplitMode mode = sk::SplitMode::Auto;
     };
     static thread_local Last last;
-    if (m != last.m || n != last.n || k != last.k || ctas != last.ctas)
-        last = {m, n, k, ctas, sk::chooseTile(m, n, k, ctas)};
+    const sk::SplitMode mode = streamkSplitMode();
+    if (m != last.m || n != last.n || k != last.k || ctas != last.ctas || mode != last.mode)
+        last = {m, n, k, ctas, sk::chooseTile(m, n, k, ctas, mode), mode};
     return last.tile;
 }
 

@@ -8,7 +8,8 @@
 // one piece it computes that does not reach its tile's last k-step (it writes a partial sum) comes
 // first, and the piece that does (the finisher: it adds the others' partials) comes last: a finisher
 // never waits for a cluster that is itself waiting. Each cluster has at most one partial piece, so a
-// cluster's workspace slot is its own index.
+// cluster's workspace slot is its own index. Split-K plans (session 11, SplitMode below) reuse the same ranges
+// with tiles x s clusters: every range is then one piece of one tile.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +61,34 @@ struct Plan {
     int dpTiles = 0;        // tiles [0, dpTiles): whole, data-parallel
     int skClusters = 0;     // clusters [0, skClusters) share the k-steps of tiles [dpTiles, tiles)
     long long skIters = 0;  // (tiles - dpTiles) * kt
+    int split = 0;          // > 0: split-K (session 11): every tile in `split` pieces, one per cluster (below)
 };
+
+// How a lone partial wave of tiles is split along K (session 11, s11-skinny). StreamK: the ranges above (balanced to
+// the k-step, a piece's partial summed by the tile's finisher, which reads every earlier piece's partial in turn).
+// SplitK: each tile cut into s = clusters / tiles equal pieces, one per cluster (skClusters = tiles x s: a range never
+// crosses a tile), and every piece of a tile sums 1/s of it (its own slice: it reads that slice of the s - 1 other
+// pieces' partials) -- the fixup's reads are spread over the tile's s clusters instead of queued on one. Auto: the
+// rule below (splitKWanted).
+enum class SplitMode : int { Auto = 0, StreamK = 1, SplitK = 2 };
+
+// Split-K pieces per tile for a lone wave of `tiles` tiles of kt k-steps on `clusters` clusters (0: none): every
+// cluster at most one piece, every piece >= kMinIters k-steps.
+WS_SK_HD int splitKPieces(int tiles, int kt, int clusters)
+{
+    if (tiles <= 0 || kt <= 0 || tiles > clusters) return 0;
+    int s = clusters / tiles;
+    if (s > kt / kMinIters) s = kt / kMinIters;
+    return s >= 2 ? s : 0;
+}
+
+// Auto's choice: split-K where its pieces keep nearly every cluster busy (tiles x s >= 7/8 of the clusters: the
+// busiest cluster walks <= 8/7 of stream-K's k-steps).
+WS_SK_HD bool splitKWanted(int tiles, int kt, int clusters)
+{
+    const int s = splitKPieces(tiles, kt, clusters);
+    return s >= 2 && 8 * tiles * s >= 7 * clusters;
+}
 
 struct Unit {
     int tile = 0;  // pair tile index (the grouped tile order)
@@ -72,7 +100,7 @@ struct Unit {
 // data-parallel; the remainder wave is split along K unless it is already >= 80% full (also when it is the only,
 // partial wave: a balanced sub-wave gains nothing from fixups); when there are whole waves, the last one joins the
 // split, so every cluster's range holds >= KT k-steps.
-WS_SK_HD Plan plan(int tiles, int kt, int clusters)
+WS_SK_HD Plan plan(int tiles, int kt, int clusters, SplitMode mode = SplitMode::Auto)
 {
     Plan p;
     p.tiles = tiles;
@@ -85,6 +113,15 @@ WS_SK_HD Plan plan(int tiles, int kt, int clusters)
     // a lone wave of tiles shorter than kMinIters k-steps (session 9): a stream-K range could only group whole tiles
     // onto fewer clusters (or cut them), never shorten the busiest one's path -- every tile gets its own cluster
     if (full == 0 && kt < kMinIters) return p;
+    // a lone wave split into equal pieces per tile (session 11): see SplitMode
+    if (full == 0 && mode != SplitMode::StreamK
+        && (mode == SplitMode::SplitK ? splitKPieces(tiles, kt, clusters) >= 2 : splitKWanted(tiles, kt, clusters))) {
+        p.split = splitKPieces(tiles, kt, clusters);
+        p.dpTiles = 0;
+        p.skIters = (long long)tiles * kt;
+        p.skClusters = tiles * p.split;
+        return p;
+    }
     const int skTiles = rem + (full >= 1 ? clusters : 0);
     p.dpTiles = tiles - skTiles;
     p.skIters = (long long)skTiles * kt;
@@ -175,30 +212,42 @@ WS_SK_HD void contributors(const Plan& p, int tile, int& first, int& last)
 //   + units x unitNs                       per unit: pipeline fill, drain, epilogue
 //   + partials written x partNs x bn/256   a piece short of its tile's last k-step writes its fp32 accumulators
 //   + partials read x readNs x bn/256      a finisher adds every earlier piece's (through L2)
+//   + splitNs x bn/256 x (s - 1)/s         split-K (plan().split = s > 0): every piece writes all but its own slice
+//     + splitLatencyNs                     of its partial and reads that slice of the s - 1 others', a chain of
+//                                          round trips that no k-step hides
 // The constants are fitted to the H200 (session 9's exploratory call: seven configurations forced at 17 shapes, plus
 // session 8's timings at M >= 128, which the session-9 changes leave alone; objective: the time lost by the pick,
 // then the log error; docs/kernel-notes.md "Session 9, s9-smallm"). Kept out of the fit and checked after it:
 // 8x4096x4096, 512x4096x4096, 128x4096x14336, 2048x4096x4096 (the rule loses 6 % at 512x4096x4096, none at the
 // others). On the fitted shapes it picks the fastest or one within 0.5 %, except 16x4096x14336 (9 %) and
-// 1x14336x4096 (2 %), where the 64-row blocks (kTiles 5-6) are fastest and not picked. `ctas`: the CTAs launched.
+// 1x14336x4096 (2 %), where the 64-row blocks (kTiles 5-6) are fastest and not picked. Session 11 (s11-skinny):
+// splitNs and splitLatencyNs chosen (the others kept) to lose the least time over the exploratory call's seven
+// configurations forced to split-K at the ten shapes below 90 % of cuBLAS plus session 9's stream-K timings where the
+// plan is unchanged (splitNs 10-14 us and a latency of 4-8 us lose the same; without the latency term the rule split
+// 256x4096x4096 in 256x128 pairs, 27.7 us in the final call against 26.7 for 128x64 blocks data-parallel). It loses
+// <= 2.5 % there except 1x4096x4096 (6 %: 128x64 blocks, 64x128 fastest). `ctas`: the CTAs launched.
 struct TileCost {
     double kstepANs;  // a: A's 128 x 64 block (16 KB) per k-step
     double kstepBNs;  // b: a 256-wide B block's 32 KB per k-step
     double unitNs;
     double partNs;
     double readNs;
+    double splitNs;   // split-K (session 11): a piece's fixup, x bn/256 x (s - 1)/s (it writes and reads that much)
+    double splitLatencyNs;  // split-K: the fixup's chain of round trips (write, fence, flag, the peers' flags, read,
+                            // store), overlapped with no k-step (a piece is its cluster's only unit)
 };
-inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0};
+inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0, 5000.0};
 
 // A's rows a CTA's k-step loads (pingpong_body.cuh's Tile::boxRowsA): M's rounded up to 8 where one CTA alone covers
 // every row of M, else the block's.
 WS_SK_HD int boxRowsA(const TileConfig& t, int m) { return t.cl == 1 && m < t.bm ? (m + 7) / 8 * 8 : t.bm; }
 
-inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, const TileCost& cost = kTileCost)
+inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, const TileCost& cost = kTileCost,
+                         SplitMode mode = SplitMode::Auto)
 {
     const int clusters = ctas / t.cl;
     const int kt = (k + 63) / 64;
-    const Plan p = plan(tileCountOf(t, m, n), kt, clusters);
+    const Plan p = plan(tileCountOf(t, m, n), kt, clusters, mode);
     const double w = t.bn / 256.0;
     const double ks = cost.kstepANs * boxRowsA(t, m) / 128.0 + cost.kstepBNs * w;
     double worst = 0;
@@ -209,7 +258,9 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
         Unit u;
         while (skNext(p, cur, u)) {
             ns += (u.ke - u.kb) * ks + cost.unitNs;
-            if (u.ke < kt) ns += cost.partNs * w;  // writes its partial
+            if (p.split > 0)  // all but its own slice, and the latency of the exchange
+                ns += cost.splitNs * w * (p.split - 1) / p.split + cost.splitLatencyNs;
+            else if (u.ke < kt) ns += cost.partNs * w;  // writes its partial
             else if (u.kb > 0) {                    // the finisher: reads the earlier pieces'
                 int first, last;
                 contributors(p, u.tile, first, last);
@@ -222,12 +273,12 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
     return worst;
 }
 
-inline int chooseTile(int m, int n, int k, int ctas)
+inline int chooseTile(int m, int n, int k, int ctas, SplitMode mode = SplitMode::Auto)
 {
     int best = 0;
-    double bestNs = estimateNs(kTiles[0], m, n, k, ctas);
+    double bestNs = estimateNs(kTiles[0], m, n, k, ctas, kTileCost, mode);
     for (int i = 1; i < kTileCount; ++i) {
-        const double ns = estimateNs(kTiles[i], m, n, k, ctas);
+        const double ns = estimateNs(kTiles[i], m, n, k, ctas, kTileCost, mode);
         if (ns < bestNs) {
             bestNs = ns;
             best = i;

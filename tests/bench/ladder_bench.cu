@@ -24,7 +24,8 @@
 // clock it settles at under sustained load. Cold and hot: the table title and the CSV's `mode` column say which.
 // --rung streamk@I: rung 7 with its tile configuration forced to kTiles[I] (streamk_schedule.h; the process's
 // WARPSTAGE_STREAMK_TILE is set while that variant runs), so every configuration is timed side by side with the
-// rule's pick (plain `streamk`) and cuBLAS at each shape.
+// rule's pick (plain `streamk`) and cuBLAS at each shape. Session 11: `/streamk` or `/splitk` forces how a lone wave is
+// split (WARPSTAGE_STREAMK_SPLIT), e.g. `streamk@2/splitk`.
 // --no-trace-clear: the timed traced launches reuse their trace buffer as the last launch left it (no memset of it
 // before each launch; the kernels rewrite every header, count and event they record): separates what the memset's
 // dirty L2 lines cost from what the traced kernel costs (session 9, s9-traceflush). The correctness launch still
@@ -65,12 +66,25 @@ struct Options {
     std::string csv;
 };
 
-// "streamk@2" -> rung "streamk", forced tile "2"; any other name -> itself, "".
-std::string baseRung(const std::string& v) { return v.substr(0, v.find('@')); }
-std::string forcedTile(const std::string& v)
+// "streamk@2/splitk" -> rung "streamk", forced tile "2" (WARPSTAGE_STREAMK_TILE), split mode "splitk"
+// (WARPSTAGE_STREAMK_SPLIT); each part optional; any other name -> itself.
+std::string baseRung(const std::string& v) { return v.substr(0, v.find_first_of("@/")); }
+std::string variantPart(const std::string& v, char mark)
 {
-    const auto at = v.find('@');
-    return at == std::string::npos ? std::string() : v.substr(at + 1);
+    const auto at = v.find(mark);
+    if (at == std::string::npos) return std::string();
+    const auto end = v.find_first_of("@/", at + 1);
+    return v.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+}
+// the variant's environment: its forced parts set, the others unset (the rule's)
+void setVariantEnv(const std::string& v)
+{
+    const std::pair<char, const char*> parts[] = {{'@', "WARPSTAGE_STREAMK_TILE"}, {'/', "WARPSTAGE_STREAMK_SPLIT"}};
+    for (const auto& [mark, name] : parts) {
+        const std::string part = variantPart(v, mark);
+        if (part.empty()) unsetenv(name);
+        else setenv(name, part.c_str(), 1);
+    }
 }
 
 struct Timing {
@@ -290,8 +304,7 @@ int main(int argc, char** argv)
 
             for (const auto& variant : o.rungs) {
                 const std::string rn = baseRung(variant);
-                if (forcedTile(variant).empty()) unsetenv("WARPSTAGE_STREAMK_TILE");
-                else setenv("WARPSTAGE_STREAMK_TILE", forcedTile(variant).c_str(), 1);
+                setVariantEnv(variant);
                 Row row;
                 row.shape = ss;
                 row.rung = variant;

@@ -7,7 +7,8 @@
 //  2. a traced launch with a deliberately too-small eventsPerWarp reports the
 //     overflow (count > capacity) and writes nothing outside the buffer (guard
 //     regions before and after it stay intact) -- and still computes C right.
-// Usage: gpu_ladder_trace [--rung NAME]... [--shape MxNxK]
+// Usage: gpu_ladder_trace [--rung NAME]... [--shape MxNxK] [--dump PREFIX]  (--dump: the full-capacity buffer, raw,
+// to PREFIX<rung>.bin, for offline analysis such as scripts/streamk_trace_phases.py)
 // Exit: 0 passed, 1 failed, 77 no sm_90 device (SKIP).
 #include "ladder_testutil.h"
 
@@ -26,6 +27,7 @@ using namespace ws::ktest;
 namespace {
 
 int g_failures = 0, g_passes = 0;
+std::string g_dump;  // --dump PREFIX: the full-capacity buffer of each rung, raw, to PREFIX<rung>.bin (offline analysis)
 std::vector<std::string> g_failLines;
 void pass(const std::string& l)
 {
@@ -154,6 +156,14 @@ void runRung(const std::string& rung, const ladder::Shape& s, int sms, CublasRef
         std::uint64_t dmg = tb.guardDamage();
         (dmg == 0 ? pass : fail)(base + " full-capacity: guard bytes changed: " + std::to_string(dmg));
         auto buf = tb.download();
+        if (!g_dump.empty()) {
+            const std::string path = g_dump + rung + ".bin";
+            FILE* f = std::fopen(path.c_str(), "wb");
+            const bool ok = f && std::fwrite(buf.data(), 1, buf.size(), f) == buf.size();
+            if (f) std::fclose(f);
+            std::printf("INFO %s trace buffer %s %s (%zu bytes)\n", base.c_str(), ok ? "written to" : "NOT written to",
+                        path.c_str(), buf.size());
+        }
         TraceCheck tc = checkTrace(buf, tb.header(), sms, false);
         std::string info = " ctas=" + std::to_string(tc.ctas) + " warps=" + std::to_string(tc.warps) + " events="
             + std::to_string(tc.events) + " max_count=" + std::to_string(tc.maxCount) + "/"
@@ -217,8 +227,10 @@ int main(int argc, char** argv)
                 only.push_back(argv[++i]);
             else if (a == "--shape" && i + 1 < argc)
                 shape = parseShape(argv[++i]);
+            else if (a == "--dump" && i + 1 < argc)
+                g_dump = argv[++i];
             else {
-                std::fprintf(stderr, "gpu_ladder_trace: unknown argument '%s'\nusage: gpu_ladder_trace [--rung NAME]... [--shape MxNxK]\n",
+                std::fprintf(stderr, "gpu_ladder_trace: unknown argument '%s'\nusage: gpu_ladder_trace [--rung NAME]... [--shape MxNxK] [--dump PREFIX]\n",
                              a.c_str());
                 return 2;
             }

@@ -5,7 +5,8 @@
 // piece (its workspace slot), walked first among its stream-K units, and its finisher piece last; the
 // finisher of every split tile is the last cluster of contributors(); the hybrid rule keeps whole waves
 // data-parallel (256x4096x4096: all 16 tiles split; 4096^3: all data-parallel); the tile rule (chooseTile, session 8)
-// picks the configurations measured fastest and every configuration's walk covers its tiles. Exit: 0 passed, 1 failed.
+// picks the configurations measured fastest and every configuration's walk covers its tiles; split-K plans (session 11:
+// a lone wave in equal pieces, one per cluster) in every mode. Exit: 0 passed, 1 failed.
 #include "streamk_schedule.h"
 
 #include <cstdio>
@@ -27,16 +28,51 @@ void expect(bool ok, const std::string& what)
         ++g_pass;
 }
 
-std::string name(int tiles, int kt, int clusters)
+const char* modeName(sk::SplitMode m)
 {
-    return std::to_string(tiles) + " tiles x " + std::to_string(kt) + " k-steps on " + std::to_string(clusters)
-        + " clusters";
+    return m == sk::SplitMode::Auto ? "auto" : m == sk::SplitMode::StreamK ? "stream-K" : "split-K";
 }
 
-void checkPlan(int tiles, int kt, int clusters)
+std::string name(int tiles, int kt, int clusters, sk::SplitMode mode = sk::SplitMode::Auto)
 {
-    const sk::Plan p = sk::plan(tiles, kt, clusters);
-    const std::string n = name(tiles, kt, clusters);
+    return std::to_string(tiles) + " tiles x " + std::to_string(kt) + " k-steps on " + std::to_string(clusters)
+        + " clusters (" + modeName(mode) + ")";
+}
+
+// Split-K plans (session 11): every tile in p.split equal pieces, one per cluster, none crossing a tile; the pieces of
+// tile j are clusters [j s, (j + 1) s), which contributors() reports; every piece >= kMinIters k-steps.
+void checkSplit(const sk::Plan& p, const std::string& n)
+{
+    expect(p.split >= 2 && p.dpTiles == 0 && p.skClusters == p.tiles * p.split && p.skClusters <= p.clusters
+               && p.skIters == (long long)p.tiles * p.kt,
+           n + ": split-K covers every tile in split pieces on tiles x split clusters");
+    for (int c = 0; c < p.skClusters; ++c) {
+        sk::SkCursor cur = sk::skBegin(p, c);
+        sk::Unit u;
+        int units = 0;
+        while (sk::skNext(p, cur, u)) {
+            ++units;
+            expect(u.tile == c / p.split && u.ke - u.kb >= sk::kMinIters,
+                   n + ": split-K cluster " + std::to_string(c) + " holds a piece of tile c / split, >= kMinIters long");
+            int first, last;
+            sk::contributors(p, u.tile, first, last);
+            expect(first == u.tile * p.split && last == first + p.split - 1,
+                   n + ": split-K tile " + std::to_string(u.tile) + "'s pieces are clusters [tile x s, (tile + 1) x s)");
+        }
+        expect(units == 1, n + ": split-K cluster " + std::to_string(c) + " has exactly one piece");
+    }
+}
+
+void checkPlan(int tiles, int kt, int clusters, sk::SplitMode mode = sk::SplitMode::Auto)
+{
+    const sk::Plan p = sk::plan(tiles, kt, clusters, mode);
+    const std::string n = name(tiles, kt, clusters, mode);
+    if (mode == sk::SplitMode::StreamK) expect(p.split == 0, n + ": stream-K never splits into equal pieces");
+    if (p.split > 0) {
+        checkSplit(p, n);
+        if (mode == sk::SplitMode::Auto)
+            expect(8 * p.skClusters >= 7 * clusters, n + ": auto splits only where >= 7/8 of the clusters get a piece");
+    }
     std::vector<int> cover(std::size_t(tiles) * kt, 0);
     bool ok = true;
     for (int c = 0; c < clusters; ++c) {
@@ -78,7 +114,7 @@ void checkPlan(int tiles, int kt, int clusters)
             expect(iters >= sk::kMinIters || p.skIters < sk::kMinIters,
                    n + ": cluster " + std::to_string(c) + "'s stream-K range has >= kMinIters k-steps");
         expect(sk::unitCount(p, c) == units, n + ": unitCount matches the walk");
-        if (p.skIters >= (long long)clusters * sk::kMinIters || p.dpTiles >= clusters)
+        if (p.split == 0 && (p.skIters >= (long long)clusters * sk::kMinIters || p.dpTiles >= clusters))
             expect(units > 0, n + ": cluster " + std::to_string(c) + " is busy");
     }
     for (std::size_t i = 0; i < cover.size() && ok; ++i)
@@ -98,11 +134,12 @@ int main()
     for (int clusters : clusterCounts)
         for (int tiles : {1, 2, 3, 15, 16, 17, 63, 64, 65, 66, 67, 100, 131, 132, 133, 256, 1024, 1055})
             for (int kt : {1, 2, 3, 4, 5, 16, 17, 64, 65, 128, 224})
-                checkPlan(tiles, kt, clusters);
+                for (sk::SplitMode mode : {sk::SplitMode::Auto, sk::SplitMode::StreamK, sk::SplitMode::SplitK})
+                    checkPlan(tiles, kt, clusters, mode);
 
     // The hybrid rule on the shapes (pair tiles of 256x256, 66 clusters on the H200).
     {
-        const sk::Plan p = sk::plan(16, 64, 66);  // 256x4096x4096: 16 tiles, nothing data-parallel
+        const sk::Plan p = sk::plan(16, 64, 66, sk::SplitMode::StreamK);  // 256x4096x4096: 16 tiles, nothing data-parallel
         expect(p.dpTiles == 0 && p.skClusters == 66 && p.skIters == 1024, "256x4096x4096: all 16 tiles split over 66 clusters");
         long long lo = 1 << 30, hi = 0;
         for (int c = 0; c < 66; ++c) {
@@ -130,8 +167,20 @@ int main()
     {
         const sk::Plan p = sk::plan(64, 16, 66);  // 1000x4096x1000: 64 tiles of 16 k-steps, one 97%-full sub-wave
         expect(p.dpTiles == 64 && p.skIters == 0, "1000x4096x1000: the 97%-full lone wave stays data-parallel");
-        const sk::Plan q = sk::plan(16, 64, 66);  // 256x4096x4096: 16 tiles, a 24%-full lone wave: split
+        const sk::Plan q = sk::plan(16, 64, 66, sk::SplitMode::StreamK);  // 256x4096x4096: a 24%-full lone wave: split
         expect(q.dpTiles == 0 && q.skIters == 16LL * 64, "256x4096x4096: the 24%-full lone wave is split");
+        // session 11: auto cuts it into equal pieces instead (4 per tile: 64 of the 66 clusters, 16 k-steps each)
+        const sk::Plan r = sk::plan(16, 64, 66);
+        expect(r.split == 4 && r.skClusters == 64 && r.dpTiles == 0 && sk::rangeStart(r, 1) == 16,
+               "256x4096x4096 (auto): split-K, 4 pieces of 16 k-steps per tile on 64 clusters");
+        // ... but not where whole pieces would leave more than 1/8 of the clusters idle (50 tiles on 132: s = 2, 100)
+        const sk::Plan t = sk::plan(50, 64, 132);
+        expect(t.split == 0 && t.skClusters == 132, "50 tiles on 132 clusters (auto): stream-K (split-K would idle 32)");
+        expect(sk::plan(50, 64, 132, sk::SplitMode::SplitK).split == 2, "50 tiles on 132 clusters, split-K forced: 2 pieces");
+        // pieces never shorter than kMinIters: 16 tiles of 12 k-steps on 132 clusters -> 3 pieces, not 8
+        expect(sk::plan(16, 12, 132, sk::SplitMode::SplitK).split == 3, "16 tiles of 12 k-steps, split-K: 3 pieces of 4");
+        // data-parallel waves before the last one: never split-K (only a lone wave is)
+        expect(sk::plan(140, 64, 132, sk::SplitMode::SplitK).split == 0, "140 tiles on 132 clusters: no split-K");
     }
     {
         const sk::Plan p = sk::plan(2, 6, 66);  // 12 k-steps of work: three clusters (never a range < kMinIters)
@@ -164,10 +213,28 @@ int main()
             {1, 4096, 4096, 4, "1x4096x4096: 128x64 blocks, A's box 8 rows (session 9)"},
             {64, 4096, 4096, 4, "64x4096x4096: 128x64 blocks, A's box 64 rows (session 9)"},
             {1, 14336, 4096, 2, "1x14336x4096: 128x128 blocks, A's box 8 rows (session 9)"},
-            {256, 4096, 4096, 4, "256x4096x4096: 128x64 blocks, all data-parallel (session 9)"},
+            {256, 4096, 4096, 4, "256x4096x4096: 128x64 blocks, all data-parallel (session 9; split-K pairs 3.7 % slower)"},
             {16, 4096, 14336, 4, "16x4096x14336: 128x64 blocks, A's box 16 rows (session 9)"},
-            {128, 4096, 4096, 4, "128x4096x4096: 128x64 blocks"},
+            {128, 4096, 4096, 4, "128x4096x4096: 128x64 blocks, split-K in 2 (session 11)"},
+            {1024, 1024, 16384, 0, "1024x1024x16384: 256x256 pairs, split-K in 4 (session 11: 59.9 us, was 65.9)"},
+            {512, 4096, 14336, 0, "512x4096x14336: 256x256 pairs, split-K in 2 (session 11)"},
         };
+        // session 11: where the rule's plan is split-K (the explored shapes where split-K was measured faster)
+        {
+            struct SplitCase {
+                int m, n, k, split;
+            };
+            for (const SplitCase& c : {SplitCase{128, 4096, 4096, 2}, SplitCase{128, 4096, 14336, 4},
+                                       SplitCase{1024, 1024, 16384, 4}, SplitCase{512, 4096, 14336, 2},
+                                       SplitCase{4096, 4096, 4096, 0}, SplitCase{1000, 4096, 1000, 0},
+                                       SplitCase{256, 4096, 4096, 0}}) {
+                const sk::TileConfig& t = sk::kTiles[sk::chooseTile(c.m, c.n, c.k, 132)];
+                const sk::Plan p = sk::plan(sk::tileCountOf(t, c.m, c.n), (c.k + 63) / 64, 132 / t.cl);
+                expect(p.split == c.split, std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k)
+                                               + ": the rule's plan splits each tile in " + std::to_string(p.split)
+                                               + " (expected " + std::to_string(c.split) + ")");
+            }
+        }
         for (const Case& c : cases) {
             const int t = sk::chooseTile(c.m, c.n, c.k, 132);
             expect(t == c.tile, std::string(c.why) + " (chose " + std::to_string(t) + ", expected "

@@ -7,7 +7,8 @@
 #     (with the log's FAIL lines) / SKIP within the budget;
 #  3. a script carried alone finds lib.sh beside it (from any current folder), falls back to the checkout's
 #     scripts/device/lib.sh, and without either stops with exit 2 and a message;
-#  4. trace_overhead_table.py: per-shape overheads, geomean / max per rung and build, FAIL lines for WRONG results.
+#  4. trace_overhead_table.py: per-shape overheads, geomean / max per rung and build, FAIL lines for WRONG results;
+#  5. streamk_trace_phases.py: phase times, span and pipeline fill of a trace buffer; a cut buffer refused.
 # Usage: tst_device_lib.sh SOURCE_DIR
 set -u
 SRC=${1:?usage: tst_device_lib.sh SOURCE_DIR}
@@ -167,6 +168,43 @@ LOG
     [[ "$out" == *"FAIL a "* ]] && fail "overhead table: a FAIL line for a correct build"
     python3 "$SRC/scripts/device/trace_overhead_table.py" a >/dev/null 2>&1 && fail "overhead table: 'a' without logs accepted"
     [ $fails = $n0 ] && ok "trace_overhead_table.py"
+fi
+
+# 5. streamk_trace_phases.py (session 11: where a traced launch's time goes) on a two-CTA buffer built here: CTA 0
+# 1000-11000 ns, CTA 1 1100-13100 ns, both 2 cycles per ns; warp 4's phases (a TileBegin marker inside WaitData does
+# not cut it): CTA 0 WaitData 0.45, MmaIssue 0.5, Fixup 1.0 us; CTA 1 WaitData 1.15, MmaIssue 1.0 us.
+if command -v python3 >/dev/null; then
+    n0=$fails
+    python3 - "$T/phases.bin" <<'PY'
+import struct, sys
+ctas, warps, epw = 2, 12, 8
+b = bytearray(64 + 64 * ctas + ctas * warps * (16 + 16 * epw))
+struct.pack_into("<7I", b, 0, 0x57535452, 1, ctas, warps, epw, 4, 9216)
+struct.pack_into("<QQQQII", b, 64, 1000, 5000, 11000, 25000, 0, 3)
+struct.pack_into("<QQQQII", b, 128, 1100, 0, 13100, 24000, 1, 3)
+events = {0: [(5000, 1), (5100, 4), (5300, 0xF1), (6000, 5), (7000, 15), (9000, 0xF0)],
+          1: [(0, 1), (200, 4), (2500, 5), (4500, 0xF0)]}
+for c in range(ctas):
+    for w in range(warps):
+        off = 64 + 64 * ctas + (c * warps + w) * (16 + 16 * epw)
+        ev = events[c] if w == 4 else []
+        struct.pack_into("<IBBBB", b, off, len(ev), 2 if w >= 4 else 1, w // 4, 0, 1)
+        for i, (clock, kind) in enumerate(ev):
+            struct.pack_into("<QihBB", b, off + 16 + 16 * i, clock, 0, 0, 255, kind)
+open(sys.argv[1], "wb").write(b)
+PY
+    out=$(python3 "$SRC/scripts/streamk_trace_phases.py" "$T/phases.bin" 2>&1)
+    [[ "$out" == *"launch span 12.10 us"*"CTA starts spread 0.10 us"*"min/median/max 10.00/12.00/12.00 us"* ]] \
+        || fail "trace phases: span and spread in: $out"
+    [[ "$out" == *"consumer wg0 (warp 4): mean over 2 CTAs (the last-ending CTA 1)"*"MmaIssue 0.75 (1.00)"* ]] \
+        || fail "trace phases: MmaIssue in: $out"
+    [[ "$out" == *"WaitData 0.80 (1.15)"*"Fixup 0.50 (0.00)"*"first MmaIssue after CTA start: median 1.25 us"* ]] \
+        || fail "trace phases: WaitData / Fixup / fill in: $out"
+    head -c 200 "$T/phases.bin" >"$T/short.bin"
+    out=$(python3 "$SRC/scripts/streamk_trace_phases.py" "$T/short.bin" 2>&1)
+    rc=$?
+    [[ $rc = 1 && "$out" == *"200 bytes, but its header"*"needs 3648"* ]] || fail "trace phases: a cut buffer (rc $rc): $out"
+    [ $fails = $n0 ] && ok "streamk_trace_phases.py"
 fi
 
 if [ $fails = 0 ]; then
