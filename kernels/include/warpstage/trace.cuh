@@ -379,13 +379,13 @@ struct StagedWarp {
             for (int j = 0; j < N; ++j) {
                 const std::uint32_t w3 = std::uint32_t(std::uint16_t(e[j].aux)) | (std::uint32_t(e[j].slot) << 16)
                     | (std::uint32_t(e[j].kind) << 24);
-                // every lane stores (the same 16 bytes: the arguments are warp-uniform), also when not recording:
-                // the staging ring is the warp's own and is copied out only by a writer; no `writer` predicate to
-                // keep live through the caller's loop (a traced stream-K kernel spilled it there, session 11)
-                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(at + 16u * j),
-                             "r"(std::uint32_t(e[j].clock)), "r"(std::uint32_t(e[j].clock >> 32)),
-                             "r"(std::uint32_t(e[j].kstep)), "r"(w3)
-                             : "memory");
+                asm volatile(
+                    "{\n.reg .pred p;\n"
+                    "setp.ne.u32 p, %5, 0;\n"
+                    "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at + 16u * j),
+                    "r"(std::uint32_t(e[j].clock)), "r"(std::uint32_t(e[j].clock >> 32)), "r"(std::uint32_t(e[j].kstep)),
+                    "r"(w3), "r"(std::uint32_t(writer))
+                    : "memory");
             }
             count += N;
             return;
