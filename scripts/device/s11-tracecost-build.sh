@@ -24,8 +24,7 @@ python3 - "$SRC/kernels/include/warpstage/trace.cuh" "$T" <<'PY'
 import os, sys
 src = open(sys.argv[1]).read()
 muts = {"fill": ("        if ((count & 31u) + N < 32u) {", "        if ((count & 31u) + N <= 32u) {"),
-        "addr": ('"@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\\n}" ::"r"(at + 16u * j),',
-                 '"@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\\n}" ::"r"(at),')}
+        "addr": ('::"r"(at + 16u * j),', '::"r"(at),')}
 for k, (f, r) in muts.items():
     assert src.count(f) == 1, k
     os.makedirs(f"{sys.argv[2]}/{k}/warpstage")
@@ -39,7 +38,7 @@ strip "$D"/base/* "$D"/new/* "$D"/mut/*
 sha256sum "$D"/base/* "$D"/new/* "$D"/mut/* | sed "s|$D/||" | cut -c1-16,65-
 [ "$(sha256sum "$D/base/ladder_bench" | cut -c1-64)" != "$(sha256sum "$D/new/ladder_bench" | cut -c1-64)" ] \
     || { echo "FAIL: base and new ladder_bench are the same binary" >&2; exit 1; }
-cp "$SRC/scripts/device/s11-tracecost.sh" "$SRC/scripts/device/lib.sh" "$SRC/scripts/device/trace_overhead_table.py" "$D/"
+cp "$SRC/scripts/device/s11-tracecost.sh" "$SRC/scripts/device/s11-tracecost2.sh" "$SRC/scripts/device/lib.sh" "$SRC/scripts/device/trace_overhead_table.py" "$D/"
 (cd "$D" && tar -cJf bins.tar.xz base new mut)
 ls -la "$D/bins.tar.xz"
 echo "OK built into $D"
