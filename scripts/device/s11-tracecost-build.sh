@@ -38,7 +38,7 @@ strip "$D"/base/* "$D"/new/* "$D"/mut/*
 sha256sum "$D"/base/* "$D"/new/* "$D"/mut/* | sed "s|$D/||" | cut -c1-16,65-
 [ "$(sha256sum "$D/base/ladder_bench" | cut -c1-64)" != "$(sha256sum "$D/new/ladder_bench" | cut -c1-64)" ] \
     || { echo "FAIL: base and new ladder_bench are the same binary" >&2; exit 1; }
-cp "$SRC/scripts/device/s11-tracecost.sh" "$SRC/scripts/device/s11-tracecost2.sh" "$SRC/scripts/device/lib.sh" "$SRC/scripts/device/trace_overhead_table.py" "$D/"
+cp "$SRC/scripts/device/s11-tracecost.sh" "$SRC/scripts/device/s11-tracecost2.sh" "$SRC/scripts/device/s11-tracecost3.sh" "$SRC/scripts/device/lib.sh" "$SRC/scripts/device/trace_overhead_table.py" "$D/"
 (cd "$D" && tar -cJf bins.tar.xz base new mut)
 ls -la "$D/bins.tar.xz"
 echo "OK built into $D"
