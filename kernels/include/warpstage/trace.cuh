@@ -368,6 +368,10 @@ struct StagedWarp {
     // otherwise the N events go through eventAt() one by one (the half is flushed where it fills, as always). So a
     // hot loop can take only clock reads where its phases begin and stage them together where the warp waits anyway
     // (the GEMM ladder's consumer k-step, session 11: N = 4 events per k-step, one test instead of four).
+    // The batch's stores are lane 0's, recording or not (a lane index the compiler can recompute, where `writer` had to
+    // be kept through the caller's loop: traced stream-K kTiles[0] spilled it there); a launch that does not record
+    // stages into the warp's own ring, which only a writer copies out. So the warp must have passed its staging memory
+    // to begin() (Warp<Staged> always needs it), even when not recording.
     template <int N>
     __device__ __forceinline__ void eventsAt(const StampedEvent (&e)[N])
     {
@@ -384,7 +388,7 @@ struct StagedWarp {
                     "setp.ne.u32 p, %5, 0;\n"
                     "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at + 16u * j),
                     "r"(std::uint32_t(e[j].clock)), "r"(std::uint32_t(e[j].clock >> 32)), "r"(std::uint32_t(e[j].kstep)),
-                    "r"(w3), "r"(std::uint32_t(writer))
+                    "r"(w3), "r"(std::uint32_t((threadIdx.x & 31u) == 0u))
                     : "memory");
             }
             count += N;
