@@ -4,8 +4,8 @@
 # in local memory and reloaded in the k-loop (an LDL per k-step on the fast path, SASS); `(threadIdx.x & 31) == 0` is
 # recomputed instead (no LDL on the fast path). Storing from all lanes instead (b97ce6a) measured worse.
 # Builds: DIR/bins.tar.xz from scripts/device/s11-tracecost-build.sh (base = main; new = a Release build of commit
-# 02e9e5f, the lane-0 build, reverted on the branch until measured; mut/ unused). Not run in session 11 (no device time
-# left of the share): one warm call, ~20 s wall.
+# 02e9e5f, the lane-0 build = the branch's 10a58bb; mut/ unused). As run 2026-12-01 06:03 UTC (warm, 17.6 s wall): all
+# PASS, pingpong +5.58 -> +4.64 %, streamk +11.57 -> +10.91 % (docs/benchmarks/tracing-cost.md, session 11).
 # Steps: gpu_trace_batch (new); gpu_ladder_trace base and new at 1024^3 (pingpong, streamk) with the signature
 # comparison; ladder_bench traced vs untraced, pingpong + streamk, the ten shapes in two halves, base new | new base;
 # the table.
