@@ -364,7 +364,7 @@ struct StagedWarp {
 
     // Batched form: N events whose moments were taken earlier with now(), staged by one call -- the same events, in
     // the same order, as N eventAt() calls. When the batch stays inside the current half without filling it (the
-    // common case: N of 32 positions), the N stores share one address and one count update and no flush test runs;
+    // common case: 32 - N of 32 positions), the N stores share one address and one count update and no flush test runs;
     // otherwise the N events go through eventAt() one by one (the half is flushed where it fills, as always). So a
     // hot loop can take only clock reads where its phases begin and stage them together where the warp waits anyway
     // (the GEMM ladder's consumer k-step, session 11: N = 4 events per k-step, one test instead of four).
