@@ -261,7 +261,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
                 for (int kt = u.kb; kt < u.ke; ++kt, ++fill) {
                     const uint64_t tWait = ring.waitSlot(fill, wt);
-                    ring.issueLoad(fill, tWait, stageBytes, tid == 0, wt, [&](int slot, uint64_t* bar) {
+                    // traced: the ring's IssueLoad event is kept (issued) and staged with WaitSlot's (eventsAt)
+                    ws::trace::Stamp<Traced> issued;
+                    ring.issueLoad(fill, tWait, stageBytes, tid == 0, issued, [&](int slot, uint64_t* bar) {
                         uint8_t* st = smem + slot * kStage;
                         tmaLoad2d(st, &tmA, bar, kt * kBK, tm * BM);
                         if constexpr (CL > 1)
@@ -270,6 +272,16 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                         else
                             tmaLoad2d(st + kBytesA, &tmB, bar, kt * kBK, tn * BN);
                     });
+                    if constexpr (Traced) {  // issued.e: the IssueLoad event, after the WaitSlot event of tWait
+                        if (fill >= S) {
+                            const ws::trace::StampedEvent e[2] = {
+                                {tWait, fill, tk::WaitSlot, uint8_t(PpRing::slot(fill)), 0}, issued.e};
+                            ws::trace::eventsAtOf(wt, e);
+                        } else {
+                            const ws::trace::StampedEvent e[1] = {issued.e};
+                            ws::trace::eventsAtOf(wt, e);
+                        }
+                    }
                 }
                 if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
             }
@@ -293,13 +305,32 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
             }
             float acc[1][WN / 2];  // first k-step overwrites (accumulate = 0)
+            // Traced (session 11): where a phase begins the warp only reads the clock (a Stamp keeps the event); the
+            // k-step's events are staged together right after its wgmma issue, with one flush test (eventsAt): MmaWait
+            // and Release of fill - 1, stamped at the end of one iteration, go with WaitData and MmaIssue of the next.
+            // The same events in the same order as before; at BN = 64 (wgmmas 4x shorter than pingpong's) the
+            // per-event code made the consumer warps issue-bound (docs/kernel-notes/tracing-cost.md, session 11).
+            ws::trace::Stamp<Traced> mmaWaited, released;  // of fill - 1: staged with the next k-step (kt >= 2)
             for (int kt = 0; kt < KU; ++kt, ++fill) {
-                ring.waitData(fill, wt);
-                if constexpr (Traced) wt.event(tk::MmaIssue, fill, PpRing::slot(fill));
+                ws::trace::Stamp<Traced> waited, issued;
+                ring.waitData(fill, waited);
+                issued.event(tk::MmaIssue, fill, PpRing::slot(fill));
                 const uint32_t st = smemAddr(smem + PpRing::slot(fill) * kStage);
                 wgmmaFence();
                 mmaKStep<1, WN>(acc, st + cw * T::kWgRows * 128, st + kBytesA + cw * T::kWgCols * 128, kt > 0);
                 wgmmaCommit();
+                if constexpr (Traced) {
+                    if (kt >= 2) {  // (the carried events' kstep and kind spelled out: constants for the compiler)
+                        const uint8_t sp = PpRing::slot(fill - 2);
+                        const ws::trace::StampedEvent e[4] = {{mmaWaited.e.clock, fill - 2, tk::MmaWait, sp, 0},
+                                                              {released.e.clock, fill - 2, tk::Release, sp, 0},
+                                                              waited.e, issued.e};
+                        ws::trace::eventsAtOf(wt, e);
+                    } else {
+                        const ws::trace::StampedEvent e[2] = {waited.e, issued.e};
+                        ws::trace::eventsAtOf(wt, e);
+                    }
+                }
                 if (kSkew > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this unit
                     if (i > 0) {  // ... once it has taken the previous go (never two gos pending)
                         if constexpr (Traced) wt.event(tk::WaitOrder, fill);
@@ -308,13 +339,21 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                     namedBarArrive(kGoBar, 256);
                 }
                 if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
-                    if constexpr (Traced) wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+                    mmaWaited.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
                     wgmmaWait<1>();
-                    ring.release(fill - 1, lane0, wt);
+                    ring.release(fill - 1, lane0, released);
                 }
             }
-            // drain: the unit's last k-step
-            if constexpr (Traced) wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+            // drain: the unit's last k-step (and the events of the one before, stamped but not staged)
+            if constexpr (Traced) {
+                if (KU >= 2) {
+                    const uint8_t sp = PpRing::slot(fill - 2);
+                    const ws::trace::StampedEvent e[2] = {{mmaWaited.e.clock, fill - 2, tk::MmaWait, sp, 0},
+                                                          {released.e.clock, fill - 2, tk::Release, sp, 0}};
+                    ws::trace::eventsAtOf(wt, e);
+                }
+                wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
+            }
             wgmmaWait<0>();
             fenceAcc(acc[0]);
             ring.release(fill - 1, lane0, wt);

@@ -83,6 +83,15 @@ struct Control {
 };
 static_assert(sizeof(Control) == 16);
 
+// One event whose moment was taken earlier (now()), for eventsAt(): a batch staged by one call.
+struct StampedEvent {
+    std::uint64_t clock;
+    std::int32_t kstep;
+    std::uint8_t kind;
+    std::uint8_t slot;
+    std::int16_t aux;
+};
+
 }  // namespace ws::trace
 
 // ---------------------------------------------------------------- module symbols
@@ -217,6 +226,10 @@ struct NullWarp {
                                             std::int16_t = 0)
     {
     }
+    template <int N>
+    __device__ __forceinline__ void eventsAt(const StampedEvent (&)[N])
+    {
+    }
     __device__ __forceinline__ void end() {}
 };
 
@@ -263,6 +276,12 @@ struct DirectWarp {
                          "r"(std::uint32_t(c >> 32)), "r"(std::uint32_t(kstep)), "r"(w3)
                          : "memory");
         ++count;
+    }
+    template <int N>
+    __device__ __forceinline__ void eventsAt(const StampedEvent (&e)[N])
+    {
+#pragma unroll
+        for (int j = 0; j < N; ++j) eventAt(e[j].clock, e[j].kind, e[j].kstep, e[j].slot, e[j].aux);
     }
     __device__ __forceinline__ void end()
     {
@@ -341,6 +360,43 @@ struct StagedWarp {
             : "memory");
         ++count;
         if ((count & 31u) == 0) flush(32);
+    }
+
+    // Batched form: N events whose moments were taken earlier with now(), staged by one call -- the same events, in
+    // the same order, as N eventAt() calls. When the batch stays inside the current half without filling it (the
+    // common case: 32 - N of 32 positions), the N stores share one address and one count update and no flush test runs;
+    // otherwise the N events go through eventAt() one by one (the half is flushed where it fills, as always). So a
+    // hot loop can take only clock reads where its phases begin and stage them together where the warp waits anyway
+    // (the GEMM ladder's consumer k-step, session 11: N = 4 events per k-step, one test instead of four).
+    // The batch's stores are lane 0's, recording or not (a lane index the compiler can recompute, where `writer` had to
+    // be kept through the caller's loop: traced stream-K kTiles[0] spilled it there); a launch that does not record
+    // stages into the warp's own ring, which only a writer copies out. So the warp must have passed its staging memory
+    // to begin() (Warp<Staged> always needs it), even when not recording.
+    template <int N>
+    __device__ __forceinline__ void eventsAt(const StampedEvent (&e)[N])
+    {
+        static_assert(N >= 1 && N < 32, "a batch fits in one half of the staging ring");
+#ifndef WS_TRACE_EXPERIMENT_CLOCK_ONLY
+        if ((count & 31u) + N < 32u) {
+            const std::uint32_t at = stage + ((count & 63u) << 4);
+#pragma unroll
+            for (int j = 0; j < N; ++j) {
+                const std::uint32_t w3 = std::uint32_t(std::uint16_t(e[j].aux)) | (std::uint32_t(e[j].slot) << 16)
+                    | (std::uint32_t(e[j].kind) << 24);
+                asm volatile(
+                    "{\n.reg .pred p;\n"
+                    "setp.ne.u32 p, %5, 0;\n"
+                    "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at + 16u * j),
+                    "r"(std::uint32_t(e[j].clock)), "r"(std::uint32_t(e[j].clock >> 32)), "r"(std::uint32_t(e[j].kstep)),
+                    "r"(w3), "r"(std::uint32_t((threadIdx.x & 31u) == 0u))
+                    : "memory");
+            }
+            count += N;
+            return;
+        }
+#endif
+#pragma unroll
+        for (int j = 0; j < N; ++j) eventAt(e[j].clock, e[j].kind, e[j].kstep, e[j].slot, e[j].aux);
     }
 
     // Lane 0 copies the staged half holding events [base, base + n) to global memory.
@@ -560,6 +616,13 @@ public:
                                             std::uint8_t slot = kNoSlot, std::int16_t aux = 0)
     {
         m_e.eventAt(c, k, kstep, slot, aux);
+    }
+    // N events stamped earlier (now()), staged by one call: the same trace as N eventAt() calls, cheaper with
+    // Warp<Staged> (one address, one flush test).
+    template <int N>
+    __device__ __forceinline__ void eventsAt(const StampedEvent (&e)[N])
+    {
+        m_e.eventsAt(e);
     }
 
 private:

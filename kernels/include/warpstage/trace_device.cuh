@@ -18,6 +18,8 @@
 #define WARPSTAGE_TRACE_NO_SYMBOLS
 #define WARPSTAGE_DETAIL_LADDER_SET_NO_SYMBOLS_
 #endif
+#include <utility>
+
 #include "warpstage/trace.cuh"
 #include "warpstage/trace_relay.cuh"
 #include "warpstage/trace_lean.cuh"
@@ -50,6 +52,47 @@ struct NullLeanWarp : NullWarp {
 // WarpCopy (-DWS_PP_TRACE_LEAN_START=2): the flush copied by lanes 16-31, no async proxy (trace_lean.cuh).
 template <bool Traced, bool WarpCopy = false>
 using LeanWarpTrace = typename std::conditional<Traced && kEnabled, LeanStagedWarpT<WarpCopy>, NullLeanWarp>::type;
+
+// The ping-pong body's k-steps (rungs 6-7, session 11) take only clock reads where their phases begin and stage the
+// events together later (eventsAt: one address, one flush test). Stamp<true> is a trace that keeps its last event
+// instead of recording it: the body hands one to the ring's waitData / release / issueLoad and calls
+// `stamp.event(kind, ...)` where a phase begins (so the source still names every phase where it begins: the stall
+// pass's stage map reads those calls); `e` is the event, for eventsAt. Stamp<false>: nothing.
+template <bool Traced>
+struct Stamp : NullWarp {
+};
+template <>
+struct Stamp<true> {
+    StampedEvent e{};
+    __device__ __forceinline__ std::uint64_t now() { return e.clock = readClock64(); }
+    __device__ __forceinline__ void event(std::uint8_t kind, std::int32_t kstep = -1, std::uint8_t slot = kNoSlot,
+                                          std::int16_t aux = 0)
+    {
+        e = {readClock64(), kstep, kind, slot, aux};
+    }
+    __device__ __forceinline__ void eventAt(std::uint64_t c, std::uint8_t kind, std::int32_t kstep = -1,
+                                            std::uint8_t slot = kNoSlot, std::int16_t aux = 0)
+    {
+        e = {c, kstep, kind, slot, aux};
+    }
+};
+// w.eventsAt(e) where the engine has it (Warp<>, the staged engine's one-test batch); otherwise N eventAt() calls (the
+// experiments' engines: LeanStagedWarpT, RelayedWarp).
+template <class W, class = void>
+struct HasEventsAt : std::false_type {};
+template <class W>
+struct HasEventsAt<W, std::void_t<decltype(std::declval<W&>().eventsAt(std::declval<const StampedEvent (&)[1]>()))>>
+    : std::true_type {};
+template <class W, int N>
+__device__ __forceinline__ void eventsAtOf(W& w, const StampedEvent (&e)[N])
+{
+    if constexpr (HasEventsAt<W>::value) {
+        w.eventsAt(e);
+    } else {
+#pragma unroll
+        for (int j = 0; j < N; ++j) w.eventAt(e[j].clock, e[j].kind, e[j].kstep, e[j].slot, e[j].aux);
+    }
+}
 
 template <bool Traced>
 struct CtaTrace : NullCtaRecord {};
