@@ -41,7 +41,7 @@ std::string launch4(Problem& p)
     const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
-    std::string err = encodeMaps(p, true, kVariant[V].swz, m);
+    std::string err = encodeMaps(p, true, kVariant[V].swz, kVariant[V].bk, m);
     if (!err.empty()) return "rung 4 (user first): " + err;
     const UserFirstWalk walk = userFirstWalk(s, 1);  // lce_shape.cpp: tiles, units, flags (clusters below)
     if (walk.flags > lceFlagCount(s))
@@ -54,7 +54,7 @@ std::string launch4(Problem& p)
             return "rung 4 (user first): " + err + " (it needs all of them resident)";
     }
     const UserFirstWalk w = userFirstWalk(s, maxClusters);
-    Params q = paramsOf(p, true, w);
+    Params q = paramsOf(p, true, kVariant[V].bk, w);
     q.epoch = nextFlagEpoch();
     kern<<<unsigned(w.clusters * 2), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out,
                                                                  p.userOf, p.flags, q);
@@ -85,6 +85,8 @@ std::string runUserFirst(Problem& p)
     case 3: return body::launch4<3, 3>(p);
     case 7: return body::launch4<body::kVariant[7].stages, 7>(p);
     case 8: return body::launch4<3, 8>(p);
+    case 9: return body::launch4<body::kVariant[9].stages, 9>(p);
+    case 10: return body::launch4<body::kVariant[10].stages, 10>(p);
     default: return body::launch4<3, 0>(p);
     }
 }
