@@ -49,7 +49,7 @@ std::string launch3(Problem& p)
         }
     }
     Maps m;
-    const std::string err = encodeMaps(p, false, kVariant[V].swz, kVariant[V].bk, m);
+    const std::string err = encodeMaps(p, false, kVariant[V], m);
     if (!err.empty()) return "rung 3 (epilogue warp): " + err;
     const UserFirstWalk w = userFirstWalk(s, maxClusters);  // lce_shape.cpp: tiles and units (rung 3: no user units)
     if (w.units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
@@ -87,6 +87,7 @@ std::string runFusedEpilogueWarp(Problem& p)
     case 8: return body::launch3<3, 8>(p);
     case 9: return body::launch3<body::kVariant[9].stages, 9>(p);
     case 10: return body::launch3<body::kVariant[10].stages, 10>(p);
+    case 11: return body::launch3<body::kVariant[11].stages, 11>(p);
     default: return body::launch3<3, 0>(p);
     }
 }

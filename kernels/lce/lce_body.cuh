@@ -50,6 +50,7 @@ struct Variant {
     int swz, kb, diag;
     int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
     int bk = 64;                 // s11-lcering: K per ring stage (64 or 32; StageOf below)
+    int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
@@ -61,10 +62,12 @@ struct Variant {
 // s10-lcespeed (call 2, docs/benchmarks.md): 7 = one staging half shared by the warpgroups in turn + a 4th ring stage
 // (rung 3 0.5-0.7 % faster, rung 4 3.2-3.5 % slower: not the default); 8 = the shared half with 3 stages (its cost
 // alone: +7 % / +10 %). Both correct (gpu_lce for 7).
-// s11-lcering: 9 = stages of 32 K, 6 of them (the rung's 132 KB of ring); 10 = 7 stages of 32 K (154 KB).
+// s11-lcering: 9 = stages of 32 K, 6 of them (the rung's 132 KB of ring); 10 = 7 stages of 32 K (154 KB) -- both
+// correct and 25-30 % slower (call 1); 11 = staging halves of 112 columns (14 KB), the second piece kept as fp16 in
+// registers and added during the next tile's main loop, and the 28 KB this frees as a 4th ring stage.
 constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
                                 {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
-                                {128, 7, 0, 0, 6, 32}, {128, 7, 0, 0, 7, 32}};
+                                {128, 7, 0, 0, 6, 32}, {128, 7, 0, 0, 7, 32}, {128, 7, 0, 0, 4, 64, 2}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 // The ring's stage of variant V: E (this CTA's 128 N columns: two MN-major boxes of 64 N x BK K, 128-byte swizzle) and
 // W^T's 224 rows x BK (K-major, rows of BK fp16 in the 2 BK-byte swizzle; each CTA of the pair loads 112 rows and
@@ -79,8 +82,8 @@ struct StageOf {
     static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
 };
 template <int V>
-using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag,
-                                   kVariant[V].shared != 0>;
+using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,
+                                   kVariant[V].diag, kVariant[V].shared != 0, kVariant[V].pieces>;
 template <int S, int V = 0>
 using PlanOf = SmemPlan<StageOf<V>::kBytes, S, StagingV<V>::kBytes, StagingV<V>::kBarriers>;
 
@@ -101,6 +104,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
 {
     using Staging = StagingV<V>;
     using St = StageOf<V>;
+    // Pieces (s11-lcering): a warpgroup's 224 columns of M through its half as P pieces of kPieceM rows of the
+    // output; pieces after the first are kept as fp16 and staged at k-step kFlushAt of the next tile (or before its
+    // own epilogue if it is shorter, or after the walk).
+    constexpr int P = kVariant[V].pieces, kPieceM = kTileM / P, kFlushAt = 6;
+    static_assert(P == 1 || P == 2, "one or two pieces");
     using Plan = PlanOf<S, V>;
     static_assert((2 * S + Staging::kBarriers) * 8 <= int(Plan::kBarrierBytes), "ring + epilogue barriers fit");
     extern __shared__ uint8_t smemRaw[];
@@ -176,22 +184,28 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 int tm, nt, n0, b;
                 unitOf(u, user, tm, nt, n0, b);
                 w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
-                if (user) {  // into U[b] itself, then the half's ready flag
-                    for (int cw = 0; cw < 2; ++cw)
-                        ew.nextPublished(cw, n0 + cw * 64, tm * kTileM, b, &flags[flagIndex(p, b, tm, nt, rank, cw)],
-                                         p.epoch, w);
+                if (user) {  // into U[b] itself, then the half's ready flag (with its last piece)
+                    for (int pc = 0; pc < P; ++pc)
+                        for (int cw = 0; cw < 2; ++cw)
+                            ew.nextPublished(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
+                                             pc == P - 1 ? &flags[flagIndex(p, b, tm, nt, rank, cw)] : nullptr,
+                                             p.epoch, w);
                     w.tileEnd();
                     continue;
                 }
                 const int uo = userOf[b];
-                for (int cw = 0; cw < 2; ++cw)
-                    ew.next(cw, n0 + cw * 64, tm * kTileM, b, n0 + cw * 64, tm * kTileM, uo,
-                            [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
-                                if constexpr (UserStage)
-                                    waitOrderFlag(&flags[flagIndex(p, uo, tm, nt, rank, cw)], p.epoch, ew.issuer, n,
-                                                  uint8_t(cw), w);
-                            },
-                            w);
+                for (int pc = 0; pc < P; ++pc)
+                    for (int cw = 0; cw < 2; ++cw) {
+                        const int y = tm * kTileM + pc * kPieceM;
+                        ew.next(cw, n0 + cw * 64, y, b, n0 + cw * 64, y, uo,
+                                [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
+                                    if constexpr (UserStage)
+                                        if (pc == 0)
+                                            waitOrderFlag(&flags[flagIndex(p, uo, tm, nt, rank, cw)], p.epoch,
+                                                          ew.issuer, n, uint8_t(cw), w);
+                                },
+                                w);
+                    }
                 w.tileEnd();
             }
             ew.finish(w);
@@ -211,6 +225,17 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
         int fill = 0, done = 0;
+        uint32_t held[P > 1 ? kPieceM / 4 : 1];  // P = 2: the previous tile's second piece, fp16
+        bool pending = false, heldUser = false;
+        auto stageHeld = [&] {  // (P = 2) the held piece: U's piece is in the half (and the last store has read it)
+            if constexpr (P > 1) {
+                staging.waitOrderStaged(cw, done, w);
+                if (heldUser) staging.epilogueStageHeld(held, cw, done, tInWg, w);
+                else staging.epilogueAddHeld(held, cw, done, tInWg, w);
+                ++done;
+                pending = false;
+            }
+        };
         for (int u = cluster; u < p.units; u += clusters) {
             bool user;
             int tm, nt, n0, b;
@@ -235,16 +260,30 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
                     ring.release(fill - 1, lane0, w);
                 }
+                if constexpr (P > 1)
+                    if (pending && kt == kFlushAt) stageHeld();  // while this k-step's MMAs run
             }
             mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
+            if constexpr (P > 1)
+                if (pending) stageHeld();  // a tile shorter than kFlushAt k-steps
             staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
-            if (user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
-            else staging.epilogueAdd(acc, cw, done, tInWg, w);
+            if constexpr (P == 1) {
+                if (user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
+                else staging.epilogueAdd(acc, cw, done, tInWg, w);
+            } else {
+                if (user) staging.template epilogueStageAt<0>(acc, cw, done, tInWg, w);
+                else staging.template epilogueAddAt<0>(acc, cw, done, tInWg, w);
+                Staging::template packAt<kPieceM / 8>(acc, held);
+                pending = true;
+                heldUser = user;
+            }
             ++done;
             w.tileEnd();
         }
+        if constexpr (P > 1)
+            if (pending) stageHeld();
         w.end();
     }
     cta.end();
@@ -293,12 +332,13 @@ inline int residentPairs(const void* k, int smem, std::string& err)
 }
 
 // The tensor maps: W boxes of bk (K) x 112 rows in the 2 bk-byte swizzle, E boxes of 64 (N) x bk (K) in the 128-byte
-// one (StageOf); U / out boxes of Swz / 2 (N) x 224 (M) in the Swz-byte swizzle (StagingCols).
+// one (StageOf); U / out boxes of Swz / 2 (N) x 224 / pieces (M) in the Swz-byte swizzle (StagingCols).
 struct Maps {
     CUtensorMap wUser, eUser, wCand, eCand, u, out;
 };
-inline std::string encodeMaps(const Problem& p, bool userStage, int swz, int bk, Maps& m)
+inline std::string encodeMaps(const Problem& p, bool userStage, const Variant& v, Maps& m)
 {
+    const int swz = v.swz, bk = v.bk;
     const Shape& s = p.s;
     auto map2 = [&](CUtensorMap* t, const __half* base, int kp) {
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};
@@ -324,8 +364,9 @@ inline std::string encodeMaps(const Problem& p, bool userStage, int swz, int bk,
         m.wUser = m.wCand;
         m.eUser = m.eCand;
     }
-    if (err.empty()) err = map3(&m.u, p.u, s.n, s.m, p.users, uint32_t(swz / 2), uint32_t(kTileM), sw);
-    if (err.empty()) err = map3(&m.out, p.out, s.n, s.m, s.b, uint32_t(swz / 2), uint32_t(kTileM), sw);
+    const uint32_t rows = uint32_t(kTileM / v.pieces);
+    if (err.empty()) err = map3(&m.u, p.u, s.n, s.m, p.users, uint32_t(swz / 2), rows, sw);
+    if (err.empty()) err = map3(&m.out, p.out, s.n, s.m, s.b, uint32_t(swz / 2), rows, sw);
     return err;
 }
 

@@ -41,7 +41,7 @@ std::string launch4(Problem& p)
     const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
-    std::string err = encodeMaps(p, true, kVariant[V].swz, kVariant[V].bk, m);
+    std::string err = encodeMaps(p, true, kVariant[V], m);
     if (!err.empty()) return "rung 4 (user first): " + err;
     const UserFirstWalk walk = userFirstWalk(s, 1);  // lce_shape.cpp: tiles, units, flags (clusters below)
     if (walk.flags > lceFlagCount(s))
@@ -87,6 +87,7 @@ std::string runUserFirst(Problem& p)
     case 8: return body::launch4<3, 8>(p);
     case 9: return body::launch4<body::kVariant[9].stages, 9>(p);
     case 10: return body::launch4<body::kVariant[10].stages, 10>(p);
+    case 11: return body::launch4<body::kVariant[11].stages, 11>(p);
     default: return body::launch4<3, 0>(p);
     }
 }
