@@ -51,6 +51,7 @@ struct Variant {
     int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
     int bk = 64;                 // s11-lcering: K per ring stage (64 or 32; StageOf below)
     int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
+    int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
@@ -64,10 +65,13 @@ struct Variant {
 // alone: +7 % / +10 %). Both correct (gpu_lce for 7).
 // s11-lcering: 9 = stages of 32 K, 6 of them (the rung's 132 KB of ring); 10 = 7 stages of 32 K (154 KB) -- both
 // correct and 25-30 % slower (call 1); 11 = staging halves of 112 columns (14 KB), the second piece kept as fp16 in
-// registers and added during the next tile's main loop, and the 28 KB this frees as a 4th ring stage.
+// registers and added during the next tile's main loop, and the 28 KB this frees as a 4th ring stage (call 2: rung 3
+// 7 % faster, rung 4 1.7 % slower; rung 4's user tiles held their second piece too then: commit 0363454); 12 = 11 with
+// 56 registers for warpgroup 0 (its epilogue warp spilled at 40) and 224 for the consumers.
 constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
                                 {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
-                                {128, 7, 0, 0, 6, 32}, {128, 7, 0, 0, 7, 32}, {128, 7, 0, 0, 4, 64, 2}};
+                                {128, 7, 0, 0, 6, 32}, {128, 7, 0, 0, 7, 32}, {128, 7, 0, 0, 4, 64, 2},
+                                {128, 7, 0, 0, 4, 64, 2, 56}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 // The ring's stage of variant V: E (this CTA's 128 N columns: two MN-major boxes of 64 N x BK K, 128-byte swizzle) and
 // W^T's 224 rows x BK (K-major, rows of BK fp16 in the 2 BK-byte swizzle; each CTA of the pair loads 112 rows and
@@ -149,7 +153,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     if (wg == 0) {
         // (the launch holds 168 x 384 = 64512 registers = 40 x 128 + 232 x 256: a split asking for more makes
         // setmaxnreg.inc wait forever -- s9-lcet's call 2 hung so with 48 + 232)
-        setMaxNRegDec<40>();
+        setMaxNRegDec<kVariant[V].regs0>();
         if (warp == 0) {  // producer: E (this CTA's 128 N columns, two boxes) and half of W's 224 rows, multicast
             wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
             const bool issuer = laneId() == 0;
@@ -218,20 +222,19 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             return;
         }
     } else {
-        setMaxNRegInc<232>();
+        setMaxNRegInc<(168 * kThreads - 128 * kVariant[V].regs0) / 256>();  // 232 with 40 (above)
         const int cw = wg - 1, tInWg = tid & 127;
         // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
         wt::Warp<wt::Staged> w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
                                plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
         int fill = 0, done = 0;
-        uint32_t held[P > 1 ? kPieceM / 4 : 1];  // P = 2: the previous tile's second piece, fp16
-        bool pending = false, heldUser = false;
+        uint32_t held[P > 1 ? kPieceM / 4 : 1];  // P = 2: the previous candidate tile's second piece, fp16
+        bool pending = false;
         auto stageHeld = [&] {  // (P = 2) the held piece: U's piece is in the half (and the last store has read it)
             if constexpr (P > 1) {
                 staging.waitOrderStaged(cw, done, w);
-                if (heldUser) staging.epilogueStageHeld(held, cw, done, tInWg, w);
-                else staging.epilogueAddHeld(held, cw, done, tInWg, w);
+                staging.epilogueAddHeld(held, cw, done, tInWg, w);
                 ++done;
                 pending = false;
             }
@@ -272,12 +275,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             if constexpr (P == 1) {
                 if (user) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
                 else staging.epilogueAdd(acc, cw, done, tInWg, w);
+            } else if (user) {  // both pieces now: the half's ready flag is released with the last one
+                staging.template epilogueStageAt<0>(acc, cw, done, tInWg, w);
+                ++done;
+                staging.waitOrderStaged(cw, done, w);  // the first piece stored into U
+                staging.template epilogueStageAt<kPieceM / 8>(acc, cw, done, tInWg, w);
             } else {
-                if (user) staging.template epilogueStageAt<0>(acc, cw, done, tInWg, w);
-                else staging.template epilogueAddAt<0>(acc, cw, done, tInWg, w);
+                staging.template epilogueAddAt<0>(acc, cw, done, tInWg, w);
                 Staging::template packAt<kPieceM / 8>(acc, held);
                 pending = true;
-                heldUser = user;
             }
             ++done;
             w.tileEnd();

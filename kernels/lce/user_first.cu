@@ -88,6 +88,7 @@ std::string runUserFirst(Problem& p)
     case 9: return body::launch4<body::kVariant[9].stages, 9>(p);
     case 10: return body::launch4<body::kVariant[10].stages, 10>(p);
     case 11: return body::launch4<body::kVariant[11].stages, 11>(p);
+    case 12: return body::launch4<body::kVariant[12].stages, 12>(p);
     default: return body::launch4<3, 0>(p);
     }
 }
