@@ -53,7 +53,7 @@ std::string launch3(Problem& p)
     if (!err.empty()) return "rung 3 (epilogue warp): " + err;
     const UserFirstWalk w = userFirstWalk(s, maxClusters);  // lce_shape.cpp: tiles and units (rung 3: no user units)
     if (w.units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
-    const Params q = paramsOf(p, false, kVariant[V].bk, w);
+    const Params q = paramsOf(p, false, w);
     const long long clusters = q.units < maxClusters ? q.units : maxClusters;
     kern<<<unsigned(clusters * 2), kThreads, smem, p.stream>>>(m.wCand, m.eCand, m.u, m.out, p.userOf, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
@@ -87,8 +87,6 @@ std::string runFusedEpilogueWarp(Problem& p)
     case 8: return body::launch3<3, 8>(p);
     case 9: return body::launch3<body::kVariant[9].stages, 9>(p);
     case 10: return body::launch3<body::kVariant[10].stages, 10>(p);
-    case 11: return body::launch3<body::kVariant[11].stages, 11>(p);
-    case 12: return body::launch3<body::kVariant[12].stages, 12>(p);
     default: return body::launch3<3, 0>(p);
     }
 }

@@ -42,14 +42,15 @@ namespace ws::lce::body {
 using namespace ws::kern;
 namespace wt = ws::trace;
 
-constexpr int kTileN = kUfTileN / 2, kTileM = kUfTileM, kThreads = 384, kWarps = kThreads / 32;
+constexpr int kTileN = kUfTileN / 2, kTileM = kUfTileM, BK = 64, kThreads = 384, kWarps = kThreads / 32;
+constexpr uint32_t kBytesE = kTileN * BK * 2, kBytesWHalf = kTileM / 2 * BK * 2, kStage = kBytesE + 2 * kBytesWHalf;
+static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
 
 // Variant V -> (swizzle of U / out's boxes, read-ahead batch of the add, diagnostic bits: 1 no add, 2 no U load /
 // no store). V = 0 is the rung.
 struct Variant {
     int swz, kb, diag;
     int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
-    int bk = 64;                 // s11-lcering: K per ring stage (64 or 32; StageOf below)
     int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
     int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
 };
@@ -63,36 +64,25 @@ struct Variant {
 // s10-lcespeed (call 2, docs/benchmarks.md): 7 = one staging half shared by the warpgroups in turn + a 4th ring stage
 // (rung 3 0.5-0.7 % faster, rung 4 3.2-3.5 % slower: not the default); 8 = the shared half with 3 stages (its cost
 // alone: +7 % / +10 %). Both correct (gpu_lce for 7).
-// s11-lcering: 9 = stages of 32 K, 6 of them (the rung's 132 KB of ring); 10 = 7 stages of 32 K (154 KB) -- both
-// correct and 25-30 % slower (call 1); 11 = staging halves of 112 columns (14 KB), the second piece kept as fp16 in
-// registers and added during the next tile's main loop, and the 28 KB this frees as a 4th ring stage (call 2: rung 3
-// 7 % faster, rung 4 1.7 % slower; rung 4's user tiles held their second piece too then: commit 0363454); 12 = 11 with
-// 56 registers for warpgroup 0 (its epilogue warp spilled at 40) and 224 for the consumers.
+// s11-lcering (docs/kernel-notes/lce.md; its calls numbered these 11 and 12): 9 = staging halves of 112 columns
+// (14 KB) in two pieces, the second kept as fp16 in registers and added during the next tile's main loop, and the
+// 28 KB this frees as a 4th ring stage (call 2, commit 0363454: correct; rung 3 7 % faster, rung 4 1.7 % slower --
+// its user tiles then held their second piece too, which delays their ready flags; now they stage both at their
+// end, not measured); 10 = 9 with 56 registers for warpgroup 0 (its epilogue warp spilled at 40) and 224 for the
+// consumers (not measured). Stages of 32 K instead of 64 (6 or 7 of them, the same bytes in twice the slots) were
+// correct and 25-30 % slower (call 1, commit 343fe71) and are gone.
 constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
                                 {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
-                                {128, 7, 0, 0, 6, 32}, {128, 7, 0, 0, 7, 32}, {128, 7, 0, 0, 4, 64, 2},
-                                {128, 7, 0, 0, 4, 64, 2, 56}};
+                                {128, 7, 0, 0, 4, 2},  {128, 7, 0, 0, 4, 2, 56}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
-// The ring's stage of variant V: E (this CTA's 128 N columns: two MN-major boxes of 64 N x BK K, 128-byte swizzle) and
-// W^T's 224 rows x BK (K-major, rows of BK fp16 in the 2 BK-byte swizzle; each CTA of the pair loads 112 rows and
-// multicasts them). BK = 64: 44 KB; BK = 32: 22 KB -- the same bytes in twice as many slots, each freed after half
-// the MMAs, so more of the ring is in flight (s11-lcering).
-template <int V>
-struct StageOf {
-    static constexpr int BK = kVariant[V].bk, kSwzW = 2 * BK;
-    static_assert(BK == 64 || BK == 32, "stages of 64 or 32 K (W's rows fill a 128- or 64-byte swizzle)");
-    static constexpr uint32_t kBytesE = kTileN * BK * 2, kBytesWHalf = kTileM / 2 * BK * 2;
-    static constexpr uint32_t kBytes = kBytesE + 2 * kBytesWHalf;
-    static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
-};
 template <int V>
 using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,
                                    kVariant[V].diag, kVariant[V].shared != 0, kVariant[V].pieces>;
 template <int S, int V = 0>
-using PlanOf = SmemPlan<StageOf<V>::kBytes, S, StagingV<V>::kBytes, StagingV<V>::kBarriers>;
+using PlanOf = SmemPlan<kStage, S, StagingV<V>::kBytes>;
 
 struct Params {
-    int units, mTiles, nTiles, kSteps;  // kSteps: ceil(K_cand / BK)
+    int units, mTiles, nTiles, kSteps;  // kSteps: ceil(K_cand / 64)
     int userUnits, kStepsUser, epoch;   // rung 4's user stage: user units first, ready flags
 };
 // One ready flag per (user, M tile, N tile, CTA rank, half) (lce_shape.h: userFirstWalk's flags).
@@ -107,14 +97,13 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                      const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params& p)
 {
     using Staging = StagingV<V>;
-    using St = StageOf<V>;
     // Pieces (s11-lcering): a warpgroup's 224 columns of M through its half as P pieces of kPieceM rows of the
     // output; pieces after the first are kept as fp16 and staged at k-step kFlushAt of the next tile (or before its
     // own epilogue if it is shorter, or after the walk).
     constexpr int P = kVariant[V].pieces, kPieceM = kTileM / P, kFlushAt = 6;
     static_assert(P == 1 || P == 2, "one or two pieces");
+    static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
     using Plan = PlanOf<S, V>;
-    static_assert((2 * S + Staging::kBarriers) * 8 <= int(Plan::kBarrierBytes), "ring + epilogue barriers fit");
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
     Ring<S, 2> ring{plan.full(), plan.empty()};
@@ -122,7 +111,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     ring.peer = rank ^ 1u;
     const Staging staging(plan.epiStaging(), plan.empty() + S);
     wt::Cta cta;
-    cta.pipeline(S, St::kBytes);
+    cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
     const int cluster = int(blockIdx.x) / 2, clusters = int(gridDim.x) / 2;
     if (tid == 0) {
@@ -168,12 +157,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
                 for (int kt = 0; kt < KT; ++kt, ++fill) {
                     const uint64_t t = ring.waitSlot(fill, w);
-                    ring.issueLoad(fill, t, St::kBytes, issuer, w, [&](int s, uint64_t* bar) {
+                    ring.issueLoad(fill, t, kStage, issuer, w, [&](int s, uint64_t* bar) {
                         uint8_t* st = plan.stage(s);
 #pragma unroll
-                        for (int q = 0; q < 2; ++q)
-                            tmaLoad3d(st + q * (St::kBytesE / 2), tmA, bar, n0 + q * 64, kt * St::BK, b);
-                        tmaLoad2dMulticast(st + St::kBytesE + rank * St::kBytesWHalf, tmB, bar, kt * St::BK,
+                        for (int q = 0; q < 2; ++q) tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, kt * BK, b);
+                        tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
                                            tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3));
                     });
                 }
@@ -253,11 +241,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 w.event(wt::kind::MmaIssue, fill, uint8_t(s));
                 wgmmaFence();
 #pragma unroll
-                for (int kk = 0; kk < St::BK / 16; ++kk)
-                    wgmma_m64n224k16_f16tn(acc,
-                                           wgmmaDescSw128Mn(st + cw * (St::kBytesE / 2) + kk * 2048, St::kBytesE / 2),
-                                           wgmmaDescKMajor<St::kSwzW>(st + St::kBytesE + kk * 32),
-                                           (kt == 0 && kk == 0) ? 0 : 1);
+                for (int kk = 0; kk < 4; ++kk)
+                    wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
+                                           wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
                 wgmmaCommit();
                 if (kt > 0) {
                     mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
@@ -337,21 +323,20 @@ inline int residentPairs(const void* k, int smem, std::string& err)
     return n;
 }
 
-// The tensor maps: W boxes of bk (K) x 112 rows in the 2 bk-byte swizzle, E boxes of 64 (N) x bk (K) in the 128-byte
-// one (StageOf); U / out boxes of Swz / 2 (N) x 224 / pieces (M) in the Swz-byte swizzle (StagingCols).
+// The tensor maps: W boxes of 64 (K) x 112 rows, E boxes of 64 (N) x 64 (K), both 128-byte swizzle; U / out boxes
+// of Swz / 2 (N) x 224 / pieces (M) in the Swz-byte swizzle (StagingCols).
 struct Maps {
     CUtensorMap wUser, eUser, wCand, eCand, u, out;
 };
 inline std::string encodeMaps(const Problem& p, bool userStage, const Variant& v, Maps& m)
 {
-    const int swz = v.swz, bk = v.bk;
+    const int swz = v.swz;
     const Shape& s = p.s;
     auto map2 = [&](CUtensorMap* t, const __half* base, int kp) {
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};
         const uint64_t strides[1] = {uint64_t(kp) * 2};
-        const uint32_t box[2] = {uint32_t(bk), uint32_t(kTileM / 2)};
-        return encodeTmaF16(t, base, 2, dims, strides, box,
-                            bk == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B);
+        const uint32_t box[2] = {uint32_t(BK), uint32_t(kTileM / 2)};
+        return encodeTmaF16(t, base, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
     };
     auto map3 = [&](CUtensorMap* t, const void* base, int inner, int mid, int outer, uint32_t b0, uint32_t b1,
                     CUtensorMapSwizzle sw) {
@@ -362,10 +347,10 @@ inline std::string encodeMaps(const Problem& p, bool userStage, const Variant& v
     };
     const CUtensorMapSwizzle sw = swz == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
     std::string err = map2(&m.wCand, p.wCandP, p.kCandP);
-    if (err.empty()) err = map3(&m.eCand, p.eCand, s.n, s.kCand, s.b, 64, uint32_t(bk), CU_TENSOR_MAP_SWIZZLE_128B);
+    if (err.empty()) err = map3(&m.eCand, p.eCand, s.n, s.kCand, s.b, 64, uint32_t(BK), CU_TENSOR_MAP_SWIZZLE_128B);
     if (err.empty() && userStage) err = map2(&m.wUser, p.wUserP, p.kUserP);
     if (err.empty() && userStage)
-        err = map3(&m.eUser, p.eUser, s.n, s.kUser, p.users, 64, uint32_t(bk), CU_TENSOR_MAP_SWIZZLE_128B);
+        err = map3(&m.eUser, p.eUser, s.n, s.kUser, p.users, 64, uint32_t(BK), CU_TENSOR_MAP_SWIZZLE_128B);
     if (!userStage) {
         m.wUser = m.wCand;
         m.eUser = m.eCand;
@@ -376,14 +361,14 @@ inline std::string encodeMaps(const Problem& p, bool userStage, const Variant& v
     return err;
 }
 
-// The launch parameters of the walk (lce_shape.h: userFirstWalk) for `pairs` resident CTA pairs; bk: K per stage.
-inline Params paramsOf(const Problem& p, bool userStage, int bk, const UserFirstWalk& w)
+// The launch parameters of the walk (lce_shape.h: userFirstWalk) for `pairs` resident CTA pairs.
+inline Params paramsOf(const Problem& p, bool userStage, const UserFirstWalk& w)
 {
     Params q{};
     q.mTiles = w.mTiles;
     q.nTiles = w.nTiles;
-    q.kSteps = (p.s.kCand + bk - 1) / bk;
-    q.kStepsUser = (p.s.kUser + bk - 1) / bk;
+    q.kSteps = (p.s.kCand + BK - 1) / BK;
+    q.kStepsUser = (p.s.kUser + BK - 1) / BK;
     q.userUnits = userStage ? int(w.userUnits) : 0;
     q.units = int(userStage ? w.units : w.units - w.userUnits);
     return q;

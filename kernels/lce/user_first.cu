@@ -54,7 +54,7 @@ std::string launch4(Problem& p)
             return "rung 4 (user first): " + err + " (it needs all of them resident)";
     }
     const UserFirstWalk w = userFirstWalk(s, maxClusters);
-    Params q = paramsOf(p, true, kVariant[V].bk, w);
+    Params q = paramsOf(p, true, w);
     q.epoch = nextFlagEpoch();
     kern<<<unsigned(w.clusters * 2), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out,
                                                                  p.userOf, p.flags, q);
@@ -87,8 +87,6 @@ std::string runUserFirst(Problem& p)
     case 8: return body::launch4<3, 8>(p);
     case 9: return body::launch4<body::kVariant[9].stages, 9>(p);
     case 10: return body::launch4<body::kVariant[10].stages, 10>(p);
-    case 11: return body::launch4<body::kVariant[11].stages, 11>(p);
-    case 12: return body::launch4<body::kVariant[12].stages, 12>(p);
     default: return body::launch4<3, 0>(p);
     }
 }

@@ -28,26 +28,6 @@ __device__ __forceinline__ uint64_t wgmmaDescSw128Mn(uint32_t addr, uint32_t mnB
     return d;
 }
 
-// Descriptor of a K-major tile written by TMA with the Swz-byte swizzle: Swz = 128 is hopper.cuh's wgmmaDescSw128
-// (rows of 64 fp16); Swz = 64: rows of 32 fp16 (64 B), 8-row groups 512 B apart (stride byte offset), leading byte
-// offset unused, the tile base 512-byte aligned (lce rungs 3-4's W boxes of 32 K, s11-lcering). Either way advancing
-// K by 16 elements adds 32 bytes to the start address.
-template <int Swz>
-__device__ __forceinline__ uint64_t wgmmaDescKMajor(uint32_t addr)
-{
-    static_assert(Swz == 128 || Swz == 64, "128- or 64-byte swizzle");
-    if constexpr (Swz == 128) {
-        return wgmmaDescSw128(addr);
-    } else {
-        uint64_t d = 0;
-        d |= uint64_t((addr & 0x3FFFF) >> 4);
-        d |= uint64_t(1) << 16;         // leading byte offset (ignored for this layout)
-        d |= uint64_t(512 >> 4) << 32;  // stride byte offset: 8 rows x 64 B
-        d |= uint64_t(2) << 62;         // 64-byte swizzle
-        return d;
-    }
-}
-
 template <int N>
 __device__ __forceinline__ void wgmmaTileF16Nt(float (&d)[N / 2], uint64_t descA, uint64_t descB, int scaleD)
 {

@@ -1,7 +1,6 @@
 // Shared piece (kernels/src/common): the shared-memory plan of a TMA + wgmma kernel, the one place
 // that knows the carve: ring stages (1024-byte aligned: 128-byte swizzle atoms), the epilogue
-// staging area, the barrier area (full[S], empty[S], then ExtraBarriers of the epilogue staging: 128 bytes, or 256
-// when they need more -- lce rungs 3-4's 7 stages since s11-lcering), then one trace staging ring per warp.
+// staging area, the barrier area (full[S], empty[S]), then one trace staging ring per warp.
 // Used by the linear-compression family (kernels/lce) and the GEMM ladder's rungs 2-5 (rungs 6-7 carve in
 // pingpong_body.cuh, where the epilogue staging sits between the ring and the barriers the same way).
 #pragma once
@@ -14,14 +13,14 @@
 
 namespace ws::kern {
 
-template <uint32_t StageBytes, int S, uint32_t EpiBytes = 0, int ExtraBarriers = 0>
+template <uint32_t StageBytes, int S, uint32_t EpiBytes = 0>
 struct SmemPlan {
     static_assert(StageBytes % 1024 == 0, "stages must keep the 1024-byte alignment of swizzled tiles");
-    static_assert((2 * S + ExtraBarriers) * 8 <= 256, "the barrier area holds at most 32 barriers");
+    static_assert(2 * S * 8 <= 128, "the barrier area holds at most 8 stages");
     static constexpr uint32_t kStageBytes = StageBytes;
     static constexpr int kStages = S;
     static constexpr uint32_t kRingBytes = StageBytes * S;
-    static constexpr uint32_t kBarrierBytes = (2 * S + ExtraBarriers) * 8 <= 128 ? 128 : 256;
+    static constexpr uint32_t kBarrierBytes = 128;
     // Dynamic shared memory to ask for: + 1024 for the alignment of the base.
     static constexpr uint32_t bytes(bool traced, int warps)
     {
