@@ -87,7 +87,7 @@ std::string runUserFirst(Problem& p)
     case 8: return body::launch4<3, 8>(p);
     case 9: return body::launch4<body::kVariant[9].stages, 9>(p);
     case 10: return body::launch4<body::kVariant[10].stages, 10>(p);
-    default: return body::launch4<3, 0>(p);
+    default: return body::launch4<body::kVariant[0].stages, 0>(p);
     }
 }
 

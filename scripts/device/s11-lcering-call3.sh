@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# s11-lcering, device call 3 (NOT RUN in session 11: its device share was spent; ~45 s): rung 4 with the staging
-# pieces after call 2 showed rung 3 7 % faster and rung 4 1.7 % slower. Variant 9 (call 2's 11, renumbered when the
-# stages of 32 K were removed) now stages BOTH pieces of a user tile at its end (its ready flag is no longer held back
-# to the next tile's k-step 6; rung 3's instance is PTX-identical to call 2's); variant 10 = 9 with 56 registers for
-# warpgroup 0 (its epilogue warp spilled at 40) and 224 for the consumers.
+# s11-lcering, device call 3 (NOT RUN in session 11: its device share was spent; ~45 s, ~110 s with part 4): rung 4
+# with the staging pieces after call 2 showed rung 3 7 % faster and rung 4 1.7 % slower. Variant 9 (call 2's 11,
+# renumbered when the stages of 32 K were removed) now stages BOTH pieces of a user tile at its end (its ready flag
+# is no longer held back to the next tile's k-step 6; rung 3's instance is PTX-identical to call 2's); variant 10 =
+# 9 with 56 registers for warpgroup 0 (its epilogue warp spilled at 40) and 224 for the consumers.
 #   1. `lce --check` rung 4 (9, 10) and rung 3 (10) at the benchmark point and three odd shapes;
 #   2. each against the rung in one process (LCE_TVAR_B=V lce --interleave R,R), two rounds for rung 4;
-#   3. gpu_lce --quick with the better one while the budget lasts.
-# Carry build-lcering (bins.tar.xz = stripped lce + gpu_lce of build/kchecks, this script, lib.sh);
-# run: cd build-lcering && tar xJf bins.tar.xz && timeout 50 bash s11-lcering-call3.sh
-# Success: "CHECK V=9 r4 ok", "CHECK V=10 r4 ok r3 ok", INTERLEAVED lines, "gpu_lce --quick ... PASSED", "== end".
+#   3. gpu_lce --quick with the last good one (10 if it is good);
+#   4. GOAL=1 (default) and rung 4 of the best variant faster than the rung in round 1: the issue's measurement with
+#      it (rungs 0-2, rungs 3-4 as built and with it, 3 vs 4 interleaved, tracing cost, PyTorch with the compile
+#      capped at 45 s, the 24-point sweep checked) while BUDGET lasts.
+# Carry build-lcering (bins.tar.xz = stripped lce + gpu_lce of build/kchecks, this script, lib.sh,
+# torch_reference.py); run: cd build-lcering && tar xJf bins.tar.xz && timeout 125 bash s11-lcering-call3.sh
+# Success: "CHECK V=9 r4 ... ok", "CHECK V=10 r4/r3 ... ok", INTERLEAVED lines, "gpu_lce --quick ... PASSED",
+# then (part 4) TIME / TRACECOST / TORCH lines and "sweep V=... lce: OK", "== end".
 WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
 [ -f "$WS_LIB" ] || WS_LIB=scripts/device/lib.sh
 # shellcheck source=lib.sh
 . "$WS_LIB" 2>/dev/null || { echo "$0: lib.sh is neither beside this script nor in scripts/device/" >&2; exit 2; }
 set -u
-ws_begin s11-lcering3 "${BUDGET:-45}"
+ws_begin s11-lcering3 "${BUDGET:-118}"
 ws_cuda_env
 P=./lce
 printf '#!/bin/sh\nexec timeout 20 %s "$@"\n' "$P" > lce-t
@@ -39,16 +43,42 @@ chk() {  # chk V R: --check of rung R with variant V at four shapes
 chk 9 4 && GOOD="$GOOD 9"
 chk 10 4 && chk 10 3 && GOOD="$GOOD 10"
 note "good:$GOOD"
+declare -A R4
 inter() {  # inter TAG V R: variant V against rung R in one process
-    note "$1 V=$2 rung $3: $(LCE_TVAR_B=$2 timeout 8 $P --interleave $3,$3 --warmup 3 --iters 25 2>/dev/null |
-        grep -E '^INTERLEAVED rung|FAIL' | tr '\n' ' ')"
+    local out
+    out=$(LCE_TVAR_B=$2 timeout 8 $P --interleave $3,$3 --warmup 3 --iters 25 2>/dev/null | grep -E '^INTERLEAVED rung|FAIL' | tr '\n' ' ')
+    note "$1 V=$2 rung $3: $out"
+    [ "$1$3" = R14 ] && R4[$2]=$(echo "$out" | sed -nE 's/.* = ([0-9.]+) .*/\1/p')
 }
 for V in $GOOD; do inter R1 "$V" 4; done
 case " $GOOD " in *" 10 "*) inter R1 10 3;; esac
-for V in $GOOD; do [ "$(left)" -ge 12 ] && inter R2 "$V" 4; done
+for V in $GOOD; do [ "$(left)" -ge 80 ] && inter R2 "$V" 4; done
 B=${GOOD##* }
-if [ -n "$B" ] && [ "$(left)" -ge 12 ]; then
-    LCE_TVAR=$B timeout $(($(left) - 2)) ./gpu_lce ./lce-t --quick > "$OUT/gpu_lce.txt" 2>&1
+if [ -n "$B" ] && [ "$(left)" -ge 75 ]; then
+    LCE_TVAR=$B timeout 20 ./gpu_lce ./lce-t --quick > "$OUT/gpu_lce.txt" 2>&1
     note "gpu_lce --quick V=$B rc=$? | $(grep -E "PASSED|FAILED" "$OUT/gpu_lce.txt" | tail -1)"
+fi
+BEST=""; BR=1
+for V in $GOOD; do
+    r=${R4[$V]:-}
+    [ -n "$r" ] && awk -v a="$r" -v b="$BR" 'BEGIN { exit !(a < b) }' && { BEST=$V; BR=$r; }
+done
+note "best for rung 4: ${BEST:-none} (B/A ${BR})"
+if [ "${GOAL:-1}" = 1 ] && [ -n "$BEST" ]; then
+    note "== the goal with variant $BEST"
+    for r in 0 1 2; do [ "$(left)" -ge 62 ] && note "$(timeout 8 $P --time --rung $r --warmup 5 --iters 30 2>/dev/null | grep TIME)"; done
+    for v in 0 $BEST; do for r in 3 4; do
+        [ "$(left)" -ge 58 ] && note "V=$v $(LCE_TVAR=$v timeout 8 $P --time --rung $r --warmup 10 --iters 50 2>/dev/null | grep TIME)"
+    done; done
+    [ "$(left)" -ge 56 ] && note "V=$BEST 3 vs 4: $(LCE_TVAR=$BEST timeout 8 $P --interleave 3,4 --warmup 5 --iters 30 2>/dev/null | grep -E 'INTERLEAVED|FAIL' | tr '\n' ' ')"
+    for r in 3 4; do
+        [ "$(left)" -ge 54 ] && note "V=$BEST $(LCE_TVAR=$BEST timeout 8 $P --trace-cost --rung $r --warmup 5 --iters 20 2>/dev/null | grep -E 'TRACECOST|FAIL')"
+    done
+    [ "$(left)" -ge 50 ] && timeout 48 python3 torch_reference.py --compile-padded-only --compile-cap 45 --iters 20 > "$OUT/torch.txt" 2>&1
+    grep -E "^TORCH|^torch" "$OUT/torch.txt" 2>/dev/null | tee -a "$S"
+    if [ "$(left)" -ge 8 ]; then
+        LCE_TVAR=$BEST timeout $(($(left) - 2)) $P --sweep --check --time --warmup 2 --iters 5 > "$OUT/sweep.txt" 2>&1
+        note "sweep V=$BEST rc=$? | $(grep -E 'lce:' "$OUT/sweep.txt" | tail -1)"
+    fi
 fi
 echo "== end ($(left) s left)" | tee -a "$S"
