@@ -67,10 +67,11 @@ struct Variant {
 // s11-lcering (docs/kernel-notes/lce.md; its calls numbered these 11 and 12): 9 = staging halves of 112 columns
 // (14 KB) in two pieces, the second kept as fp16 in registers and added during the next tile's main loop, and the
 // 28 KB this frees as a 4th ring stage (call 2, commit 0363454: correct; rung 3 7 % faster, rung 4 1.7 % slower --
-// its user tiles then held their second piece too, which delays their ready flags; now they stage both at their
-// end, not measured); 10 = 9 with 56 registers for warpgroup 0 (its epilogue warp spilled at 40) and 224 for the
-// consumers (not measured). Stages of 32 K instead of 64 (6 or 7 of them, the same bytes in twice the slots) were
-// correct and 25-30 % slower (call 1, commit 343fe71) and are gone.
+// its user tiles then held their second piece too; now they stage both at their end: call 3, rung 4 2.1 % faster);
+// 10 = 9 with 56 registers for warpgroup 0 (its epilogue warp spilled at 40) and 224 for the consumers (calls 3-4:
+// rung 3 6.9 %, rung 4 3.5 % faster; rung 4 / rung 3 with it 1.037, so not the default yet: rung 4 must stay the
+// fastest rung). Stages of 32 K instead of 64 (6 or 7 of them, the same bytes in twice the slots) were correct and
+// 25-30 % slower (call 1, commit 343fe71) and are gone.
 constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
                                 {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
                                 {128, 7, 0, 0, 4, 2},  {128, 7, 0, 0, 4, 2, 56}};
