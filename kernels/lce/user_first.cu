@@ -56,7 +56,7 @@ std::string launch4(Problem& p)
     const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
-    std::string err = encodeMaps(p, true, kVariant[V].swz, m);
+    std::string err = encodeMaps(p, true, kVariant[V], m);
     if (!err.empty()) return "rung 4 (user first): " + err;
     constexpr bool bcast = kVariant[V].walk == 1;  // the broadcast walk (lce_shape.h)
     if (bcast && s.shuffled)
@@ -116,9 +116,12 @@ std::string runUserFirst(Problem& p)
     case 3: return body::launch4<3, 3>(p);
     case 7: return body::launch4<body::kVariant[7].stages, 7>(p);
     case 8: return body::launch4<3, 8>(p);
-    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<3, 0>(p);
-    case 10: return bcast ? body::launch4<body::kVariant[10].stages, 10>(p) : body::launch4<3, 0>(p);
-    default: return body::launch4<3, 0>(p);
+    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<body::kVariant[0].stages, 0>(p);
+    case 10:
+        return bcast ? body::launch4<body::kVariant[10].stages, 10>(p) : body::launch4<body::kVariant[0].stages, 0>(p);
+    case 11: return body::launch4<body::kVariant[11].stages, 11>(p);
+    case 12: return body::launch4<body::kVariant[12].stages, 12>(p);
+    default: return body::launch4<body::kVariant[0].stages, 0>(p);
     }
 }
 
