@@ -91,7 +91,6 @@ std::string runCandidateKernel(Problem& p)
     case 7: return body::launch3<body::kVariant[7].stages, 7>(p);
     case 8: return body::launch3<3, 8>(p);
     case 11: return body::launch3<body::kVariant[11].stages, 11>(p);
-    case 12: return body::launch3<body::kVariant[12].stages, 12>(p);
     default: return body::launch3<body::kVariant[0].stages, 0>(p);
     }
 }

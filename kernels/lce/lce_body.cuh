@@ -35,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "../src/common/epilogue_warp.cuh"
 #include "../src/common/mma.cuh"
@@ -60,6 +61,7 @@ struct Variant {
     int walk = 0;                // rung 4 (s11-lceuser): 0 the user-first walk with ready flags, 1 the broadcast walk
     int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
     int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
+    int seen = 0;                // s11-lce4: rung 4's epilogue warp skips the acquire of a flag it acquired last time
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
@@ -85,10 +87,14 @@ struct Variant {
 // rung 3 6.9 %, rung 4 3.5 % faster; rung 4 / rung 3 with it 1.037, so not the default yet: rung 4 must stay the
 // fastest rung). Stages of 32 K instead of 64 (6 or 7 of them, the same bytes in twice the slots) were correct and
 // 25-30 % slower (call 1, commit 343fe71) and are gone.
-constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
-                                {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
-                                {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1},
-                                {128, 7, 0, 0, 4, 0, 2}, {128, 7, 0, 0, 4, 0, 2, 56}};
+// s11-lce4: the rung (V = 0) is s11-lcering's 12 (its 11, 40 registers for warpgroup 0, is gone: commit 1efd7e8);
+// 11 = the rung before (whole halves, 3 stages: session 10's and s11-lceuser's V = 0, kept to measure against); 12 =
+// the rung with rung 4's epilogue warp acquiring a ready flag only when it differs from the last it acquired for the
+// half (consecutive candidate tiles of one user). Variants 1-8 are diagnostics of the whole-halves staging.
+constexpr Variant kVariant[] = {{128, 7, 0, 0, 4, 0, 2, 56}, {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
+                                {128, 7, 2},                 {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
+                                {128, 7, 0, 0, 3, 1},        {128, 7, 0, 1, 4, 1},
+                                {128, 7, 0},                 {128, 7, 0, 0, 4, 0, 2, 56, 1}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
 using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,
@@ -204,6 +210,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<kTileM, Staging> ew{staging, &tmOut, &tmU, laneId() == 0};
+            int seen[2] = {-1, -1};  // (kVariant[V].seen) the flag last acquired for each half
             for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
                 int tm, nt, n0, b;
@@ -235,9 +242,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                         ew.next(cw, n0 + cw * 64, y, b, n0 + cw * 64, y, uo,
                                 [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
                                     if constexpr (UserStage)
-                                        if (pc == 0)
-                                            waitOrderFlag(&flags[flagIndex(p, uo, tm, nt, rank, cw)], p.epoch,
-                                                          ew.issuer, n, uint8_t(cw), w);
+                                        if (pc == 0) {
+                                            const int fi = flagIndex(p, uo, tm, nt, rank, cw);
+                                            if (kVariant[V].seen == 0 || seen[cw] != fi)
+                                                waitOrderFlag(&flags[fi], p.epoch, ew.issuer, n, uint8_t(cw), w);
+                                            if constexpr (kVariant[V].seen != 0) seen[cw] = fi;
+                                        }
                                 },
                                 w);
                     }
@@ -271,6 +281,66 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 pending = false;
             }
         };
+        // One tile (sub-tile j of a unit): su (a user tile) is a compile-time constant of each instance, so that the
+        // k-step loop of rung 4 carries no user / KT select (s11-lce4: with the held piece ptxas spilled the unit
+        // counter and the peer's rank and re-read them every k-step; the walk's user tiles all come first).
+        auto tile = [&](auto suC, int z, int tm, int n0) {
+            constexpr bool su = decltype(suC)::value;
+            w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
+            const int KT = su ? p.kStepsUser : p.kSteps;
+            float acc[kTileM / 2];
+            for (int kt = 0; kt < KT; ++kt, ++fill) {
+                const int s = Ring<S, 2>::slot(fill);
+                ring.waitData(fill, w);
+                const uint32_t st = smemAddr(plan.stage(s));
+                w.event(wt::kind::MmaIssue, fill, uint8_t(s));
+                wgmmaFence();
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk)
+                    wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
+                                           wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
+                wgmmaCommit();
+                if (kt > 0) {
+                    mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+                    ring.release(fill - 1, lane0, w);
+                }
+                if constexpr (P > 1)
+                    if (pending && kt == kFlushAt) stageHeld();  // while this k-step's MMAs run
+            }
+            mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+            fenceAcc(acc);
+            ring.release(fill - 1, lane0, w);
+            if constexpr (P > 1)
+                if (pending) stageHeld();  // a tile shorter than kFlushAt k-steps
+            if constexpr (kBcast) {
+                if constexpr (su) {  // U's tile stays here, rounded to fp16 as the user-first walk stores it
+#pragma unroll
+                    for (int i = 0; i < kTileM / 4; ++i) uf[i] = packHalf2(acc[2 * i], acc[2 * i + 1]);
+                    w.tileEnd();
+                    return;
+                } else {
+                    staging.waitOrderStaged(cw, done, w);  // the half is free (the last store has read it)
+                    staging.epilogueAddPacked(acc, uf, cw, done, tInWg, w);
+                }
+            } else {
+                staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
+                if constexpr (P == 1) {
+                    if constexpr (su) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc)
+                    else staging.epilogueAdd(acc, cw, done, tInWg, w);
+                } else if constexpr (su) {  // both pieces now: the half's ready flag is released with the last one
+                    staging.template epilogueStageAt<0>(acc, cw, done, tInWg, w);
+                    ++done;
+                    staging.waitOrderStaged(cw, done, w);  // the first piece stored into U
+                    staging.template epilogueStageAt<kPieceM / 8>(acc, cw, done, tInWg, w);
+                } else {
+                    staging.template epilogueAddAt<0>(acc, cw, done, tInWg, w);
+                    Staging::template packAt<kPieceM / 8>(acc, held);
+                    pending = true;
+                }
+            }
+            ++done;
+            w.tileEnd();
+        };
         for (int u = cluster; u < p.units; u += clusters) {
             bool user;
             int tm, nt, n0, b;
@@ -280,59 +350,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 bool su;
                 int z;
                 subOf(user, b, j, su, z);
-                w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
-                const int KT = su ? p.kStepsUser : p.kSteps;
-                float acc[kTileM / 2];
-                for (int kt = 0; kt < KT; ++kt, ++fill) {
-                    const int s = Ring<S, 2>::slot(fill);
-                    ring.waitData(fill, w);
-                    const uint32_t st = smemAddr(plan.stage(s));
-                    w.event(wt::kind::MmaIssue, fill, uint8_t(s));
-                    wgmmaFence();
-#pragma unroll
-                    for (int kk = 0; kk < 4; ++kk)
-                        wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
-                                               wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
-                    wgmmaCommit();
-                    if (kt > 0) {
-                        mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
-                        ring.release(fill - 1, lane0, w);
-                    }
-                    if constexpr (P > 1)
-                        if (pending && kt == kFlushAt) stageHeld();  // while this k-step's MMAs run
-                }
-                mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
-                fenceAcc(acc);
-                ring.release(fill - 1, lane0, w);
-                if constexpr (P > 1)
-                    if (pending) stageHeld();  // a tile shorter than kFlushAt k-steps
-                if constexpr (kBcast) {
-                    if (su) {  // U's tile stays here, rounded to fp16 as the user-first walk stores it
-#pragma unroll
-                        for (int i = 0; i < kTileM / 4; ++i) uf[i] = packHalf2(acc[2 * i], acc[2 * i + 1]);
-                        w.tileEnd();
-                        continue;
-                    }
-                    staging.waitOrderStaged(cw, done, w);  // the half is free (the last store has read it)
-                    staging.epilogueAddPacked(acc, uf, cw, done, tInWg, w);
-                } else {
-                    staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
-                    if constexpr (P == 1) {
-                        if (su) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
-                        else staging.epilogueAdd(acc, cw, done, tInWg, w);
-                    } else if (su) {  // both pieces now: the half's ready flag is released with the last one
-                        staging.template epilogueStageAt<0>(acc, cw, done, tInWg, w);
-                        ++done;
-                        staging.waitOrderStaged(cw, done, w);  // the first piece stored into U
-                        staging.template epilogueStageAt<kPieceM / 8>(acc, cw, done, tInWg, w);
-                    } else {
-                        staging.template epilogueAddAt<0>(acc, cw, done, tInWg, w);
-                        Staging::template packAt<kPieceM / 8>(acc, held);
-                        pending = true;
-                    }
-                }
-                ++done;
-                w.tileEnd();
+                if (su) tile(std::true_type{}, z, tm, n0);
+                else tile(std::false_type{}, z, tm, n0);
             }
         }
         if constexpr (P > 1)

@@ -108,7 +108,12 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
-    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : 0;
+    static const int uf = [] {  // LCE_R4UF=V (s11-lce4): the user-first walk's variant where the shape takes it
+        const char* e = std::getenv("LCE_R4UF");
+        const int x = e ? std::atoi(e) : 0;
+        return x == 11 || x == 12 ? x : 0;
+    }();
+    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : uf;
     const bool bcast = !p.s.shuffled && !userStageOnly();
     switch (v) {
     case 1: return body::launch4<3, 1>(p);
