@@ -90,7 +90,8 @@ std::string runCandidateKernel(Problem& p)
     case 6: return body::launch3<3, 6>(p);
     case 7: return body::launch3<body::kVariant[7].stages, 7>(p);
     case 8: return body::launch3<3, 8>(p);
-    case 11: return body::launch3<body::kVariant[11].stages, 11>(p);
+    case 11:
+    case 12: return body::launch3<body::kVariant[11].stages, 11>(p);  // (12 differs in rung 4's epilogue warp only)
     default: return body::launch3<body::kVariant[0].stages, 0>(p);
     }
 }

@@ -79,22 +79,19 @@ struct Variant {
 // the 4th stage adds; 10 = the broadcast walk with one staging half shared by the warpgroups (the walk loads no U into
 // it) and the 28 KB freed as a 4th ring stage: 6 % faster than 9, 8.5-9 % than the user-first walk -- the walk rung 4
 // takes where rung4Broadcast(shape) says so (user_first.cu: kBroadcastVariant). Rung 3 has no variants 9-10.
-// s11-lcering (docs/kernel-notes/lce.md; its calls numbered these 11 and 12, its branch 9 and 10): 11 = staging halves of 112 columns
-// (14 KB) in two pieces, the second kept as fp16 in registers and added during the next tile's main loop, and the
-// 28 KB this frees as a 4th ring stage (call 2, commit 0363454: correct; rung 3 7 % faster, rung 4 1.7 % slower --
-// its user tiles then held their second piece too; now they stage both at their end: call 3, rung 4 2.1 % faster);
-// 12 = 11 with 56 registers for warpgroup 0 (its epilogue warp spilled at 40) and 224 for the consumers (calls 3-4:
-// rung 3 6.9 %, rung 4 3.5 % faster; rung 4 / rung 3 with it 1.037, so not the default yet: rung 4 must stay the
-// fastest rung). Stages of 32 K instead of 64 (6 or 7 of them, the same bytes in twice the slots) were correct and
-// 25-30 % slower (call 1, commit 343fe71) and are gone.
-// s11-lce4: the rung (V = 0) is s11-lcering's 12 (its 11, 40 registers for warpgroup 0, is gone: commit 1efd7e8);
-// 11 = the rung before (whole halves, 3 stages: session 10's and s11-lceuser's V = 0, kept to measure against); 12 =
-// the rung with rung 4's epilogue warp acquiring a ready flag only when it differs from the last it acquired for the
-// half (consecutive candidate tiles of one user). Variants 1-8 are diagnostics of the whole-halves staging.
-constexpr Variant kVariant[] = {{128, 7, 0, 0, 4, 0, 2, 56}, {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
-                                {128, 7, 2},                 {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
-                                {128, 7, 0, 0, 3, 1},        {128, 7, 0, 1, 4, 1},
-                                {128, 7, 0},                 {128, 7, 0, 0, 4, 0, 2, 56, 1}};
+// s11-lcering (docs/kernel-notes/lce.md) and s11-lce4 (docs/benchmarks/lce.md): 11 = staging halves of 112 columns
+// (14 KB) in two pieces, the second kept as fp16 in 28 registers and added at k-step 6 of the next tile (user tiles
+// stage both at their end), the 28 KB this frees as a 4th ring stage, 56 registers for warpgroup 0 and 224 for the
+// consumers (s11-lcering's call-3 "12"; with 40 / 232, commit 1efd7e8, warpgroup 0 spilled: gone). s11-lce4 call 1:
+// rung 3 9.1 % and rung 4 6.3 % faster than V = 0, but with it in both rungs rung 4 / rung 3 = 1.016-1.023 and rung 4
+// the fastest at 3 of 24 sweep points, so not the default (issue 11: the top rung the fastest; the lead decides --
+// in rung 4 alone, `LCE_R4UF=11`, rung 4 is 10-12 % ahead of rung 3 at every point). 12 = 11 with rung 4's epilogue
+// warp acquiring a ready flag only when it differs from the last one it acquired for the half (0.998 against 11:
+// noise). Commit 807aae9 measured 11 as V = 0. Stages of 32 K (s11-lcering call 1, commit 343fe71): 25-30 % slower.
+constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, {64, 7, 0},       {128, 7, 1},
+                                {128, 7, 2},          {128, 7, 3}, {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
+                                {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1},
+                                {128, 7, 0, 0, 4, 0, 2, 56}, {128, 7, 0, 0, 4, 0, 2, 56, 1}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
 using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,

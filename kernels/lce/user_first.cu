@@ -108,7 +108,7 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=V (s11-lce4): the user-first walk's variant where the shape takes it
+    static const int uf = [] {  // LCE_R4UF=11 / 12 (s11-lce4): the user-first walk's variant (the broadcast walk stays)
         const char* e = std::getenv("LCE_R4UF");
         const int x = e ? std::atoi(e) : 0;
         return x == 11 || x == 12 ? x : 0;
