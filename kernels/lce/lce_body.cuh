@@ -87,7 +87,7 @@ struct Variant {
 // the fastest at 3 of 24 sweep points, so not the default (issue 11: the top rung the fastest; the lead decides --
 // in rung 4 alone, `LCE_R4UF=11`, rung 4 is 10-12 % ahead of rung 3 at every point). 12 = 11 with rung 4's epilogue
 // warp acquiring a ready flag only when it differs from the last one it acquired for the half (0.998 against 11:
-// noise). Commit 807aae9 measured 11 as V = 0. Stages of 32 K (s11-lcering call 1, commit 343fe71): 25-30 % slower.
+// noise). Commit f66fb1d measured 11 as V = 0. Stages of 32 K (s11-lcering call 1, commit 343fe71): 25-30 % slower.
 constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, {64, 7, 0},       {128, 7, 1},
                                 {128, 7, 2},          {128, 7, 3}, {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
                                 {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1},
