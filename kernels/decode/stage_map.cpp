@@ -47,8 +47,9 @@ constexpr std::array<std::pair<std::string_view, IntervalKind>, 2> kPieceFunctio
 }};
 
 // The epilogue warp's protocol (kernels/src/common/epilogue_warp.cuh): each method records the phase of its name, so a
-// call of one (`staging.waitOrderStaged(`, `st.storeHalf(`, `waitOrderFlag(`) opens that stage as an event call would.
-constexpr std::array<std::pair<std::string_view, IntervalKind>, 9> kEpilogueMethods = {{
+// call of one (`staging.waitOrderStaged(`, `st.storeHalf(`, `waitOrderFlag(`, with template arguments too:
+// `staging.template epilogueStageAt<0>(`) opens that stage as an event call would.
+constexpr std::array<std::pair<std::string_view, IntervalKind>, 13> kEpilogueMethods = {{
     {"waitDataHalf", IntervalKind::WaitData},
     {"storeHalf", IntervalKind::Store},
     {"storeHalfPublish", IntervalKind::Store},
@@ -58,6 +59,10 @@ constexpr std::array<std::pair<std::string_view, IntervalKind>, 9> kEpilogueMeth
     {"waitOrderFlag", IntervalKind::WaitOrder},
     {"epilogueAdd", IntervalKind::Epilogue},
     {"epilogueStage", IntervalKind::Epilogue},
+    {"epilogueAddAt", IntervalKind::Epilogue},  // the staging in pieces (s11-lcering)
+    {"epilogueStageAt", IntervalKind::Epilogue},
+    {"epilogueAddHeld", IntervalKind::Epilogue},
+    {"epilogueStageHeld", IntervalKind::Epilogue},
 }};
 
 bool isIdentChar(char c)
@@ -165,7 +170,7 @@ StageMap StageMap::fromSource(std::string path, std::string_view text)
                 for (std::size_t at = l.find(method); at != std::string_view::npos; at = l.find(method, at + 1)) {
                     if (at > 0 && (isIdentChar(l[at - 1]) || l[at - 1] == ':')) continue;
                     const std::size_t e = at + method.size();
-                    if (e < l.size() && l[e] == '(') starts.emplace_back(line, kind);
+                    if (e < l.size() && (l[e] == '(' || l[e] == '<')) starts.emplace_back(line, kind);
                 }
         // ... and so do the MMA step's free functions: `mmaIssueBf16<1, BN>(...)`, `mmaWait<1>(...)` (a call, not
         // the definition: no __device__ on the line; not a member: no '.' or "::" before it).

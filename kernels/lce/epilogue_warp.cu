@@ -49,7 +49,7 @@ std::string launch3(Problem& p)
         }
     }
     Maps m;
-    const std::string err = encodeMaps(p, false, kVariant[V].swz, m);
+    const std::string err = encodeMaps(p, false, kVariant[V], m);
     if (!err.empty()) return "rung 3 (epilogue warp): " + err;
     const UserFirstWalk w = userFirstWalk(s, maxClusters);  // lce_shape.cpp: tiles and units (rung 3: no user units)
     if (w.units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
@@ -90,7 +90,9 @@ std::string runCandidateKernel(Problem& p)
     case 6: return body::launch3<3, 6>(p);
     case 7: return body::launch3<body::kVariant[7].stages, 7>(p);
     case 8: return body::launch3<3, 8>(p);
-    default: return body::launch3<3, 0>(p);
+    case 11:
+    case 12: return body::launch3<body::kVariant[11].stages, 11>(p);  // (12 differs in rung 4's epilogue warp only)
+    default: return body::launch3<body::kVariant[0].stages, 0>(p);
     }
 }
 

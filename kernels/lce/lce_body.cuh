@@ -35,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "../src/common/epilogue_warp.cuh"
 #include "../src/common/mma.cuh"
@@ -58,6 +59,9 @@ struct Variant {
     int swz, kb, diag;
     int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
     int walk = 0;                // rung 4 (s11-lceuser): 0 the user-first walk with ready flags, 1 the broadcast walk
+    int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
+    int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
+    int seen = 0;                // s11-lce4: rung 4's epilogue warp skips the acquire of a flag it acquired last time
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
@@ -75,13 +79,23 @@ struct Variant {
 // the 4th stage adds; 10 = the broadcast walk with one staging half shared by the warpgroups (the walk loads no U into
 // it) and the 28 KB freed as a 4th ring stage: 6 % faster than 9, 8.5-9 % than the user-first walk -- the walk rung 4
 // takes where rung4Broadcast(shape) says so (user_first.cu: kBroadcastVariant). Rung 3 has no variants 9-10.
-constexpr Variant kVariant[] = {{128, 7, 0},         {64, 2, 0},   {128, 2, 0},  {64, 7, 0}, {128, 7, 1},
-                                {128, 7, 2},         {128, 7, 3},  {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
-                                {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1}};
+// s11-lcering (docs/kernel-notes/lce.md) and s11-lce4 (docs/benchmarks/lce.md): 11 = staging halves of 112 columns
+// (14 KB) in two pieces, the second kept as fp16 in 28 registers and added at k-step 6 of the next tile (user tiles
+// stage both at their end), the 28 KB this frees as a 4th ring stage, 56 registers for warpgroup 0 and 224 for the
+// consumers (s11-lcering's call-3 "12"; with 40 / 232, commit 1efd7e8, warpgroup 0 spilled: gone). s11-lce4 call 1:
+// rung 3 9.1 % and rung 4 6.3 % faster than V = 0, but with it in both rungs rung 4 / rung 3 = 1.016-1.023 and rung 4
+// the fastest at 3 of 24 sweep points, so not the default (issue 11: the top rung the fastest; the lead decides --
+// in rung 4 alone, `LCE_R4UF=11`, rung 4 is 10-12 % ahead of rung 3 at every point). 12 = 11 with rung 4's epilogue
+// warp acquiring a ready flag only when it differs from the last one it acquired for the half (0.998 against 11:
+// noise). Commit f66fb1d measured 11 as V = 0. Stages of 32 K (s11-lcering call 1, commit 343fe71): 25-30 % slower.
+constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, {64, 7, 0},       {128, 7, 1},
+                                {128, 7, 2},          {128, 7, 3}, {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
+                                {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1},
+                                {128, 7, 0, 0, 4, 0, 2, 56}, {128, 7, 0, 0, 4, 0, 2, 56, 1}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
-using StagingV = EpilogueStagingOf<StagingCols<kTileM, kVariant[V].swz>, kVariant[V].kb, kVariant[V].diag,
-                                   kVariant[V].shared != 0>;
+using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,
+                                   kVariant[V].diag, kVariant[V].shared != 0, kVariant[V].pieces>;
 template <int S, int V = 0>
 using PlanOf = SmemPlan<kStage, S, StagingV<V>::kBytes>;
 
@@ -102,8 +116,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                      const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params& p)
 {
     using Staging = StagingV<V>;
+    // Pieces (s11-lcering): a warpgroup's 224 columns of M through its half as P pieces of kPieceM rows of the
+    // output; pieces after the first are kept as fp16 and staged at k-step kFlushAt of the next tile (or before its
+    // own epilogue if it is shorter, or after the walk).
+    constexpr int P = kVariant[V].pieces, kPieceM = kTileM / P, kFlushAt = 6;
+    static_assert(P == 1 || P == 2, "one or two pieces");
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
     constexpr bool kBcast = UserStage && kVariant[V].walk == 1;  // the broadcast walk (the host sets userUnits = units)
+    static_assert(!kBcast || P == 1, "the broadcast walk stages whole halves");
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -151,7 +171,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     if (wg == 0) {
         // (the launch holds 168 x 384 = 64512 registers = 40 x 128 + 232 x 256: a split asking for more makes
         // setmaxnreg.inc wait forever -- s9-lcet's call 2 hung so with 48 + 232)
-        setMaxNRegDec<40>();
+        setMaxNRegDec<kVariant[V].regs0>();
         if (warp == 0) {  // producer: E (this CTA's 128 N columns, two boxes) and half of W's 224 rows, multicast
             wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
             const bool issuer = laneId() == 0;
@@ -187,6 +207,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<kTileM, Staging> ew{staging, &tmOut, &tmU, laneId() == 0};
+            int seen[2] = {-1, -1};  // (kVariant[V].seen) the flag last acquired for each half
             for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
                 int tm, nt, n0, b;
@@ -202,22 +223,31 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     continue;
                 }
                 w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
-                if (user) {  // into U[b] itself, then the half's ready flag
-                    for (int cw = 0; cw < 2; ++cw)
-                        ew.nextPublished(cw, n0 + cw * 64, tm * kTileM, b, &flags[flagIndex(p, b, tm, nt, rank, cw)],
-                                         p.epoch, w);
+                if (user) {  // into U[b] itself, then the half's ready flag (with its last piece)
+                    for (int pc = 0; pc < P; ++pc)
+                        for (int cw = 0; cw < 2; ++cw)
+                            ew.nextPublished(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
+                                             pc == P - 1 ? &flags[flagIndex(p, b, tm, nt, rank, cw)] : nullptr,
+                                             p.epoch, w);
                     w.tileEnd();
                     continue;
                 }
                 const int uo = userOf[b];
-                for (int cw = 0; cw < 2; ++cw)
-                    ew.next(cw, n0 + cw * 64, tm * kTileM, b, n0 + cw * 64, tm * kTileM, uo,
-                            [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
-                                if constexpr (UserStage)
-                                    waitOrderFlag(&flags[flagIndex(p, uo, tm, nt, rank, cw)], p.epoch, ew.issuer, n,
-                                                  uint8_t(cw), w);
-                            },
-                            w);
+                for (int pc = 0; pc < P; ++pc)
+                    for (int cw = 0; cw < 2; ++cw) {
+                        const int y = tm * kTileM + pc * kPieceM;
+                        ew.next(cw, n0 + cw * 64, y, b, n0 + cw * 64, y, uo,
+                                [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
+                                    if constexpr (UserStage)
+                                        if (pc == 0) {
+                                            const int fi = flagIndex(p, uo, tm, nt, rank, cw);
+                                            if (kVariant[V].seen == 0 || seen[cw] != fi)
+                                                waitOrderFlag(&flags[fi], p.epoch, ew.issuer, n, uint8_t(cw), w);
+                                            if constexpr (kVariant[V].seen != 0) seen[cw] = fi;
+                                        }
+                                },
+                                w);
+                    }
                 w.tileEnd();
             }
             ew.finish(w);
@@ -230,14 +260,84 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             return;
         }
     } else {
-        setMaxNRegInc<232>();
+        setMaxNRegInc<(168 * kThreads - 128 * kVariant[V].regs0) / 256>();  // 232 with 40 (above)
         const int cw = wg - 1, tInWg = tid & 127;
         // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
         wt::Warp<wt::Staged> w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
                                plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
         int fill = 0, done = 0;
-        uint32_t uf[kBcast ? kTileM / 4 : 1];  // the broadcast walk: the unit's user tile, fp16 pairs of acc
+        uint32_t uf[kBcast ? kTileM / 4 : 1];    // the broadcast walk: the unit's user tile, fp16 pairs of acc
+        uint32_t held[P > 1 ? kPieceM / 4 : 1];  // P = 2: the previous candidate tile's second piece, fp16
+        bool pending = false;
+        auto stageHeld = [&] {  // (P = 2) the held piece: U's piece is in the half (and the last store has read it)
+            if constexpr (P > 1) {
+                staging.waitOrderStaged(cw, done, w);
+                staging.epilogueAddHeld(held, cw, done, tInWg, w);
+                ++done;
+                pending = false;
+            }
+        };
+        // One tile (sub-tile j of a unit): su (a user tile) is a compile-time constant of each instance, so that the
+        // k-step loop of rung 4 carries no user / KT select (s11-lce4: with the held piece ptxas spilled the unit
+        // counter and the peer's rank and re-read them every k-step; the walk's user tiles all come first).
+        auto tile = [&](auto suC, int z, int tm, int n0) {
+            constexpr bool su = decltype(suC)::value;
+            w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
+            const int KT = su ? p.kStepsUser : p.kSteps;
+            float acc[kTileM / 2];
+            for (int kt = 0; kt < KT; ++kt, ++fill) {
+                const int s = Ring<S, 2>::slot(fill);
+                ring.waitData(fill, w);
+                const uint32_t st = smemAddr(plan.stage(s));
+                w.event(wt::kind::MmaIssue, fill, uint8_t(s));
+                wgmmaFence();
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk)
+                    wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
+                                           wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
+                wgmmaCommit();
+                if (kt > 0) {
+                    mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+                    ring.release(fill - 1, lane0, w);
+                }
+                if constexpr (P > 1)
+                    if (pending && kt == kFlushAt) stageHeld();  // while this k-step's MMAs run
+            }
+            mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+            fenceAcc(acc);
+            ring.release(fill - 1, lane0, w);
+            if constexpr (P > 1)
+                if (pending) stageHeld();  // a tile shorter than kFlushAt k-steps
+            if constexpr (kBcast) {
+                if constexpr (su) {  // U's tile stays here, rounded to fp16 as the user-first walk stores it
+#pragma unroll
+                    for (int i = 0; i < kTileM / 4; ++i) uf[i] = packHalf2(acc[2 * i], acc[2 * i + 1]);
+                    w.tileEnd();
+                    return;
+                } else {
+                    staging.waitOrderStaged(cw, done, w);  // the half is free (the last store has read it)
+                    staging.epilogueAddPacked(acc, uf, cw, done, tInWg, w);
+                }
+            } else {
+                staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
+                if constexpr (P == 1) {
+                    if constexpr (su) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc)
+                    else staging.epilogueAdd(acc, cw, done, tInWg, w);
+                } else if constexpr (su) {  // both pieces now: the half's ready flag is released with the last one
+                    staging.template epilogueStageAt<0>(acc, cw, done, tInWg, w);
+                    ++done;
+                    staging.waitOrderStaged(cw, done, w);  // the first piece stored into U
+                    staging.template epilogueStageAt<kPieceM / 8>(acc, cw, done, tInWg, w);
+                } else {
+                    staging.template epilogueAddAt<0>(acc, cw, done, tInWg, w);
+                    Staging::template packAt<kPieceM / 8>(acc, held);
+                    pending = true;
+                }
+            }
+            ++done;
+            w.tileEnd();
+        };
         for (int u = cluster; u < p.units; u += clusters) {
             bool user;
             int tm, nt, n0, b;
@@ -247,46 +347,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 bool su;
                 int z;
                 subOf(user, b, j, su, z);
-                w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
-                const int KT = su ? p.kStepsUser : p.kSteps;
-                float acc[kTileM / 2];
-                for (int kt = 0; kt < KT; ++kt, ++fill) {
-                    const int s = Ring<S, 2>::slot(fill);
-                    ring.waitData(fill, w);
-                    const uint32_t st = smemAddr(plan.stage(s));
-                    w.event(wt::kind::MmaIssue, fill, uint8_t(s));
-                    wgmmaFence();
-#pragma unroll
-                    for (int kk = 0; kk < 4; ++kk)
-                        wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
-                                               wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
-                    wgmmaCommit();
-                    if (kt > 0) {
-                        mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
-                        ring.release(fill - 1, lane0, w);
-                    }
-                }
-                mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
-                fenceAcc(acc);
-                ring.release(fill - 1, lane0, w);
-                if constexpr (kBcast) {
-                    if (su) {  // U's tile stays here, rounded to fp16 as the user-first walk stores it
-#pragma unroll
-                        for (int i = 0; i < kTileM / 4; ++i) uf[i] = packHalf2(acc[2 * i], acc[2 * i + 1]);
-                        w.tileEnd();
-                        continue;
-                    }
-                    staging.waitOrderStaged(cw, done, w);  // the half is free (the last store has read it)
-                    staging.epilogueAddPacked(acc, uf, cw, done, tInWg, w);
-                } else {
-                    staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
-                    if (su) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc) for U
-                    else staging.epilogueAdd(acc, cw, done, tInWg, w);
-                }
-                ++done;
-                w.tileEnd();
+                if (su) tile(std::true_type{}, z, tm, n0);
+                else tile(std::false_type{}, z, tm, n0);
             }
         }
+        if constexpr (P > 1)
+            if (pending) stageHeld();
         w.end();
     }
     cta.end();
@@ -341,12 +407,13 @@ inline int residentPairs(const void* k, int smem, std::string& err)
 }
 
 // The tensor maps: W boxes of 64 (K) x 112 rows, E boxes of 64 (N) x 64 (K), both 128-byte swizzle; U / out boxes
-// of Swz / 2 (N) x 224 (M) in the Swz-byte swizzle (StagingCols).
+// of Swz / 2 (N) x 224 / pieces (M) in the Swz-byte swizzle (StagingCols).
 struct Maps {
     CUtensorMap wUser, eUser, wCand, eCand, u, out;
 };
-inline std::string encodeMaps(const Problem& p, bool userStage, int swz, Maps& m)
+inline std::string encodeMaps(const Problem& p, bool userStage, const Variant& v, Maps& m)
 {
+    const int swz = v.swz;
     const Shape& s = p.s;
     auto map2 = [&](CUtensorMap* t, const __half* base, int kp) {
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};
@@ -371,8 +438,9 @@ inline std::string encodeMaps(const Problem& p, bool userStage, int swz, Maps& m
         m.wUser = m.wCand;
         m.eUser = m.eCand;
     }
-    if (err.empty()) err = map3(&m.u, p.u, s.n, s.m, p.users, uint32_t(swz / 2), uint32_t(kTileM), sw);
-    if (err.empty()) err = map3(&m.out, p.out, s.n, s.m, s.b, uint32_t(swz / 2), uint32_t(kTileM), sw);
+    const uint32_t rows = uint32_t(kTileM / v.pieces);
+    if (err.empty()) err = map3(&m.u, p.u, s.n, s.m, p.users, uint32_t(swz / 2), rows, sw);
+    if (err.empty()) err = map3(&m.out, p.out, s.n, s.m, s.b, uint32_t(swz / 2), rows, sw);
     return err;
 }
 

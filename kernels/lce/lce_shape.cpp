@@ -121,6 +121,8 @@ const char* usage()
            "  --interleave A,B: rungs A and B (0..4, different) launched alternately, --warmup then --iters\n"
            "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs). With\n"
            "  LCE_TVAR_B=V, rung B runs rungs 3-4's kernel variant V, and A,A is allowed (V against the rung).\n"
+           "  LCE_R4UF=11: rung 4's user-first walk (not its broadcast walk) runs variant 11, the staging\n"
+           "  pieces (12: + a ready flag acquired again only when it changes); the other rungs are untouched.\n"
            "  --user-stage: the stages timed apart, interleaved: cuBLAS's user GEMM (rung 3's first launch),\n"
            "  rung 4's kernel on its user-first walk's user units alone, rung 3's kernel alone; medians.\n"
            "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"

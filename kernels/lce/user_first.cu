@@ -56,7 +56,7 @@ std::string launch4(Problem& p)
     const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
-    std::string err = encodeMaps(p, true, kVariant[V].swz, m);
+    std::string err = encodeMaps(p, true, kVariant[V], m);
     if (!err.empty()) return "rung 4 (user first): " + err;
     constexpr bool bcast = kVariant[V].walk == 1;  // the broadcast walk (lce_shape.h)
     if (bcast && s.shuffled)
@@ -108,7 +108,12 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
-    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : 0;
+    static const int uf = [] {  // LCE_R4UF=11 / 12 (s11-lce4): the user-first walk's variant (the broadcast walk stays)
+        const char* e = std::getenv("LCE_R4UF");
+        const int x = e ? std::atoi(e) : 0;
+        return x == 11 || x == 12 ? x : 0;
+    }();
+    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : uf;
     const bool bcast = !p.s.shuffled && !userStageOnly();
     switch (v) {
     case 1: return body::launch4<3, 1>(p);
@@ -116,9 +121,12 @@ std::string runUserFirst(Problem& p)
     case 3: return body::launch4<3, 3>(p);
     case 7: return body::launch4<body::kVariant[7].stages, 7>(p);
     case 8: return body::launch4<3, 8>(p);
-    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<3, 0>(p);
-    case 10: return bcast ? body::launch4<body::kVariant[10].stages, 10>(p) : body::launch4<3, 0>(p);
-    default: return body::launch4<3, 0>(p);
+    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<body::kVariant[0].stages, 0>(p);
+    case 10:
+        return bcast ? body::launch4<body::kVariant[10].stages, 10>(p) : body::launch4<body::kVariant[0].stages, 0>(p);
+    case 11: return body::launch4<body::kVariant[11].stages, 11>(p);
+    case 12: return body::launch4<body::kVariant[12].stages, 12>(p);
+    default: return body::launch4<body::kVariant[0].stages, 0>(p);
     }
 }
 

@@ -114,6 +114,9 @@ private slots:
         const int acquire = lineOf(epi, "asm volatile(\"ld.acquire");
         const int flagLoop = lineOf(epi, "while (acquireFlag(");
         const int ldm = lineOf(epi, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans");
+        // the staging in pieces (s11-lcering's variants): a call with template arguments opens its stage too (a user
+        // tile's second piece, staged right after its WaitOrder line)
+        const int addAt = lineOf(body, "epilogueStageAt<kPieceM / 8>(");
         const int clock = lineOf(trace, "asm volatile(\"mov.u64 %0, %%clock64;\"");
         const int mma = lineOf(body, "wgmmaFence();");
         // ws::trace's Warp::event, below trace.cuh's one stage-opening line (loadIssue's IssueLoad): by line it
@@ -121,7 +124,7 @@ private slots:
         const int warpEvent = lineOf(trace, "m_e.event(k, kstep, slot, aux);");
         QVERIFY(warpEvent > lineOf(trace, "m_e.event(kind::IssueLoad"));
         QVERIFY(slotWait > 0 && dataWait > 0 && tryWait > 0 && staged > 0 && stagedWait > 0 && acquire > 0 && flagLoop > 0
-                && ldm > 0 && clock > 0 && mma > 0 && warpEvent > 0);
+                && ldm > 0 && clock > 0 && mma > 0 && warpEvent > 0 && addAt > staged);
         const std::string f = kRoot + "kernels/";
         k.stalls = {
             sample(fn, 100, f + "src/common/ring.cuh", slotWait),        // producer: waitSlot's wait (no event above it)
@@ -139,6 +142,7 @@ private slots:
             sample(fn, 808, f + "src/common/epilogue_warp.cuh", flagLoop),  // ... and its spin loop
             sample(fn, 900, f + "lce/missing_helper.cuh", 12),           // a file without stored text
             sample(fn, 440, f + "include/warpstage/trace.cuh", warpEvent),  // trace code in the MMA step
+            sample(fn, 620, f + "lce/lce_body.cuh", addAt),              // the line after a WaitOrder line: its own stage
         };
         run.kernels.push_back(k);
         const auto out = decode::assignProgramStages(run);
@@ -165,10 +169,11 @@ private slots:
         QVERIFY(is(12, "consumer", "wait_order"));
         QVERIFY(is(13, "consumer", "wait_order"));  // no text: the stage of the code around it (the context)
         QVERIFY(is(14, "consumer", "mma_issue"));
-        QCOMPARE(out.samples, std::int64_t(15));
-        QCOMPARE(out.mapped, std::int64_t(15));
+        QVERIFY(is(15, "consumer", "epilogue"));
+        QCOMPARE(out.samples, std::int64_t(16));
+        QCOMPARE(out.mapped, std::int64_t(16));
         QCOMPARE(out.missing, std::vector<std::string>{f + "lce/missing_helper.cuh"});
-        QVERIFY2(out.note.find("100.0% of 15 stall samples mapped") != std::string::npos, out.note.c_str());
+        QVERIFY2(out.note.find("100.0% of 16 stall samples mapped") != std::string::npos, out.note.c_str());
         QVERIFY2(out.note.find("no source for " + f + "lce/missing_helper.cuh") != std::string::npos, out.note.c_str());
         QVERIFY(out.untraced.empty());
     }

@@ -83,6 +83,11 @@ __device__ __forceinline__ uint32_t addHalf2(uint32_t u, float a, float b)
     const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&u));
     return packHalf2(a + f.x, b + f.y);
 }
+__device__ __forceinline__ uint32_t addHalf2Half2(uint32_t u, uint32_t v)
+{
+    const __half2 h = __hadd2(*reinterpret_cast<const __half2*>(&u), *reinterpret_cast<const __half2*>(&v));
+    return *reinterpret_cast<const uint32_t*>(&h);
+}
 // The staging half's address that lane `lane` of a consumer warp gives ldmatrix/stmatrix .x4 for the column groups
 // j, j + 1 of its accumulator (matrix m = lane / 8: rows 8 (m % 2) .. + 7 of the warp's 16, column group j + m / 2).
 __device__ __forceinline__ uint32_t stagingMatrixAddr(uint32_t half, int tInWg, int j)
@@ -156,10 +161,16 @@ struct StagingCols {
 // Shared (s10-lcespeed; false = every version before it): ONE half's bytes for both warpgroups, used in turn (U of
 // warpgroup 0, its output, U of warpgroup 1, its output, ...: EpilogueWarp keeps one pending tile), so that the
 // staging needs kHalfBytes instead of twice that (e.g. for one more ring stage).
-template <class L, int KB = 4, int Diag = 0, bool Shared = false>
+// Pieces (s11-lcering; 1 = every version before it): a warpgroup's accumulator of Pieces x L::kCols columns goes
+// through its half in Pieces turns (L is the layout of ONE piece, e.g. StagingCols<112> for a 224-column
+// accumulator): the consumers add / stage piece 0 from the accumulator (epilogueAddAt / epilogueStageAt), keep the
+// others as fp16 in registers (packAt) and add / stage them later (epilogueAddHeld / epilogueStageHeld), each a tile
+// of its own on the barriers; the epilogue warp stores each piece into the rows it came from.
+template <class L, int KB = 4, int Diag = 0, bool Shared = false, int Pieces = 1>
 struct EpilogueStagingOf {
     using Layout = L;
     static constexpr bool kShared = Shared;
+    static constexpr int kPieces = Pieces;
     static constexpr int kBoxes = L::kBoxes;
     static constexpr uint32_t kHalfBytes = kBoxes * L::kBoxBytes;  // one warpgroup's 64 x kCols
     static constexpr uint32_t kBytes = (Shared ? 1 : 2) * kHalfBytes;
@@ -248,6 +259,13 @@ struct EpilogueStagingOf {
     __device__ __forceinline__ void epilogueAdd(const float (&acc)[L::kCols / 2], int cw, int n, int tInWg,
                                                 Tr& tr) const
     {
+        epilogueAddAt<0>(acc, cw, n, tInWg, tr);
+    }
+    // The same for the kCols columns from column group J0 of a wider accumulator (Pieces: piece J0 / (kCols / 8)).
+    template <int J0, int NA, class Tr>
+    __device__ __forceinline__ void epilogueAddAt(const float (&acc)[NA], int cw, int n, int tInWg, Tr& tr) const
+    {
+        static_assert(NA >= 4 * J0 + L::kCols / 2, "the columns are in the accumulator");
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
         if constexpr (!(Diag & 1)) {
@@ -258,11 +276,10 @@ struct EpilogueStagingOf {
                 for (int b = 0; b < KB; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
 #pragma unroll
                 for (int b = 0; b < KB; ++b) {
-                    const int j = j0 + 2 * b;
-                    stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[4 * j], acc[4 * j + 1]),
-                        addHalf2(u[b][1], acc[4 * j + 2], acc[4 * j + 3]),
-                        addHalf2(u[b][2], acc[4 * j + 4], acc[4 * j + 5]),
-                        addHalf2(u[b][3], acc[4 * j + 6], acc[4 * j + 7]));
+                    const int j = j0 + 2 * b, a = 4 * (J0 + j);
+                    stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[a], acc[a + 1]),
+                        addHalf2(u[b][1], acc[a + 2], acc[a + 3]), addHalf2(u[b][2], acc[a + 4], acc[a + 5]),
+                        addHalf2(u[b][3], acc[a + 6], acc[a + 7]));
                 }
             }
         }
@@ -274,13 +291,66 @@ struct EpilogueStagingOf {
     __device__ __forceinline__ void epilogueStage(const float (&acc)[L::kCols / 2], int cw, int n, int tInWg,
                                                   Tr& tr) const
     {
+        epilogueStageAt<0>(acc, cw, n, tInWg, tr);
+    }
+    template <int J0, int NA, class Tr>
+    __device__ __forceinline__ void epilogueStageAt(const float (&acc)[NA], int cw, int n, int tInWg, Tr& tr) const
+    {
+        static_assert(NA >= 4 * J0 + L::kCols / 2, "the columns are in the accumulator");
+        tr.event(ws::trace::kind::Epilogue, n);
+        const uint32_t h = smemAddr(half(cw));
+#pragma unroll
+        for (int j = 0; j < L::kCols / 8; j += 2) {
+            const int a = 4 * (J0 + j);
+            stm(L::matrixAddr(h, tInWg, j), packHalf2(acc[a], acc[a + 1]), packHalf2(acc[a + 2], acc[a + 3]),
+                packHalf2(acc[a + 4], acc[a + 5]), packHalf2(acc[a + 6], acc[a + 7]));
+        }
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
+    }
+    // Pieces: the kCols columns from column group J0 of the accumulator as fp16 pairs, kept for a later
+    // epilogueAddHeld / epilogueStageHeld (held[2 j .. 2 j + 3]: the .x4 access of column groups j, j + 1).
+    template <int J0, int NA>
+    __device__ __forceinline__ static void packAt(const float (&acc)[NA], uint32_t (&held)[L::kCols / 4])
+    {
+        static_assert(NA >= 4 * J0 + L::kCols / 2, "the columns are in the accumulator");
+#pragma unroll
+        for (int k = 0; k < L::kCols / 4; ++k) held[k] = packHalf2(acc[4 * J0 + 2 * k], acc[4 * J0 + 2 * k + 1]);
+    }
+    // half(cw) = held + half(cw) (fp16 + fp16, rounded once: exact sum, as the decomposed forms add), hand-off.
+    // U is read KH ldmatrix ahead (few: this runs beside the main loop's accumulator and wgmmas).
+    template <int KH = 1, class Tr>
+    __device__ __forceinline__ void epilogueAddHeld(const uint32_t (&held)[L::kCols / 4], int cw, int n, int tInWg,
+                                                    Tr& tr) const
+    {
+        static_assert((L::kCols / 8) % (2 * KH) == 0, "whole read-ahead batches");
+        tr.event(ws::trace::kind::Epilogue, n);
+        const uint32_t h = smemAddr(half(cw));
+#pragma unroll
+        for (int j0 = 0; j0 < L::kCols / 8; j0 += 2 * KH) {
+            uint32_t u[KH][4];
+#pragma unroll
+            for (int b = 0; b < KH; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
+#pragma unroll
+            for (int b = 0; b < KH; ++b) {
+                const int j = j0 + 2 * b;
+                stm(L::matrixAddr(h, tInWg, j), addHalf2Half2(u[b][0], held[2 * j]),
+                    addHalf2Half2(u[b][1], held[2 * j + 1]), addHalf2Half2(u[b][2], held[2 * j + 2]),
+                    addHalf2Half2(u[b][3], held[2 * j + 3]));
+            }
+        }
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
+    }
+    template <class Tr>
+    __device__ __forceinline__ void epilogueStageHeld(const uint32_t (&held)[L::kCols / 4], int cw, int n, int tInWg,
+                                                      Tr& tr) const
+    {
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
 #pragma unroll
         for (int j = 0; j < L::kCols / 8; j += 2)
-            stm(L::matrixAddr(h, tInWg, j), packHalf2(acc[4 * j], acc[4 * j + 1]),
-                packHalf2(acc[4 * j + 2], acc[4 * j + 3]), packHalf2(acc[4 * j + 4], acc[4 * j + 5]),
-                packHalf2(acc[4 * j + 6], acc[4 * j + 7]));
+            stm(L::matrixAddr(h, tInWg, j), held[2 * j], held[2 * j + 1], held[2 * j + 2], held[2 * j + 3]);
         fenceProxyAsync();
         mbarArrive(&stFull[cw]);
     }
@@ -349,6 +419,7 @@ struct EpilogueWarp {
     int done[2] = {0, 0};
     int out[2][3] = {};            // (x, y, z) of the half's pending output
     int* flag[2] = {nullptr, nullptr};  // a user-stage tile: stored into tmU, then this flag released
+    bool toU[2] = {false, false};       // Staging::kPieces > 1: a user-stage piece stored into tmU with no flag
     int epoch = 0;
     int pending = -1;  // Staging::kShared: the half whose tile is in the one buffer, not yet stored (-1: none)
 
@@ -370,6 +441,8 @@ struct EpilogueWarp {
         st.waitDataHalf(cw, done[cw] - 1, tr);
         if (flag[cw])
             st.storeHalfPublish(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], flag[cw], epoch, issuer, tr);
+        else if constexpr (Staging::kPieces > 1)
+            st.storeHalf(toU[cw] ? tmU : tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
         else
             st.storeHalf(tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
     }
@@ -384,10 +457,11 @@ struct EpilogueWarp {
         out[cw][1] = oy;
         out[cw][2] = oz;
         flag[cw] = nullptr;
+        if constexpr (Staging::kPieces > 1) toU[cw] = false;
         ++done[cw];
     }
-    // A tile without U whose output goes to (x, y, z) of tmU, published by `f` = e (the user stage's tiles); with
-    // f = nullptr to (x, y, z) of tmOut, published by nobody (nextStaged).
+    // A tile without U whose output goes to (x, y, z) of tmU, published by `f` = e (the user stage's tiles). With
+    // Staging::kPieces > 1, f = nullptr for every piece but the last: stored into tmU, published with the last one.
     template <class Tr>
     __device__ __forceinline__ void nextPublished(int cw, int x, int y, int z, int* f, int e, Tr& tr)
     {
@@ -397,6 +471,7 @@ struct EpilogueWarp {
         out[cw][1] = y;
         out[cw][2] = z;
         flag[cw] = f;
+        if constexpr (Staging::kPieces > 1) toU[cw] = true;
         epoch = e;
         ++done[cw];
     }
@@ -406,6 +481,7 @@ struct EpilogueWarp {
     __device__ __forceinline__ void nextStaged(int cw, int x, int y, int z, Tr& tr)
     {
         nextPublished(cw, x, y, z, nullptr, 0, tr);
+        if constexpr (Staging::kPieces > 1) toU[cw] = false;  // into tmOut
     }
     template <class Tr>
     __device__ __forceinline__ void finish(Tr& tr) const
