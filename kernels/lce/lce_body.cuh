@@ -84,8 +84,8 @@ struct Variant {
 // stage both at their end), the 28 KB this frees as a 4th ring stage, 56 registers for warpgroup 0 and 224 for the
 // consumers (s11-lcering's call-3 "12"; with 40 / 232, commit 1efd7e8, warpgroup 0 spilled: gone). s11-lce4 call 1:
 // rung 3 9.1 % and rung 4 6.3 % faster than V = 0, but with it in both rungs rung 4 / rung 3 = 1.016-1.023 and rung 4
-// the fastest at 3 of 24 sweep points, so not the default (issue 11: the top rung the fastest; the lead decides --
-// in rung 4 alone, `LCE_R4UF=11`, rung 4 is 10-12 % ahead of rung 3 at every point). 12 = 11 with rung 4's epilogue
+// the fastest at 3 of 24 sweep points, so rung 3 keeps V = 0 and rung 4's user-first walk takes 11 (user_first.cu:
+// kUserFirstVariant; `LCE_R4UF=0` runs V = 0 there): rung 4 / rung 3 = 0.932 interleaved, ahead at 24 of 24 points. 12 = 11 with rung 4's epilogue
 // warp acquiring a ready flag only when it differs from the last one it acquired for the half (0.998 against 11:
 // noise). Commit f66fb1d measured 11 as V = 0. Stages of 32 K (s11-lcering call 1, commit 343fe71): 25-30 % slower.
 constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, {64, 7, 0},       {128, 7, 1},

@@ -84,6 +84,11 @@ std::string launch4(Problem& p)
 }  // namespace body
 
 constexpr int kBroadcastVariant = 10;  // rung 4's broadcast walk as the rung takes it (lce_body.cuh's kVariant)
+// Rung 4's user-first walk as the rung takes it (session 11, the lead's decision after s11-lce4's calls): the epilogue
+// staged in pieces, the 28 KB this frees as a 4th ring stage. Rung 3 keeps whole halves and 3 stages: with the pieces in
+// both rungs rung 3 led rung 4 by 1.3-2.3 % at the benchmark point (docs/kernel-notes/lce.md, "s11-lce4"), so rung 4's
+// teaching text says which part of its lead is the deeper ring. LCE_R4UF=0 runs the walk on whole halves.
+constexpr int kUserFirstVariant = 11;
 
 bool& userStageOnly()
 {
@@ -108,10 +113,13 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=11 / 12 (s11-lce4): the user-first walk's variant (the broadcast walk stays)
+    static const int uf = [] {  // LCE_R4UF=0 / 11 / 12: the user-first walk's variant (the broadcast walk stays)
         const char* e = std::getenv("LCE_R4UF");
-        const int x = e ? std::atoi(e) : 0;
-        return x == 11 || x == 12 ? x : 0;
+        if (!e) return kUserFirstVariant;
+        const int x = std::atoi(e);
+        if (x == 0 || x == 11 || x == 12) return x;
+        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0, 11 or 12; rung 4 runs variant %d\n", e, kUserFirstVariant);
+        return kUserFirstVariant;
     }();
     const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : uf;
     const bool bcast = !p.s.shuffled && !userStageOnly();
