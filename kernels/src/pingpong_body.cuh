@@ -337,8 +337,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     // session 11): the CTA's other live warps pass as many, before the trace's end (whose __syncthreads would
     // otherwise hold them while the consumers wait for them at the cluster barrier).
     if constexpr (Epi::kClusterSync)
-        if (wg == 0)
+        if (wg == 0) {
+            __syncwarp();  // warp 0's lanes rejoin after the producer's loop (the barrier is .aligned)
             for (int i = 0; i < nLocal; ++i) clusterSync();
+        }
     if constexpr (Traced) {
         if constexpr (kTraceRelay) {
             if (warp == kRelayWarp) wt.endRelay(trace);  // its own events (Setup, end), after the others'

@@ -372,6 +372,10 @@ cudaError_t launchTile(const LaunchArgs& a, sk::SplitMode mode, const char** err
     // on its path, clock reads included, nothing loaded or stored (pingpong's is a dispatch kernel: see ladder.h)
     const bool inst = a.trace != nullptr || a.instrumented;
     const bool kc = T::CL == 1 && P.plan.clusterK;  // the cluster split (sk::chooseMode gives it only to cl = 1)
+    if (kc && inst && kTraceRelay) {  // the relay warp would sit in relayRun, never at the cluster barrier
+        *err = "streamk: the cluster split is not traced under the trace relay (WS_PP_TRACE_RELAY experiment)";
+        return cudaErrorNotSupported;
+    }
     auto kern = inst ? gemmStreamk<true, I> : gemmStreamk<false, I>;
     if constexpr (T::CL == 1)
         if (kc) kern = inst ? gemmStreamkK<true, I> : gemmStreamkK<false, I>;
