@@ -6,7 +6,7 @@
 #   correctness of the cluster split with each cl = 1 configuration forced at the six lone-wave shapes (M = 1, 40, 129,
 #   256, 300, 1024; odd N and K -> the register-store path too; traced vs untraced bit for bit); ladder_bench at the
 #   seven lone-wave shapes among the ten weakest plus 1x64x64 (one k-step of one tile: a launch's fixed cost), cold, in
-#   one process: cuBLAS, the current rule (`streamk/global`), and per configuration split-K through the workspace
+#   one process: cuBLAS, the current rule (`streamk/global`), and per configuration (2-5) split-K through the workspace
 #   (`/splitk`) beside the cluster split (`/cluster`); gpu_ladder_trace on the new mode (two configurations, a
 #   partial-tile shape); --quick with the mode forced.
 # Call 1 (06:04 UTC) ran an earlier version (same steps with 12 s limits, plus memcheck of three cluster plans: 0 errors)
@@ -44,8 +44,8 @@ for i in $CL1; do
 done
 note "    traced/untraced bit differences (WARN lines): $(cat "$L"/correct-cluster-*.log | grep -c "WARN rung=streamk.*differ")"
 V="--rung streamk/global"
-for i in $CL1; do V="$V --rung streamk@$i/splitk --rung streamk@$i/cluster"; done
-step explore 30 "Kernel ladder vs cuBLAS" "$D/ladder_bench" $V $SEVEN --no-traced --target-ms 10 --csv "$OUT/explore.csv"
+for i in 2 3 4 5; do V="$V --rung streamk@$i/splitk --rung streamk@$i/cluster"; done  # 6 (64x256) never fastest
+step explore 35 "Kernel ladder vs cuBLAS" "$D/ladder_bench" $V $SEVEN --no-traced --target-ms 10 --csv "$OUT/explore.csv"
 for i in 2 4; do
     WARPSTAGE_STREAMK_TILE=$i WARPSTAGE_STREAMK_SPLIT=cluster step "trace-cluster-t$i" 6 "" "$D/gpu_ladder_trace" \
         --rung streamk --shape 300x1000x1032
