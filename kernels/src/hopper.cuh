@@ -229,6 +229,23 @@ __device__ __forceinline__ uint32_t clusterCtaRank()
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
+// Distributed shared memory: the address of `addr` (this CTA's shared::cta address) in cluster CTA `rank`'s shared
+// memory, and a 16-byte load from such an address.
+__device__ __forceinline__ uint32_t mapaShared(uint32_t addr, uint32_t rank)
+{
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+__device__ __forceinline__ float4 ldSharedCluster4(uint32_t addr)
+{
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
 __device__ __forceinline__ void clusterSync()
 {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
@@ -297,14 +314,16 @@ __device__ __forceinline__ void storeBarrier(uint32_t barId)
 {
     asm volatile("bar.sync %0, 128;" ::"r"(barId) : "memory");
 }
+// Boxes [b0, b1) only (stream-K's cluster split, session 11: a piece stores its slice of the tile): the same stores.
 template <int N>
-__device__ __forceinline__ void storeAccTmaBf16(const float (&d)[N / 2], const CUtensorMap* tmC, uint8_t* staging,
-                                                int row0, int col0, int tInWg, uint32_t barId)
+__device__ __forceinline__ void storeAccTmaBf16Boxes(const float (&d)[N / 2], const CUtensorMap* tmC, uint8_t* staging,
+                                                     int row0, int col0, int tInWg, uint32_t barId, int b0, int b1)
 {
     const int warp = tInWg >> 5, lane = tInWg & 31;
     const int r0 = warp * 16 + (lane >> 2), t = lane & 3;
 #pragma unroll
     for (int c = 0; c < N / kStoreBoxCols; ++c) {
+        if (c < b0 || c >= b1) continue;  // warpgroup-uniform
         uint8_t* buf = staging + (c & 1) * kStoreBoxBytes;
         if (tInWg == kStoreIssuer) bulkWaitRead<1>();  // the store that last read `buf` (two boxes ago) is done
         storeBarrier(barId);
@@ -323,6 +342,12 @@ __device__ __forceinline__ void storeAccTmaBf16(const float (&d)[N / 2], const C
             bulkCommit();
         }
     }
+}
+template <int N>
+__device__ __forceinline__ void storeAccTmaBf16(const float (&d)[N / 2], const CUtensorMap* tmC, uint8_t* staging,
+                                                int row0, int col0, int tInWg, uint32_t barId)
+{
+    storeAccTmaBf16Boxes<N>(d, tmC, staging, row0, col0, tInWg, barId, 0, N / kStoreBoxCols);
 }
 
 // Grouped (L2-friendly) order of output tiles: walks `group` tile-rows down M before moving

@@ -264,7 +264,8 @@ TraceGeometry traceGeometry(std::string_view rung, const Shape& s, int smCount)
     else if (n == "warp_specialized") events = 4 * kt + 6;  // consumers: 4 / k-step; producer 2
     else if (n == "cooperative") events = tilesPerCta * (4 * kt + 6) + 4;
     else if (n == "streamk") {  // the busiest cluster's units: 4 / k-step + markers, WaitOrder, fixup phases
-        const auto p = ws::kern::sk::plan(int(tiles), int(kt), int(walkers), ws::kern::streamkSplitMode());
+        const auto p = ws::kern::sk::plan(int(tiles), int(kt), int(walkers),
+                                          ws::kern::streamkPlanMode(s.m, s.n, s.k, int(g.numCtas)));
         for (int c = 0; c < p.clusters; ++c) {
             std::uint64_t e = 4;
             for (int i = 0; i < ws::kern::sk::dpCount(p, c); ++i) e += 4 * kt + 12;
@@ -319,7 +320,7 @@ LaunchTiles launchTiles(std::string_view rung, const Shape& s, int smCount)
     g.workTiles = clusterRows * g.tilesN;
     g.walkers = r->persistent ? ctas / g.clusterM : g.workTiles;
     if (r->info.name == "streamk") {
-        const auto p = ws::kern::sk::plan(g.workTiles, g.kSteps, g.walkers, ws::kern::streamkSplitMode());
+        const auto p = ws::kern::sk::plan(g.workTiles, g.kSteps, g.walkers, ws::kern::streamkPlanMode(s.m, s.n, s.k, ctas));
         g.dpTiles = p.dpTiles;
         g.skClusters = p.skClusters;
         g.skIters = p.skIters;

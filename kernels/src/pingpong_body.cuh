@@ -14,7 +14,8 @@
 //         with .tile (pair tile index in the grouped order), .kb, .ke (its k-steps [kb, ke)). Pingpong: whole
 //         tiles (DpWalk below); stream-K: whole tiles, then pieces of tiles (streamk.cu).
 //   Epi   before the store: bool operator()(acc, unit, cw, t, fill, wt) -- true: store the tile to C now; false: the
-//         hook kept it (stream-K's partial sums). Pingpong: StoreC below (always true).
+//         hook kept it (stream-K's partial sums). Pingpong: StoreC below (always true). kClusterSync: true when the
+//         hook passes one cluster barrier per unit (the other warps then pass as many).
 // Both are plain structs the kernel builds from its arguments; the body copies the walk once per thread.
 //
 // Trace (Traced = true): Setup; TileBegin (kstep = tileM, aux = tileN) / TileEnd per unit; producer WaitSlot /
@@ -146,6 +147,7 @@ struct DpWalk {
 
 // Pingpong's epilogue hook: every unit is a whole tile; store it.
 struct StoreC {
+    static constexpr bool kClusterSync = false;  // the hook passes no cluster barrier (see the body's end)
     template <int R, class U, class Tr>
     __device__ __forceinline__ bool operator()(float (&)[R], const U&, int, int, int, Tr&) const
     {
@@ -370,6 +372,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if (tmaStore)
             if (t == kStoreIssuer) bulkWait<0>();  // every bulk store of this warpgroup has landed in C
     }
+    // A hook that passes a cluster barrier in each unit's epilogue (Epi::kClusterSync: stream-K's cluster split,
+    // session 11): the CTA's other live warps pass as many, before the trace's end (whose __syncthreads would
+    // otherwise hold them while the consumers wait for them at the cluster barrier).
+    if constexpr (Epi::kClusterSync)
+        if (wg == 0) {
+            __syncwarp();  // warp 0's lanes rejoin after the producer's loop (the barrier is .aligned)
+            for (int i = 0; i < nLocal; ++i) clusterSync();
+        }
     if constexpr (Traced) {
         if constexpr (kTraceRelay) {
             if (warp == kRelayWarp) wt.endRelay(trace);  // its own events (Setup, end), after the others'

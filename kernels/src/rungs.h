@@ -30,9 +30,12 @@ cudaError_t launchStreamk(const LaunchArgs& a, const char** err);  // rung 7 (op
 // Rung 7's tile configuration for a shape (an index into streamk_schedule.h's kTiles): sk::chooseTile, or the
 // environment's WARPSTAGE_STREAMK_TILE (experiments, tests of every configuration). ctas: the grid.
 int streamkTile(int m, int n, int k, int ctas);
-// How rung 7 splits a lone wave along K (streamk_schedule.h: SplitMode; WARPSTAGE_STREAMK_SPLIT=streamk|splitk forces
-// one): the plan's last argument wherever the host plans a launch.
+// How rung 7 is asked to split a lone wave along K (streamk_schedule.h: SplitMode; WARPSTAGE_STREAMK_SPLIT=
+// streamk|splitk|cluster|global forces one; else Auto).
 sk::SplitMode streamkSplitMode();
+// The mode the launch of this shape plans with (sk::chooseLaunch / chooseMode for streamkTile's configuration): the
+// plan's last argument wherever the host plans a launch.
+sk::SplitMode streamkPlanMode(int m, int n, int k, int ctas);
 
 // Kernel entry of each rung's traced / untraced instantiation (for cudaFuncGetName).
 const void* kernelSync(bool traced);

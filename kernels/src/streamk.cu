@@ -17,6 +17,9 @@
 // (256x256 per CTA pair down to 128x64 per CTA) and the host launches the one sk::chooseTile estimates fastest.
 // A lone wave may instead be cut into equal pieces per tile, one per cluster (split-K, session 11: sk::SplitMode),
 // where every piece sums and stores its own slice of the tile (SkFixup::splitK): no finisher reads them all.
+// Or (s11-skinny2, SplitMode::Cluster, configurations of one CTA per block) the tile's pieces are one cluster along K
+// that sums through distributed shared memory after a cluster barrier (SkFixup::clusterK, kernel gemmStreamkK): no
+// workspace, no flags.
 // Trace: pingpong's events, plus the two phases of this rung: Fixup (a piece writing its partial; a finisher
 // adding the others') and WaitPartial (a finisher waiting for the earlier pieces' flags); TileBegin
 // (kstep = tileM, aux = tileN) marks every unit.
@@ -88,13 +91,15 @@ __device__ __forceinline__ void storePairBf16(__nv_bfloat16* C, int ldc, int row
 // at q * 128 + t: a warpgroup's store or load is 2 KB of consecutive bytes), and a thread whose rows all lie past M
 // (one block of rows covers M: M < BM, so the block is at row 0) neither writes nor reads them (at M = 1 one
 // thread in 32 of warpgroup 0 does).
-template <class T>
+template <class T, bool KCluster = false>
 struct SkFixup {
     const SkParams& P;
     int kt;        // k-steps per tile
     uint32_t rank;
     int M, N;
     __nv_bfloat16* C;  // split-K stores its slices itself
+    const CUtensorMap* tmC = nullptr;  // the cluster split stores its slice through the TMA store (N % 8 == 0)
+    static constexpr bool kClusterSync = KCluster;  // clusterK: one cluster barrier per unit (pingpong_body.cuh)
 
     // thread t of warpgroup cw holds rows cw * kWgRows + 16 * (t / 32) + (t % 32) / 4 (and + 8) of the block
     __device__ __forceinline__ bool rowsLive(int cw, int t) const
@@ -108,6 +113,7 @@ struct SkFixup {
         constexpr int CL = T::CL, Q = T::WN / 8;  // float4s per thread
         const int mySlot = int(blockIdx.x) * 2 + cw;
         const bool live = rowsLive(cw, t);
+        if constexpr (KCluster) return clusterK(acc, u, cw, t, fill, wt, live);
         if (P.plan.split > 0) return splitK(acc, u, cw, t, fill, wt, live);
         if (u.ke != kt) {  // a piece short of the tile's last k-step: write the partial, raise the flag
             wt.event(tk::Fixup, fill);
@@ -213,6 +219,77 @@ struct SkFixup {
             }
         return false;
     }
+
+    // The cluster split (s11-skinny2, P.plan.clusterK; the kernel gemmStreamkK): the tile's s pieces are one cluster
+    // along K, piece = the CTA's rank. The ring is free once both warpgroups have drained (warpgroup 1 runs kSkew
+    // k-steps behind): each warpgroup writes its fp32 accumulators there (thread t's float4 q at q * 128 + t), the
+    // cluster barrier, then piece i sums the boxes [B i / s, B (i + 1) / s) of its warpgroup's 64 x WN tile (B 64 x 32
+    // boxes) -- its own accumulators, then the peers' in piece order, read from their shared memory (deterministic:
+    // traced = untraced bit for bit) -- and stores them through the TMA store (clipped by the engine; from registers
+    // when N % 8 != 0). No workspace, no flags, no fence; the body's final cluster barrier keeps every CTA's shared
+    // memory alive until its peers have read it.
+    template <class Tr>
+    __device__ __forceinline__ bool clusterK(float (&acc)[T::WN / 2], const sk::Unit& u, int cw, int t, int fill, Tr& wt,
+                                             bool live) const
+    {
+        constexpr int Q = T::WN / 8, B = T::WN / kStoreBoxCols;  // float4s per thread, boxes per warpgroup
+        static_assert(2 * Q * 128 * 16 <= T::S * int(T::kStage), "both warpgroups' partials fit in the ring");
+        const int s = P.plan.split;
+        const int me = int(clusterCtaRank());
+        const int b0 = B * me / s, b1 = B * (me + 1) / s;
+        extern __shared__ uint8_t smemRaw[];
+        uint8_t* smem = alignSmem1024(smemRaw);
+        const uint32_t mine = smemAddr(smem) + uint32_t(cw * Q * 128 + t) * 16u;  // + q * 2048: float4 q
+        wt.event(tk::Fixup, fill);
+        namedBarSync(kFixBar0, 256);  // both consumer warpgroups are done with the ring
+        if (live) {
+            float4* dst = reinterpret_cast<float4*>(smem) + cw * Q * 128 + t;
+#pragma unroll
+            for (int q = 0; q < Q; ++q)
+                if (q < 4 * b0 || q >= 4 * b1)
+                    dst[q * 128] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+        }
+        wt.event(tk::WaitPartial, fill);
+        waitPartialsCluster();  // every piece's partial is in its shared memory
+        wt.event(tk::Fixup, fill);
+        if (live)
+            for (int j = 0; j < s; ++j) {  // the peers in piece order
+                if (j == me) continue;
+                const uint32_t src = mapaShared(mine, uint32_t(j));
+#pragma unroll
+                for (int b = 0; b < B; ++b) {
+                    if (b < b0 || b >= b1) continue;
+                    float4 v[4];
+#pragma unroll
+                    for (int x = 0; x < 4; ++x) v[x] = ldSharedCluster4(src + uint32_t(4 * b + x) * 2048u);
+#pragma unroll
+                    for (int x = 0; x < 4; ++x) {
+                        const int q = 4 * b + x;
+                        acc[4 * q] += v[x].x;
+                        acc[4 * q + 1] += v[x].y;
+                        acc[4 * q + 2] += v[x].z;
+                        acc[4 * q + 3] += v[x].w;
+                    }
+                }
+            }
+        int tm, tn;
+        tileCoords(u.tile, T::pairsM(M), T::tilesN(N), kGroupM, tm, tn);
+        const int row0 = tm * T::BM + cw * T::kWgRows, col0 = tn * T::BN + cw * T::kWgCols;
+        if (kTmaStore && (N & 7) == 0) {  // every thread of the warpgroup: the store's barriers
+            storeAccTmaBf16Boxes<T::WN>(acc, tmC, smem + T::S * T::kStage + cw * 2 * kEpiBox, row0, col0, t,
+                                        kEpiBar0 + cw, b0, b1);
+            return false;
+        }
+        if (!live) return false;
+        const int r = row0 + (t >> 5) * 16 + ((t & 31) >> 2), c0 = col0 + 2 * (t & 3);
+#pragma unroll
+        for (int q = 0; q < Q; ++q)
+            if (q >= 4 * b0 && q < 4 * b1) {
+                storePairBf16(C, N, M, r, c0 + 8 * q, acc[4 * q], acc[4 * q + 1]);
+                storePairBf16(C, N, M, r + 8, c0 + 8 * q, acc[4 * q + 2], acc[4 * q + 3]);
+            }
+        return false;
+    }
 };
 
 // The whole rung: the ping-pong body (pingpong_body.cuh) over the stream-K walk, with the fixup as its
@@ -227,6 +304,21 @@ __global__ void __cluster_dims__(sk::kTiles[TileI].cl, 1, 1) __launch_bounds__(k
     const int cluster = int(blockIdx.x) / T::CL;
     SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u, M, N, C};
     body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, cluster), fixup);
+}
+
+// The cluster split (s11-skinny2): the same rung for configurations of one CTA per block (cl = 1), launched with the
+// cluster dimension (P.plan.split, 1, 1) as a launch attribute; every CTA's one unit is a piece of a tile, reduced in
+// the cluster (SkFixup::clusterK).
+template <bool Traced, int TileI>
+__global__ void __launch_bounds__(kPpThreads, 1)
+    gemmStreamkK(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                 const __grid_constant__ CUtensorMap tmC, __nv_bfloat16* __restrict__ C, int M, int N, int K,
+                 void* trace, const SkParams P)
+{
+    using T = TileOf<TileI>;
+    static_assert(T::CL == 1, "the cluster is the tile's pieces along K");
+    SkFixup<T, true> fixup{P, (K + kBK - 1) / kBK, 0u, M, N, C, &tmC};
+    body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, int(blockIdx.x)), fixup);
 }
 
 }  // namespace r_streamk
@@ -256,7 +348,7 @@ cudaError_t ensureWorkspace(size_t slots, cudaStream_t stream)
 }
 
 template <int I>
-cudaError_t launchTile(const LaunchArgs& a, const char** err)
+cudaError_t launchTile(const LaunchArgs& a, sk::SplitMode mode, const char** err)
 {
     using T = TileOf<I>;
     static thread_local std::string msg;
@@ -267,8 +359,9 @@ cudaError_t launchTile(const LaunchArgs& a, const char** err)
         return cudaErrorInvalidValue;
     }
     SkParams P;
-    P.plan = sk::plan(T::pairsM(a.m) * T::tilesN(a.n), (a.k + kBK - 1) / kBK, a.gridCtas / T::CL, streamkSplitMode());
-    cudaError_t e = P.plan.skIters > 0 ? ensureWorkspace(size_t(a.gridCtas) * 2, a.stream) : cudaSuccess;
+    P.plan = sk::plan(T::pairsM(a.m) * T::tilesN(a.n), (a.k + kBK - 1) / kBK, a.gridCtas / T::CL, mode);
+    cudaError_t e =
+        P.plan.skIters > 0 && !P.plan.clusterK ? ensureWorkspace(size_t(a.gridCtas) * 2, a.stream) : cudaSuccess;
     if (e != cudaSuccess) return e;
     P.partials = g_partials;
     P.flags = g_flags;
@@ -278,65 +371,105 @@ cudaError_t launchTile(const LaunchArgs& a, const char** err)
     // a.instrumented (ladder_bench --idle-cost, session 10): the traced kernel with a null buffer -- every trace call
     // on its path, clock reads included, nothing loaded or stored (pingpong's is a dispatch kernel: see ladder.h)
     const bool inst = a.trace != nullptr || a.instrumented;
+    const bool kc = T::CL == 1 && P.plan.clusterK;  // the cluster split (sk::chooseMode gives it only to cl = 1)
+    if (kc && inst && kTraceRelay) {  // the relay warp would sit in relayRun, never at the cluster barrier
+        *err = "streamk: the cluster split is not traced under the trace relay (WS_PP_TRACE_RELAY experiment)";
+        return cudaErrorNotSupported;
+    }
     auto kern = inst ? gemmStreamk<true, I> : gemmStreamk<false, I>;
+    if constexpr (T::CL == 1)
+        if (kc) kern = inst ? gemmStreamkK<true, I> : gemmStreamkK<false, I>;
     const int smem = T::kSmem + (inst ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
     // per instantiation and device: set once (it is host time in every small GEMM's launch)
-    static thread_local int attrDevice[2] = {-1, -1};
+    static thread_local int attrDevice[4] = {-1, -1, -1, -1};
     int dev = 0;
     e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
-    if (attrDevice[inst ? 1 : 0] != dev) {
+    const int which = (inst ? 1 : 0) + (kc ? 2 : 0);
+    if (attrDevice[which] != dev) {
         e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         if (e != cudaSuccess) return e;
-        attrDevice[inst ? 1 : 0] = dev;
+        attrDevice[which] = dev;
     }
-    kern<<<a.gridCtas, kPpThreads, smem, a.stream>>>(tmA, tmB, tmC, C, a.m, a.n, a.k, a.trace, P);
-    return cudaGetLastError();
+    if (!kc) {
+        kern<<<a.gridCtas, kPpThreads, smem, a.stream>>>(tmA, tmB, tmC, C, a.m, a.n, a.k, a.trace, P);
+        return cudaGetLastError();
+    }
+    // the cluster split: clusters of P.plan.split CTAs along x (a divisor of the grid: sk::clusterKPieces)
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(unsigned(a.gridCtas));
+    cfg.blockDim = dim3(unsigned(kPpThreads));
+    cfg.dynamicSmemBytes = size_t(smem);
+    cfg.stream = a.stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(P.plan.split);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kern, tmA, tmB, tmC, C, a.m, a.n, a.k, a.trace, P);
 }
 
 template <int... I>
-cudaError_t launchTileOf(int tile, const LaunchArgs& a, const char** err, std::integer_sequence<int, I...>)
+cudaError_t launchTileOf(int tile, sk::SplitMode mode, const LaunchArgs& a, const char** err,
+                         std::integer_sequence<int, I...>)
 {
     cudaError_t e = cudaErrorInvalidValue;
-    ((tile == I ? (e = launchTile<I>(a, err), true) : false) || ...);
+    ((tile == I ? (e = launchTile<I>(a, mode, err), true) : false) || ...);
     return e;
 }
 }  // namespace
 
 sk::SplitMode streamkSplitMode()
 {
-    // WARPSTAGE_STREAMK_SPLIT=streamk|splitk forces how a lone wave is split (experiments, tests); else the rule's
+    // WARPSTAGE_STREAMK_SPLIT=streamk|splitk|cluster|global forces how a lone wave is split (experiments, tests);
+    // else the rule's
     if (const char* f = std::getenv("WARPSTAGE_STREAMK_SPLIT"); f && *f) {
         if (std::strcmp(f, "streamk") == 0) return sk::SplitMode::StreamK;
         if (std::strcmp(f, "splitk") == 0) return sk::SplitMode::SplitK;
+        if (std::strcmp(f, "cluster") == 0) return sk::SplitMode::Cluster;
+        if (std::strcmp(f, "global") == 0) return sk::SplitMode::Global;
     }
     return sk::SplitMode::Auto;
 }
 
-int streamkTile(int m, int n, int k, int ctas)
+namespace {
+// The rule's launch for a shape: the configuration (WARPSTAGE_STREAMK_TILE=i forces kTiles[i]: experiments and tests
+// of every configuration) and its split mode (sk::chooseMode). The rule walks every cluster's units for each
+// configuration: remembered for the last shape (a small GEMM launched again and again pays it once).
+sk::Launch streamkLaunch(int m, int n, int k, int ctas)
 {
-    // WARPSTAGE_STREAMK_TILE=i forces kTiles[i] (experiments and tests of every configuration); otherwise the rule
-    if (const char* f = std::getenv("WARPSTAGE_STREAMK_TILE"); f && *f) {
-        const int i = std::atoi(f);
-        if (i >= 0 && i < sk::kTileCount) return i;
-    }
-    // the rule walks every cluster's units for each configuration: remembered for the last shape (a small
-    // GEMM launched again and again pays it once)
     struct Last {
-        int m = -1, n = -1, k = -1, ctas = -1, tile = 0;
+        int m = -1, n = -1, k = -1, ctas = -1, forced = -1;
         sk::SplitMode mode = sk::SplitMode::Auto;
+        sk::Launch pick;
     };
     static thread_local Last last;
     const sk::SplitMode mode = streamkSplitMode();
-    if (m != last.m || n != last.n || k != last.k || ctas != last.ctas || mode != last.mode)
-        last = {m, n, k, ctas, sk::chooseTile(m, n, k, ctas, mode), mode};
-    return last.tile;
+    int forced = -1;
+    if (const char* f = std::getenv("WARPSTAGE_STREAMK_TILE"); f && *f) {
+        const int i = std::atoi(f);
+        if (i >= 0 && i < sk::kTileCount) forced = i;
+    }
+    if (m != last.m || n != last.n || k != last.k || ctas != last.ctas || mode != last.mode || forced != last.forced) {
+        sk::Launch pick;
+        if (forced >= 0) pick = {forced, sk::chooseMode(sk::kTiles[forced], m, n, k, ctas, mode)};
+        else pick = sk::chooseLaunch(m, n, k, ctas, mode);
+        last = {m, n, k, ctas, forced, mode, pick};
+    }
+    return last.pick;
 }
+}  // namespace
+
+int streamkTile(int m, int n, int k, int ctas) { return streamkLaunch(m, n, k, ctas).tile; }
+
+sk::SplitMode streamkPlanMode(int m, int n, int k, int ctas) { return streamkLaunch(m, n, k, ctas).mode; }
 
 cudaError_t launchStreamk(const LaunchArgs& a, const char** err)
 {
-    const int tile = streamkTile(a.m, a.n, a.k, a.gridCtas);
-    return launchTileOf(tile, a, err, std::make_integer_sequence<int, sk::kTileCount>{});
+    const sk::Launch l = streamkLaunch(a.m, a.n, a.k, a.gridCtas);
+    return launchTileOf(l.tile, l.mode, a, err, std::make_integer_sequence<int, sk::kTileCount>{});
 }
 
 const void* kernelStreamk(bool traced)  // the default configuration's (kTiles[0]: large problems)

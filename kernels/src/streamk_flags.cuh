@@ -23,4 +23,12 @@ __device__ __forceinline__ void waitPartialFlag(const uint32_t* flag, uint32_t e
     } while (v != epoch);
 }
 
+// The cluster split (session 11, s11-skinny2): every piece of the tile has written its partial to its own shared memory
+// -- the cluster barrier (release / acquire: the peers' writes are visible after it). The CTA's other live warps pass
+// one cluster barrier per unit too (pingpong_body.cuh, Epi::kClusterSync).
+__device__ __forceinline__ void waitPartialsCluster()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 }  // namespace ws::kern

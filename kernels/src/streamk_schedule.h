@@ -62,6 +62,7 @@ struct Plan {
     int skClusters = 0;     // clusters [0, skClusters) share the k-steps of tiles [dpTiles, tiles)
     long long skIters = 0;  // (tiles - dpTiles) * kt
     int split = 0;          // > 0: split-K (session 11): every tile in `split` pieces, one per cluster (below)
+    int clusterK = 0;       // 1: the split's pieces of a tile are one cluster of `split` CTAs (SplitMode::Cluster)
 };
 
 // How a lone partial wave of tiles is split along K (session 11, s11-skinny). StreamK: the ranges above (balanced to
@@ -70,7 +71,14 @@ struct Plan {
 // crosses a tile), and every piece of a tile sums 1/s of it (its own slice: it reads that slice of the s - 1 other
 // pieces' partials) -- the fixup's reads are spread over the tile's s clusters instead of queued on one. Auto: the
 // rule below (splitKWanted).
-enum class SplitMode : int { Auto = 0, StreamK = 1, SplitK = 2 };
+// Cluster (session 11, s11-skinny2): split-K whose pieces of a tile are ONE thread-block cluster along K (2..kMaxClusterK
+// CTAs, configurations of one CTA per block: TileConfig::cl == 1) and sum through distributed shared memory after a
+// cluster barrier -- no workspace, no flags (streamk.cu: SkFixup::clusterK). Its pieces: splitKPieces, at most
+// kMaxClusterK and a divisor of the clusters launched (a cluster launch's grid is whole clusters). Global: Auto without
+// the cluster reduction (session 11 s11-skinny's rule; the reference in benchmarks). The rule's Auto takes Cluster for
+// a configuration where its estimate is lower (chooseMode).
+enum class SplitMode : int { Auto = 0, StreamK = 1, SplitK = 2, Cluster = 3, Global = 4 };
+inline constexpr int kMaxClusterK = 8;  // the portable cluster size
 
 // Split-K pieces per tile for a lone wave of `tiles` tiles of kt k-steps on `clusters` clusters (0: none): every
 // cluster at most one piece, every piece >= kMinIters k-steps.
@@ -79,6 +87,15 @@ WS_SK_HD int splitKPieces(int tiles, int kt, int clusters)
     if (tiles <= 0 || kt <= 0 || tiles > clusters) return 0;
     int s = clusters / tiles;
     if (s > kt / kMinIters) s = kt / kMinIters;
+    return s >= 2 ? s : 0;
+}
+
+// Cluster pieces per tile (SplitMode::Cluster; 0: none): splitKPieces', at most kMaxClusterK, dividing `clusters`.
+WS_SK_HD int clusterKPieces(int tiles, int kt, int clusters)
+{
+    int s = splitKPieces(tiles, kt, clusters);
+    if (s > kMaxClusterK) s = kMaxClusterK;
+    while (s >= 2 && clusters % s != 0) --s;
     return s >= 2 ? s : 0;
 }
 
@@ -114,7 +131,15 @@ WS_SK_HD Plan plan(int tiles, int kt, int clusters, SplitMode mode = SplitMode::
     // onto fewer clusters (or cut them), never shorten the busiest one's path -- every tile gets its own cluster
     if (full == 0 && kt < kMinIters) return p;
     // a lone wave split into equal pieces per tile (session 11): see SplitMode
-    if (full == 0 && mode != SplitMode::StreamK
+    if (full == 0 && mode == SplitMode::Cluster && clusterKPieces(tiles, kt, clusters) >= 2) {
+        p.split = clusterKPieces(tiles, kt, clusters);
+        p.clusterK = 1;
+        p.dpTiles = 0;
+        p.skIters = (long long)tiles * kt;
+        p.skClusters = tiles * p.split;
+        return p;
+    }
+    if (full == 0 && mode != SplitMode::StreamK && mode != SplitMode::Cluster
         && (mode == SplitMode::SplitK ? splitKPieces(tiles, kt, clusters) >= 2 : splitKWanted(tiles, kt, clusters))) {
         p.split = splitKPieces(tiles, kt, clusters);
         p.dpTiles = 0;
@@ -235,8 +260,17 @@ struct TileCost {
     double splitNs;   // split-K (session 11): a piece's fixup, x bn/256 x (s - 1)/s (it writes and reads that much)
     double splitLatencyNs;  // split-K: the fixup's chain of round trips (write, fence, flag, the peers' flags, read,
                             // store), overlapped with no k-step (a piece is its cluster's only unit)
+    double clusterNs;         // Cluster split (s11-skinny2): the exchange through distributed shared memory, x bn/256 x
+                              // (s - 1)/s
+    double clusterLatencyNs;  // Cluster split: the cluster barrier and the slice's store, per piece
 };
-inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0, 5000.0};
+// clusterNs / clusterLatencyNs: guesses, NOT fitted (s11-skinny2 measured the mode's correctness, not yet its time):
+// they only order the forced mode's estimates until kAutoCluster is turned on with fitted values.
+inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0, 5000.0, 3000.0, 2000.0};
+// Whether Auto may take the cluster split (chooseMode). Off: the rule's picks are s11-skinny's until
+// scripts/device/s11-skinny2.sh's timings (the cluster split beside split-K per configuration, in one process) fit
+// clusterNs and clusterLatencyNs; WARPSTAGE_STREAMK_SPLIT=cluster forces the mode meanwhile.
+inline constexpr bool kAutoCluster = false;
 
 // A's rows a CTA's k-step loads (pingpong_body.cuh's Tile::boxRowsA): M's rounded up to 8 where one CTA alone covers
 // every row of M, else the block's.
@@ -258,7 +292,9 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
         Unit u;
         while (skNext(p, cur, u)) {
             ns += (u.ke - u.kb) * ks + cost.unitNs;
-            if (p.split > 0)  // all but its own slice, and the latency of the exchange
+            if (p.split > 0 && p.clusterK)  // the same through distributed shared memory, no round trip to L2
+                ns += cost.clusterNs * w * (p.split - 1) / p.split + cost.clusterLatencyNs;
+            else if (p.split > 0)  // all but its own slice, and the latency of the exchange
                 ns += cost.splitNs * w * (p.split - 1) / p.split + cost.splitLatencyNs;
             else if (u.ke < kt) ns += cost.partNs * w;  // writes its partial
             else if (u.kb > 0) {                    // the finisher: reads the earlier pieces'
@@ -273,18 +309,43 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
     return worst;
 }
 
-inline int chooseTile(int m, int n, int k, int ctas, SplitMode mode = SplitMode::Auto)
+// The mode configuration `t` runs with (s11-skinny2): Cluster needs one CTA per block (t.cl == 1: the cluster is
+// then the tile's pieces alone; pairs stay on split-K's workspace); Auto takes Cluster where that plan exists and its
+// estimate is lower than Auto's plan (only with kAutoCluster); Global is Auto without it; the forced modes are kept.
+inline SplitMode chooseMode(const TileConfig& t, int m, int n, int k, int ctas, SplitMode mode = SplitMode::Auto)
 {
-    int best = 0;
-    double bestNs = estimateNs(kTiles[0], m, n, k, ctas, kTileCost, mode);
+    if (mode == SplitMode::Cluster) return t.cl == 1 ? SplitMode::Cluster : SplitMode::SplitK;
+    if (mode == SplitMode::Global) return SplitMode::Auto;
+    if (mode != SplitMode::Auto || t.cl != 1 || !kAutoCluster) return mode;
+    if (!plan(tileCountOf(t, m, n), (k + 63) / 64, ctas, SplitMode::Cluster).clusterK) return mode;
+    return estimateNs(t, m, n, k, ctas, kTileCost, SplitMode::Cluster) < estimateNs(t, m, n, k, ctas, kTileCost, mode)
+               ? SplitMode::Cluster
+               : mode;
+}
+
+// The rule: the configuration (and, chooseMode, its split mode) estimated fastest.
+struct Launch {
+    int tile = 0;
+    SplitMode mode = SplitMode::Auto;
+};
+inline Launch chooseLaunch(int m, int n, int k, int ctas, SplitMode mode = SplitMode::Auto)
+{
+    Launch best{0, chooseMode(kTiles[0], m, n, k, ctas, mode)};
+    double bestNs = estimateNs(kTiles[0], m, n, k, ctas, kTileCost, best.mode);
     for (int i = 1; i < kTileCount; ++i) {
-        const double ns = estimateNs(kTiles[i], m, n, k, ctas, kTileCost, mode);
+        const SplitMode mi = chooseMode(kTiles[i], m, n, k, ctas, mode);
+        const double ns = estimateNs(kTiles[i], m, n, k, ctas, kTileCost, mi);
         if (ns < bestNs) {
             bestNs = ns;
-            best = i;
+            best = {i, mi};
         }
     }
     return best;
+}
+
+inline int chooseTile(int m, int n, int k, int ctas, SplitMode mode = SplitMode::Auto)
+{
+    return chooseLaunch(m, n, k, ctas, mode).tile;
 }
 
 }  // namespace ws::kern::sk

@@ -30,7 +30,11 @@ void expect(bool ok, const std::string& what)
 
 const char* modeName(sk::SplitMode m)
 {
-    return m == sk::SplitMode::Auto ? "auto" : m == sk::SplitMode::StreamK ? "stream-K" : "split-K";
+    return m == sk::SplitMode::Auto      ? "auto"
+           : m == sk::SplitMode::StreamK ? "stream-K"
+           : m == sk::SplitMode::SplitK  ? "split-K"
+           : m == sk::SplitMode::Cluster ? "cluster"
+                                         : "global";
 }
 
 std::string name(int tiles, int kt, int clusters, sk::SplitMode mode = sk::SplitMode::Auto)
@@ -68,6 +72,15 @@ void checkPlan(int tiles, int kt, int clusters, sk::SplitMode mode = sk::SplitMo
     const sk::Plan p = sk::plan(tiles, kt, clusters, mode);
     const std::string n = name(tiles, kt, clusters, mode);
     if (mode == sk::SplitMode::StreamK) expect(p.split == 0, n + ": stream-K never splits into equal pieces");
+    expect(p.clusterK == (mode == sk::SplitMode::Cluster && p.split > 0),
+           n + ": the cluster reduction exactly where the cluster split is asked for and possible");
+    if (p.clusterK)  // s11-skinny2: the tile's pieces are one whole cluster launch's cluster (a divisor of the grid)
+        expect(p.split <= sk::kMaxClusterK && clusters % p.split == 0 && p.split == sk::clusterKPieces(tiles, kt, clusters),
+               n + ": cluster pieces <= kMaxClusterK and dividing the clusters");
+    if (mode == sk::SplitMode::Cluster && !p.clusterK)  // where it cannot: stream-K's plan
+        expect(p.split == 0 && p.dpTiles == sk::plan(tiles, kt, clusters, sk::SplitMode::StreamK).dpTiles
+                   && p.skClusters == sk::plan(tiles, kt, clusters, sk::SplitMode::StreamK).skClusters,
+               n + ": no cluster split possible -> stream-K's plan");
     if (p.split > 0) {
         checkSplit(p, n);
         if (mode == sk::SplitMode::Auto)
@@ -134,8 +147,37 @@ int main()
     for (int clusters : clusterCounts)
         for (int tiles : {1, 2, 3, 15, 16, 17, 63, 64, 65, 66, 67, 100, 131, 132, 133, 256, 1024, 1055})
             for (int kt : {1, 2, 3, 4, 5, 16, 17, 64, 65, 128, 224})
-                for (sk::SplitMode mode : {sk::SplitMode::Auto, sk::SplitMode::StreamK, sk::SplitMode::SplitK})
+                for (sk::SplitMode mode : {sk::SplitMode::Auto, sk::SplitMode::StreamK, sk::SplitMode::SplitK,
+                                           sk::SplitMode::Cluster, sk::SplitMode::Global})
                     checkPlan(tiles, kt, clusters, mode);
+    // s11-skinny2: the cluster split's pieces -- split-K's, at most 8 and dividing the grid (132 = 2 x 2 x 3 x 11)
+    expect(sk::clusterKPieces(64, 64, 132) == 2 && sk::clusterKPieces(32, 64, 132) == 4
+               && sk::clusterKPieces(16, 224, 132) == 6 && sk::clusterKPieces(16, 64, 128) == 8
+               && sk::clusterKPieces(26, 64, 132) == 4 && sk::clusterKPieces(16, 12, 132) == 3
+               && sk::clusterKPieces(64, 4, 132) == 0 && sk::clusterKPieces(140, 64, 132) == 0,
+           "clusterKPieces: min(split-K's, 8), lowered to a divisor of the clusters");
+    // the mode a configuration runs: Cluster only with one CTA per block (pairs keep split-K's workspace)
+    for (int i = 0; i < sk::kTileCount; ++i)
+        for (sk::SplitMode m : {sk::SplitMode::Auto, sk::SplitMode::Cluster, sk::SplitMode::Global})
+            for (int mm : {1, 128, 256, 1024})
+                expect((sk::chooseMode(sk::kTiles[i], mm, 4096, 4096, 132, m) == sk::SplitMode::Cluster)
+                           <= (sk::kTiles[i].cl == 1 && m != sk::SplitMode::Global
+                               && (m == sk::SplitMode::Cluster || sk::kAutoCluster)),
+                       "chooseMode: kTiles[" + std::to_string(i) + "] at M = " + std::to_string(mm) + " (" + modeName(m)
+                           + "): the cluster split only for cl = 1, never in Global, in Auto only with kAutoCluster");
+    // forced, the cluster split is what a cl = 1 configuration runs; pairs run split-K's workspace instead
+    expect(sk::chooseMode(sk::kTiles[4], 1, 4096, 4096, 132, sk::SplitMode::Cluster) == sk::SplitMode::Cluster
+               && sk::chooseMode(sk::kTiles[0], 1, 4096, 4096, 132, sk::SplitMode::Cluster) == sk::SplitMode::SplitK
+               && sk::chooseMode(sk::kTiles[4], 1, 4096, 4096, 132, sk::SplitMode::Global) == sk::SplitMode::Auto,
+           "chooseMode: forced cluster on cl = 1 -> Cluster, on pairs -> SplitK; Global -> Auto");
+    // Auto's picks are s11-skinny's while kAutoCluster is off (the rule's tile and plan, mode for mode)
+    if (!sk::kAutoCluster)
+        for (int mm : {1, 40, 128, 256, 512, 1024})
+            for (int kk : {1024, 4096, 14336}) {
+                const sk::Launch a = sk::chooseLaunch(mm, 4096, kk, 132), g = sk::chooseLaunch(mm, 4096, kk, 132, sk::SplitMode::Global);
+                expect(a.tile == g.tile && a.mode == sk::SplitMode::Auto && g.mode == sk::SplitMode::Auto,
+                       "Auto = Global while kAutoCluster is off, M = " + std::to_string(mm) + ", K = " + std::to_string(kk));
+            }
 
     // The hybrid rule on the shapes (pair tiles of 256x256, 66 clusters on the H200).
     {
@@ -228,8 +270,9 @@ int main()
                                        SplitCase{1024, 1024, 16384, 4}, SplitCase{512, 4096, 14336, 2},
                                        SplitCase{4096, 4096, 4096, 0}, SplitCase{1000, 4096, 1000, 0},
                                        SplitCase{256, 4096, 4096, 0}}) {
-                const sk::TileConfig& t = sk::kTiles[sk::chooseTile(c.m, c.n, c.k, 132)];
-                const sk::Plan p = sk::plan(sk::tileCountOf(t, c.m, c.n), (c.k + 63) / 64, 132 / t.cl);
+                const sk::Launch l = sk::chooseLaunch(c.m, c.n, c.k, 132);
+                const sk::TileConfig& t = sk::kTiles[l.tile];
+                const sk::Plan p = sk::plan(sk::tileCountOf(t, c.m, c.n), (c.k + 63) / 64, 132 / t.cl, l.mode);
                 expect(p.split == c.split, std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k)
                                                + ": the rule's plan splits each tile in " + std::to_string(p.split)
                                                + " (expected " + std::to_string(c.split) + ")");
@@ -269,9 +312,13 @@ int main()
             expect(sk::estimateNs(sk::kTiles[i], 4096, 4096, 8192, 132) > sk::estimateNs(sk::kTiles[i], 4096, 4096, 4096, 132),
                    "estimateNs: twice the K takes longer, kTiles[" + std::to_string(i) + "]");
         for (const Case& c : cases) {
-            const double chosen = sk::estimateNs(sk::kTiles[sk::chooseTile(c.m, c.n, c.k, 132)], c.m, c.n, c.k, 132);
+            const sk::Launch l = sk::chooseLaunch(c.m, c.n, c.k, 132);
+            const double chosen = sk::estimateNs(sk::kTiles[l.tile], c.m, c.n, c.k, 132, sk::kTileCost, l.mode);
             for (int i = 0; i < sk::kTileCount; ++i)
-                expect(chosen <= sk::estimateNs(sk::kTiles[i], c.m, c.n, c.k, 132), std::string(c.why) + ": the least estimate");
+                for (sk::SplitMode m : {sk::SplitMode::Auto, sk::SplitMode::Cluster})
+                    if (m == sk::SplitMode::Auto || (sk::kAutoCluster && sk::kTiles[i].cl == 1))
+                        expect(chosen <= sk::estimateNs(sk::kTiles[i], c.m, c.n, c.k, 132, sk::kTileCost, m),
+                               std::string(c.why) + ": the least estimate");
         }
     }
     std::printf("%s: %d passed, %d failed\n", g_fail ? "FAIL" : "OK", g_pass, g_fail);
