@@ -264,13 +264,18 @@ struct TileCost {
                               // (s - 1)/s
     double clusterLatencyNs;  // Cluster split: the cluster barrier and the slice's store, per piece
 };
-// clusterNs / clusterLatencyNs: guesses, NOT fitted (s11-skinny2 measured the mode's correctness, not yet its time):
-// they only order the forced mode's estimates until kAutoCluster is turned on with fitted values.
+// clusterNs / clusterLatencyNs: s11-skinny2's first guesses, kept: with Auto's cluster split limited to where it was
+// measured (autoClusterAllowed below) they pick the measured winners; a fit over the regime is future work.
 inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0, 5000.0, 3000.0, 2000.0};
-// Whether Auto may take the cluster split (chooseMode). Off: the rule's picks are s11-skinny's until
-// scripts/device/s11-skinny2.sh's timings (the cluster split beside split-K per configuration, in one process) fit
-// clusterNs and clusterLatencyNs; WARPSTAGE_STREAMK_SPLIT=cluster forces the mode meanwhile.
-inline constexpr bool kAutoCluster = false;
+// Whether Auto may take the cluster split (chooseMode), and where. The lead's call of session 11 (06:18 UTC, H200,
+// scripts/device/s11-skinny2.sh: every configuration's cluster split beside split-K, the rule and cuBLAS in one process,
+// cold): clusters of TWO pieces won at every small-M shape timed -- 1x4096x4096 21.7 -> 18.6 us (128x64 blocks),
+// 128x4096x4096 22.4 -> 19.6 (128x64), 256x4096x4096 26.8 -> 24.4 (128x128), 512x4096x4096 35.8 -> 32.4 (128x256) --
+// while clusters of four lost badly (43-55 % of cuBLAS: 128x256 blocks at 256x4096x4096, 128x128 at 1x4096x4096; not
+// measured why, co-residency of clusters of four is the likely cause) and 1024x1024x16384 (M = 1024) kept its pairs'
+// split-K (60.1 us vs 67.9 for 128x128 clusters of two). So Auto takes it only in clusters of two and where M <= 512.
+inline constexpr bool kAutoCluster = true;
+inline constexpr int kAutoClusterMaxM = 512;
 
 // A's rows a CTA's k-step loads (pingpong_body.cuh's Tile::boxRowsA): M's rounded up to 8 where one CTA alone covers
 // every row of M, else the block's.
@@ -312,12 +317,20 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
 // The mode configuration `t` runs with (s11-skinny2): Cluster needs one CTA per block (t.cl == 1: the cluster is
 // then the tile's pieces alone; pairs stay on split-K's workspace); Auto takes Cluster where that plan exists and its
 // estimate is lower than Auto's plan (only with kAutoCluster); Global is Auto without it; the forced modes are kept.
+// Where Auto may consider the cluster split for configuration `t` (see kAutoCluster): one CTA per block, M <= 512,
+// and the plan's clusters are of two pieces.
+inline bool autoClusterAllowed(const TileConfig& t, int m, int n, int k, int ctas)
+{
+    if (!kAutoCluster || t.cl != 1 || m > kAutoClusterMaxM) return false;
+    const Plan p = plan(tileCountOf(t, m, n), (k + 63) / 64, ctas, SplitMode::Cluster);
+    return p.clusterK && p.split == 2;
+}
+
 inline SplitMode chooseMode(const TileConfig& t, int m, int n, int k, int ctas, SplitMode mode = SplitMode::Auto)
 {
     if (mode == SplitMode::Cluster) return t.cl == 1 ? SplitMode::Cluster : SplitMode::SplitK;
     if (mode == SplitMode::Global) return SplitMode::Auto;
-    if (mode != SplitMode::Auto || t.cl != 1 || !kAutoCluster) return mode;
-    if (!plan(tileCountOf(t, m, n), (k + 63) / 64, ctas, SplitMode::Cluster).clusterK) return mode;
+    if (mode != SplitMode::Auto || !autoClusterAllowed(t, m, n, k, ctas)) return mode;
     return estimateNs(t, m, n, k, ctas, kTileCost, SplitMode::Cluster) < estimateNs(t, m, n, k, ctas, kTileCost, mode)
                ? SplitMode::Cluster
                : mode;
