@@ -274,8 +274,12 @@ inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 1000
 // while clusters of four lost badly (43-55 % of cuBLAS: 128x256 blocks at 256x4096x4096, 128x128 at 1x4096x4096; not
 // measured why, co-residency of clusters of four is the likely cause) and 1024x1024x16384 (M = 1024) kept its pairs'
 // split-K (60.1 us vs 67.9 for 128x128 clusters of two). So Auto takes it only in clusters of two and where M <= 512.
+// The lead's check of that rule (06:23 UTC, scripts/device/s11-final2.sh: the rule vs the rule without it, `/global`,
+// in one process): faster at 8 of 10 changed shapes (+3.1 to +16.3 %), level at 128x4096x14336 (+0.1 %), and 7.8 %
+// SLOWER at 128x14336x4096 (128x256 clusters against 112 data-parallel 128x128 blocks): so also N <= 8192 (measured
+// wins all have N = 4096; the regime past that is not measured).
 inline constexpr bool kAutoCluster = true;
-inline constexpr int kAutoClusterMaxM = 512;
+inline constexpr int kAutoClusterMaxM = 512, kAutoClusterMaxN = 8192;
 
 // A's rows a CTA's k-step loads (pingpong_body.cuh's Tile::boxRowsA): M's rounded up to 8 where one CTA alone covers
 // every row of M, else the block's.
@@ -318,10 +322,10 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
 // then the tile's pieces alone; pairs stay on split-K's workspace); Auto takes Cluster where that plan exists and its
 // estimate is lower than Auto's plan (only with kAutoCluster); Global is Auto without it; the forced modes are kept.
 // Where Auto may consider the cluster split for configuration `t` (see kAutoCluster): one CTA per block, M <= 512,
-// and the plan's clusters are of two pieces.
+// N <= 8192, and the plan's clusters are of two pieces.
 inline bool autoClusterAllowed(const TileConfig& t, int m, int n, int k, int ctas)
 {
-    if (!kAutoCluster || t.cl != 1 || m > kAutoClusterMaxM) return false;
+    if (!kAutoCluster || t.cl != 1 || m > kAutoClusterMaxM || n > kAutoClusterMaxN) return false;
     const Plan p = plan(tileCountOf(t, m, n), (k + 63) / 64, ctas, SplitMode::Cluster);
     return p.clusterK && p.split == 2;
 }
