@@ -166,7 +166,9 @@ int main()
                "streamk kTiles[" + std::to_string(i) + "] grid " + std::to_string(t.tilesM) + "x"
                    + std::to_string(t.tilesN) + ", " + std::to_string(t.workTiles) + " work tiles, "
                    + std::to_string(t.walkers) + " walkers");
-        const auto p = ws::kern::sk::plan(t.workTiles, t.kSteps, t.walkers);
+        // the plan in the mode the rule runs this configuration with (session 11: Auto's cluster split where M <= 512)
+        const auto p = ws::kern::sk::plan(t.workTiles, t.kSteps, t.walkers,
+                                          ws::kern::sk::chooseMode(k, s.m, s.n, s.k, int(g.numCtas)));
         expect(t.dpTiles == p.dpTiles && t.skClusters == p.skClusters && t.skIters == p.skIters,
                "streamk kTiles[" + std::to_string(i) + "] plan: " + std::to_string(t.dpTiles) + " data-parallel, "
                    + std::to_string(t.skIters) + " split k-steps over " + std::to_string(t.skClusters));
