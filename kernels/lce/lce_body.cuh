@@ -73,13 +73,13 @@ struct Variant {
 // s10-lcespeed (call 2, docs/benchmarks.md): 7 = one staging half shared by the warpgroups in turn + a 4th ring stage
 // (rung 3 0.5-0.7 % faster, rung 4 3.2-3.5 % slower: not the default); 8 = the shared half with 3 stages (its cost
 // alone: +7 % / +10 %). Both correct (gpu_lce for 7).
-// s11-lceuser (docs/benchmarks/lce.md): 9 = rung 4's broadcast walk (a unit is one user tile and then its candidates'
+// s11-lceuser (docs/benchmarks/lce-transposed.md): 9 = rung 4's broadcast walk (a unit is one user tile and then its candidates'
 // tiles, U kept in the consumers' registers as fp16: no U store / load, no ready flags; lce_shape.h: userFirstWalk's
 // `broadcast`) with 3 stages and two halves: 0-2.5 % faster than the user-first walk at 2 per user, kept to show what
 // the 4th stage adds; 10 = the broadcast walk with one staging half shared by the warpgroups (the walk loads no U into
 // it) and the 28 KB freed as a 4th ring stage: 6 % faster than 9, 8.5-9 % than the user-first walk -- the walk rung 4
 // takes where rung4Broadcast(shape) says so (user_first.cu: kBroadcastVariant). Rung 3 has no variants 9-10.
-// s11-lcering (docs/kernel-notes/lce.md) and s11-lce4 (docs/benchmarks/lce.md): 11 = staging halves of 112 columns
+// s11-lcering (docs/kernel-notes/lce.md) and s11-lce4 (docs/benchmarks/lce-transposed.md): 11 = staging halves of 112 columns
 // (14 KB) in two pieces, the second kept as fp16 in 28 registers and added at k-step 6 of the next tile (user tiles
 // stage both at their end), the 28 KB this frees as a 4th ring stage, 56 registers for warpgroup 0 and 224 for the
 // consumers (s11-lcering's call-3 "12"; with 40 / 232, commit 1efd7e8, warpgroup 0 spilled: gone). s11-lce4 call 1:

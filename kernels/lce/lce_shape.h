@@ -67,7 +67,7 @@ UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, bool broadcast = fa
 // few candidates per user (at most kBroadcastMaxPerUser: the user stage is a large share of the work; the range
 // measured) and units that balance over the pairs (its units are 1 + perUser tiles long: the last round's idle pairs,
 // ceil(units / clusters) * clusters / units - 1, at most kBroadcastMaxIdle); the user-first walk otherwise.
-// Measured (H200, 66 pairs): docs/benchmarks/lce.md, s11-lceuser.
+// Measured (H200, 66 pairs): docs/benchmarks/lce-transposed.md, s11-lceuser.
 inline constexpr int kBroadcastMaxPerUser = 5;
 inline constexpr double kBroadcastMaxIdle = 0.05;
 bool rung4Broadcast(const Shape& s, int clusters);
