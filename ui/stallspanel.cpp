@@ -14,10 +14,12 @@
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
+
 #include <qcustomplot.h>
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace ws::ui {
 
@@ -138,10 +140,14 @@ void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::s
     // headers (hopper.cuh, ...) by their number of samples.
     std::map<QString, qint64> perFile;
     qint64 total = 0;
+    std::set<QString> instrumentation;  // Warpstage's own headers (<warpstage/trace.cuh>, ...), inlined into the kernel
     for (const ws::StallSample& smp : m_trace->stalls) {
         total += smp.count;
-        if (smp.line > 0 && !smp.sourceFile.empty())
-            perFile[QFileInfo(QString::fromStdString(smp.sourceFile)).fileName()] += smp.count;
+        if (smp.line > 0 && !smp.sourceFile.empty()) {
+            const QString name = QFileInfo(QString::fromStdString(smp.sourceFile)).fileName();
+            perFile[name] += smp.count;
+            if (smp.sourceFile.find("/warpstage/") != std::string::npos) instrumentation.insert(name);
+        }
     }
     // The kernel's own file: the rung's .cu for the ladder; for a user's kernel, the first recorded source (the
     // recorder stores the instrumented kernel's file first) or else the file with the most samples.
@@ -154,10 +160,20 @@ void StallsPanel::setKernel(std::shared_ptr<const ws::KernelTrace> trace, std::s
     }
     if (rungFile.isEmpty() && !m_trace->sources.empty())
         rungFile = QFileInfo(QString::fromStdString(m_trace->sources.front().path)).fileName();
-    if (rungFile.isEmpty()) {
+    // ... unless few samples land there (under a tenth of the attributed ones): a kernel whose body lives in a header
+    // (the lce rungs' lce_body.cuh) would open on its entry point's few lines; then the file with the most samples
+    // whose text is known, Warpstage's own instrumentation headers aside (a sampled instruction right after a wait is
+    // often the trace's clock read: bundled lce-h200.wstrace, rung 4, 30 % of the samples in trace.cuh).
+    qint64 attributed = 0;
+    for (const auto& [name, n] : perFile) attributed += n;
+    const qint64 own = perFile.count(rungFile) ? perFile[rungFile] : 0;
+    if (rungFile.isEmpty() || (attributed > 0 && own * 10 < attributed)) {
         qint64 best = -1;
+        QString pick;
         for (const auto& [name, n] : perFile)
-            if (n > best) best = n, rungFile = name;
+            if (n > best && !instrumentation.count(name) && (!sourceText(name).isEmpty() || rungFile.isEmpty()))
+                best = n, pick = name;
+        if (!pick.isEmpty()) rungFile = pick;
     }
     std::vector<std::pair<qint64, QString>> files;
     for (const auto& [name, n] : perFile)

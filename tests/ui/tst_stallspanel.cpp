@@ -82,6 +82,44 @@ private slots:
         QCOMPARE(p.sourceFileBox()->currentData().toString(), QStringLiteral("epilogue_warp.cu"));
         QCOMPARE(lineText(p.sourceModel(), 1), QStringLiteral("hot();"));
     }
+
+    // A kernel whose body lives in a header (the lce rungs: user_first.cu holds the __global__, lce_body.cuh the loop
+    // almost every sample lands in): the panel opens on the file with the samples, not on the kernel's file, which
+    // holds under a tenth of them (the bundled lce-h200.wstrace: 45 of 70,757 samples in user_first.cu).
+    void opensTheFileWhereTheSamplesAre()
+    {
+        auto t = trace("lce_persistent", "/work/kernels/lce/lce_body.cuh", 3);
+        t->sources.push_back({"/work/kernels/lce/user_first.cu", "", "__global__ void lceUserFirst();\n"});
+        t->sources.push_back({"/work/kernels/lce/lce_body.cuh", "", "a\nb\nhot_loop();\n"});
+        StallsPanel p;
+        p.setKernel(t, nullptr);
+        QCOMPARE(p.sourceFileBox()->currentData().toString(), QStringLiteral("lce_body.cuh"));
+        QCOMPARE(lineText(p.sourceModel(), 2), QStringLiteral("hot_loop();"));
+        // with a sample in the kernel's own file as well, its own file comes first again (the rule above)
+        StallSample own;
+        own.sourceFile = "/work/kernels/lce/user_first.cu";
+        own.line = 1;
+        own.count = 1;  // 1 of 8 attributed samples, over a tenth: the kernel's own file again
+        own.reason = "smsp__pcsamp_warps_issue_stalled_barrier";
+        t->stalls.push_back(own);
+        p.setKernel(t, nullptr);
+        QCOMPARE(p.sourceFileBox()->currentData().toString(), QStringLiteral("user_first.cu"));
+        // a few samples in the entry file, most in the body: the body (1 of 71 is under a tenth)
+        t->stalls[0].count = 70;
+        p.setKernel(t, nullptr);
+        QCOMPARE(p.sourceFileBox()->currentData().toString(), QStringLiteral("lce_body.cuh"));
+        // more samples still in Warpstage's own trace header (inlined): never the file it opens on, but in the box
+        StallSample tr;
+        tr.sourceFile = "/work/kernels/include/warpstage/trace.cuh";
+        tr.line = 1;
+        tr.count = 500;
+        tr.reason = "smsp__pcsamp_warps_issue_stalled_long_scoreboard";
+        t->stalls.push_back(tr);
+        t->sources.push_back({"/work/kernels/include/warpstage/trace.cuh", "", "clock();\n"});
+        p.setKernel(t, nullptr);
+        QCOMPARE(p.sourceFileBox()->currentData().toString(), QStringLiteral("lce_body.cuh"));
+        QVERIFY(p.sourceFileBox()->findData(QStringLiteral("trace.cuh")) >= 0);
+    }
 };
 
 QTEST_MAIN(TestStallsPanel)
