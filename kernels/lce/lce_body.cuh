@@ -122,42 +122,20 @@ struct ParamsBal : Params {
 template <int V>
 using ParamsV = std::conditional_t<kVariant[V].walk == 2, ParamsBal, Params>;
 // A CTA pair's walk over its units: firstUnit, then nextUnit until the unit is p.units or more. Round robin
-// (u = cluster, cluster + clusters, ...) except for the balanced walk (lce_shape.h: balancedUnitsOf is the same on the
-// host): its user units from the last position, then its candidate units, round i's width apart.
-struct UnitCursor {
-    int round = -1, c = 0;  // (the balanced walk) -1: user units; then the candidate round and index
-};
-template <class PP>
-__device__ __forceinline__ int candidateStart(const PP& p, int cluster, UnitCursor& k)
-{
-    k.round = 0;
-    k.c = cluster;
-    return balancedCandidates(p.bal, cluster) > 0 ? p.userUnits + cluster : p.units;
-}
+// (u = cluster, cluster + clusters, ...) except for the balanced walk: lce_shape.h's balancedFirst / balancedNext, the
+// cursor tst_lce_shape walks (its user units from the last position, then its candidate units, round i's width apart).
+using UnitCursor = BalancedCursor;
 template <class PP>
 __device__ __forceinline__ int firstUnit(const PP& p, int cluster, UnitCursor& k)
 {
-    if constexpr (std::is_same_v<PP, ParamsBal>) {
-        const int u = balancedFirstUser(p.bal, cluster);
-        return u < p.userUnits ? u : candidateStart(p, cluster, k);
-    } else {
-        return cluster;
-    }
+    if constexpr (std::is_same_v<PP, ParamsBal>) return balancedFirst(p.bal, cluster, p.units, k);
+    else return cluster;
 }
 template <class PP>
 __device__ __forceinline__ int nextUnit(const PP& p, int u, int cluster, int clusters, UnitCursor& k)
 {
-    if constexpr (std::is_same_v<PP, ParamsBal>) {
-        if (k.round < 0) {
-            u += p.bal.pairs;
-            return u < p.userUnits ? u : candidateStart(p, cluster, k);
-        }
-        k.c += balancedRoundWidth(p.bal, k.round);
-        ++k.round;
-        return k.round < balancedCandidates(p.bal, cluster) ? p.userUnits + k.c : p.units;
-    } else {
-        return u + clusters;
-    }
+    if constexpr (std::is_same_v<PP, ParamsBal>) return balancedNext(p.bal, cluster, u, p.units, k);
+    else return u + clusters;
 }
 // One ready flag per (user, M tile, N tile, CTA rank, half) (lce_shape.h: userFirstWalk's flags).
 __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int nt, uint32_t rank, int cw)

@@ -294,12 +294,9 @@ BalancedWalk balancedWalk(const Shape& s, int pairs)
 std::vector<long long> balancedUnitsOf(const BalancedWalk& w, int q)
 {
     std::vector<long long> units;
-    for (int u = balancedFirstUser(w, q); u < w.userUnits; u += w.pairs) units.push_back(u);
-    long long c = q;
-    for (int i = 0; i < balancedCandidates(w, q); ++i) {
-        units.push_back(w.userUnits + c);
-        c += balancedRoundWidth(w, i);
-    }
+    const int end = w.userUnits + w.candUnits;
+    BalancedCursor k;
+    for (int u = balancedFirst(w, q, end, k); u < end; u = balancedNext(w, q, u, end, k)) units.push_back(u);
     return units;
 }
 

@@ -127,7 +127,33 @@ WS_LCE_HD int balancedUserUnits(const BalancedWalk& w, int q)
     const int r = balancedFirstUser(w, q);
     return r < w.userUnits ? (w.userUnits - 1 - r) / w.pairs + 1 : 0;
 }
-// The units of position q in its order (host side: the tests; the kernel walks the same with a cursor).
+// The walk of position q, as the kernel runs it: u = balancedFirst(...), then u = balancedNext(..., u, ...) while
+// u < end (end = userUnits + candUnits; lce --user-stage: userUnits, the user units alone).
+struct BalancedCursor {
+    int round = -1, c = 0;  // -1: in the user units; then the candidate round and the candidate index
+};
+WS_LCE_HD int balancedCandidateStart(const BalancedWalk& w, int q, int end, BalancedCursor& k)
+{
+    k.round = 0;
+    k.c = q;
+    return balancedCandidates(w, q) > 0 ? w.userUnits + q : end;
+}
+WS_LCE_HD int balancedFirst(const BalancedWalk& w, int q, int end, BalancedCursor& k)
+{
+    const int u = balancedFirstUser(w, q);
+    return u < w.userUnits ? u : balancedCandidateStart(w, q, end, k);
+}
+WS_LCE_HD int balancedNext(const BalancedWalk& w, int q, int u, int end, BalancedCursor& k)
+{
+    if (k.round < 0) {
+        u += w.pairs;
+        return u < w.userUnits ? u : balancedCandidateStart(w, q, end, k);
+    }
+    k.c += balancedRoundWidth(w, k.round);
+    ++k.round;
+    return k.round < balancedCandidates(w, q) ? w.userUnits + k.c : end;
+}
+// The units of position q in its order (the tests: the cursor above, to the end).
 std::vector<long long> balancedUnitsOf(const BalancedWalk& w, int q);
 
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
