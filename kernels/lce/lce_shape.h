@@ -72,6 +72,90 @@ inline constexpr int kBroadcastMaxPerUser = 5;
 inline constexpr double kBroadcastMaxIdle = 0.05;
 bool rung4Broadcast(const Shape& s, int clusters);
 
+// The balanced user-first walk (s11-lcewalk; lce_body.cuh's kVariant walk = 2): the same units as userFirstWalk's
+// user-first walk, dealt so that the longest pair has as few k-steps as any static assignment allows. Pairs are
+// numbered by position q = 0 .. pairs-1 (the kernel's cluster index). User units go round robin from the LAST position
+// (unit u to position pairs - 1 - u % pairs), so the positions with one user unit more are the last ones; then each
+// position q takes balancedCandidates(w, q) candidate units (non-increasing in q: the positions with user work take
+// fewer), dealt round robin over the positions that still take one: in round i the first balancedRoundWidth(w, i)
+// positions take candidate units S_i + q, S_i = the widths of the rounds before. So every unit is dealt exactly once,
+// each position walks its units in increasing order, user units first (lce_body.cuh's deadlock argument), and the
+// candidates in flight at any time stay as close together as round robin keeps them.
+// The counts: the least T (k-steps) for which the positions' capacities floor((T - userSteps(q)) / kStepsCand) cover
+// the candidate units; then water-filled (each position min(capacity, x) for the least x that covers them, the excess
+// taken one each from the last positions at x). At most 4 distinct counts (two capacities, each level split once).
+#if defined(__CUDACC__)
+#define WS_LCE_HD __host__ __device__ __forceinline__
+#else
+#define WS_LCE_HD inline
+#endif
+inline constexpr int kBalancedLevels = 4;
+struct BalancedWalk {
+    int pairs = 0;
+    int userUnits = 0, candUnits = 0;   // (32-bit: the kernel's unit numbers)
+    int kStepsUser = 0, kStepsCand = 0; // k-steps of a user / candidate unit
+    // positions [end[j-1], end[j]) take count[j] candidate units (end[-1] = 0); count non-increasing, unused levels
+    // count 0 and end = pairs
+    int count[kBalancedLevels] = {}, end[kBalancedLevels] = {};
+    int longest = 0;  // the longest position's k-steps
+};
+// For `pairs` resident CTA pairs (userFirstWalk(s, maxClusters).clusters). kStepsUser / kStepsCand: ceil(K / 64).
+BalancedWalk balancedWalk(const Shape& s, int pairs);
+// Candidate units position q takes.
+WS_LCE_HD int balancedCandidates(const BalancedWalk& w, int q)
+{
+    int n = 0;
+#pragma unroll
+    for (int j = kBalancedLevels - 1; j >= 0; --j)
+        if (q < w.end[j]) n = w.count[j];
+    return n;
+}
+// How many positions take a candidate unit in round i (those with more than i: a prefix, the counts non-increasing).
+WS_LCE_HD int balancedRoundWidth(const BalancedWalk& w, int i)
+{
+    int e = 0;
+#pragma unroll
+    for (int j = 0; j < kBalancedLevels; ++j)
+        if (w.count[j] > i) e = w.end[j];
+    return e;
+}
+// Position q's first user unit (round robin from the last position; the next ones `pairs` apart).
+WS_LCE_HD int balancedFirstUser(const BalancedWalk& w, int q) { return w.pairs - 1 - q; }
+// User units position q takes.
+WS_LCE_HD int balancedUserUnits(const BalancedWalk& w, int q)
+{
+    const int r = balancedFirstUser(w, q);
+    return r < w.userUnits ? (w.userUnits - 1 - r) / w.pairs + 1 : 0;
+}
+// The walk of position q, as the kernel runs it: u = balancedFirst(...), then u = balancedNext(..., u, ...) while
+// u < end (end = userUnits + candUnits; lce --user-stage: userUnits, the user units alone).
+struct BalancedCursor {
+    int round = -1, c = 0;  // -1: in the user units; then the candidate round and the candidate index
+};
+WS_LCE_HD int balancedCandidateStart(const BalancedWalk& w, int q, int end, BalancedCursor& k)
+{
+    k.round = 0;
+    k.c = q;
+    return balancedCandidates(w, q) > 0 ? w.userUnits + q : end;
+}
+WS_LCE_HD int balancedFirst(const BalancedWalk& w, int q, int end, BalancedCursor& k)
+{
+    const int u = balancedFirstUser(w, q);
+    return u < w.userUnits ? u : balancedCandidateStart(w, q, end, k);
+}
+WS_LCE_HD int balancedNext(const BalancedWalk& w, int q, int u, int end, BalancedCursor& k)
+{
+    if (k.round < 0) {
+        u += w.pairs;
+        return u < w.userUnits ? u : balancedCandidateStart(w, q, end, k);
+    }
+    k.c += balancedRoundWidth(w, k.round);
+    ++k.round;
+    return k.round < balancedCandidates(w, q) ? w.userUnits + k.c : end;
+}
+// The units of position q in its order (the tests: the cursor above, to the end).
+std::vector<long long> balancedUnitsOf(const BalancedWalk& w, int q);
+
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {
     Shape shape;
