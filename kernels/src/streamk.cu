@@ -23,6 +23,7 @@
 // Trace: pingpong's events, plus the two phases of this rung: Fixup (a piece writing its partial; a finisher
 // adding the others') and WaitPartial (a finisher waiting for the earlier pieces' flags); TileBegin
 // (kstep = tileM, aux = tileN) marks every unit.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -430,6 +431,11 @@ sk::SplitMode streamkSplitMode()
         if (std::strcmp(f, "splitk") == 0) return sk::SplitMode::SplitK;
         if (std::strcmp(f, "cluster") == 0) return sk::SplitMode::Cluster;
         if (std::strcmp(f, "global") == 0) return sk::SplitMode::Global;
+        static bool told = false;  // (once per process: the rule is asked on every launch)
+        if (!told)
+            std::fprintf(stderr, "streamk: WARPSTAGE_STREAMK_SPLIT=%s is not streamk, splitk, cluster or global; "
+                                 "the rule chooses\n", f);
+        told = true;
     }
     return sk::SplitMode::Auto;
 }
