@@ -51,6 +51,7 @@ def parse():
     ap.add_argument("--lce-rung", type=int, default=4, choices=range(5), metavar="{0..4}")
     ap.add_argument("--pairs", type=int, default=50)
     ap.add_argument("--pair-warmup", type=int, default=10)
+    ap.add_argument("--pairs-csv", metavar="PATH", help="every timed pair: form, pair, torch_first, torch_ms, rung_ms")
     a = ap.parse_args()
     if a.vs_lce is not None:
         why = lce_path_problem(a.vs_lce)
@@ -155,14 +156,19 @@ def loaded_libraries(*names):
     return "; ".join(f"{n}: {', '.join(sorted(p)) or 'not loaded'}" for n, p in found.items())
 
 
-def interleave(fn, args, run_lce, warmup, pairs):
+def interleave(fn, args, run_lce, warmup, pairs, spin=0):
     """fn(*args) and run_lce() alternately on the current stream: pairs (torch, lce), (lce, torch), ... each launch
-    between two CUDA events, synchronised after each pair. Returns the torch and lce times (ms) of the timed pairs."""
+    between two CUDA events, synchronised after each pair. Returns the torch and lce times (ms) of the timed pairs and
+    whether torch went first in each. spin > 0: each pair queued behind a kernel that spins that many cycles
+    (torch.cuda._sleep), so that both launches are enqueued before the card reaches them: GPU time alone, no host
+    launch time in the first launch's span."""
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
-    tt, tl = [], []
+    tt, tl, tf = [], [], []
     torch.cuda.synchronize()
     for i in range(warmup + pairs):
         torch_first = i % 2 == 0
+        if spin:
+            torch.cuda._sleep(spin)
         ev[0].record()
         if torch_first:
             fn(*args)
@@ -179,7 +185,8 @@ def interleave(fn, args, run_lce, warmup, pairs):
         if i >= warmup:
             tt.append(first if torch_first else second)
             tl.append(second if torch_first else first)
-    return tt, tl
+            tf.append(torch_first)
+    return tt, tl, tf
 
 
 def original(w_cat, e_user, e_cand, u):
@@ -324,10 +331,12 @@ def versus(a, lce, timed, rows, stream, flops):
     print(f"VSLCE rung {r} vs each form: {a.pairs} pairs after {a.pair_warmup}, order flipped every pair, one stream "
           f"(torch's current), CUDA events around each launch; speed-up = torch ms / rung {r} ms")
     run_lce = lce.runner(r, stream)
+    csv = []
     try:
         for name in names:
             fn, args = timed[name]
-            tt, tl = interleave(fn, args, run_lce, a.pair_warmup, a.pairs)
+            tt, tl, tf = interleave(fn, args, run_lce, a.pair_warmup, a.pairs)
+            csv += [f'"{name}",{i},{int(f)},{t:.5f},{l:.5f}' for i, (t, l, f) in enumerate(zip(tt, tl, tf))]
             mt, ml = statistics.median(tt), statistics.median(tl)
             pair = statistics.median([t / l for t, l in zip(tt, tl)])
             wins = sum(l < t for t, l in zip(tt, tl))
@@ -335,11 +344,27 @@ def versus(a, lce, timed, rows, stream, flops):
                   f"  speed-up: medians {mt / ml:.3f}x, per-pair median {pair:.3f}x  (rung {r} faster in {wins} of "
                   f"{len(tt)} pairs; torch min {min(tt):.4f} max {max(tt):.4f}, rung min {min(tl):.4f} "
                   f"max {max(tl):.4f})", flush=True)
+            # the first launch of a pair starts on an idle card (its host-side launch time counts), the second right
+            # after the other's kernels: the medians by position say how much of a difference that makes
+            med = lambda xs, first: statistics.median([x for x, f in zip(xs, tf) if f == first] or [float("nan")])
+            print(f"VSLCE   by position: torch first: torch {med(tt, True):.4f} rung {r} {med(tl, True):.4f} ms;  "
+                  f"rung {r} first: rung {r} {med(tl, False):.4f} torch {med(tt, False):.4f} ms", flush=True)
+            if hasattr(torch.cuda, "_sleep"):
+                tt, tl, tf = interleave(fn, args, run_lce, a.pair_warmup, a.pairs, spin=2_000_000)
+                csv += [f'"{name} (queued)",{i},{int(f)},{t:.5f},{l:.5f}' for i, (t, l, f) in enumerate(zip(tt, tl, tf))]
+                mt, ml = statistics.median(tt), statistics.median(tl)
+                pair = statistics.median([t / l for t, l in zip(tt, tl)])
+                print(f"VSLCE   queued behind a ~1 ms spin (GPU time alone): torch {mt:.4f} ms  rung {r} {ml:.4f} ms  "
+                      f"speed-up: medians {mt / ml:.3f}x, per-pair median {pair:.3f}x  (rung {r} faster in "
+                      f"{sum(l < t for t, l in zip(tt, tl))} of {len(tt)} pairs)", flush=True)
         ok, line = lce.check(r, stream)
     except LceError as e:
         print(f"VSLCE FAIL liblce_capi: {e}", flush=True)
         return 1
     print(f"VSLCE check in this process after the pairs: {line}", flush=True)
+    if a.pairs_csv:
+        with open(a.pairs_csv, "w") as f:
+            f.write("form,pair,torch_first,torch_ms,rung_ms\n" + "\n".join(csv) + "\n")
     lce.close()
     return 0 if ok else 1
 
