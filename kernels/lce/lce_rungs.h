@@ -80,8 +80,14 @@ struct CheckResult {
     double maxErr = 0, rms = 0;
     std::int64_t firstBad = -1;  // flat index of the first violation
     float got = 0, want = 0;
+    bool passed() const { return bad == 0 && nonFinite == 0; }
 };
 std::string reference(const Problem& p, float* ref);
 std::string compare(const Problem& p, const float* ref, CheckResult& r);
+// One rung's check as `lce --check` runs it (and the library, lce_capi.cpp): p.out poisoned with NaN (unwritten
+// outputs fail), the rung on p.stream, a synchronisation, compare(). Returns "" or what failed to run.
+std::string checkRung(int rung, Problem& p, const float* ref, CheckResult& r);
+// The check's line: "PASS rung R NAME: max |err| ..." or "FAIL rung R NAME: ..." (err: checkRung's answer).
+std::string checkVerdict(int rung, const std::string& err, const CheckResult& c);
 
 }  // namespace ws::lce

@@ -4,6 +4,7 @@
 #include "lce_rungs.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace ws::lce {
 
@@ -116,6 +117,35 @@ std::string compare(const Problem& p, const float* ref, CheckResult& r)
         r.got = __half2float(g);
     }
     return {};
+}
+
+std::string checkRung(int rung, Problem& p, const float* ref, CheckResult& r)
+{
+    const Shape& s = p.s;
+    cudaMemsetAsync(p.out, 0xFF, size_t(s.b) * s.m * s.n * 2, p.stream);  // NaN: unwritten outputs fail
+    std::string err = runRung(rung, p);
+    if (err.empty()) {
+        const cudaError_t e = cudaStreamSynchronize(p.stream);
+        if (e != cudaSuccess) err = cudaGetErrorString(e);
+    }
+    if (err.empty()) err = compare(p, ref, r);
+    return err;
+}
+
+std::string checkVerdict(int rung, const std::string& err, const CheckResult& c)
+{
+    char buf[400];
+    if (!err.empty())
+        std::snprintf(buf, sizeof buf, "FAIL rung %d %s: %s", rung, rungName(rung), err.c_str());
+    else if (!c.passed())
+        std::snprintf(buf, sizeof buf,
+                      "FAIL rung %d %s: %llu outside tolerance, %llu not finite (first at %lld: got %g, want %g; rms %g)",
+                      rung, rungName(rung), (unsigned long long)c.bad, (unsigned long long)c.nonFinite,
+                      (long long)c.firstBad, c.got, c.want, c.rms);
+    else
+        std::snprintf(buf, sizeof buf, "PASS rung %d %s: max |err| %.4g (tolerance %.0e*|ref| + %.0e*rms, rms %.3g)",
+                      rung, rungName(rung), c.maxErr, kRelTol, kAbsTol, c.rms);
+    return buf;
 }
 
 }  // namespace ws::lce
