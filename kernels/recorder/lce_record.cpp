@@ -186,7 +186,7 @@ ProgramOptions lceProgramOptions(int rung, const LceOptions& o, const std::strin
     tag.iterations = o.iterations;
     tag.shape = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.kUser) + "x" + std::to_string(s.kCand) + "x"
                 + std::to_string(s.b) + "x" + std::to_string(s.perUser) + (s.shuffled ? "s" : "");
-    tag.setupKernels = {"fillUniform", "concatRows", "padCopy"};  // lce_main.cu: allocate()
+    tag.setupKernels = {"fillUniform", "concatRows", "padCopy"};  // problem.cu: allocate()
     po.runNotes = formatRungTag(tag);
     return po;
 }

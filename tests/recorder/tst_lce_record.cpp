@@ -197,13 +197,13 @@ private slots:
             QVERIFY(ws::rec::lceKernelNames(rung).empty());
             QVERIFY(ws::rec::lceKernelsRegex(rung).empty());
         }
-        // The set-up kernels the run's tag names (left out of the iterations) are the driver's own.
+        // The set-up kernels the run's tag names (left out of the iterations) are the driver's own (problem.cu: allocate(), shared with liblce_capi).
         ws::rec::LceOptions o;
         const auto tag = ws::parseRungTag(ws::rec::lceProgramOptions(0, o, "/opt/lce").runNotes);
         QVERIFY(tag);
         QVERIFY(!tag->setupKernels.empty());
         for (const auto& k : tag->setupKernels)
-            QVERIFY2(byFile.value(QStringLiteral("lce_main.cu")).contains(QString::fromStdString(k)), k.c_str());
+            QVERIFY2(byFile.value(QStringLiteral("problem.cu")).contains(QString::fromStdString(k)), k.c_str());
     }
 
     // Rungs that cannot take the shape are skipped with their sentence, the others recorded (no GPU needed).
