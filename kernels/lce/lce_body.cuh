@@ -304,6 +304,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                                  pc == P - 1 ? &flags[flagIndex(p, b, tm, nt, rank, cw)] : nullptr,
                                                  p.epoch, w);
                         }
+                    if constexpr (kSplit) ew.flushSplit(w);  // publish now: other pairs' parts wait for it
                     w.tileEnd();
                     continue;
                 }

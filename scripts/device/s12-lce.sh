@@ -28,13 +28,20 @@ P=./lce
 printf '#!/bin/sh\nexec timeout 20 %s "$@"\n' "$P" > lce-t
 chmod +x lce-t
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader | tee -a "$S"
-LCE_TVAR=14 timeout 30 ./gpu_lce ./lce-t > "$OUT/gpu_lce.txt" 2>&1
+# smoke first (call 1 hung here: a cycle between a part's flag and the next tile's flag wait, fixed by flushSplit):
+# stop at once if the split still hangs or fails
+LCE_TVAR=14 timeout 6 $P --check --rung 4 > "$OUT/smoke.txt" 2>&1
+rc=$?
+note "smoke rung 4/14 benchmark point rc=$rc | $(grep -E "PASS|FAIL|lce:" "$OUT/smoke.txt" | tail -2 | tr '\n' ' ')"
+[ $rc = 0 ] || { echo "== end (smoke failed)" | tee -a "$S"; exit 1; }
+LCE_TVAR=14 timeout 25 ./gpu_lce ./lce-t > "$OUT/gpu_lce.txt" 2>&1
 note "gpu_lce/14 rc=$? | $(grep -E "PASSED|FAILED" "$OUT/gpu_lce.txt" | tail -1)"
-for cap in 4 8; do
+for cap in ${CAPS:-4 8}; do
     LCE_R4SPLIT=$cap LCE_TVAR=14 timeout 15 $P --sweep --check --rung 4 > "$OUT/sweep-r4-$cap.txt" 2>&1
     note "sweep rung 4/14 (at most $cap parts) rc=$? | $(grep -c PASS "$OUT/sweep-r4-$cap.txt") PASS | $(grep -E 'lce:' "$OUT/sweep-r4-$cap.txt" | tail -1)"
 done
-for shp in "--b 9 --per-user 4 --k-user 200" "--b 150 --per-user 7 --k-user 130"; do
+for shp in "--b 150 --per-user 7 --k-user 130" "--b 9 --per-user 4 --k-user 200"; do
+    [ -n "${SHORT:-}" ] && [ "$shp" != "--b 150 --per-user 7 --k-user 130" ] && continue
     # shellcheck disable=SC2086
     LCE_TVAR=14 timeout 15 compute-sanitizer --tool memcheck $P --check --rung 4 --m 130 --n 200 --k-cand 29 $shp \
         >> "$OUT/memcheck.txt" 2>&1
@@ -51,10 +58,12 @@ inter() {  # inter LABEL ENV POINT...
 inter "11 vs 14 benchmark point (2 parts)" X=0
 inter "11 vs 14 1024/100 (3 parts)" X=0 --b 1024 --per-user 100
 inter "11 vs 14 3072/1000 (4 parts)" X=0 --b 3072 --per-user 1000
-inter "11 vs 14 3072/1000 (LCE_R4SPLIT=2: 2 parts)" LCE_R4SPLIT=2 --b 3072 --per-user 1000
-inter "11 vs 14 512/50 (3 parts)" X=0 --b 512 --per-user 50
 inter "11 vs 14 512/1000 (4 parts)" X=0 --b 512 --per-user 1000
-inter "11 vs 14 2048/10 (1 part: control)" X=0 --b 2048 --per-user 10
+[ -n "${SHORT:-}" ] || {
+    inter "11 vs 14 3072/1000 (LCE_R4SPLIT=2: 2 parts)" LCE_R4SPLIT=2 --b 3072 --per-user 1000
+    inter "11 vs 14 512/50 (3 parts)" X=0 --b 512 --per-user 50
+    inter "11 vs 14 2048/10 (1 part: control)" X=0 --b 2048 --per-user 10
+}
 [ "$(left)" -ge 10 ] && note "R4UF=14 rung 4 vs rung 3: $(LCE_R4UF=14 timeout 8 $P --interleave 4,3 --warmup 3 --iters 30 \
     2>/dev/null | grep -E '^INTERLEAVED rung|FAIL')"
 [ "$(left)" -ge 12 ] && { LCE_R4UF=14 timeout $(($(left) - 3)) $P --sweep --time --warmup 2 --iters 5 \

@@ -507,13 +507,15 @@ struct EpilogueWarp : std::conditional_t<kSplit, EpilogueSplitState, EpilogueNoS
     __device__ __forceinline__ void flush(int cw, Tr& tr) const
     {
         st.waitDataHalf(cw, done[cw] - 1, tr);
-        if constexpr (kSplit)
+        if constexpr (kSplit) {
+            if (this->spPart[cw] == -2) return;  // flushed by flushSplit
             if (this->spPart[cw] >= 0) {
                 st.storeHalfSplit(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], this->spFlag[cw],
                                   this->spPart[cw], this->spParts, this->spFirst[cw], this->spLast[cw], this->spEpoch,
                                   issuer, tr);
                 return;
             }
+        }
         if (flag[cw])
             st.storeHalfPublish(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], flag[cw], epoch, issuer, tr);
         else if constexpr (Staging::kPieces > 1)
@@ -572,6 +574,20 @@ struct EpilogueWarp : std::conditional_t<kSplit, EpilogueSplitState, EpilogueNoS
         this->spFlag[cw] = f;
         this->spEpoch = e;
         ++done[cw];
+    }
+    // kSplit, after a split user tile's last pieces: store them now (not when the half's next tile comes). A part
+    // publishes its flag only with its last piece, and the epilogue warp's next tile may wait for a flag (a candidate
+    // tile: its user tile, whose other parts wait for this part's flag) before it would come to the other half: left
+    // to the next tile, half 1's piece would wait behind half 0's flag wait -- a cycle (s12-lce call 1 hung so).
+    template <class Tr>
+    __device__ __forceinline__ void flushSplit(Tr& tr)
+    {
+        static_assert(kSplit && !Staging::kShared, "EpilogueWarp<..., kSplit = true> with a half per warpgroup");
+        for (int cw = 0; cw < 2; ++cw)
+            if (this->spPart[cw] >= 0) {
+                flush(cw, tr);
+                this->spPart[cw] = -2;  // (flush skips it from now on)
+            }
     }
     // A tile without U whose output goes to (x, y, z) of tmOut (the consumers add U from their registers:
     // epilogueAddPacked).
