@@ -69,6 +69,7 @@ struct Variant {
     int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
     int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
     int seen = 0;                // s11-lce4: rung 4's epilogue warp skips the acquire of a flag it acquired last time
+    int eager = 0;               // s12-lce: rung 4's user tiles published at once, both halves under one completion wait
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
@@ -105,11 +106,18 @@ struct Variant {
 // others TMA reduce-add into it once part 0's stores are complete, the last one publishes the flag
 // (EpilogueStagingOf::storeHalfSplit). The bundled trace showed why: at the benchmark point 30 user tiles of 19
 // k-steps on 30 pairs, and the 36 other pairs' first candidate tiles (14 k-steps) waiting 14-18 us for user 0's flag.
+// Measured (s12-lce calls 2-3): 0.3-0.8 % SLOWER than 11 -- the first round is bound by store completion waits (2.4-5
+// us each under the round's loads), and the split chains two parts' (part 0 complete, then part 1's reduce complete)
+// where 11 has one tile's: U was published later, not earlier (docs/kernel-notes/lce.md, s12-lce).
+// 15 = 11 with a user tile's two halves published at once (EpilogueWarp::publishNow: both stores, ONE completion wait,
+// both flags; 11 waits for each half's completion when the half's next tile comes, half 1 behind half 0's flag wait).
+// Not measured (no device time left; scripts/device/s12-lce-next.sh).
 constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, {64, 7, 0},       {128, 7, 1},
                                 {128, 7, 2},          {128, 7, 3}, {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
                                 {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1},
                                 {128, 7, 0, 0, 4, 0, 2, 56}, {128, 7, 0, 0, 4, 0, 2, 56, 1},
-                                {128, 7, 0, 0, 4, 2, 2, 56}, {128, 7, 0, 0, 4, 3, 2, 56}};
+                                {128, 7, 0, 0, 4, 2, 2, 56}, {128, 7, 0, 0, 4, 3, 2, 56},
+                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
 using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,
@@ -173,6 +181,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     constexpr bool kBcast = UserStage && kVariant[V].walk == 1;  // the broadcast walk (the host sets userUnits = units)
     static_assert(!kBcast || P == 1, "the broadcast walk stages whole halves");
     constexpr bool kSplit = UserStage && kVariant[V].walk == 3;  // user tiles split along K (s12-lce)
+    constexpr bool kEager = UserStage && kVariant[V].eager != 0;  // user tiles published at once (s12-lce)
+    static_assert(!kEager || (!kSplit && !kBcast && kVariant[V].shared == 0), "eager: the user-first walk, two halves");
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -274,7 +284,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
-            EpilogueWarp<kTileM, Staging, kSplit> ew{{}, staging, &tmOut, &tmU, laneId() == 0};
+            EpilogueWarp<kTileM, Staging, kSplit ? kModeSplit : kEager ? kModeEager : 0> ew{
+                {}, staging, &tmOut, &tmU, laneId() == 0};
             int seen[2] = {-1, -1};  // (kVariant[V].seen) the flag last acquired for each half
             UnitCursor walk;
             for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
@@ -305,6 +316,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                                  p.epoch, w);
                         }
                     if constexpr (kSplit) ew.flushSplit(w);  // publish now: other pairs' parts wait for it
+                    if constexpr (kEager) ew.publishNow(w);  // both halves' flags after one completion wait
                     w.tileEnd();
                     continue;
                 }

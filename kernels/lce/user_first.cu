@@ -176,12 +176,12 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=0 / 11-14: the user-first walk's variant (the broadcast walk stays)
+    static const int uf = [] {  // LCE_R4UF=0 / 11-15: the user-first walk's variant (the broadcast walk stays)
         const char* e = std::getenv("LCE_R4UF");
         if (!e) return kUserFirstVariant;
         const int x = std::atoi(e);
-        if (x == 0 || (x >= 11 && x <= 14)) return x;
-        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0, 11, 12, 13 or 14; rung 4 runs variant %d\n", e,
+        if (x == 0 || (x >= 11 && x <= 15)) return x;
+        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0 or 11-15; rung 4 runs variant %d\n", e,
                      kUserFirstVariant);
         return kUserFirstVariant;
     }();
@@ -200,6 +200,7 @@ std::string runUserFirst(Problem& p)
     case 12: return body::launch4<body::kVariant[12].stages, 12>(p);
     case 13: return body::launch4<body::kVariant[13].stages, 13>(p);  // s11-lcewalk: 11 on the balanced walk
     case 14: return body::launch4<body::kVariant[14].stages, 14>(p);  // s12-lce: 11 with user tiles split along K
+    case 15: return body::launch4<body::kVariant[15].stages, 15>(p);  // s12-lce: 11, user tiles published at once
     default: return body::launch4<body::kVariant[0].stages, 0>(p);
     }
 }

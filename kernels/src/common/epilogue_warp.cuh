@@ -413,6 +413,20 @@ struct EpilogueStagingOf {
         }
         __syncwarp();
     }
+    // Epilogue warp: TMA-store half cw at (x, y, z) of tmDst and commit, no wait (phase Store; EpilogueWarp::publishNow
+    // waits for both halves at once).
+    template <class Tr>
+    __device__ __forceinline__ void storeHalfIssue(const CUtensorMap* tmDst, int cw, int n, int x, int y, int z,
+                                                   bool issuer, Tr& tr) const
+    {
+        tr.event(ws::trace::kind::Store, n, uint8_t(cw));
+        if (issuer) {
+#pragma unroll
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmDst, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
+            bulkCommit();
+        }
+        __syncwarp();
+    }
     // Epilogue warp, one piece of a user tile split along K into `parts` partial sums (s12-lce: rung 4, lce_body.cuh's
     // walk = 3). Part 0 TMA-stores its pieces into tmDst; a part > 0 first waits (phase WaitOrder, before its first
     // piece) until part 0's stores are complete (*flag in [base, base + kSplitMax), base = splitFlagBase(epoch)), then
@@ -467,7 +481,10 @@ using EpilogueStaging = EpilogueStagingOf<StagingRows<BN>, 4>;
 // tile for the n-th; finish() stores what is left and waits until every store has landed.
 // Staging: any EpilogueStagingOf<Layout> (default EpilogueStaging<BN>: StagingRows<BN>; the lce rungs 3-4 use
 // StagingCols<224, ...>: their accumulator is out^T).
-// kSplit (s12-lce): the walk has user tiles split along K (nextSplit / storeHalfSplit); false: the code as before.
+// kMode (s12-lce): 0 the code as before; kModeSplit: the walk has user tiles split along K (nextSplit /
+// storeHalfSplit); kModeEager: a user tile's last pieces are published at once, both halves' stores under one
+// completion wait (publishNow).
+inline constexpr int kModeSplit = 1, kModeEager = 2;
 struct EpilogueNoSplit {};
 // The half's pending piece is part spPart[cw] (of spParts) of a split user tile (-1: none), its first / last piece for the
 // half, the tile's flag for the half.
@@ -476,9 +493,10 @@ struct EpilogueSplitState {
     bool spFirst[2] = {false, false}, spLast[2] = {false, false};
     int* spFlag[2] = {nullptr, nullptr};
 };
-template <int BN, class Staging = EpilogueStaging<BN>, bool kSplit = false>
-struct EpilogueWarp : std::conditional_t<kSplit, EpilogueSplitState, EpilogueNoSplit> {
-    // (the base: kSplit's state, an empty base otherwise -- the layout and the kernels' code as before; aggregate
+template <int BN, class Staging = EpilogueStaging<BN>, int kMode = 0>
+struct EpilogueWarp : std::conditional_t<kMode != 0, EpilogueSplitState, EpilogueNoSplit> {
+    static constexpr bool kSplit = kMode == kModeSplit;
+    // (the base: kMode's state, an empty base otherwise -- the layout and the kernels' code as before; aggregate
     // initialization names it first: EpilogueWarp<...> ew{{}, staging, &tmOut, &tmU, issuer})
     const Staging& st;
     const CUtensorMap* tmOut;
@@ -507,9 +525,9 @@ struct EpilogueWarp : std::conditional_t<kSplit, EpilogueSplitState, EpilogueNoS
     __device__ __forceinline__ void flush(int cw, Tr& tr) const
     {
         st.waitDataHalf(cw, done[cw] - 1, tr);
-        if constexpr (kSplit) {
-            if (this->spPart[cw] == -2) return;  // flushed by flushSplit
-            if (this->spPart[cw] >= 0) {
+        if constexpr (kMode != 0) {
+            if (this->spPart[cw] == -2) return;  // flushed by flushSplit / publishNow
+            if (kSplit && this->spPart[cw] >= 0) {
                 st.storeHalfSplit(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], this->spFlag[cw],
                                   this->spPart[cw], this->spParts, this->spFirst[cw], this->spLast[cw], this->spEpoch,
                                   issuer, tr);
@@ -535,7 +553,7 @@ struct EpilogueWarp : std::conditional_t<kSplit, EpilogueSplitState, EpilogueNoS
         out[cw][2] = oz;
         flag[cw] = nullptr;
         if constexpr (Staging::kPieces > 1) toU[cw] = false;
-        if constexpr (kSplit) this->spPart[cw] = -1;
+        if constexpr (kMode != 0) this->spPart[cw] = -1;
         ++done[cw];
     }
     // A tile without U whose output goes to (x, y, z) of tmU, published by `f` = e (the user stage's tiles). With
@@ -550,7 +568,7 @@ struct EpilogueWarp : std::conditional_t<kSplit, EpilogueSplitState, EpilogueNoS
         out[cw][2] = z;
         flag[cw] = f;
         if constexpr (Staging::kPieces > 1) toU[cw] = true;
-        if constexpr (kSplit) this->spPart[cw] = -1;
+        if constexpr (kMode != 0) this->spPart[cw] = -1;
         epoch = e;
         ++done[cw];
     }
@@ -560,7 +578,7 @@ struct EpilogueWarp : std::conditional_t<kSplit, EpilogueSplitState, EpilogueNoS
     __device__ __forceinline__ void nextSplit(int cw, int x, int y, int z, int* f, int part, int parts, bool first,
                                               bool last, int e, Tr& tr)
     {
-        static_assert(kSplit, "EpilogueWarp<..., kSplit = true>");
+        static_assert(kSplit, "EpilogueWarp<..., kModeSplit>");
         flushBefore(cw, tr);
         st.loadStagingEmpty(cw, done[cw], issuer, tr);
         out[cw][0] = x;
@@ -582,12 +600,33 @@ struct EpilogueWarp : std::conditional_t<kSplit, EpilogueSplitState, EpilogueNoS
     template <class Tr>
     __device__ __forceinline__ void flushSplit(Tr& tr)
     {
-        static_assert(kSplit && !Staging::kShared, "EpilogueWarp<..., kSplit = true> with a half per warpgroup");
+        static_assert(kSplit && !Staging::kShared, "EpilogueWarp<..., kModeSplit> with a half per warpgroup");
         for (int cw = 0; cw < 2; ++cw)
             if (this->spPart[cw] >= 0) {
                 flush(cw, tr);
                 this->spPart[cw] = -2;  // (flush skips it from now on)
             }
+    }
+    // kModeEager, after a user tile's last pieces (both halves pending with their flags: nextPublished): the halves'
+    // stores issued one after the other, ONE wait until both are complete, then both flags -- instead of each half's
+    // store + completion wait when its next tile comes (s12-lce's traces: a completion wait took 2.4-5 us in the first
+    // round, and a candidate tile's half 1 waited behind half 0's).
+    template <class Tr>
+    __device__ __forceinline__ void publishNow(Tr& tr)
+    {
+        static_assert(kMode == kModeEager && !Staging::kShared, "EpilogueWarp<..., kModeEager> with a half per warpgroup");
+        for (int cw = 0; cw < 2; ++cw) {
+            st.waitDataHalf(cw, done[cw] - 1, tr);
+            st.storeHalfIssue(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
+        }
+        if (issuer) {
+            bulkWait<0>();  // both halves written to global memory
+            fenceProxyAsyncGlobal();
+            __threadfence();
+            for (int cw = 0; cw < 2; ++cw) releaseFlag(flag[cw], epoch);
+        }
+        __syncwarp();
+        for (int cw = 0; cw < 2; ++cw) this->spPart[cw] = -2;  // (flush skips them from now on)
     }
     // A tile without U whose output goes to (x, y, z) of tmOut (the consumers add U from their registers:
     // epilogueAddPacked).
