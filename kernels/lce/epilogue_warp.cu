@@ -92,7 +92,9 @@ std::string runCandidateKernel(Problem& p)
     case 8: return body::launch3<3, 8>(p);
     case 11:
     case 12:
-    case 13: return body::launch3<body::kVariant[11].stages, 11>(p);  // (12, 13 differ in rung 4's kernel only)
+    case 13:
+    case 14:
+    case 15: return body::launch3<body::kVariant[11].stages, 11>(p);  // (12-15 differ in rung 4's kernel only)
     default: return body::launch3<body::kVariant[0].stages, 0>(p);
     }
 }

@@ -125,7 +125,10 @@ const char* usage()
            "  LCE_R4UF=V: rung 4's user-first walk (not its broadcast walk) runs variant V: 11 (the rung: the\n"
            "  staging pieces and 4 stages), 0 (whole halves, 3 stages: rung 3's kernel), 12 (11 + a ready\n"
            "  flag acquired again only when it changes), 13 (11 on the balanced walk: the pairs with user units\n"
-           "  take fewer candidate units); the other rungs are untouched.\n"
+           "  take fewer candidate units), 14 (11 with each user tile split along K over the pairs the\n"
+           "  first round leaves free: parts summed by TMA reduce-add; LCE_R4SPLIT=N caps the parts, 1-8,\n"
+           "  default 4), 15 (11 with a user tile's halves published at once, one store completion wait);\n"
+           "  the other rungs are untouched.\n"
            "  --user-stage: the stages timed apart, interleaved: cuBLAS's user GEMM (rung 3's first launch),\n"
            "  rung 4's kernel on its user-first walk's user units alone, rung 3's kernel alone; medians.\n"
            "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"
@@ -223,6 +226,15 @@ bool rung4Broadcast(const Shape& s, int clusters)
     const long long units = userFirstWalk(s, clusters, true).units;
     const long long rounds = (units + clusters - 1) / clusters;
     return double(rounds) * clusters / double(units) - 1.0 <= kBroadcastMaxIdle;
+}
+
+int userSplitParts(const Shape& s, int clusters, int maxParts)
+{
+    const long long tiles = userFirstWalk(s, clusters > 0 ? clusters : 1).userUnits;
+    const int kSteps = (s.kUser + 63) / 64;
+    long long parts = tiles > 0 && clusters > 0 ? clusters / tiles : 1;
+    parts = std::min<long long>(parts, std::min(maxParts, kSteps));
+    return parts < 1 ? 1 : int(parts);
 }
 
 BalancedWalk balancedWalk(const Shape& s, int pairs)

@@ -47,6 +47,15 @@ __device__ __forceinline__ void tmaStore3d(const CUtensorMap* map, const void* s
                  "r"(smemAddr(src)), "r"(x), "r"(y), "r"(z)
                  : "memory");
 }
+// Shared -> global TMA reduce-add of one box at (x, y, z) (element type and rounding those of the tensor map: fp16
+// adds rounded once per element); committed and waited on like tmaStore3d (s12-lce: rung 4's split user tiles).
+__device__ __forceinline__ void tmaReduceAdd3d(const CUtensorMap* map, const void* src, int x, int y, int z)
+{
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(smemAddr(src)), "r"(x), "r"(y), "r"(z)
+                 : "memory");
+}
 #endif
 
 }  // namespace ws::kern
