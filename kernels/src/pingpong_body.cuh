@@ -92,9 +92,10 @@ using BodyTrace = typename std::conditional<
 // ring of S_ stages. Pingpong (rung 6) uses PpTile, the rung's one configuration.
 // BM_ (session 9, s9-smallm): 128 (default: each warpgroup 64 rows x BN) or 64 (both warpgroups on the block's
 // 64 A rows, warpgroup cw on B's columns cw * BN/2 ..: wgmma m64n{BN/2}; A's box and bytes halve, for M <= 64).
-template <int BN_, int CL_, int S_, int BM_ = kPpBM>
+template <int BN_, int CL_, int S_, int BM_ = kPpBM, int SKEW_ = kSkew>
 struct Tile {
     static constexpr int BM = BM_, BN = BN_, CL = CL_, S = S_;
+    static constexpr int SKEW = SKEW_;  // k-steps warpgroup 1 runs behind warpgroup 0 (0: in step, no ordering barrier)
     static constexpr int WN = BM == 128 ? BN : BN / 2;  // a warpgroup's columns (its wgmma's N)
     static constexpr int kWgRows = BM == 128 ? 64 : 0;  // warpgroup cw's first row in the block: cw * kWgRows
     static constexpr int kWgCols = BM == 128 ? 0 : WN;  // warpgroup cw's first column in the block: cw * kWgCols
@@ -108,7 +109,7 @@ struct Tile {
     static_assert(BM == 128 || CL == 1, "64-row blocks run alone (they are for M <= 64)");
     static_assert(CL == 1 || CL == 2, "CTAs alone or in pairs");
     static_assert(2 * S * 8 <= 128, "the barrier area holds 2 x S mbarriers");
-    static_assert(kSkew >= 0 && kSkew < S, "the skew must leave warpgroup 0 a slot to wait on");
+    static_assert(SKEW >= 0 && SKEW < S, "the skew must leave warpgroup 0 a slot to wait on");
     static_assert(kSmem + kWarps * ws::trace::kTraceSmemPerWarp <= 227 * 1024, "traced build must fit shared memory");
     static_assert(kWarps <= ws::trace::kRelayMaxSources, "the relay watches at most kRelayMaxSources warps");
     // Blocks of the output (partial blocks at the edges: TMA zero-fills the loads past M, N and K, and clips
@@ -297,11 +298,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         for (int i = 0; i < nLocal; ++i) {
             const auto u = walk.next(i);
             const int KU = u.ke - u.kb;                      // k-steps of this unit
-            const int goAt = (KU < kSkew ? KU : kSkew) - 1;  // warpgroup 0 signals after issuing this k-step
+            const int goAt = (KU < T::SKEW ? KU : T::SKEW) - 1;  // warpgroup 0 signals after issuing this k-step
             int tm, tn;
             coords(u.tile, tm, tn);
             if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, tm, ws::trace::kNoSlot, int16_t(tn));
-            if (kSkew > 0 && cw == 1) {  // wait until warpgroup 0 is kSkew k-steps into this unit
+            if (T::SKEW > 0 && cw == 1) {  // wait until warpgroup 0 is SKEW k-steps into this unit
                 if constexpr (Traced) wt.event(tk::WaitOrder, fill);
                 namedBarSync(kGoBar, 256);
                 if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
@@ -333,7 +334,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                         ws::trace::eventsAtOf(wt, e);
                     }
                 }
-                if (kSkew > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this unit
+                if (T::SKEW > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this unit
                     if (i > 0) {  // ... once it has taken the previous go (never two gos pending)
                         if constexpr (Traced) wt.event(tk::WaitOrder, fill);
                         namedBarSync(kTakenBar, 256);

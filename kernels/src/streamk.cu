@@ -43,7 +43,8 @@ constexpr int kSlotFloats = 64 * 256;  // room for one warpgroup's fp32 partial 
 
 // The tile configuration of kTiles[I] (streamk_schedule.h) as the body's Tile<>.
 template <int I>
-using TileOf = Tile<sk::kTiles[I].bn, sk::kTiles[I].cl, sk::kTiles[I].stages, sk::kTiles[I].bm>;
+using TileOf = Tile<sk::kTiles[I].bn, sk::kTiles[I].cl, sk::kTiles[I].stages, sk::kTiles[I].bm,
+                    sk::kTiles[I].skew < 0 ? kSkew : sk::kTiles[I].skew>;
 
 // The schedule and the fixup workspace (host: launchStreamk).
 struct SkParams {

@@ -36,16 +36,22 @@ struct TileConfig {
     int cl;        // CTAs per cluster along M: 2 or 1
     int stages;    // ring stages
     int bm = 128;  // block rows: 128 (a warpgroup per 64 rows) or 64 (both warpgroups on the same rows)
+    int skew = -1; // k-steps consumer warpgroup 1 runs behind warpgroup 0: -1 = pingpong's (kPpSkew, 2); 0 = in step
 };
 inline constexpr TileConfig kTiles[] = {
     {256, 2, 4},  // 0: pingpong's tile (256 x 256 per cluster): large problems
     {128, 2, 6},  // 1: 256 x 128 per cluster
-    {128, 1, 6},  // 2: 128 x 128 per CTA, no cluster
-    {256, 1, 4},  // 3: 128 x 256 per CTA, no cluster
-    {64, 1, 8},   // 4: 128 x 64 per CTA, no cluster
-    {128, 1, 8, 64},  // 5: 64 x 128 per CTA, no cluster (session 9: M <= 64)
-    {256, 1, 4, 64},  // 6: 64 x 256 per CTA, no cluster (session 9: M <= 64)
+    {128, 1, 6, 128, 0},  // 2: 128 x 128 per CTA, no cluster
+    {256, 1, 4, 128, 0},  // 3: 128 x 256 per CTA, no cluster
+    {64, 1, 8, 128, 0},   // 4: 128 x 64 per CTA, no cluster
+    {128, 1, 8, 64, 0},   // 5: 64 x 128 per CTA, no cluster (session 9: M <= 64)
+    {256, 1, 4, 64, 0},   // 6: 64 x 256 per CTA, no cluster (session 9: M <= 64)
 };
+// The skew (session 13): configurations 2-6 run their two consumer warpgroups in step (skew 0: no ordering barrier).
+// Pingpong's skew staggers the two warpgroups' wgmma bursts and epilogues of a 256-column block; the small blocks'
+// k-steps are short (a quarter of a 256-column k-step at bn = 64) and their runs few, so the barrier per unit and the
+// second warpgroup's late start cost more than the stagger gains: session 12's s12-smallm measured 3-9 % faster with
+// skew 0 at small shapes (1x4096x4096 18.4 -> 16.7 us, 256x4096x4096 24.1 -> 22.5 us, H200; docs/benchmarks.md).
 inline constexpr int kTileCount = int(sizeof kTiles / sizeof kTiles[0]);
 
 // Output tiles (units of the walk: a cluster's block) of config `t` for an M x N output.
