@@ -204,6 +204,30 @@ __device__ __forceinline__ void mmaKStep(float (&acc)[MB][N / 2], uint32_t aTile
     }
 }
 
+// The same k-step from descriptors built once (session 13, issue 14: the ping-pong body, WS_PP_DESC_ADVANCE): a
+// descriptor of wgmmaDescSw128 is a low word (start address >> 4 in bits 0-13, leading byte offset 1 in bits 16-29)
+// and a constant high word (stride 1024 B, 128-byte swizzle), so the caller passes the low words of the k-step's A and
+// B tiles (wgmmaDescSw128Lo) and each k16 sub-step adds kDescK16 (32 bytes = 2 units of 16) to them: one integer add
+// per descriptor instead of rebuilding it (mask, shift, or) per wgmma. The start field cannot carry into bit 14: shared
+// addresses stay under 228 KB (>> 4: under 0x3900).
+inline constexpr uint32_t kDescSw128Hi = (1024u >> 4) | (1u << 30);  // wgmmaDescSw128's bits 32-63
+inline constexpr uint32_t kDescK16 = 32u >> 4;                       // k16 of bf16 in a 128-byte row: 32 bytes
+__device__ __forceinline__ uint32_t wgmmaDescSw128Lo(uint32_t addr) { return ((addr & 0x3FFFF) >> 4) | (1u << 16); }
+__device__ __forceinline__ uint64_t wgmmaDescOfLo(uint32_t lo) { return (uint64_t(kDescSw128Hi) << 32) | lo; }
+template <int MB, int N>
+__device__ __forceinline__ void mmaKStepAdvance(float (&acc)[MB][N / 2], uint32_t descALo, uint32_t descBLo,
+                                                int accumulate = 1)
+{
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) {
+            wgmmaTile<N>(acc[mb], wgmmaDescOfLo(descALo + mb * (64 * 128 >> 4) + kk * kDescK16),
+                         wgmmaDescOfLo(descBLo + kk * kDescK16), kk == 0 ? accumulate : 1);
+        }
+    }
+}
+
 // --- barriers and registers
 __device__ __forceinline__ void namedBarSync(uint32_t id, uint32_t threads)
 {

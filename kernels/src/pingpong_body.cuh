@@ -57,6 +57,18 @@
 #ifndef WS_PP_TRACE_LEAN_START
 #define WS_PP_TRACE_LEAN_START 0
 #endif
+// Session 13 (s13-tracecost, issue 14: the untraced and traced consumer k-loop both shorter):
+// WS_PP_DESC_ADVANCE=1: the consumer's wgmma descriptors built once (their low words for slot 0, before the units) and
+//   advanced by integer adds: + slot * kStage / 16 per k-step, + 2 per k16 sub-step (hopper.cuh's mmaKStepAdvance);
+//   0: each wgmma's descriptors rebuilt from the address (mmaKStep: mask, shift, or per descriptor).
+// WS_PP_UNSIGNED_FILL=1: the ring's slot and phase from the fill counter as unsigned (Ring<..., UnsignedFill>): no
+//   sign fix-ups in fill % S and fill / S (S = 4, 6, 8); the fill counter and the trace events' kstep are unchanged.
+#ifndef WS_PP_DESC_ADVANCE
+#define WS_PP_DESC_ADVANCE 1
+#endif
+#ifndef WS_PP_UNSIGNED_FILL
+#define WS_PP_UNSIGNED_FILL 1
+#endif
 
 namespace ws::kern::pp {
 using namespace geom;
@@ -74,6 +86,8 @@ constexpr int kSkew = kPpSkew;
 constexpr bool kTraceRelay = WS_PP_TRACE_RELAY != 0;
 constexpr bool kRelaySourcesEnd = WS_PP_TRACE_RELAY == 2;
 constexpr bool kLeanStart = WS_PP_TRACE_LEAN_START != 0 && !kTraceRelay;
+constexpr bool kDescAdvance = WS_PP_DESC_ADVANCE != 0;
+constexpr bool kUnsignedFill = WS_PP_UNSIGNED_FILL != 0;
 constexpr int kCtaRecordWarp = 1;  // lean start: the warp that writes the CTA record (warpgroup 0's first idle warp)
 constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
 constexpr uint32_t kRelaySources = ((1u << kWarps) - 1u) & ~(1u << kRelayWarp);  // every other warp
@@ -103,7 +117,7 @@ struct Tile {
     static constexpr uint32_t kPartB = kBytesB / CL;  // the part of the B block each CTA of the cluster loads
     static constexpr uint32_t kEpiBytes = kTmaStore ? 2 * 2 * kEpiBox : 0;  // 2 warpgroups x 2 buffers
     static constexpr int kSmem = S * kStage + kEpiBytes + 1024 + 128;      // + alignment + barrier area
-    using Ring = ws::kern::Ring<S, CL, /*ReadyMarker=*/false>;
+    using Ring = ws::kern::Ring<S, CL, /*ReadyMarker=*/false, kUnsignedFill>;
     static_assert(WN == 256 || WN == 128 || WN == 64, "wgmma m64nWNk16 with WN = 256, 128 or 64");
     static_assert(BM == 128 || BM == 64, "blocks of 128 rows (a warpgroup per 64) or 64 (both on the same rows)");
     static_assert(BM == 128 || CL == 1, "64-row blocks run alone (they are for M <= 64)");
@@ -295,6 +309,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         const bool lane0 = laneId() == 0;
         const int t = tid & 127;
         int fill = 0;
+        // WS_PP_DESC_ADVANCE: the low words of this warpgroup's A and B descriptors in slot 0 (a slot's are kStage / 16
+        // further per slot)
+        const uint32_t descA0 = wgmmaDescSw128Lo(smemAddr(smem) + cw * T::kWgRows * 128);
+        const uint32_t descB0 = wgmmaDescSw128Lo(smemAddr(smem) + kBytesA + cw * T::kWgCols * 128);
         for (int i = 0; i < nLocal; ++i) {
             const auto u = walk.next(i);
             const int KU = u.ke - u.kb;                      // k-steps of this unit
@@ -318,9 +336,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 ws::trace::Stamp<Traced> waited, issued;
                 ring.waitData(fill, waited);
                 issued.event(tk::MmaIssue, fill, PpRing::slot(fill));
-                const uint32_t st = smemAddr(smem + PpRing::slot(fill) * kStage);
-                wgmmaFence();
-                mmaKStep<1, WN>(acc, st + cw * T::kWgRows * 128, st + kBytesA + cw * T::kWgCols * 128, kt > 0);
+                if constexpr (kDescAdvance) {
+                    const uint32_t d = uint32_t(PpRing::slot(fill)) * (kStage >> 4);
+                    wgmmaFence();
+                    mmaKStepAdvance<1, WN>(acc, descA0 + d, descB0 + d, kt > 0);
+                } else {
+                    const uint32_t st = smemAddr(smem + PpRing::slot(fill) * kStage);
+                    wgmmaFence();
+                    mmaKStep<1, WN>(acc, st + cw * T::kWgRows * 128, st + kBytesA + cw * T::kWgCols * 128, kt > 0);
+                }
                 wgmmaCommit();
                 if constexpr (Traced) {
                     if (kt >= 2) {  // (the carried events' kstep and kind spelled out: constants for the compiler)

@@ -23,14 +23,28 @@ namespace ws::kern {
 // (Cluster == 2; `peer` = the other CTA's rank), and init() counts the arrivals of both.
 // ReadyMarker = false: waitData records no LoadReady marker (the GEMM ladder's budget is four events per
 // consumer k-step: WaitData, MmaIssue, MmaWait, Release).
-template <int S, int Cluster = 1, bool ReadyMarker = true>
+// UnsignedFill = true (session 13, the ping-pong body: WS_PP_UNSIGNED_FILL): the slot and the phases from the fill
+// counter taken as unsigned (it never goes negative), so `fill % S` and `fill / S` need no sign fix-up (S = 6 is not
+// a power of two: a multiply-high and a shift, not the signed fix-ups). The callers' fill (and every trace event's
+// kstep) stays the same int.
+template <int S, int Cluster = 1, bool ReadyMarker = true, bool UnsignedFill = false>
 struct Ring {
     static_assert(Cluster == 1 || Cluster == 2, "rings of one CTA or of a CTA pair");
     uint64_t* full;
     uint64_t* empty;
     uint32_t peer = 0;
 
-    static __device__ __forceinline__ int slot(int fill) { return fill % S; }
+    static __device__ __forceinline__ int slot(int fill)
+    {
+        if constexpr (UnsignedFill) return int(uint32_t(fill) % uint32_t(S));
+        else return fill % S;
+    }
+    // fill / S: how many times the ring went round before fill (its parity is the phase)
+    static __device__ __forceinline__ uint32_t lap(int fill)
+    {
+        if constexpr (UnsignedFill) return uint32_t(fill) / uint32_t(S);
+        else return uint32_t(fill / S);
+    }
 
     // One thread: full[s] expects one arrive (the producer's expect_tx) plus the bytes; empty[s]
     // `consumerWarps` arrivals (one per consumer warp) from each CTA of the cluster. Follow with a CTA
@@ -59,7 +73,7 @@ struct Ring {
     __device__ __forceinline__ uint64_t waitSlot(int fill, Tr& tr) const
     {
         const uint64_t t = tr.now();
-        if (fill >= S) mbarWait(&empty[slot(fill)], ((fill / S) - 1) & 1);
+        if (fill >= S) mbarWait(&empty[slot(fill)], (lap(fill) - 1u) & 1u);
         return t;
     }
     // Producer: `issuer` (one lane) posts the byte count on full[slot] and runs the kernel's own TMA
@@ -97,7 +111,7 @@ struct Ring {
     {
         const int s = slot(fill);
         tr.event(ws::trace::kind::WaitData, fill, uint8_t(s));
-        mbarWait(&full[s], (fill / S) & 1);
+        mbarWait(&full[s], lap(fill) & 1u);
         if constexpr (ReadyMarker) tr.event(ws::trace::kEventLoadReady, fill, uint8_t(s));
     }
     // Consumer: lane 0 of each consumer warp frees the slot of `fill` (its MMAs on it are complete).
