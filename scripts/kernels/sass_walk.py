@@ -24,6 +24,7 @@ instructions, its HGMMA / STS / R2UR counts and the undecoded count. Exit 0 (a r
 """
 import argparse
 import json
+import os
 import re
 import sys
 
@@ -259,7 +260,8 @@ def main():
         return 0
     for lp in res:
         s = lp["steady"]
-        line = (f"{lp['kernel'][:90]}  loop {lp['head']}..{lp['back']}  paths {lp['paths']}  ")
+        line = (f"{os.path.basename(lp['file'])}: {lp['kernel'][:90]}  loop {lp['head']}..{lp['back']}  "
+                f"paths {lp['paths']}  ")
         if s:
             line += (f"steady: {s['executed']} executed (HGMMA {s['hgmma']}, STS {s['sts']}, R2UR {s['r2ur']}, "
                      f"undecoded {s['undecoded']})")
