@@ -122,7 +122,8 @@ struct Tile {
     using Ring = ws::kern::Ring<S, CL, /*ReadyMarker=*/false, kUnsignedFill>;
     static_assert(WN == 256 || WN == 128 || WN == 64, "wgmma m64nWNk16 with WN = 256, 128 or 64");
     static_assert(BM == 128 || BM == 64, "blocks of 128 rows (a warpgroup per 64) or 64 (both on the same rows)");
-    static_assert(BM == 128 || CL == 1, "64-row blocks run alone (they are for M <= 64)");
+    // 64-row blocks may run in pairs along M (s13-smallk, an experiment: streamk's kTiles[7], cuBLAS's tile at
+    // 256x4096x4096): each CTA loads half of the 128-row B block and multicasts it, as the 128-row blocks' pairs do
     static_assert(CL == 1 || CL == 2, "CTAs alone or in pairs");
     static_assert(2 * S * 8 <= 128, "the barrier area holds 2 x S mbarriers");
     static_assert(SKEW >= 0 && SKEW < S, "the skew must leave warpgroup 0 a slot to wait on");

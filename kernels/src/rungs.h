@@ -31,7 +31,7 @@ cudaError_t launchStreamk(const LaunchArgs& a, const char** err);  // rung 7 (op
 // environment's WARPSTAGE_STREAMK_TILE (experiments, tests of every configuration). ctas: the grid.
 int streamkTile(int m, int n, int k, int ctas);
 // How rung 7 is asked to split a lone wave along K (streamk_schedule.h: SplitMode; WARPSTAGE_STREAMK_SPLIT=
-// streamk|splitk|cluster|global forces one; else Auto).
+// streamk|splitk|cluster|global|dp forces one; else Auto).
 sk::SplitMode streamkSplitMode();
 // The mode the launch of this shape plans with (sk::chooseLaunch / chooseMode for streamkTile's configuration): the
 // plan's last argument wherever the host plans a launch.

@@ -425,16 +425,17 @@ cudaError_t launchTileOf(int tile, sk::SplitMode mode, const LaunchArgs& a, cons
 
 sk::SplitMode streamkSplitMode()
 {
-    // WARPSTAGE_STREAMK_SPLIT=streamk|splitk|cluster|global forces how a lone wave is split (experiments, tests);
+    // WARPSTAGE_STREAMK_SPLIT=streamk|splitk|cluster|global|dp forces how a lone wave is split (experiments, tests);
     // else the rule's
     if (const char* f = std::getenv("WARPSTAGE_STREAMK_SPLIT"); f && *f) {
         if (std::strcmp(f, "streamk") == 0) return sk::SplitMode::StreamK;
         if (std::strcmp(f, "splitk") == 0) return sk::SplitMode::SplitK;
         if (std::strcmp(f, "cluster") == 0) return sk::SplitMode::Cluster;
         if (std::strcmp(f, "global") == 0) return sk::SplitMode::Global;
+        if (std::strcmp(f, "dp") == 0) return sk::SplitMode::Dp;
         static bool told = false;  // (once per process: the rule is asked on every launch)
         if (!told)
-            std::fprintf(stderr, "streamk: WARPSTAGE_STREAMK_SPLIT=%s is not streamk, splitk, cluster or global; "
+            std::fprintf(stderr, "streamk: WARPSTAGE_STREAMK_SPLIT=%s is not streamk, splitk, cluster, global or dp; "
                                  "the rule chooses\n", f);
         told = true;
     }

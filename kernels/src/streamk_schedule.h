@@ -37,21 +37,32 @@ struct TileConfig {
     int stages;    // ring stages
     int bm = 128;  // block rows: 128 (a warpgroup per 64 rows) or 64 (both warpgroups on the same rows)
     int skew = -1; // k-steps consumer warpgroup 1 runs behind warpgroup 0: -1 = pingpong's (kPpSkew, 2); 0 = in step
+    bool rule = true;  // the rule (chooseLaunch) considers it; false: experiments (WARPSTAGE_STREAMK_TILE) only
 };
 inline constexpr TileConfig kTiles[] = {
-    {256, 2, 4},  // 0: pingpong's tile (256 x 256 per cluster): large problems
-    {128, 2, 6},  // 1: 256 x 128 per cluster
+    {256, 2, 4, 128, 0},  // 0: pingpong's tile (256 x 256 per cluster): large problems
+    {128, 2, 6, 128, 0},  // 1: 256 x 128 per cluster
     {128, 1, 6, 128, 0},  // 2: 128 x 128 per CTA, no cluster
     {256, 1, 4, 128, 0},  // 3: 128 x 256 per CTA, no cluster
     {64, 1, 8, 128, 0},   // 4: 128 x 64 per CTA, no cluster
     {128, 1, 8, 64, 0},   // 5: 64 x 128 per CTA, no cluster (session 9: M <= 64)
     {256, 1, 4, 64, 0},   // 6: 64 x 256 per CTA, no cluster (session 9: M <= 64)
+    {128, 2, 8, 64, 0, false},  // 7: 64 x 128 per CTA in pairs along M (B multicast): an experiment, forced only
 };
-// The skew (session 13): configurations 2-6 run their two consumer warpgroups in step (skew 0: no ordering barrier).
+// The skew (session 13): every configuration runs its two consumer warpgroups in step (skew 0: no ordering barrier).
 // Pingpong's skew staggers the two warpgroups' wgmma bursts and epilogues of a 256-column block; the small blocks'
 // k-steps are short (a quarter of a 256-column k-step at bn = 64) and their runs few, so the barrier per unit and the
 // second warpgroup's late start cost more than the stagger gains: session 12's s12-smallm measured 3-9 % faster with
 // skew 0 at small shapes (1x4096x4096 18.4 -> 16.7 us, 256x4096x4096 24.1 -> 22.5 us, H200; docs/benchmarks.md).
+// s13-smallk: configurations 0 and 1 too -- 1 (256 x 128 pairs): 512x4096x4096 35.7 -> 29.4 us, 256x4096x4096 27.7 ->
+// 24.9, 1024x1024x16384 split-K 58.0 us; 0 (pingpong's tile): 0.8-2.3 % faster at every shape timed, 4096^3 180.9 ->
+// 179.5 us and 8192^3 1395.3 -> 1383.3 us included (H200, interleaved in one process;
+// docs/benchmarks/gemm-small-shapes.md).
+// Pingpong (rung 6) keeps its skew: it is that rung's idea.
+// kTiles[7] (s13-smallk, rule = false): cuBLAS's tile at 256x4096x4096 and 1024^3 (nvjet 128x64_64x8_1x2: 64 rows x
+// 128 columns per CTA, pairs along M sharing B, 8 stages) in this body: slower at 256x4096x4096 (25.7 vs the rule's
+// 22.3 us) and 128x4096x4096 (20.6 vs 18.0), faster at 129x777x2056 (17.7 vs 24.0), 1024^3 (11.5 vs 11.8) and
+// 128x4096x14336 (43.8 vs 44.6): not in the rule until a wider measurement places it.
 inline constexpr int kTileCount = int(sizeof kTiles / sizeof kTiles[0]);
 
 // Output tiles (units of the walk: a cluster's block) of config `t` for an M x N output.
@@ -83,7 +94,9 @@ struct Plan {
 // kMaxClusterK and a divisor of the clusters launched (a cluster launch's grid is whole clusters). Global: Auto without
 // the cluster reduction (session 11 s11-skinny's rule; the reference in benchmarks). The rule's Auto takes Cluster for
 // a configuration where its estimate is lower (chooseMode).
-enum class SplitMode : int { Auto = 0, StreamK = 1, SplitK = 2, Cluster = 3, Global = 4 };
+// Dp (s13-smallk): no split at all -- every tile whole, data-parallel (the last, partial wave left partial). Auto takes
+// it (kAutoDp) for a configuration with at least one whole wave of tiles where its estimate is lower than the hybrid's.
+enum class SplitMode : int { Auto = 0, StreamK = 1, SplitK = 2, Cluster = 3, Global = 4, Dp = 5 };
 inline constexpr int kMaxClusterK = 8;  // the portable cluster size
 
 // Split-K pieces per tile for a lone wave of `tiles` tiles of kt k-steps on `clusters` clusters (0: none): every
@@ -133,6 +146,7 @@ WS_SK_HD Plan plan(int tiles, int kt, int clusters, SplitMode mode = SplitMode::
     if (tiles <= 0 || kt <= 0 || clusters <= 0) return p;
     const int full = tiles / clusters, rem = tiles % clusters;
     if (rem == 0 || rem * 5 >= clusters * 4) return p;  // all data-parallel
+    if (mode == SplitMode::Dp) return p;                // s13-smallk: every tile whole (kAutoDp)
     // a lone wave of tiles shorter than kMinIters k-steps (session 9): a stream-K range could only group whole tiles
     // onto fewer clusters (or cut them), never shorten the busiest one's path -- every tile gets its own cluster
     if (full == 0 && kt < kMinIters) return p;
@@ -269,10 +283,13 @@ struct TileCost {
     double clusterNs;         // Cluster split (s11-skinny2): the exchange through distributed shared memory, x bn/256 x
                               // (s - 1)/s
     double clusterLatencyNs;  // Cluster split: the cluster barrier and the slice's store, per piece
+    double pairB = 1.0;       // s13-smallk: b's factor for a pair (cl = 2: each CTA reads half of B from L2 and
+                              // multicasts it), fitted to flip the least: 512x4096x4096 measured 31.9 us (128x256
+                              // cluster split) -> 29.4 us (256x128 pairs, data-parallel), H200
 };
 // clusterNs / clusterLatencyNs: s11-skinny2's first guesses, kept: with Auto's cluster split limited to where it was
 // measured (autoClusterAllowed below) they pick the measured winners; a fit over the regime is future work.
-inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0, 5000.0, 3000.0, 2000.0};
+inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0, 5000.0, 3000.0, 2000.0, 0.95};
 // Whether Auto may take the cluster split (chooseMode), and where. The lead's call of session 11 (06:18 UTC, H200,
 // scripts/device/s11-skinny2.sh: every configuration's cluster split beside split-K, the rule and cuBLAS in one process,
 // cold): clusters of TWO pieces won at every small-M shape timed -- 1x4096x4096 21.7 -> 18.6 us (128x64 blocks),
@@ -286,6 +303,13 @@ inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 1000
 // wins all have N = 4096; the regime past that is not measured).
 inline constexpr bool kAutoCluster = true;
 inline constexpr int kAutoClusterMaxM = 512, kAutoClusterMaxN = 8192;
+// Whether Auto may drop the hybrid's stream-K part (SplitMode::Dp, s13-smallk): where there are whole waves and the
+// estimate says the tail wave's fixups cost more than its idle SMs -- short K (K <= 1024 on the grid the test walks),
+// where a stream-K piece is a few k-steps and a partial costs a tile's worth. Measured (H200, interleaved with the
+// hybrid in one process, docs/benchmarks/gemm-small-shapes.md): 8192x8192x512 123.0 -> 115.5 us, 8192x8192x1024
+// 203.0 -> 197.6, 2048x14336x512 63.2 -> 53.8, 1536x2048x1024 and 768x4096x1024 23.4 -> 19.5 (128x64 blocks with the
+// hybrid -> 256x128 pairs whole). Lone waves keep their split: a Dp plan there only idles clusters.
+inline constexpr bool kAutoDp = true;
 
 // A's rows a CTA's k-step loads (pingpong_body.cuh's Tile::boxRowsA): M's rounded up to 8 where one CTA alone covers
 // every row of M, else the block's.
@@ -298,7 +322,7 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
     const int kt = (k + 63) / 64;
     const Plan p = plan(tileCountOf(t, m, n), kt, clusters, mode);
     const double w = t.bn / 256.0;
-    const double ks = cost.kstepANs * boxRowsA(t, m) / 128.0 + cost.kstepBNs * w;
+    const double ks = cost.kstepANs * boxRowsA(t, m) / 128.0 + cost.kstepBNs * w * (t.cl == 2 ? cost.pairB : 1.0);
     double worst = 0;
     for (int c = 0; c < clusters; ++c) {
         const int dp = dpCount(p, c);
@@ -340,10 +364,17 @@ inline SplitMode chooseMode(const TileConfig& t, int m, int n, int k, int ctas, 
 {
     if (mode == SplitMode::Cluster) return t.cl == 1 ? SplitMode::Cluster : SplitMode::SplitK;
     if (mode == SplitMode::Global) return SplitMode::Auto;
-    if (mode != SplitMode::Auto || !autoClusterAllowed(t, m, n, k, ctas)) return mode;
-    return estimateNs(t, m, n, k, ctas, kTileCost, SplitMode::Cluster) < estimateNs(t, m, n, k, ctas, kTileCost, mode)
-               ? SplitMode::Cluster
-               : mode;
+    if (mode != SplitMode::Auto) return mode;
+    SplitMode best = mode;
+    double bestNs = estimateNs(t, m, n, k, ctas, kTileCost, mode);
+    if (autoClusterAllowed(t, m, n, k, ctas)) {
+        const double ns = estimateNs(t, m, n, k, ctas, kTileCost, SplitMode::Cluster);
+        if (ns < bestNs) best = SplitMode::Cluster, bestNs = ns;
+    }
+    if (kAutoDp && tileCountOf(t, m, n) >= ctas / t.cl  // whole waves: Dp only drops the hybrid's stream-K part
+        && estimateNs(t, m, n, k, ctas, kTileCost, SplitMode::Dp) < bestNs)
+        best = SplitMode::Dp;
+    return best;
 }
 
 // The rule: the configuration (and, chooseMode, its split mode) estimated fastest.
@@ -356,6 +387,7 @@ inline Launch chooseLaunch(int m, int n, int k, int ctas, SplitMode mode = Split
     Launch best{0, chooseMode(kTiles[0], m, n, k, ctas, mode)};
     double bestNs = estimateNs(kTiles[0], m, n, k, ctas, kTileCost, best.mode);
     for (int i = 1; i < kTileCount; ++i) {
+        if (!kTiles[i].rule) continue;
         const SplitMode mi = chooseMode(kTiles[i], m, n, k, ctas, mode);
         const double ns = estimateNs(kTiles[i], m, n, k, ctas, kTileCost, mi);
         if (ns < bestNs) {

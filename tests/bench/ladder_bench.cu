@@ -26,7 +26,8 @@
 // WARPSTAGE_STREAMK_TILE is set while that variant runs), so every configuration is timed side by side with the
 // rule's pick (plain `streamk`) and cuBLAS at each shape. Session 11: `/streamk` or `/splitk` forces how a lone wave is
 // split (WARPSTAGE_STREAMK_SPLIT), e.g. `streamk@2/splitk`; s11-skinny2: `/cluster` (the pieces of a tile as one
-// cluster, reduced through distributed shared memory) and `/global` (the rule without it).
+// cluster, reduced through distributed shared memory) and `/global` (the rule without it); s13-smallk: `/dp` (no split:
+// every tile whole).
 // --no-trace-clear: the timed traced launches reuse their trace buffer as the last launch left it (no memset of it
 // before each launch; the kernels rewrite every header, count and event they record): separates what the memset's
 // dirty L2 lines cost from what the traced kernel costs (session 9, s9-traceflush). The correctness launch still

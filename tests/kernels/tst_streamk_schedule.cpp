@@ -34,6 +34,7 @@ const char* modeName(sk::SplitMode m)
            : m == sk::SplitMode::StreamK ? "stream-K"
            : m == sk::SplitMode::SplitK  ? "split-K"
            : m == sk::SplitMode::Cluster ? "cluster"
+           : m == sk::SplitMode::Dp      ? "dp"
                                          : "global";
 }
 
@@ -72,6 +73,8 @@ void checkPlan(int tiles, int kt, int clusters, sk::SplitMode mode = sk::SplitMo
     const sk::Plan p = sk::plan(tiles, kt, clusters, mode);
     const std::string n = name(tiles, kt, clusters, mode);
     if (mode == sk::SplitMode::StreamK) expect(p.split == 0, n + ": stream-K never splits into equal pieces");
+    if (mode == sk::SplitMode::Dp)  // s13-smallk: every tile whole, nothing split along K
+        expect(p.dpTiles == tiles && p.skIters == 0 && p.skClusters == 0 && p.split == 0, n + ": dp: every tile whole");
     expect(p.clusterK == (mode == sk::SplitMode::Cluster && p.split > 0),
            n + ": the cluster reduction exactly where the cluster split is asked for and possible");
     if (p.clusterK)  // s11-skinny2: the tile's pieces are one whole cluster launch's cluster (a divisor of the grid)
@@ -148,7 +151,7 @@ int main()
         for (int tiles : {1, 2, 3, 15, 16, 17, 63, 64, 65, 66, 67, 100, 131, 132, 133, 256, 1024, 1055})
             for (int kt : {1, 2, 3, 4, 5, 16, 17, 64, 65, 128, 224})
                 for (sk::SplitMode mode : {sk::SplitMode::Auto, sk::SplitMode::StreamK, sk::SplitMode::SplitK,
-                                           sk::SplitMode::Cluster, sk::SplitMode::Global})
+                                           sk::SplitMode::Cluster, sk::SplitMode::Global, sk::SplitMode::Dp})
                     checkPlan(tiles, kt, clusters, mode);
     // s11-skinny2: the cluster split's pieces -- split-K's, at most 8 and dividing the grid (132 = 2 x 2 x 3 x 11)
     expect(sk::clusterKPieces(64, 64, 132) == 2 && sk::clusterKPieces(32, 64, 132) == 4
@@ -183,14 +186,39 @@ int main()
                     expect(mm <= sk::kAutoClusterMaxM && nn <= sk::kAutoClusterMaxN && sk::kTiles[a.tile].cl == 1
                                && p.clusterK && p.split == 2,
                            "Auto's cluster split: M <= 512, N <= 8192, one CTA per block, clusters of two (" + at + ")");
-                } else
+                } else if (a.mode != sk::SplitMode::Dp)  // (Auto's dp: checked below)
                     expect(a.tile == g.tile && a.mode == g.mode, "Auto = Global where it takes no cluster split (" + at + ")");
             }
+    // s13-smallk: Auto's Dp (kAutoDp) only where there are whole waves (it drops the hybrid's stream-K part, never
+    // leaves a lone wave's clusters idle); configurations with rule = false (experiments) never picked; the measured
+    // pick at 8192x8192x512 (kTiles[0] data-parallel: 122.5 -> 115.9 us, H200)
+    for (int mm : {1, 128, 384, 768, 1536, 4096, 8192})
+        for (int nn : {1024, 4096, 14336, 28672})
+            for (int kk : {256, 512, 1024, 4096, 16384}) {
+                const sk::Launch l = sk::chooseLaunch(mm, nn, kk, 132);
+                const sk::TileConfig& t = sk::kTiles[l.tile];
+                const std::string at = "M = " + std::to_string(mm) + ", N = " + std::to_string(nn) + ", K = " + std::to_string(kk);
+                expect(t.rule, "the rule picks only configurations with rule = true (" + at + ")");
+                if (l.mode == sk::SplitMode::Dp)
+                    expect(sk::tileCountOf(t, mm, nn) >= 132 / t.cl
+                               && sk::estimateNs(t, mm, nn, kk, 132, sk::kTileCost, sk::SplitMode::Dp)
+                                      < sk::estimateNs(t, mm, nn, kk, 132, sk::kTileCost, sk::SplitMode::Global),
+                           "Auto's dp: whole waves, and estimated faster than the hybrid (" + at + ")");
+            }
+    // 256x777x4096: the experiment kTiles[7] (64 x 128 pairs) has the lowest estimate of all, and is not picked
+    expect(!sk::kTiles[7].rule && sk::kTiles[sk::chooseLaunch(256, 777, 4096, 132).tile].rule,
+           "an experiment (rule = false) is never the rule's pick, also where its estimate is the lowest");
+    {
+        const sk::Launch l = sk::chooseLaunch(8192, 8192, 512, 132);
+        expect(l.tile == 0 && l.mode == sk::SplitMode::Dp, "the measured pick at 8192x8192x512: kTiles[0], dp");
+    }
     // the measured picks (the lead's call of session 11: streamk_schedule.h, kAutoCluster)
     {
         struct Pin { int m, n, k, tile; bool cluster; };
+        // s13-smallk: 512x4096x4096 -> kTiles[1] data-parallel (the pair discount, TileCost::pairB: 31.9 us for the
+        // 128x256 cluster split -> 29.4 us, H200, docs/benchmarks/gemm-small-shapes.md)
         for (const Pin& q : {Pin{1, 4096, 4096, 4, true}, Pin{128, 4096, 4096, 4, true}, Pin{256, 4096, 4096, 2, true},
-                             Pin{512, 4096, 4096, 3, true}, Pin{1024, 1024, 16384, -1, false},
+                             Pin{512, 4096, 4096, 1, false}, Pin{1024, 1024, 16384, -1, false},
                              Pin{128, 14336, 4096, 2, false}, Pin{512, 4096, 14336, 3, true}}) {
             const sk::Launch l = sk::chooseLaunch(q.m, q.n, q.k, 132);
             expect((q.tile < 0 || l.tile == q.tile) && (l.mode == sk::SplitMode::Cluster) == q.cluster,
@@ -271,7 +299,7 @@ int main()
             {128, 14336, 4096, 2, "128x14336x4096: one 128-row block per CTA, 112 of 128 columns (session 11: clusters of two 7.8 % slower)"},
             {128, 4096, 14336, 2, "128x4096x14336: 128x128 blocks split along K"},
             {128, 28672, 8192, 3, "128x28672x8192: 112 blocks of 128x256, no pair (M = 128)"},
-            {512, 4096, 4096, 3, "512x4096x4096: 128x256 blocks in clusters of two (session 11: 32.4 us, was 35.8)"},
+            {512, 4096, 4096, 1, "512x4096x4096: 256x128 pairs, one wave, data-parallel (s13-smallk: 29.4 us, 128x256 blocks in clusters of two 31.9)"},
             {1, 4096, 4096, 4, "1x4096x4096: 128x64 blocks, A's box 8 rows (session 9)"},
             {64, 4096, 4096, 4, "64x4096x4096: 128x64 blocks, A's box 64 rows (session 9)"},
             {1, 14336, 4096, 2, "1x14336x4096: 128x128 blocks, A's box 8 rows (session 9)"},
