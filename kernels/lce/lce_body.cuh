@@ -76,14 +76,6 @@ struct Variant {
                                  // piece, 2 as 1 without the reduce-add (timing only, output wrong), 3 only the
                                  // pieces of a pair's first unit (the first round: u < clusters), 4 as 3 with the
                                  // reduce-adds only at the end of the pair's walk (the FIFO drained)
-    int hold = 0;                // s14-lcespeed (pieces = 2): 1 a candidate tile's WHOLE accumulator kept as fp16 (both
-                                 // pieces) and added during the next tile's k-steps (piece 0 at k-step 0, piece 1 at
-                                 // kFlushAt), so the tile's end stages nothing; 2 as 1 with each piece's add spread over
-                                 // two k-steps (0-1, kFlushAt-kFlushAt+1); 3 piece 0 at the tile's end as before, piece
-                                 // 1's add spread over kFlushAt-kFlushAt+1
-    int stagger = 0;             // s14-lcespeed (pieces = 2): consumer warpgroup 1's in-loop held adds come this many
-                                 // k-steps after warpgroup 0's (0: the same k-step), so that one warpgroup adds while
-                                 // the other issues MMAs
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
@@ -136,14 +128,6 @@ struct Variant {
 // Call 2: 17 level with 11 (1.0048 / 0.9908), 18 and 19 3.3-3.8 % slower than 15: the fix-ups between tiles cost.
 // 20 = 18 with the fix-ups only at the end of the pair's walk (the candidate-first pairs' 19 spare k-steps): built,
 // NOT measured (scripts/device/s13-lcefirst3.sh).
-// s14-lcespeed: 21-23 = 15 with held pieces (Variant::hold): 21 a candidate tile's whole accumulator packed to fp16
-// at its end (56 registers) and both pieces added during the next tile's k-steps, so that no consumer add stands
-// between two tiles' MMAs; 22 = 21 with each piece's add spread over two k-steps (4 + 3 .x4 pairs:
-// epilogueAddHeldCols); 23 = 15 with only piece 1's add spread so (the in-loop add's own exposure). Rounding of piece 0
-// becomes fp16(fp16(acc) + U), what piece 1 (and 11's deferred pieces) already compute.
-// Measured (s14-lcespeed call 1): correct everywhere, SLOWER than 15: 21 1.057-1.098, 22 1.111, 23 1.008. 24 = 15 and
-// 25 = 21 with warpgroup 1's in-loop adds 3 k-steps after warpgroup 0's (Variant::stagger: the two warpgroups' adds
-// not in the same k-step, one adds while the other issues MMAs).
 constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, {64, 7, 0},       {128, 7, 1},
                                 {128, 7, 2},          {128, 7, 3}, {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
                                 {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1},
@@ -151,10 +135,7 @@ constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, 
                                 {128, 7, 0, 0, 4, 2, 2, 56}, {128, 7, 0, 0, 4, 3, 2, 56},
                                 {128, 7, 0, 0, 4, 0, 2, 56, 0, 1}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 0, 1},
                                 {128, 7, 0, 0, 4, 0, 2, 56, 0, 0, 2}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 3},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 1}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 4},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 0, 1}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 0, 2},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 0, 3}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 0, 0, 3},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 0, 1, 3}};
+                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 1}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 4}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
 using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,
@@ -224,9 +205,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     static_assert(!kDefer || (!kSplit && !kBcast && kVariant[V].shared == 0 && kVariant[V].diag == 0),
                   "deferred U: the user-first walk, two halves, stores as 11's");
     static_assert(!kDefer || 2 * S + Staging::kBarriers + 1 <= 16, "the fix-up's barrier fits the barrier area");
-    constexpr int kHold = UserStage ? kVariant[V].hold : 0;  // s14-lcespeed: held pieces (Variant::hold)
-    static_assert(kHold == 0 || (P == 2 && !kBcast && !kSplit && !kDefer), "held pieces: the user-first walk's pieces");
-    static_assert(kVariant[V].stagger == 0 || (P == 2 && (kHold == 0 || kHold == 1)), "staggered held adds: 11-style");
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -459,58 +437,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         uint32_t uf[kBcast ? kTileM / 4 : 1];    // the broadcast walk: the unit's user tile, fp16 pairs of acc
         uint32_t held[P > 1 ? kPieceM / 4 : 1];  // P = 2: the previous candidate tile's second piece, fp16
         bool pending = false;
-        // (kHold, s14-lcespeed) the held pieces' state: hs[pc] 0 nothing held, 1 held, 2 its first column part staged;
-        // piece 0 in held0 (kHold 1-2: the whole accumulator packed at the tile's end), piece 1 in held
-        uint32_t held0[kHold == 1 || kHold == 2 ? kPieceM / 4 : 1];
-        int hs[2] = {0, 0};
-        auto holdPart = [&](auto pcC, auto qC) {  // q: 0 the first column part, 1 the second (hand-off), 2 whole
-            if constexpr (kHold != 0) {
-                constexpr int pc = decltype(pcC)::value, q = decltype(qC)::value, kSplitJ = 8;  // 4 + 3 .x4 pairs
-                auto add = [&](const uint32_t(&h)[kPieceM / 4]) {
-                    if constexpr (q != 1) staging.waitOrderStaged(cw, done, w);  // U's piece is in the half
-                    if constexpr (q == 2) staging.epilogueAddHeld(h, cw, done, tInWg, w);
-                    else if constexpr (q == 0)
-                        staging.template epilogueAddHeldCols<0, kSplitJ, false>(h, cw, done, tInWg, w);
-                    else staging.template epilogueAddHeldCols<kSplitJ, kPieceM / 8, true>(h, cw, done, tInWg, w);
-                };
-                if constexpr (pc == 0 && (kHold == 1 || kHold == 2)) add(held0);
-                else add(held);
-                if constexpr (q == 0) {
-                    hs[pc] = 2;
-                } else {
-                    ++done;
-                    hs[pc] = 0;
-                }
-            }
-        };
-        auto holdRest = [&](auto pcC) {  // what is left of held piece pc, now (before anything else uses the half)
-            if (hs[decltype(pcC)::value] == 1) holdPart(pcC, std::integral_constant<int, 2>{});
-            else if (hs[decltype(pcC)::value] == 2) holdPart(pcC, std::integral_constant<int, 1>{});
-        };
-        auto holdFlush = [&] {
-            holdRest(std::integral_constant<int, 0>{});
-            holdRest(std::integral_constant<int, 1>{});
-        };
-        // k-step kt of a tile (its MMAs issued): the held pieces' adds where kHold puts them (kHold 1: piece 0 at
-        // kAt0, piece 1 at kAt1, warpgroup 1 Variant::stagger k-steps later)
-        const int kAt0 = cw == 1 ? kVariant[V].stagger : 0, kAt1 = kFlushAt + kAt0;
-        auto holdStep = [&](int kt) {
-            using I0 = std::integral_constant<int, 0>;
-            using I1 = std::integral_constant<int, 1>;
-            using I2 = std::integral_constant<int, 2>;
-            if constexpr (kHold == 1) {
-                if (kt == kAt0 && hs[0] == 1) holdPart(I0{}, I2{});
-                if (kt == kAt1 && hs[1] == 1) holdPart(I1{}, I2{});
-            } else if constexpr (kHold == 2) {
-                if (kt == 0 && hs[0] == 1) holdPart(I0{}, I0{});
-                if (kt == 1 && hs[0] == 2) holdPart(I0{}, I1{});
-                if (kt == kFlushAt && hs[1] == 1) holdPart(I1{}, I0{});
-                if (kt == kFlushAt + 1 && hs[1] == 2) holdPart(I1{}, I1{});
-            } else if constexpr (kHold == 3) {
-                if (kt == kFlushAt && hs[1] == 1) holdPart(I1{}, I0{});
-                if (kt == kFlushAt + 1 && hs[1] == 2) holdPart(I1{}, I1{});
-            }
-        };
         auto stageHeld = [&] {  // (P = 2) the held piece: U's piece is in the half (and the last store has read it)
             if constexpr (P > 1) {
                 staging.waitOrderStaged(cw, done, w);
@@ -543,26 +469,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
                     ring.release(fill - 1, lane0, w);
                 }
-                if constexpr (kHold != 0) holdStep(kt);  // while this k-step's MMAs run
-                else if constexpr (P > 1 && kVariant[V].stagger != 0) {
-                    if (pending && kt == kAt1) stageHeld();  // (s14-lcespeed) warpgroup 1 later than warpgroup 0
-                } else if constexpr (P > 1)
+                if constexpr (P > 1)
                     if (pending && kt == kFlushAt) stageHeld();  // while this k-step's MMAs run
             }
             mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
-            if constexpr (kHold != 0) holdFlush();  // a tile shorter than the k-steps the held adds take
-            else if constexpr (P > 1)
+            if constexpr (P > 1)
                 if (pending) stageHeld();  // a tile shorter than kFlushAt k-steps
-            if constexpr (kHold == 1 || kHold == 2)
-                if constexpr (!su) {  // the whole tile held as fp16, added during the next tile's k-steps
-                    Staging::template packAt<0>(acc, held0);
-                    Staging::template packAt<kPieceM / 8>(acc, held);
-                    hs[0] = hs[1] = 1;
-                    w.tileEnd();
-                    return;
-                }
             if constexpr (kBcast) {
                 if constexpr (su) {  // U's tile stays here, rounded to fp16 as the user-first walk stores it
 #pragma unroll
@@ -586,8 +500,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 } else {
                     staging.template epilogueAddAt<0>(acc, cw, done, tInWg, w);
                     Staging::template packAt<kPieceM / 8>(acc, held);
-                    if constexpr (kHold == 3) hs[1] = 1;
-                    else pending = true;
+                    pending = true;
                 }
             }
             ++done;
@@ -608,8 +521,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 else tile(std::false_type{}, z, tm, n0, 0);
             }
         }
-        if constexpr (kHold != 0) holdFlush();
-        else if constexpr (P > 1)
+        if constexpr (P > 1)
             if (pending) stageHeld();
         w.end();
     }

@@ -180,12 +180,12 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=0 / 11-25: the user-first walk's variant (the broadcast walk stays)
+    static const int uf = [] {  // LCE_R4UF=0 / 11-20: the user-first walk's variant (the broadcast walk stays)
         const char* e = std::getenv("LCE_R4UF");
         if (!e) return kUserFirstVariant;
         const int x = std::atoi(e);
-        if (x == 0 || (x >= 11 && x <= 25)) return x;
-        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0 or 11-25; rung 4 runs variant %d\n", e,
+        if (x == 0 || (x >= 11 && x <= 20)) return x;
+        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0 or 11-20; rung 4 runs variant %d\n", e,
                      kUserFirstVariant);
         return kUserFirstVariant;
     }();
@@ -210,11 +210,6 @@ std::string runUserFirst(Problem& p)
     case 18: return body::launch4<body::kVariant[18].stages, 18>(p);  // s13-lcefirst: 15, first round deferred
     case 19: return body::launch4<body::kVariant[19].stages, 19>(p);  // s13-lcefirst: 15 + 16's deferral
     case 20: return body::launch4<body::kVariant[20].stages, 20>(p);  // s13-lcefirst: 18, reduce-adds at the end
-    case 21: return body::launch4<body::kVariant[21].stages, 21>(p);  // s14-lcespeed: 15, the whole tile held
-    case 22: return body::launch4<body::kVariant[22].stages, 22>(p);  // s14-lcespeed: 21, adds over two k-steps
-    case 23: return body::launch4<body::kVariant[23].stages, 23>(p);  // s14-lcespeed: 15, piece 1's add over two
-    case 24: return body::launch4<body::kVariant[24].stages, 24>(p);  // s14-lcespeed: 15, staggered held adds
-    case 25: return body::launch4<body::kVariant[25].stages, 25>(p);  // s14-lcespeed: 21, staggered held adds
     default: return body::launch4<body::kVariant[0].stages, 0>(p);
     }
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # s14-lcespeed (issue 11's 1.5x goal): lce rung 4 with held pieces (lce_body.cuh Variant::hold; variants 21-23 = the
+# (Run twice on 2026-12-02; the variants it times were removed afterwards: build commit ed1deb2 to run it again.)
 # rung, 15, with a candidate tile's accumulator kept as fp16 and added during the next tile's k-steps) against the rung.
 #   1. correctness: smoke of the rung as built; for 22, 21, 23: gpu_lce (LCE_TVAR=V), the 24-point checked sweep of
 #      rung 4; memcheck of 22 and 21 at an odd shape (M 130, N 200, K_cand 29: KT = 1, shorter than the held adds);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # s14-lcespeed call 2: after call 1 (held pieces 21-23 correct but 0.8-11 % SLOWER than the rung, 15), two things:
+# (Run twice on 2026-12-02; the variants it times were removed afterwards: build commit ed1deb2 to run it again.)
 #   1. whether the in-loop adds lose because both consumer warpgroups add in the same k-step: 24 = 15 and 25 = 21
 #      with warpgroup 1's in-loop adds 3 k-steps after warpgroup 0's (Variant::stagger) -- gpu_lce and the 24-point
 #      checked sweep of each, memcheck of 25 at an odd shape; interleaved 15 vs 24 / 25 / 15 (noise) at the benchmark

@@ -355,27 +355,6 @@ struct EpilogueStagingOf {
         fenceProxyAsync();
         mbarArrive(&stFull[cw]);
     }
-    // The same for column groups [J0, J1) of the held piece only (s14-lcespeed: a held piece's add spread over two
-    // k-steps of the next tile); the hand-off (fence.proxy.async, arrive) only with Last, after the last part.
-    template <int J0, int J1, bool Last, class Tr>
-    __device__ __forceinline__ void epilogueAddHeldCols(const uint32_t (&held)[L::kCols / 4], int cw, int n,
-                                                        int tInWg, Tr& tr) const
-    {
-        static_assert(J0 % 2 == 0 && J1 % 2 == 0 && 0 <= J0 && J0 < J1 && J1 <= L::kCols / 8, "whole .x4 pairs");
-        tr.event(ws::trace::kind::Epilogue, n);
-        const uint32_t h = smemAddr(half(cw));
-#pragma unroll
-        for (int j = J0; j < J1; j += 2) {
-            uint32_t u[4];
-            ldm(L::matrixAddr(h, tInWg, j), u);
-            stm(L::matrixAddr(h, tInWg, j), addHalf2Half2(u[0], held[2 * j]), addHalf2Half2(u[1], held[2 * j + 1]),
-                addHalf2Half2(u[2], held[2 * j + 2]), addHalf2Half2(u[3], held[2 * j + 3]));
-        }
-        if constexpr (Last) {
-            fenceProxyAsync();
-            mbarArrive(&stFull[cw]);
-        }
-    }
     template <class Tr>
     __device__ __forceinline__ void epilogueStageHeld(const uint32_t (&held)[L::kCols / 4], int cw, int n, int tInWg,
                                                       Tr& tr) const
