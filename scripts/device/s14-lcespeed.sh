@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # s14-lcespeed (issue 11's 1.5x goal): lce rung 4 with held pieces (lce_body.cuh Variant::hold; variants 21-23 = the
-# (Run twice on 2026-12-02; the variants it times were removed afterwards: build commit ed1deb2 to run it again.)
 # rung, 15, with a candidate tile's accumulator kept as fp16 and added during the next tile's k-steps) against the rung.
 #   1. correctness: smoke of the rung as built; for 22, 21, 23: gpu_lce (LCE_TVAR=V), the 24-point checked sweep of
 #      rung 4; memcheck of 22 and 21 at an odd shape (M 130, N 200, K_cand 29: KT = 1, shorter than the held adds);
@@ -9,6 +8,7 @@
 #   3. if that one is faster at the benchmark point (B/A < 0.995): rung 4 with it (LCE_R4UF) against PyTorch in one
 #      process (torch_reference.py --vs-lce through liblce_capi.so, s12-lcevs's way: launch-inclusive and queued
 #      behind a spin), and the rung as built the same way in a second process, when the budget allows.
+# (Run twice on 2026-12-02; the variants it times were removed afterwards: build commit ed1deb2 to run it again.)
 # Build (Qt-free Release, the VM): ninja -C build/kchecks lce gpu_lce lce_capi; then
 #   D=/work/main/build-s14-lcespeed; mkdir -p $D && cp build/kchecks/kernels/lce/lce build/kchecks/tests/kernels/gpu_lce
 #   build/kchecks/kernels/lce/liblce_capi.so $D/ && strip $D/lce $D/gpu_lce $D/liblce_capi.so &&

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # s14-lcespeed call 2: after call 1 (held pieces 21-23 correct but 0.8-11 % SLOWER than the rung, 15), two things:
-# (Run twice on 2026-12-02; the variants it times were removed afterwards: build commit ed1deb2 to run it again.)
 #   1. whether the in-loop adds lose because both consumer warpgroups add in the same k-step: 24 = 15 and 25 = 21
 #      with warpgroup 1's in-loop adds 3 k-steps after warpgroup 0's (Variant::stagger) -- gpu_lce and the 24-point
 #      checked sweep of each, memcheck of 25 at an odd shape; interleaved 15 vs 24 / 25 / 15 (noise) at the benchmark
@@ -8,6 +7,7 @@
 #   2. where 21's time goes: rung 4 recorded at the benchmark point as the bundled sample is (one traced launch,
 #      8192 events per warp, no stall pass) with 15 and with 21, each read on the device by
 #      trace_first_round.py (the CTAs' ends; the phases of 14 tiles of CTAs 0 and 60).
+# (Run twice on 2026-12-02; the variants it times were removed afterwards: build commit ed1deb2 to run it again.)
 # Build (Qt-free Release, the VM): ninja -C build/kchecks lce gpu_lce warpstage-record warpstage-inject; then
 #   D=/work/main/build-s14-lcespeed; stripped lce, gpu_lce, warpstage-record, libwarpstage-inject.so in $D/bins.tar.xz,
 #   plus lib.sh, this script and scripts/lce/trace_first_round.py.
