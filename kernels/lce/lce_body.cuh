@@ -47,7 +47,6 @@
 #include "../src/common/ring.cuh"
 #include "../src/common/smem_plan.cuh"
 #include "../src/common/tma.cuh"
-#include "lce_defer.cuh"
 #include "lce_rungs.h"
 #include "wgmma_f16_tn224.cuh"
 
@@ -71,11 +70,6 @@ struct Variant {
     int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
     int seen = 0;                // s11-lce4: rung 4's epilogue warp skips the acquire of a flag it acquired last time
     int eager = 0;               // s12-lce: rung 4's user tiles published at once, both halves under one completion wait
-    int defer = 0;               // s13-lcefirst: rung 4's candidate pieces whose U is not published yet do not wait
-                                 // for it: stored without U, U TMA reduce-added later (lce_defer.cuh); 1 every such
-                                 // piece, 2 as 1 without the reduce-add (timing only, output wrong), 3 only the
-                                 // pieces of a pair's first unit (the first round: u < clusters), 4 as 3 with the
-                                 // reduce-adds only at the end of the pair's walk (the FIFO drained)
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
 // 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
@@ -119,23 +113,12 @@ struct Variant {
 // both flags; 11 waits for each half's completion when the half's next tile comes, half 1 behind half 0's flag wait).
 // Measured in s13-lcefirst (docs/benchmarks/lce-transposed.md): 0.2-1.8 % faster than 11 at five points -- rung 4's
 // user-first variant since then (user_first.cu: kUserFirstVariant).
-// s13-lcefirst: 16 = 11 with deferred U (Variant::defer; lce_defer.cuh): a candidate piece whose user tile's flag is
-// not published when the epilogue warp prepares its half gets a zeroed half (the consumers store fp16(acc)), and U's
-// piece is TMA reduce-added onto out later by the same epilogue warp -- the first round's candidate-first pairs stop
-// waiting 13-19 us for user 0's tile (s12-lce's trace). Measured (s13-lcefirst call 1): correct everywhere, 0.8-3.4 %
-// SLOWER than 11 (docs/kernel-notes/lce.md, s13-lcefirst). 17 = 16 without the reduce-adds (timing only, output
-// wrong: what the fix-ups cost); 18 = 15 deferring only the pieces of a pair's first unit; 19 = 15 + 16's deferral.
-// Call 2: 17 level with 11 (1.0048 / 0.9908), 18 and 19 3.3-3.8 % slower than 15: the fix-ups between tiles cost.
-// 20 = 18 with the fix-ups only at the end of the pair's walk (the candidate-first pairs' 19 spare k-steps): built,
-// NOT measured (scripts/device/s13-lcefirst3.sh).
 constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, {64, 7, 0},       {128, 7, 1},
                                 {128, 7, 2},          {128, 7, 3}, {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
                                 {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1},
                                 {128, 7, 0, 0, 4, 0, 2, 56}, {128, 7, 0, 0, 4, 0, 2, 56, 1},
                                 {128, 7, 0, 0, 4, 2, 2, 56}, {128, 7, 0, 0, 4, 3, 2, 56},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 0, 1},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 0, 2}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 3},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 1}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 4}};
+                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1}};
 constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
 template <int V>
 using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,
@@ -201,10 +184,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     constexpr bool kSplit = UserStage && kVariant[V].walk == 3;  // user tiles split along K (s12-lce)
     constexpr bool kEager = UserStage && kVariant[V].eager != 0;  // user tiles published at once (s12-lce)
     static_assert(!kEager || (!kSplit && !kBcast && kVariant[V].shared == 0), "eager: the user-first walk, two halves");
-    constexpr bool kDefer = UserStage && kVariant[V].defer != 0;  // deferred U (s13-lcefirst, lce_defer.cuh)
-    static_assert(!kDefer || (!kSplit && !kBcast && kVariant[V].shared == 0 && kVariant[V].diag == 0),
-                  "deferred U: the user-first walk, two halves, stores as 11's");
-    static_assert(!kDefer || 2 * S + Staging::kBarriers + 1 <= 16, "the fix-up's barrier fits the barrier area");
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -226,7 +205,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         tmaPrefetchDesc(&tmU);
         tmaPrefetchDesc(&tmOut);
         staging.init();
-        if constexpr (kDefer) mbarInit(plan.empty() + S + Staging::kBarriers, 1);  // lce_defer.cuh: the fix-up's load
         ring.init(8);  // (its fenceBarrierInit covers the staging's barriers)
     }
     clusterSync();
@@ -310,17 +288,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             EpilogueWarp<kTileM, Staging, kSplit ? kModeSplit : kEager ? kModeEager : 0> ew{
                 {}, staging, &tmOut, &tmU, laneId() == 0};
             int seen[2] = {-1, -1};  // (kVariant[V].seen) the flag last acquired for each half
-            DeferU<Staging, kVariant[V].defer != 2> dz{staging, plan.empty() + S + Staging::kBarriers};  // (kDefer) lce_defer.cuh
-            // (kDefer) where a deferred piece's U is and goes: unit u's piece pc of half cw
-            auto where = [&](int u, int pc, int cw, int& x, int& y, int& b, int& uo, const int*& f) {
-                bool user;
-                int tm, nt, n0, part;
-                unitOf(u, user, tm, nt, n0, b, part);
-                x = n0 + cw * 64;
-                y = tm * kTileM + pc * kPieceM;
-                uo = userOf[b];
-                f = &flags[flagIndex(p, uo, tm, nt, rank, cw)];
-            };
             UnitCursor walk;
             for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
                 bool user;
@@ -344,12 +311,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                 ew.nextSplit(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
                                              &flags[flagIndex(p, b, tm, nt, rank, cw)], part, p.parts, pc == 0,
                                              pc == P - 1, p.epoch, w);
-                            else {
-                                if constexpr (kDefer) dz.beforeFlush(ew.done[cw], cw);
+                            else
                                 ew.nextPublished(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
                                                  pc == P - 1 ? &flags[flagIndex(p, b, tm, nt, rank, cw)] : nullptr,
                                                  p.epoch, w);
-                            }
                         }
                     if constexpr (kSplit) ew.flushSplit(w);  // publish now: other pairs' parts wait for it
                     if constexpr (kEager) ew.publishNow(w);  // both halves' flags after one completion wait
@@ -360,39 +325,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 for (int pc = 0; pc < P; ++pc)
                     for (int cw = 0; cw < 2; ++cw) {
                         const int y = tm * kTileM + pc * kPieceM;
-                        if constexpr (kDefer) {  // lce_defer.cuh: U loaded if published, else the half zeroed
-                            const int x = n0 + cw * 64;
-                            dz.beforeFlush(ew.done[cw], cw);
-                            ew.flushBefore(cw, w);
-                            if (pc == 0 && kVariant[V].defer != 4) dz.fixOne(cw, &tmU, &tmOut, p.epoch, ew.issuer, false, where);
-                            const int nn = ew.done[cw];
-                            const int* f = &flags[flagIndex(p, uo, tm, nt, rank, cw)];
-                            if (pc > 0 && dz.known[cw]) {  // piece 0 acquired the flag (as 11: no second wait)
-                                staging.loadStaging(&tmU, cw, nn, x, y, uo, ew.issuer, w);
-                            } else {
-                                int ready = 0;
-                                if (ew.issuer) ready = acquireFlag(f) == p.epoch ? 1 : 0;
-                                ready = __shfl_sync(0xffffffffu, ready, 0);
-                                const bool defer =
-                                    !ready && dz.canDefer() && (kVariant[V].defer < 3 || u < clusters);
-                                if (defer) {
-                                    dz.stageZero(cw, nn, ew.issuer, w);
-                                    dz.pend[cw] = u * 2 + pc;
-                                } else {
-                                    waitOrderFlag(f, p.epoch, ew.issuer, nn, uint8_t(cw), w);
-                                    staging.loadStaging(&tmU, cw, nn, x, y, uo, ew.issuer, w);
-                                }
-                                dz.known[cw] = !defer;
-                            }
-                            ew.out[cw][0] = x;
-                            ew.out[cw][1] = y;
-                            ew.out[cw][2] = b;
-                            ew.flag[cw] = nullptr;
-                            if constexpr (P > 1) ew.toU[cw] = false;
-                            if constexpr (kEager) ew.spPart[cw] = -1;  // (publishNow marked the user pieces -2)
-                            ++ew.done[cw];
-                            continue;
-                        }
                         ew.next(cw, n0 + cw * 64, y, b, n0 + cw * 64, y, uo,
                                 [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
                                     if constexpr (UserStage)
@@ -407,17 +339,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     }
                 w.tileEnd();
             }
-            if constexpr (kDefer) {  // finish's flushes (queueing the last deferred pieces), then the FIFO drained
-                for (int cw = 0; cw < 2; ++cw)
-                    if (ew.done[cw] > 0) {
-                        dz.beforeFlush(ew.done[cw], cw);
-                        ew.flush(cw, w);
-                    }
-                while (dz.q.count > 0) dz.fixOne(0, &tmU, &tmOut, p.epoch, ew.issuer, true, where);
-                if (ew.issuer) bulkWait<0>();  // every store and reduce has landed before the CTA ends
-            } else {
-                ew.finish(w);
-            }
+            ew.finish(w);
             w.end();
         } else {  // warps 2-3: nothing to do; while recording they stay for the CTA record
             if (!cta.recording()) return;

@@ -171,42 +171,6 @@ WS_LCE_HD int userPartSteps(int kSteps, int parts, int part, int& k0)
     return (part + 1) * kSteps / parts - k0;
 }
 
-// Rung 4's deferred U (s13-lcefirst; lce_body.cuh's variant 16): a candidate piece whose user tile is not published
-// when the epilogue warp prepares it is staged WITHOUT U (the half zeroed: the consumers add 0) and stored; U is
-// TMA reduce-added onto it later. The epilogue warp keeps those pieces in this FIFO, each pushed when its store is
-// committed as bulk group g (counting the warp's commits 1, 2, ...): (unit u, piece pc, half cw). A reduce-add may be
-// issued once the piece's store is COMPLETE: with C groups committed, cp.async.bulk.wait_group k completes every group
-// but the k most recent, so the store is complete after waitDepth(C) = min(C - g, kDeferMaxDepth) (-1: no wait can
-// leave it pending, C < g). The kernel issues a fix-up only when waitDepth >= 1 (its store is not the last group) and
-// drains the rest at the end with wait_group 0.
-inline constexpr int kDeferCap = 16, kDeferMaxDepth = 2;
-struct DeferQueue {
-    int tag[kDeferCap], g[kDeferCap];  // tag = (u * 2 + pc) * 2 + cw
-    int head = 0, count = 0;
-    WS_LCE_HD static int tagOf(int u, int pc, int cw) { return (u * 2 + pc) * 2 + cw; }
-    WS_LCE_HD bool full() const { return count == kDeferCap; }
-    WS_LCE_HD void push(int u, int pc, int cw, int group)
-    {
-        const int i = (head + count) % kDeferCap;
-        tag[i] = tagOf(u, pc, cw);
-        g[i] = group;
-        ++count;
-    }
-    WS_LCE_HD void pop()
-    {
-        head = (head + 1) % kDeferCap;
-        --count;
-    }
-    WS_LCE_HD int headUnit() const { return tag[head] >> 2; }
-    WS_LCE_HD int headPiece() const { return (tag[head] >> 1) & 1; }
-    WS_LCE_HD int headHalf() const { return tag[head] & 1; }
-    WS_LCE_HD int waitDepth(int committed) const
-    {
-        const int d = committed - g[head];
-        return d < 0 ? -1 : d < kDeferMaxDepth ? d : kDeferMaxDepth;
-    }
-};
-
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {
     Shape shape;

@@ -125,8 +125,6 @@ std::string launch4(Problem& p)
         q.userUnits *= parts;
         q.units += (parts - 1) * int(w.userUnits);
     }
-    if constexpr (kVariant[V].defer != 0)  // lce_shape.h: DeferQueue's tags (u * 2 + pc) * 2 + cw in 31 bits
-        if (q.units >= (1 << 29)) return "rung 4 (user first, deferred U): too many units for the deferral's tags";
     if (!bcast && userStageOnly()) q.units = q.userUnits;  // lce --user-stage: the user units alone (diagnostic)
     ParamsV<V> qv{};
     static_cast<Params&>(qv) = q;
@@ -180,12 +178,12 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=0 / 11-20: the user-first walk's variant (the broadcast walk stays)
+    static const int uf = [] {  // LCE_R4UF=0 / 11-15: the user-first walk's variant (the broadcast walk stays)
         const char* e = std::getenv("LCE_R4UF");
         if (!e) return kUserFirstVariant;
         const int x = std::atoi(e);
-        if (x == 0 || (x >= 11 && x <= 20)) return x;
-        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0 or 11-20; rung 4 runs variant %d\n", e,
+        if (x == 0 || (x >= 11 && x <= 15)) return x;
+        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0 or 11-15; rung 4 runs variant %d\n", e,
                      kUserFirstVariant);
         return kUserFirstVariant;
     }();
@@ -205,11 +203,6 @@ std::string runUserFirst(Problem& p)
     case 13: return body::launch4<body::kVariant[13].stages, 13>(p);  // s11-lcewalk: 11 on the balanced walk
     case 14: return body::launch4<body::kVariant[14].stages, 14>(p);  // s12-lce: 11 with user tiles split along K
     case 15: return body::launch4<body::kVariant[15].stages, 15>(p);  // s12-lce: 11, user tiles published at once
-    case 16: return body::launch4<body::kVariant[16].stages, 16>(p);  // s13-lcefirst: 11 with deferred U
-    case 17: return body::launch4<body::kVariant[17].stages, 17>(p);  // s13-lcefirst: 16 without the reduce-adds
-    case 18: return body::launch4<body::kVariant[18].stages, 18>(p);  // s13-lcefirst: 15, first round deferred
-    case 19: return body::launch4<body::kVariant[19].stages, 19>(p);  // s13-lcefirst: 15 + 16's deferral
-    case 20: return body::launch4<body::kVariant[20].stages, 20>(p);  // s13-lcefirst: 18, reduce-adds at the end
     default: return body::launch4<body::kVariant[0].stages, 0>(p);
     }
 }

@@ -2,9 +2,11 @@
 """Compare the machine code of kernels across two cubins, function by function (s14-lcetidy).
 
 A cubin keeps each kernel's code in `.text.<mangled name>`; with it go `.rela.text.<name>` (relocations),
-`.nv.info.<name>` (registers, parameter layout, barriers) and `.nv.constant0.<name>` (the parameter bank). When a
-source change removes other template instances the cubins differ as files while the kept kernels' code may not:
-this compares those sections byte for byte for every kernel both cubins have (or the --only ones).
+`.nv.info.<name>` (parameter layout, barriers, ...), `.nv.constant0.<name>` (the parameter bank) and the kernel's
+records in the global `.nv.info` (registers, frame and stack sizes). When a source change removes other template
+instances the cubins differ as files while the kept kernels' code may not: this compares those, for every kernel
+both cubins have (or the --only ones), byte for byte except that symbol table indices (which move when other
+functions go) are compared as the symbols' names.
 
 Usage: cmp_cubin_functions.py OLD.cubin NEW.cubin [--only SUBSTRING ...] [--map OLDNAME=NEWNAME ...]
 Prints one line per kernel (SAME / DIFF and which sections differ) and the kernels only one side has.
@@ -12,10 +14,15 @@ Exit: 0 every compared kernel identical, 1 a difference (or nothing compared), 2
 import struct
 import sys
 
-PREFIXES = (".text.", ".rela.text.", ".nv.info.", ".nv.constant0.")
+PREFIXES = (".text.", ".rela.text.", ".nv.info.", ".nv.constant0.", ".nv.info(global).")
+
+
+def cstr(data, off):
+    return data[off:data.index(b"\0", off)].decode()
 
 
 def sections(path):
+    """{section name: bytes}, with relocations and symbol-indexed .nv.info records rewritten to symbol names."""
     data = open(path, "rb").read()
     if data[:4] != b"\x7fELF" or data[4] != 2:
         raise ValueError(f"{path}: not a 64-bit ELF file")
@@ -23,12 +30,42 @@ def sections(path):
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     hdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
     stroff = hdrs[shstrndx][4]
-    out = {}
+    out, syms = {}, []
     for h in hdrs:
-        name_off, typ, off, size = h[0], h[1], h[4], h[5]
-        end = data.index(b"\0", stroff + name_off)
-        name = data[stroff + name_off:end].decode()
-        out[name] = b"" if typ == 8 else data[off:off + size]  # SHT_NOBITS: no bytes
+        typ, off, size, link = h[1], h[4], h[5], h[6]
+        out[cstr(data, stroff + h[0])] = b"" if typ == 8 else data[off:off + size]  # SHT_NOBITS: no bytes
+        if typ == 2:  # SHT_SYMTAB: 24-byte entries, names in the linked string table
+            names = hdrs[link][4]
+            syms = [cstr(data, names + struct.unpack_from("<I", data, off + i)[0]) for i in range(0, size, 24)]
+    sym = lambda i: syms[i] if i < len(syms) else f"#{i}"
+    for name in list(out):
+        if name.startswith(".rela."):  # Elf64_Rela: offset, info = symbol << 32 | type, addend
+            d = out[name]
+            out[name] = repr([(o, sym(info >> 32), info & 0xFFFFFFFF, a)
+                              for o, info, a in struct.iter_unpack("<QQq", d[:len(d) // 24 * 24])]).encode()
+    per_kernel = {}  # the global .nv.info's records (format 4, 8 bytes: symbol, value) by the symbol they name
+    d, i = out.get(".nv.info", b""), 0
+    while i + 4 <= len(d):
+        fmt, attr = d[i], d[i + 1]
+        n = struct.unpack_from("<H", d, i + 2)[0] if fmt == 4 else 0
+        if fmt == 4 and n == 8:
+            s, v = struct.unpack_from("<II", d, i + 4)
+            per_kernel.setdefault(sym(s), []).append((attr, v))
+        i += 4 + n
+    for k, recs in per_kernel.items():
+        out[".nv.info(global)." + k] = repr(sorted(recs)).encode()
+    for name in list(out):  # EIATTR_PARAM_CBANK (0x0a): the constant bank's symbol, then offset and size
+        if name.startswith(".nv.info."):
+            d, i, recs = out[name], 0, []
+            while i + 4 <= len(d):
+                fmt, attr = d[i], d[i + 1]
+                n = struct.unpack_from("<H", d, i + 2)[0] if fmt == 4 else 0
+                body = d[i + 4:i + 4 + n]
+                if attr == 0x0A and n == 8:
+                    body = (sym(struct.unpack_from("<I", body)[0]).encode(), body[4:])
+                recs.append((fmt, attr, body))
+                i += 4 + n
+            out[name] = repr(recs).encode()
     return out
 
 

@@ -376,67 +376,6 @@ int main()
         expect(fits, "split user tiles: a split walk's user units all fit in the first round (parts * tiles <= pairs)");
     }
 
-    {  // rung 4's deferred U (s13-lcefirst, lce_body.cuh's variant 16): the epilogue warp's FIFO of pieces stored
-       // without U, and how far it waits (cp.async.bulk.wait_group k) before reduce-adding U onto one
-        DeferQueue q;
-        bool order = true, tags = true, complete = true, least = true;
-        // a model of the warp's bulk groups: commits 1..C; wait_group k completes every group <= C - k
-        int committed = 0, completeUpTo = 0, pushed = 0, popped = 0;
-        std::vector<int> want;  // the pieces pushed, in order: u, pc, cw
-        unsigned rng = 12345u;
-        auto rnd = [&](unsigned n) {
-            rng = rng * 1103515245u + 12345u;
-            return (rng >> 8) % n;
-        };
-        for (int step = 0; step < 4000; ++step) {
-            const unsigned what = rnd(4);
-            if (what == 0 && !q.full()) {  // a half's store committed; the piece was staged without U
-                ++committed;
-                const int u = int(rnd(1u << 29)), pc = int(rnd(2)), cw = int(rnd(2));
-                q.push(u, pc, cw, committed);
-                want.insert(want.end(), {u, pc, cw});
-                ++pushed;
-            } else if (what == 1) {  // a store of a piece with U (not queued)
-                ++committed;
-            } else if (q.count > 0) {  // a fix-up of the head as the kernel takes it (depth >= 1), or drained (any)
-                const int d = q.waitDepth(committed);
-                const bool drain = what == 3 && rnd(8) == 0;
-                if (d < 0 || (!drain && d < 1)) continue;
-                const int g = committed - d;  // groups <= committed - d are complete after wait_group d
-                completeUpTo = std::max(completeUpTo, g);
-                const int headG = q.g[q.head];
-                if (headG > completeUpTo) complete = false;  // the store might still be in flight
-                if (d < kDeferMaxDepth && committed - headG != d) least = false;  // waited for more than needed
-                if (d > kDeferMaxDepth) least = false;
-                const int* t = &want[3 * std::size_t(popped)];
-                if (q.headUnit() != t[0]) order = false;
-                if (q.headPiece() != t[1] || q.headHalf() != t[2]) tags = false;
-                q.pop();
-                ++popped;
-                ++committed;  // the reduce-add's own group
-            }
-        }
-        expect(pushed > 100 && popped > 100, "deferred U: the model pushed and popped pieces (" + std::to_string(pushed)
-                                                 + " / " + std::to_string(popped) + ")");
-        expect(order && tags, "deferred U: the FIFO returns the pieces in order, (unit, piece, half) intact");
-        expect(complete, "deferred U: waitDepth leaves the piece's store complete before its reduce-add");
-        expect(least, "deferred U: waitDepth waits no more than the piece's store needs (at most kDeferMaxDepth)");
-        DeferQueue f;
-        for (int i = 0; i < kDeferCap; ++i) f.push(i, i & 1, (i >> 1) & 1, i + 1);
-        bool wrap = f.full();
-        for (int i = 0; i < 5; ++i) f.pop();
-        for (int i = 0; i < 5; ++i) f.push(100 + i, 0, 1, 20 + i);
-        wrap = wrap && f.full();
-        for (int i = 5; i < kDeferCap; ++i, f.pop()) wrap = wrap && f.headUnit() == i && f.g[f.head] == i + 1;
-        for (int i = 0; i < 5; ++i, f.pop()) wrap = wrap && f.headUnit() == 100 + i && f.headHalf() == 1;
-        expect(wrap && f.count == 0, "deferred U: the FIFO holds kDeferCap pieces and wraps around");
-        DeferQueue one;
-        one.push(7, 1, 0, 5);
-        expect(one.waitDepth(4) == -1 && one.waitDepth(5) == 0 && one.waitDepth(6) == 1 && one.waitDepth(7) == 2
-                   && one.waitDepth(50) == kDeferMaxDepth,
-               "deferred U: waitDepth -1 before the store's group, then C - g up to kDeferMaxDepth");
-    }
-
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
     return g_fail ? 1 : 0;
 }
