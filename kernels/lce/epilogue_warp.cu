@@ -49,7 +49,7 @@ std::string launch3(Problem& p)
         }
     }
     Maps m;
-    const std::string err = encodeMaps(p, false, kVariant[V], m);
+    const std::string err = encodeMaps(p, false, variantOf(V), m);
     if (!err.empty()) return "rung 3 (epilogue warp): " + err;
     const UserFirstWalk w = userFirstWalk(s, maxClusters);  // lce_shape.cpp: tiles and units (rung 3: no user units)
     if (w.units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
@@ -67,7 +67,7 @@ std::string launch3(Problem& p)
 
 bool setRungVariant(int v)
 {
-    if (v >= body::kVariants) return false;
+    if (v >= 0 && !body::isVariant(v)) return false;
     body::variantOverride() = v < 0 ? -1 : v;
     return true;
 }
@@ -88,14 +88,14 @@ std::string runCandidateKernel(Problem& p)
     case 4: return body::launch3<3, 4>(p);
     case 5: return body::launch3<3, 5>(p);
     case 6: return body::launch3<3, 6>(p);
-    case 7: return body::launch3<body::kVariant[7].stages, 7>(p);
+    case 7: return body::launch3<body::variantOf(7).stages, 7>(p);
     case 8: return body::launch3<3, 8>(p);
     case 11:
     case 12:
     case 13:
     case 14:
-    case 15: return body::launch3<body::kVariant[11].stages, 11>(p);  // (12-15 differ in rung 4's kernel only)
-    default: return body::launch3<body::kVariant[0].stages, 0>(p);
+    case 15: return body::launch3<body::variantOf(11).stages, 11>(p);  // (12-15 differ in rung 4's kernel only)
+    default: return body::launch3<body::variantOf(0).stages, 0>(p);
     }
 }
 

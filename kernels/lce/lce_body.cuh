@@ -22,7 +22,7 @@
 // argument needs: each pair walks its units in increasing order, ALL its user units before its first candidate unit.
 // So a pair's epilogue warp waits for a flag only after it has published its own user tiles, and every user tile's
 // flag is published by a resident pair whose path to that tile passes no flag wait: each wait ends.
-// Rung 4's broadcast walk (kVariant[V].walk = 1, s11-lceuser; the rung's walk where lce_shape.h's rung4Broadcast says
+// Rung 4's broadcast walk (variantOf(V).walk = 1, s11-lceuser; the rung's walk where lce_shape.h's rung4Broadcast says
 // so: few candidates per user): a unit is (user, M tile, N tile) and runs the user tile and then the tiles of the
 // user's candidates on the same CTA pair; the consumers keep the user tile's accumulator as fp16 pairs in registers
 // (56 per thread) and add them in each candidate's epilogue (epilogueAddPacked) -- U never goes to global memory, no
@@ -113,16 +113,33 @@ struct Variant {
 // both flags; 11 waits for each half's completion when the half's next tile comes, half 1 behind half 0's flag wait).
 // Measured in s13-lcefirst (docs/benchmarks/lce-transposed.md): 0.2-1.8 % faster than 11 at five points -- rung 4's
 // user-first variant since then (user_first.cu: kUserFirstVariant).
-constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, {64, 7, 0},       {128, 7, 1},
-                                {128, 7, 2},          {128, 7, 3}, {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
-                                {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1},
-                                {128, 7, 0, 0, 4, 0, 2, 56}, {128, 7, 0, 0, 4, 0, 2, 56, 1},
-                                {128, 7, 0, 0, 4, 2, 2, 56}, {128, 7, 0, 0, 4, 3, 2, 56},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1}};
-constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
+// Variant V's fields (V: the kernels' template argument and LCE_TVAR's value); isVariant(V): whether there is one.
+constexpr Variant variantOf(int v)
+{
+    switch (v) {
+    case 0: return {128, 7, 0};
+    case 1: return {64, 2, 0};
+    case 2: return {128, 2, 0};
+    case 3: return {64, 7, 0};
+    case 4: return {128, 7, 1};
+    case 5: return {128, 7, 2};
+    case 6: return {128, 7, 3};
+    case 7: return {128, 7, 0, 1, 4};
+    case 8: return {128, 7, 0, 1, 3};
+    case 9: return {128, 7, 0, 0, 3, 1};
+    case 10: return {128, 7, 0, 1, 4, 1};
+    case 11: return {128, 7, 0, 0, 4, 0, 2, 56};
+    case 12: return {128, 7, 0, 0, 4, 0, 2, 56, 1};
+    case 13: return {128, 7, 0, 0, 4, 2, 2, 56};
+    case 14: return {128, 7, 0, 0, 4, 3, 2, 56};
+    case 15: return {128, 7, 0, 0, 4, 0, 2, 56, 0, 1};
+    default: return {0, 0, 0};
+    }
+}
+constexpr bool isVariant(int v) { return variantOf(v).swz != 0; }
 template <int V>
-using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,
-                                   kVariant[V].diag, kVariant[V].shared != 0, kVariant[V].pieces>;
+using StagingV = EpilogueStagingOf<StagingCols<kTileM / variantOf(V).pieces, variantOf(V).swz>, variantOf(V).kb,
+                                   variantOf(V).diag, variantOf(V).shared != 0, variantOf(V).pieces>;
 template <int S, int V = 0>
 using PlanOf = SmemPlan<kStage, S, StagingV<V>::kBytes>;
 
@@ -142,8 +159,8 @@ struct ParamsSplit : Params {
     int parts;
 };
 template <int V>
-using ParamsV = std::conditional_t<kVariant[V].walk == 2, ParamsBal,
-                                   std::conditional_t<kVariant[V].walk == 3, ParamsSplit, Params>>;
+using ParamsV = std::conditional_t<variantOf(V).walk == 2, ParamsBal,
+                                   std::conditional_t<variantOf(V).walk == 3, ParamsSplit, Params>>;
 // A CTA pair's walk over its units: firstUnit, then nextUnit until the unit is p.units or more. Round robin
 // (u = cluster, cluster + clusters, ...) except for the balanced walk: lce_shape.h's balancedFirst / balancedNext, the
 // cursor tst_lce_shape walks (its user units from the last position, then its candidate units, round i's width apart).
@@ -176,14 +193,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     // Pieces (s11-lcering): a warpgroup's 224 columns of M through its half as P pieces of kPieceM rows of the
     // output; pieces after the first are kept as fp16 and staged at k-step kFlushAt of the next tile (or before its
     // own epilogue if it is shorter, or after the walk).
-    constexpr int P = kVariant[V].pieces, kPieceM = kTileM / P, kFlushAt = 6;
+    constexpr int P = variantOf(V).pieces, kPieceM = kTileM / P, kFlushAt = 6;
     static_assert(P == 1 || P == 2, "one or two pieces");
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
-    constexpr bool kBcast = UserStage && kVariant[V].walk == 1;  // the broadcast walk (the host sets userUnits = units)
+    constexpr bool kBcast = UserStage && variantOf(V).walk == 1;  // the broadcast walk (the host sets userUnits = units)
     static_assert(!kBcast || P == 1, "the broadcast walk stages whole halves");
-    constexpr bool kSplit = UserStage && kVariant[V].walk == 3;  // user tiles split along K (s12-lce)
-    constexpr bool kEager = UserStage && kVariant[V].eager != 0;  // user tiles published at once (s12-lce)
-    static_assert(!kEager || (!kSplit && !kBcast && kVariant[V].shared == 0), "eager: the user-first walk, two halves");
+    constexpr bool kSplit = UserStage && variantOf(V).walk == 3;  // user tiles split along K (s12-lce)
+    constexpr bool kEager = UserStage && variantOf(V).eager != 0;  // user tiles published at once (s12-lce)
+    static_assert(!kEager || (!kSplit && !kBcast && variantOf(V).shared == 0), "eager: the user-first walk, two halves");
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -248,7 +265,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     if (wg == 0) {
         // (the launch holds 168 x 384 = 64512 registers = 40 x 128 + 232 x 256: a split asking for more makes
         // setmaxnreg.inc wait forever -- s9-lcet's call 2 hung so with 48 + 232)
-        setMaxNRegDec<kVariant[V].regs0>();
+        setMaxNRegDec<variantOf(V).regs0>();
         if (warp == 0) {  // producer: E (this CTA's 128 N columns, two boxes) and half of W's 224 rows, multicast
             wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
             const bool issuer = laneId() == 0;
@@ -287,7 +304,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<kTileM, Staging, kSplit ? kModeSplit : kEager ? kModeEager : 0> ew{
                 {}, staging, &tmOut, &tmU, laneId() == 0};
-            int seen[2] = {-1, -1};  // (kVariant[V].seen) the flag last acquired for each half
+            int seen[2] = {-1, -1};  // (variantOf(V).seen) the flag last acquired for each half
             UnitCursor walk;
             for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
                 bool user;
@@ -330,9 +347,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                     if constexpr (UserStage)
                                         if (pc == 0) {
                                             const int fi = flagIndex(p, uo, tm, nt, rank, cw);
-                                            if (kVariant[V].seen == 0 || seen[cw] != fi)
+                                            if (variantOf(V).seen == 0 || seen[cw] != fi)
                                                 waitOrderFlag(&flags[fi], p.epoch, ew.issuer, n, uint8_t(cw), w);
-                                            if constexpr (kVariant[V].seen != 0) seen[cw] = fi;
+                                            if constexpr (variantOf(V).seen != 0) seen[cw] = fi;
                                         }
                                 },
                                 w);
@@ -349,7 +366,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             return;
         }
     } else {
-        setMaxNRegInc<(168 * kThreads - 128 * kVariant[V].regs0) / 256>();  // 232 with 40 (above)
+        setMaxNRegInc<(168 * kThreads - 128 * variantOf(V).regs0) / 256>();  // 232 with 40 (above)
         const int cw = wg - 1, tInWg = tid & 127;
         // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
         wt::Warp<wt::Staged> w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
@@ -467,11 +484,11 @@ inline bool variantAsked()
 // The variant `LCE_TVAR=V` asks for (0: the rung; read once), unless variantOverride() says otherwise.
 inline int variantFromEnv()
 {
-    if (variantOverride() >= 0 && variantOverride() < kVariants) return variantOverride();
+    if (variantOverride() >= 0 && isVariant(variantOverride())) return variantOverride();
     static const int v = [] {
         const char* e = std::getenv("LCE_TVAR");
         const int x = e ? std::atoi(e) : 0;
-        if (x < 0 || x >= kVariants) return 0;
+        if (!isVariant(x)) return 0;
         if (x) std::fprintf(stderr, "lce: rungs 3-4 epilogue variant %d (timing diagnostics)\n", x);
         return x;
     }();

@@ -33,8 +33,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    static_assert(kVariant[V].walk != 2, "the balanced walk is lceUserFirstBalanced");
-    static_assert(kVariant[V].walk != 3, "the split walk is lceUserFirstSplit");
+    static_assert(variantOf(V).walk != 2, "the balanced walk is lceUserFirstBalanced");
+    static_assert(variantOf(V).walk != 3, "the split walk is lceUserFirstSplit");
     body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
 // The same kernel on the balanced user-first walk (s11-lcewalk: kVariant walk = 2; its parameters carry the plan, so
@@ -46,7 +46,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
                          const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                          const int32_t* __restrict__ userOf, int* __restrict__ flags, const ParamsBal p)
 {
-    static_assert(kVariant[V].walk == 2, "lceUserFirstBalanced runs the balanced walk");
+    static_assert(variantOf(V).walk == 2, "lceUserFirstBalanced runs the balanced walk");
     body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
 // The same kernel with user tiles split along K (s12-lce: kVariant walk = 3; ParamsSplit::parts).
@@ -57,14 +57,14 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
                       const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                       const int32_t* __restrict__ userOf, int* __restrict__ flags, const ParamsSplit p)
 {
-    static_assert(kVariant[V].walk == 3, "lceUserFirstSplit runs the split walk");
+    static_assert(variantOf(V).walk == 3, "lceUserFirstSplit runs the split walk");
     body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
 template <int S, int V>
 constexpr auto kernel4()
 {
-    if constexpr (kVariant[V].walk == 2) return lceUserFirstBalanced<S, V>;
-    else if constexpr (kVariant[V].walk == 3) return lceUserFirstSplit<S, V>;
+    if constexpr (variantOf(V).walk == 2) return lceUserFirstBalanced<S, V>;
+    else if constexpr (variantOf(V).walk == 3) return lceUserFirstSplit<S, V>;
     else return lceUserFirst<S, V>;
 }
 
@@ -102,9 +102,9 @@ std::string launch4(Problem& p)
     const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
-    std::string err = encodeMaps(p, true, kVariant[V], m);
+    std::string err = encodeMaps(p, true, variantOf(V), m);
     if (!err.empty()) return "rung 4 (user first): " + err;
-    constexpr bool bcast = kVariant[V].walk == 1;  // the broadcast walk (lce_shape.h)
+    constexpr bool bcast = variantOf(V).walk == 1;  // the broadcast walk (lce_shape.h)
     if (bcast && s.shuffled)
         return "rung 4 (user first): the broadcast walk needs each user's candidates contiguous (not shuffled)";
     const UserFirstWalk walk = userFirstWalk(s, 1, bcast);  // lce_shape.cpp: tiles, units, flags (clusters below)
@@ -118,7 +118,7 @@ std::string launch4(Problem& p)
     Params q = paramsOf(p, true, w);
     q.epoch = nextFlagEpoch();
     int parts = 1;
-    if constexpr (kVariant[V].walk == 3) {  // each user tile as `parts` units, part-major (lce_body.cuh: unitOf)
+    if constexpr (variantOf(V).walk == 3) {  // each user tile as `parts` units, part-major (lce_body.cuh: unitOf)
         parts = userSplitParts(s, w.clusters, splitMax());
         if (w.units + (parts - 1) * w.userUnits > 2147483647LL)
             return "rung 4 (user first, split user tiles): too many units for 32-bit unit numbers";
@@ -128,8 +128,8 @@ std::string launch4(Problem& p)
     if (!bcast && userStageOnly()) q.units = q.userUnits;  // lce --user-stage: the user units alone (diagnostic)
     ParamsV<V> qv{};
     static_cast<Params&>(qv) = q;
-    if constexpr (kVariant[V].walk == 3) qv.parts = parts;
-    if constexpr (kVariant[V].walk == 2) {  // the balanced walk's plan (lce_shape.cpp), for the pairs launched
+    if constexpr (variantOf(V).walk == 3) qv.parts = parts;
+    if constexpr (variantOf(V).walk == 2) {  // the balanced walk's plan (lce_shape.cpp), for the pairs launched
         qv.bal = balancedWalk(s, w.clusters);
         if (qv.bal.pairs != w.clusters || qv.bal.userUnits != q.userUnits
             || (long long)qv.bal.userUnits + qv.bal.candUnits != w.units)
@@ -177,7 +177,7 @@ std::string runUserFirst(Problem& p)
     // kBroadcastVariant, where rung4Broadcast says so); the broadcast walk needs each user's candidates contiguous
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
-    const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
+    const int pairs = body::pairs4<body::variantOf(kBroadcastVariant).stages, kBroadcastVariant>(err);
     static const int uf = [] {  // LCE_R4UF=0 / 11-15: the user-first walk's variant (the broadcast walk stays)
         const char* e = std::getenv("LCE_R4UF");
         if (!e) return kUserFirstVariant;
@@ -193,17 +193,17 @@ std::string runUserFirst(Problem& p)
     case 1: return body::launch4<3, 1>(p);
     case 2: return body::launch4<3, 2>(p);
     case 3: return body::launch4<3, 3>(p);
-    case 7: return body::launch4<body::kVariant[7].stages, 7>(p);
+    case 7: return body::launch4<body::variantOf(7).stages, 7>(p);
     case 8: return body::launch4<3, 8>(p);
-    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<body::kVariant[0].stages, 0>(p);
+    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<body::variantOf(0).stages, 0>(p);
     case 10:
-        return bcast ? body::launch4<body::kVariant[10].stages, 10>(p) : body::launch4<body::kVariant[0].stages, 0>(p);
-    case 11: return body::launch4<body::kVariant[11].stages, 11>(p);
-    case 12: return body::launch4<body::kVariant[12].stages, 12>(p);
-    case 13: return body::launch4<body::kVariant[13].stages, 13>(p);  // s11-lcewalk: 11 on the balanced walk
-    case 14: return body::launch4<body::kVariant[14].stages, 14>(p);  // s12-lce: 11 with user tiles split along K
-    case 15: return body::launch4<body::kVariant[15].stages, 15>(p);  // s12-lce: 11, user tiles published at once
-    default: return body::launch4<body::kVariant[0].stages, 0>(p);
+        return bcast ? body::launch4<body::variantOf(10).stages, 10>(p) : body::launch4<body::variantOf(0).stages, 0>(p);
+    case 11: return body::launch4<body::variantOf(11).stages, 11>(p);
+    case 12: return body::launch4<body::variantOf(12).stages, 12>(p);
+    case 13: return body::launch4<body::variantOf(13).stages, 13>(p);  // s11-lcewalk: 11 on the balanced walk
+    case 14: return body::launch4<body::variantOf(14).stages, 14>(p);  // s12-lce: 11 with user tiles split along K
+    case 15: return body::launch4<body::variantOf(15).stages, 15>(p);  // s12-lce: 11, user tiles published at once
+    default: return body::launch4<body::variantOf(0).stages, 0>(p);
     }
 }
 
