@@ -64,8 +64,7 @@ struct Variant {
     int swz, kb, diag;
     int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
     int walk = 0;                // rung 4 (s11-lceuser): 0 the user-first walk with ready flags, 1 the broadcast walk,
-                                 // 2 (s11-lcewalk) the user-first walk balanced over the pairs (lce_shape.h: balancedWalk),
-                                 // 3 (s12-lce) the user-first walk with user tiles split along K (lce_shape.h: userSplitParts)
+                                 // 2 (s11-lcewalk) the user-first walk balanced over the pairs (lce_shape.h: balancedWalk)
     int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
     int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
     int seen = 0;                // s11-lce4: rung 4's epilogue warp skips the acquire of a flag it acquired last time
@@ -100,15 +99,6 @@ struct Variant {
 // unit take fewer candidate units (benchmark point: longest pair 448 k-steps, not 453). Not measured yet
 // (scripts/device/s12-lcewalk.sh); rung 4 runs it with LCE_R4UF=13. Measured by the lead in session 12: no gain
 // (benchmark point 1.0031 against 11; docs/kernel-notes/lce.md).
-// s12-lce: 14 = 11 with each user tile split along K into ParamsSplit::parts partial sums (walk = 3; lce_shape.h:
-// userSplitParts: as many as the pairs take in the first round, at most kUserSplitMax): part j's unit is
-// j * (user units) + the tile's unit, k-steps [j * KTu / parts, (j + 1) * KTu / parts); part 0 stores into U, the
-// others TMA reduce-add into it once part 0's stores are complete, the last one publishes the flag
-// (EpilogueStagingOf::storeHalfSplit). The bundled trace showed why: at the benchmark point 30 user tiles of 19
-// k-steps on 30 pairs, and the 36 other pairs' first candidate tiles (14 k-steps) waiting 14-18 us for user 0's flag.
-// Measured (s12-lce calls 2-3): 0.3-0.8 % SLOWER than 11 -- the first round is bound by store completion waits (2.4-5
-// us each under the round's loads), and the split chains two parts' (part 0 complete, then part 1's reduce complete)
-// where 11 has one tile's: U was published later, not earlier (docs/kernel-notes/lce.md, s12-lce).
 // 15 = 11 with a user tile's two halves published at once (EpilogueWarp::publishNow: both stores, ONE completion wait,
 // both flags; 11 waits for each half's completion when the half's next tile comes, half 1 behind half 0's flag wait).
 // Measured in s13-lcefirst (docs/benchmarks/lce-transposed.md): 0.2-1.8 % faster than 11 at five points -- rung 4's
@@ -131,7 +121,6 @@ constexpr Variant variantOf(int v)
     case 11: return {128, 7, 0, 0, 4, 0, 2, 56};
     case 12: return {128, 7, 0, 0, 4, 0, 2, 56, 1};
     case 13: return {128, 7, 0, 0, 4, 2, 2, 56};
-    case 14: return {128, 7, 0, 0, 4, 3, 2, 56};
     case 15: return {128, 7, 0, 0, 4, 0, 2, 56, 0, 1};
     default: return {0, 0, 0};
     }
@@ -153,14 +142,8 @@ struct Params {
 struct ParamsBal : Params {
     BalancedWalk bal;
 };
-// The split user-first walk's (walk = 3): Params + the number of parts of each user tile (its user units are
-// parts * the tiles; 1: the user-first walk's units).
-struct ParamsSplit : Params {
-    int parts;
-};
 template <int V>
-using ParamsV = std::conditional_t<variantOf(V).walk == 2, ParamsBal,
-                                   std::conditional_t<variantOf(V).walk == 3, ParamsSplit, Params>>;
+using ParamsV = std::conditional_t<variantOf(V).walk == 2, ParamsBal, Params>;
 // A CTA pair's walk over its units: firstUnit, then nextUnit until the unit is p.units or more. Round robin
 // (u = cluster, cluster + clusters, ...) except for the balanced walk: lce_shape.h's balancedFirst / balancedNext, the
 // cursor tst_lce_shape walks (its user units from the last position, then its candidate units, round i's width apart).
@@ -198,9 +181,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
     constexpr bool kBcast = UserStage && variantOf(V).walk == 1;  // the broadcast walk (the host sets userUnits = units)
     static_assert(!kBcast || P == 1, "the broadcast walk stages whole halves");
-    constexpr bool kSplit = UserStage && variantOf(V).walk == 3;  // user tiles split along K (s12-lce)
     constexpr bool kEager = UserStage && variantOf(V).eager != 0;  // user tiles published at once (s12-lce)
-    static_assert(!kEager || (!kSplit && !kBcast && variantOf(V).shared == 0), "eager: the user-first walk, two halves");
+    static_assert(!kEager || (!kBcast && variantOf(V).shared == 0), "eager: the user-first walk, two halves");
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -227,17 +209,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     clusterSync();
     // unit u: user units first (UserStage), then candidates; in each part M tile fastest, then N tile (256 wide: this
     // CTA's half of it), then the user / candidate b
-    // (kSplit: `part` of a user unit -- the user units are parts * the user tiles, part-major; 0 otherwise)
-    auto unitOf = [&](int u, bool& user, int& tm, int& nt, int& n0, int& b, int& part) {
+    auto unitOf = [&](int u, bool& user, int& tm, int& nt, int& n0, int& b) {
         user = UserStage && u < p.userUnits;
-        int i = user ? u : u - (UserStage ? p.userUnits : 0);
-        part = 0;
-        if constexpr (kSplit)
-            if (user) {
-                const int tiles = p.userUnits / p.parts;
-                part = i / tiles;
-                i -= part * tiles;
-            }
+        const int i = user ? u : u - (UserStage ? p.userUnits : 0);
         tm = i % p.mTiles;
         const int r = i / p.mTiles;
         nt = r % p.nTiles;
@@ -247,15 +221,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     // The sub-tiles of a unit: one in the user-first walk; in the broadcast walk (unit = a user's M and N tile) the
     // user tile (j = 0), then the tiles of the user's candidates b = user * perUser + j - 1 < batch (j = 1, 2, ...).
     // su: a user tile; z: the batch index of its E (the user or the candidate).
-    // A user tile's k-steps (kSplit: part `part`'s, from k-step k0; else all of K_user, k0 = 0).
-    auto userSteps = [&](int part, int& k0) {
-        if constexpr (kSplit) {
-            return userPartSteps(p.kStepsUser, p.parts, part, k0);
-        } else {
-            k0 = 0;
-            return p.kStepsUser;
-        }
-    };
     auto subsOf = [&](int b) { return kBcast ? 1 + min(p.perUser, p.batch - b * p.perUser) : 1; };
     auto subOf = [&](bool user, int b, int j, bool& su, int& z) {
         su = kBcast ? j == 0 : user;
@@ -273,8 +238,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             UnitCursor walk;
             for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
                 bool user;
-                int tm, nt, n0, b, part;
-                unitOf(u, user, tm, nt, n0, b, part);
+                int tm, nt, n0, b;
+                unitOf(u, user, tm, nt, n0, b);
                 const int subs = subsOf(b);
                 for (int j = 0; j < subs; ++j) {
                     bool su;
@@ -282,8 +247,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     subOf(user, b, j, su, z);
                     const CUtensorMap* tmA = su ? &tmEu : &tmEc;
                     const CUtensorMap* tmB = su ? &tmWu : &tmWc;
-                    int k0 = 0;
-                    const int KT = su ? userSteps(part, k0) : p.kSteps;
+                    const int KT = su ? p.kStepsUser : p.kSteps;
                     w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
                     for (int kt = 0; kt < KT; ++kt, ++fill) {
                         const uint64_t t = ring.waitSlot(fill, w);
@@ -291,8 +255,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                             uint8_t* st = plan.stage(s);
 #pragma unroll
                             for (int q = 0; q < 2; ++q)
-                                tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, (k0 + kt) * BK, z);
-                            tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, (k0 + kt) * BK,
+                                tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, kt * BK, z);
+                            tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
                                                tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3));
                         });
                     }
@@ -302,14 +266,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
-            EpilogueWarp<kTileM, Staging, kSplit ? kModeSplit : kEager ? kModeEager : 0> ew{
+            EpilogueWarp<kTileM, Staging, kEager ? kModeEager : 0> ew{
                 {}, staging, &tmOut, &tmU, laneId() == 0};
             int seen[2] = {-1, -1};  // (variantOf(V).seen) the flag last acquired for each half
             UnitCursor walk;
             for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
                 bool user;
-                int tm, nt, n0, b, part;
-                unitOf(u, user, tm, nt, n0, b, part);
+                int tm, nt, n0, b;
+                unitOf(u, user, tm, nt, n0, b);
                 if constexpr (kBcast) {  // the candidates' tiles (the user tile stays in the consumers' registers)
                     const int subs = subsOf(b);
                     for (int j = 1; j < subs; ++j) {
@@ -324,16 +288,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 if (user) {  // into U[b] itself, then the half's ready flag (with its last piece)
                     for (int pc = 0; pc < P; ++pc)
                         for (int cw = 0; cw < 2; ++cw) {
-                            if constexpr (kSplit)  // part `part` of the tile: stored or reduce-added (storeHalfSplit)
-                                ew.nextSplit(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
-                                             &flags[flagIndex(p, b, tm, nt, rank, cw)], part, p.parts, pc == 0,
-                                             pc == P - 1, p.epoch, w);
-                            else
-                                ew.nextPublished(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
+                            ew.nextPublished(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
                                                  pc == P - 1 ? &flags[flagIndex(p, b, tm, nt, rank, cw)] : nullptr,
                                                  p.epoch, w);
                         }
-                    if constexpr (kSplit) ew.flushSplit(w);  // publish now: other pairs' parts wait for it
                     if constexpr (kEager) ew.publishNow(w);  // both halves' flags after one completion wait
                     w.tileEnd();
                     continue;
@@ -387,11 +345,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         // One tile (sub-tile j of a unit): su (a user tile) is a compile-time constant of each instance, so that the
         // k-step loop of rung 4 carries no user / KT select (s11-lce4: with the held piece ptxas spilled the unit
         // counter and the peer's rank and re-read them every k-step; the walk's user tiles all come first).
-        // ktU: a user tile's k-steps (userSteps).
-        auto tile = [&](auto suC, int z, int tm, int n0, int ktU) {
+        auto tile = [&](auto suC, int z, int tm, int n0) {
             constexpr bool su = decltype(suC)::value;
             w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
-            const int KT = su ? ktU : p.kSteps;
+            const int KT = su ? p.kStepsUser : p.kSteps;
             float acc[kTileM / 2];
             for (int kt = 0; kt < KT; ++kt, ++fill) {
                 const int s = Ring<S, 2>::slot(fill);
@@ -448,16 +405,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         UnitCursor walk;
         for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
             bool user;
-            int tm, nt, n0, b, part;
-            unitOf(u, user, tm, nt, n0, b, part);
+            int tm, nt, n0, b;
+            unitOf(u, user, tm, nt, n0, b);
             const int subs = subsOf(b);
             for (int j = 0; j < subs; ++j) {
                 bool su;
                 int z;
                 subOf(user, b, j, su, z);
-                int k0;
-                if (su) tile(std::true_type{}, z, tm, n0, userSteps(part, k0));
-                else tile(std::false_type{}, z, tm, n0, 0);
+                if (su) tile(std::true_type{}, z, tm, n0);
+                else tile(std::false_type{}, z, tm, n0);
             }
         }
         if constexpr (P > 1)

@@ -126,9 +126,8 @@ const char* usage()
            "  session 13: 11 with a user tile's halves published at once), 11 (the staging pieces and 4 stages),\n"
            "  0 (whole halves, 3 stages: rung 3's kernel), 12 (11 + a ready\n"
            "  flag acquired again only when it changes), 13 (11 on the balanced walk: the pairs with user units\n"
-           "  take fewer candidate units), 14 (11 with each user tile split along K over the pairs the\n"
-           "  first round leaves free: parts summed by TMA reduce-add; LCE_R4SPLIT=N caps the parts, 1-8,\n"
-           "  default 4), 15 (11 with a user tile's halves published at once, one store completion wait);\n"
+           "  take fewer candidate units), 15 (11 with a user tile's halves published at once, one store\n"
+           "  completion wait);\n"
            "  the other rungs are untouched.\n"
            "  --user-stage: the stages timed apart, interleaved: cuBLAS's user GEMM (rung 3's first launch),\n"
            "  rung 4's kernel on its user-first walk's user units alone, rung 3's kernel alone; medians.\n"
@@ -227,15 +226,6 @@ bool rung4Broadcast(const Shape& s, int clusters)
     const long long units = userFirstWalk(s, clusters, true).units;
     const long long rounds = (units + clusters - 1) / clusters;
     return double(rounds) * clusters / double(units) - 1.0 <= kBroadcastMaxIdle;
-}
-
-int userSplitParts(const Shape& s, int clusters, int maxParts)
-{
-    const long long tiles = userFirstWalk(s, clusters > 0 ? clusters : 1).userUnits;
-    const int kSteps = (s.kUser + 63) / 64;
-    long long parts = tiles > 0 && clusters > 0 ? clusters / tiles : 1;
-    parts = std::min<long long>(parts, std::min(maxParts, kSteps));
-    return parts < 1 ? 1 : int(parts);
 }
 
 BalancedWalk balancedWalk(const Shape& s, int pairs)

@@ -71,15 +71,6 @@ UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, bool broadcast = fa
 inline constexpr int kBroadcastMaxPerUser = 5;
 inline constexpr double kBroadcastMaxIdle = 0.05;
 bool rung4Broadcast(const Shape& s, int clusters);
-// The user-first walk with user tiles split along K (s12-lce; lce_body.cuh's kVariant walk = 3): how many parts each
-// user tile of the walk gets for `clusters` resident CTA pairs -- as many as the first round takes (clusters / user
-// tiles), at most maxParts (default kUserSplitMax) and at most the user tile's k-steps; at least 1 (1: not split).
-// Why: a candidate tile waits for its user tile's flag; where the user tiles are fewer than the pairs, the first
-// round's candidate tiles (K_cand's k-steps) wait for user tiles of K_user's k-steps (the benchmark point: 14 against
-// 19, a 14-18 us wait on 36 of 66 pairs in the bundled trace). Parts of a tile run on different pairs at once.
-inline constexpr int kUserSplitMax = 4;
-int userSplitParts(const Shape& s, int clusters, int maxParts = kUserSplitMax);
-
 // The balanced user-first walk (s11-lcewalk; lce_body.cuh's kVariant walk = 2): the same units as userFirstWalk's
 // user-first walk, dealt so that the longest pair has as few k-steps as any static assignment allows. Pairs are
 // numbered by position q = 0 .. pairs-1 (the kernel's cluster index). User units go round robin from the LAST position
@@ -163,13 +154,6 @@ WS_LCE_HD int balancedNext(const BalancedWalk& w, int q, int u, int end, Balance
 }
 // The units of position q in its order (the tests: the cursor above, to the end).
 std::vector<long long> balancedUnitsOf(const BalancedWalk& w, int q);
-// A split user tile's part `part` of `parts` (userSplitParts): its k-steps of the tile's kSteps, from k-step k0 =
-// part * kSteps / parts (the kernel's producer and consumers, lce_body.cuh; tst_lce_shape checks they cover K once).
-WS_LCE_HD int userPartSteps(int kSteps, int parts, int part, int& k0)
-{
-    k0 = part * kSteps / parts;
-    return (part + 1) * kSteps / parts - k0;
-}
 
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {

@@ -34,7 +34,6 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
                  const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
     static_assert(variantOf(V).walk != 2, "the balanced walk is lceUserFirstBalanced");
-    static_assert(variantOf(V).walk != 3, "the split walk is lceUserFirstSplit");
     body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
 // The same kernel on the balanced user-first walk (s11-lcewalk: kVariant walk = 2; its parameters carry the plan, so
@@ -49,40 +48,14 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
     static_assert(variantOf(V).walk == 2, "lceUserFirstBalanced runs the balanced walk");
     body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
-// The same kernel with user tiles split along K (s12-lce: kVariant walk = 3; ParamsSplit::parts).
-template <int S, int V>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
-    lceUserFirstSplit(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
-                      const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
-                      const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
-                      const int32_t* __restrict__ userOf, int* __restrict__ flags, const ParamsSplit p)
-{
-    static_assert(variantOf(V).walk == 3, "lceUserFirstSplit runs the split walk");
-    body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
-}
 template <int S, int V>
 constexpr auto kernel4()
 {
     if constexpr (variantOf(V).walk == 2) return lceUserFirstBalanced<S, V>;
-    else if constexpr (variantOf(V).walk == 3) return lceUserFirstSplit<S, V>;
     else return lceUserFirst<S, V>;
 }
 
 namespace {
-// The most parts a split user tile gets (LCE_R4SPLIT=N, 1-8, a diagnostic; default kUserSplitMax).
-int splitMax()
-{
-    static const int n = [] {
-        const char* e = std::getenv("LCE_R4SPLIT");
-        if (!e) return kUserSplitMax;
-        const int x = std::atoi(e);
-        if (x >= 1 && x <= kSplitMax) return x;
-        std::fprintf(stderr, "lce: LCE_R4SPLIT=%s is not 1-%d; split user tiles take at most %d parts\n", e, kSplitMax,
-                     kUserSplitMax);
-        return kUserSplitMax;
-    }();
-    return n;
-}
 // CTA pairs of lceUserFirst<S, V> resident at once (0 and a sentence in err if the runtime cannot tell; asked once).
 template <int S, int V>
 int pairs4(std::string& err)
@@ -117,18 +90,9 @@ std::string launch4(Problem& p)
     const UserFirstWalk w = userFirstWalk(s, maxClusters, bcast);
     Params q = paramsOf(p, true, w);
     q.epoch = nextFlagEpoch();
-    int parts = 1;
-    if constexpr (variantOf(V).walk == 3) {  // each user tile as `parts` units, part-major (lce_body.cuh: unitOf)
-        parts = userSplitParts(s, w.clusters, splitMax());
-        if (w.units + (parts - 1) * w.userUnits > 2147483647LL)
-            return "rung 4 (user first, split user tiles): too many units for 32-bit unit numbers";
-        q.userUnits *= parts;
-        q.units += (parts - 1) * int(w.userUnits);
-    }
     if (!bcast && userStageOnly()) q.units = q.userUnits;  // lce --user-stage: the user units alone (diagnostic)
     ParamsV<V> qv{};
     static_cast<Params&>(qv) = q;
-    if constexpr (variantOf(V).walk == 3) qv.parts = parts;
     if constexpr (variantOf(V).walk == 2) {  // the balanced walk's plan (lce_shape.cpp), for the pairs launched
         qv.bal = balancedWalk(s, w.clusters);
         if (qv.bal.pairs != w.clusters || qv.bal.userUnits != q.userUnits
@@ -178,12 +142,12 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::variantOf(kBroadcastVariant).stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=0 / 11-15: the user-first walk's variant (the broadcast walk stays)
+    static const int uf = [] {  // LCE_R4UF=0 / 11-13, 15: the user-first walk's variant (the broadcast walk stays)
         const char* e = std::getenv("LCE_R4UF");
         if (!e) return kUserFirstVariant;
         const int x = std::atoi(e);
-        if (x == 0 || (x >= 11 && x <= 15)) return x;
-        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0 or 11-15; rung 4 runs variant %d\n", e,
+        if (x == 0 || (x >= 11 && body::isVariant(x))) return x;
+        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0, 11-13 or 15; rung 4 runs variant %d\n", e,
                      kUserFirstVariant);
         return kUserFirstVariant;
     }();
@@ -201,7 +165,6 @@ std::string runUserFirst(Problem& p)
     case 11: return body::launch4<body::variantOf(11).stages, 11>(p);
     case 12: return body::launch4<body::variantOf(12).stages, 12>(p);
     case 13: return body::launch4<body::variantOf(13).stages, 13>(p);  // s11-lcewalk: 11 on the balanced walk
-    case 14: return body::launch4<body::variantOf(14).stages, 14>(p);  // s12-lce: 11 with user tiles split along K
     case 15: return body::launch4<body::variantOf(15).stages, 15>(p);  // s12-lce: 11, user tiles published at once
     default: return body::launch4<body::variantOf(0).stages, 0>(p);
     }

@@ -332,50 +332,6 @@ int main()
         expect(least, "balanced walk: the least longest pair any assignment of the candidate units can reach");
     }
 
-    // rung 4's split user tiles (s12-lce, variant 14): parts per user tile for the pairs, and each part's k-steps
-    {
-        expect(userSplitParts(bench, 66) == 2, "split user tiles: the benchmark point (30 user tiles, 66 pairs) 2 parts");
-        Shape s = bench;
-        s.perUser = 100;  // 11 users, 22 user tiles
-        expect(userSplitParts(s, 66) == 3, "split user tiles: 1024 / 100 per user (22 tiles, 66 pairs) 3 parts");
-        s.b = 3072;
-        s.perUser = 1000;  // 4 users, 8 tiles: 8 would fit, kUserSplitMax caps
-        expect(userSplitParts(s, 66) == kUserSplitMax && userSplitParts(s, 66, 8) == 8 && userSplitParts(s, 66, 1) == 1,
-               "split user tiles: 3072 / 1000 per user (8 tiles) at most maxParts");
-        s.b = 512;
-        s.perUser = 10;  // 52 users, 104 tiles > 66 pairs
-        expect(userSplitParts(s, 66) == 1, "split user tiles: more user tiles than pairs: 1 part (not split)");
-        s.perUser = 1000;
-        s.kUser = 100;  // 2 k-steps
-        expect(userSplitParts(s, 66) == 2, "split user tiles: no more parts than the user tile's k-steps");
-        expect(userSplitParts(bench, 0) == 1 && userSplitParts(bench, 1) == 1, "split user tiles: 0 or 1 pair: 1 part");
-        bool cover = true, nonEmpty = true, fits = true;
-        std::string where;
-        for (int kSteps : {1, 2, 3, 5, 19, 64})
-            for (int parts = 1; parts <= 8 && parts <= kSteps; ++parts) {
-                int next = 0;
-                for (int j = 0; j < parts; ++j) {
-                    int k0 = -1;
-                    const int n = userPartSteps(kSteps, parts, j, k0);
-                    if (k0 != next) cover = false, where = std::to_string(kSteps) + "/" + std::to_string(parts);
-                    if (n < 1) nonEmpty = false, where = std::to_string(kSteps) + "/" + std::to_string(parts);
-                    next = k0 + n;
-                }
-                if (next != kSteps) cover = false, where = std::to_string(kSteps) + "/" + std::to_string(parts);
-            }
-        for (int b : {512, 1024, 2048, 3072})
-            for (int pu : {2, 5, 10, 50, 70, 100, 1000}) {
-                Shape t = bench;
-                t.b = b;
-                t.perUser = pu;
-                const int parts = userSplitParts(t, 66);
-                if (parts > 1 && parts * userFirstWalk(t, 66).userUnits > 66) fits = false;
-            }
-        expect(cover && nonEmpty, "split user tiles: the parts' k-steps cover the tile's once, none empty"
-                                      + (where.empty() ? std::string() : " (problem at " + where + ")"));
-        expect(fits, "split user tiles: a split walk's user units all fit in the first round (parts * tiles <= pairs)");
-    }
-
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
     return g_fail ? 1 : 0;
 }
