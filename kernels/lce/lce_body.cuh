@@ -17,11 +17,6 @@
 // (waitOrderFlag). No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units in
 // increasing order with user units first (which wait for no flag), and only the epilogue warp waits for a flag, never
 // holding ring slots.
-// The balanced walk (walk = 2, s11-lcewalk; lce_shape.h: balancedWalk) deals the same units otherwise (user units
-// round robin from the last pair, then per pair fewer candidate units where it has user units) and keeps what the
-// argument needs: each pair walks its units in increasing order, ALL its user units before its first candidate unit.
-// So a pair's epilogue warp waits for a flag only after it has published its own user tiles, and every user tile's
-// flag is published by a resident pair whose path to that tile passes no flag wait: each wait ends.
 // Rung 4's broadcast walk (variantOf(V).walk = 1, s11-lceuser; the rung's walk where lce_shape.h's rung4Broadcast says
 // so: few candidates per user): a unit is (user, M tile, N tile) and runs the user tile and then the tiles of the
 // user's candidates on the same CTA pair; the consumers keep the user tile's accumulator as fp16 pairs in registers
@@ -63,8 +58,7 @@ static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
 struct Variant {
     int swz, kb, diag;
     int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
-    int walk = 0;                // rung 4 (s11-lceuser): 0 the user-first walk with ready flags, 1 the broadcast walk,
-                                 // 2 (s11-lcewalk) the user-first walk balanced over the pairs (lce_shape.h: balancedWalk)
+    int walk = 0;                // rung 4 (s11-lceuser): 0 the user-first walk with ready flags, 1 the broadcast walk
     int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
     int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
     int seen = 0;                // s11-lce4: rung 4's epilogue warp skips the acquire of a flag it acquired last time
@@ -95,10 +89,6 @@ struct Variant {
 // kUserFirstVariant; `LCE_R4UF=0` runs V = 0 there): rung 4 / rung 3 = 0.932 interleaved, ahead at 24 of 24 points. 12 = 11 with rung 4's epilogue
 // warp acquiring a ready flag only when it differs from the last one it acquired for the half (0.998 against 11:
 // noise). Commit f66fb1d measured 11 as V = 0. Stages of 32 K (s11-lcering call 1, commit 343fe71): 25-30 % slower.
-// s11-lcewalk: 13 = 11 on the balanced user-first walk (walk = 2; lce_shape.h: balancedWalk): the pairs with a user
-// unit take fewer candidate units (benchmark point: longest pair 448 k-steps, not 453). Not measured yet
-// (scripts/device/s12-lcewalk.sh); rung 4 runs it with LCE_R4UF=13. Measured by the lead in session 12: no gain
-// (benchmark point 1.0031 against 11; docs/kernel-notes/lce.md).
 // 15 = 11 with a user tile's two halves published at once (EpilogueWarp::publishNow: both stores, ONE completion wait,
 // both flags; 11 waits for each half's completion when the half's next tile comes, half 1 behind half 0's flag wait).
 // Measured in s13-lcefirst (docs/benchmarks/lce-transposed.md): 0.2-1.8 % faster than 11 at five points -- rung 4's
@@ -120,7 +110,6 @@ constexpr Variant variantOf(int v)
     case 10: return {128, 7, 0, 1, 4, 1};
     case 11: return {128, 7, 0, 0, 4, 0, 2, 56};
     case 12: return {128, 7, 0, 0, 4, 0, 2, 56, 1};
-    case 13: return {128, 7, 0, 0, 4, 2, 2, 56};
     case 15: return {128, 7, 0, 0, 4, 0, 2, 56, 0, 1};
     default: return {0, 0, 0};
     }
@@ -137,29 +126,6 @@ struct Params {
     int userUnits, kStepsUser, epoch;   // rung 4's user stage: user units first, ready flags
     int perUser, batch;                 // rung 4's broadcast walk: candidates b of user u are u * perUser + i < batch
 };
-// The balanced user-first walk's launch parameters (walk = 2): Params + the plan (a type of its own so that the other
-// variants' kernels keep their parameter block).
-struct ParamsBal : Params {
-    BalancedWalk bal;
-};
-template <int V>
-using ParamsV = std::conditional_t<variantOf(V).walk == 2, ParamsBal, Params>;
-// A CTA pair's walk over its units: firstUnit, then nextUnit until the unit is p.units or more. Round robin
-// (u = cluster, cluster + clusters, ...) except for the balanced walk: lce_shape.h's balancedFirst / balancedNext, the
-// cursor tst_lce_shape walks (its user units from the last position, then its candidate units, round i's width apart).
-using UnitCursor = BalancedCursor;
-template <class PP>
-__device__ __forceinline__ int firstUnit(const PP& p, int cluster, UnitCursor& k)
-{
-    if constexpr (std::is_same_v<PP, ParamsBal>) return balancedFirst(p.bal, cluster, p.units, k);
-    else return cluster;
-}
-template <class PP>
-__device__ __forceinline__ int nextUnit(const PP& p, int u, int cluster, int clusters, UnitCursor& k)
-{
-    if constexpr (std::is_same_v<PP, ParamsBal>) return balancedNext(p.bal, cluster, u, p.units, k);
-    else return u + clusters;
-}
 // One ready flag per (user, M tile, N tile, CTA rank, half) (lce_shape.h: userFirstWalk's flags).
 __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int nt, uint32_t rank, int cw)
 {
@@ -170,7 +136,7 @@ template <int S, bool UserStage, int V>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      const int32_t* __restrict__ userOf, int* __restrict__ flags,
-                                     const ParamsV<V>& p)
+                                     const Params& p)
 {
     using Staging = StagingV<V>;
     // Pieces (s11-lcering): a warpgroup's 224 columns of M through its half as P pieces of kPieceM rows of the
@@ -235,8 +201,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
             const bool issuer = laneId() == 0;
             int fill = 0;
-            UnitCursor walk;
-            for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
+            for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
                 int tm, nt, n0, b;
                 unitOf(u, user, tm, nt, n0, b);
@@ -269,8 +234,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             EpilogueWarp<kTileM, Staging, kEager ? kModeEager : 0> ew{
                 {}, staging, &tmOut, &tmU, laneId() == 0};
             int seen[2] = {-1, -1};  // (variantOf(V).seen) the flag last acquired for each half
-            UnitCursor walk;
-            for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
+            for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
                 int tm, nt, n0, b;
                 unitOf(u, user, tm, nt, n0, b);
@@ -402,8 +366,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             ++done;
             w.tileEnd();
         };
-        UnitCursor walk;
-        for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
+        for (int u = cluster; u < p.units; u += clusters) {
             bool user;
             int tm, nt, n0, b;
             unitOf(u, user, tm, nt, n0, b);

@@ -125,9 +125,8 @@ const char* usage()
            "  LCE_R4UF=V: rung 4's user-first walk (not its broadcast walk) runs variant V: 15 (the rung since\n"
            "  session 13: 11 with a user tile's halves published at once), 11 (the staging pieces and 4 stages),\n"
            "  0 (whole halves, 3 stages: rung 3's kernel), 12 (11 + a ready\n"
-           "  flag acquired again only when it changes), 13 (11 on the balanced walk: the pairs with user units\n"
-           "  take fewer candidate units), 15 (11 with a user tile's halves published at once, one store\n"
-           "  completion wait);\n"
+           "  flag acquired again only when it changes), 15 (11 with a user tile's halves published at once,\n"
+           "  one store completion wait);\n"
            "  the other rungs are untouched.\n"
            "  --user-stage: the stages timed apart, interleaved: cuBLAS's user GEMM (rung 3's first launch),\n"
            "  rung 4's kernel on its user-first walk's user units alone, rung 3's kernel alone; medians.\n"
@@ -226,81 +225,6 @@ bool rung4Broadcast(const Shape& s, int clusters)
     const long long units = userFirstWalk(s, clusters, true).units;
     const long long rounds = (units + clusters - 1) / clusters;
     return double(rounds) * clusters / double(units) - 1.0 <= kBroadcastMaxIdle;
-}
-
-BalancedWalk balancedWalk(const Shape& s, int pairs)
-{
-    BalancedWalk w;
-    const UserFirstWalk u = userFirstWalk(s, pairs > 0 ? pairs : 1);
-    w.pairs = u.clusters;
-    w.userUnits = int(u.userUnits);
-    w.candUnits = int(u.units - u.userUnits);
-    w.kStepsUser = (s.kUser + 63) / 64;
-    w.kStepsCand = (s.kCand + 63) / 64;
-    const int P = w.pairs;
-    const size_t np = size_t(P > 0 ? P : 0);
-    std::vector<long long> steps(np), cap(np);
-    long long tMin = 0;
-    for (int q = 0; q < P; ++q) {
-        steps[size_t(q)] = (long long)balancedUserUnits(w, q) * w.kStepsUser;
-        tMin = std::max(tMin, steps[size_t(q)]);
-    }
-    auto covers = [&](long long t) {  // the capacities at t cover the candidate units
-        long long n = 0;
-        for (int q = 0; q < P; ++q) {
-            cap[size_t(q)] = (t - steps[size_t(q)]) / w.kStepsCand;
-            n += cap[size_t(q)];
-        }
-        return n >= w.candUnits;
-    };
-    long long lo = tMin, hi = tMin + (long long)(w.candUnits / P + 1) * w.kStepsCand;  // hi covers: every cap > C / P
-    while (lo < hi) {
-        const long long mid = (lo + hi) / 2;
-        if (covers(mid)) hi = mid;
-        else lo = mid + 1;
-    }
-    covers(lo);
-    long long x = 0;  // water level: the least x with sum min(cap, x) >= C
-    auto filled = [&](long long lv) {
-        long long n = 0;
-        for (int q = 0; q < P; ++q) n += std::min(cap[size_t(q)], lv);
-        return n;
-    };
-    while (filled(x) < w.candUnits) ++x;
-    std::vector<int> n(np);
-    for (int q = 0; q < P; ++q) n[size_t(q)] = int(std::min(cap[size_t(q)], x));
-    long long excess = filled(x) - w.candUnits;  // < the positions at x (x is the least level)
-    for (int q = P - 1; q >= 0 && excess > 0; --q)
-        if (n[size_t(q)] == x) {
-            --n[size_t(q)];
-            --excess;
-        }
-    // the runs of equal counts (non-increasing: capacities fall with q, the excess comes off the last ones at x)
-    int level = -1;
-    for (int q = 0; q < P; ++q) {
-        if (level < 0 || n[size_t(q)] != w.count[level]) {
-            ++level;
-            if (level >= kBalancedLevels) {  // (cannot happen: two capacities, each split once)
-                std::fprintf(stderr, "lce: balancedWalk: more than %d candidate counts\n", kBalancedLevels);
-                std::abort();
-            }
-            w.count[level] = n[size_t(q)];
-        }
-        w.end[level] = q + 1;
-    }
-    for (int j = level + 1; j < kBalancedLevels; ++j) w.end[j] = P;
-    for (int q = 0; q < P; ++q)
-        w.longest = int(std::max<long long>(w.longest, steps[size_t(q)] + (long long)n[size_t(q)] * w.kStepsCand));
-    return w;
-}
-
-std::vector<long long> balancedUnitsOf(const BalancedWalk& w, int q)
-{
-    std::vector<long long> units;
-    const int end = w.userUnits + w.candUnits;
-    BalancedCursor k;
-    for (int u = balancedFirst(w, q, end, k); u < end; u = balancedNext(w, q, u, end, k)) units.push_back(u);
-    return units;
 }
 
 }  // namespace ws::lce

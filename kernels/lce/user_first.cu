@@ -33,28 +33,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    static_assert(variantOf(V).walk != 2, "the balanced walk is lceUserFirstBalanced");
     body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
-// The same kernel on the balanced user-first walk (s11-lcewalk: kVariant walk = 2; its parameters carry the plan, so
-// it is a kernel of its own and lceUserFirst keeps its name and parameter block).
-template <int S, int V>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
-    lceUserFirstBalanced(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
-                         const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
-                         const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
-                         const int32_t* __restrict__ userOf, int* __restrict__ flags, const ParamsBal p)
-{
-    static_assert(variantOf(V).walk == 2, "lceUserFirstBalanced runs the balanced walk");
-    body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
-}
-template <int S, int V>
-constexpr auto kernel4()
-{
-    if constexpr (variantOf(V).walk == 2) return lceUserFirstBalanced<S, V>;
-    else return lceUserFirst<S, V>;
-}
-
 namespace {
 // CTA pairs of lceUserFirst<S, V> resident at once (0 and a sentence in err if the runtime cannot tell; asked once).
 template <int S, int V>
@@ -62,7 +42,7 @@ int pairs4(std::string& err)
 {
     static int n = 0;
     if (n == 0)
-        n = residentPairs(reinterpret_cast<const void*>(kernel4<S, V>()), int(PlanOf<S, V>::bytes(true, kWarps)),
+        n = residentPairs(reinterpret_cast<const void*>(lceUserFirst<S, V>), int(PlanOf<S, V>::bytes(true, kWarps)),
                           err);
     return n;
 }
@@ -71,7 +51,7 @@ template <int S, int V>
 std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = kernel4<S, V>();
+    const auto kern = lceUserFirst<S, V>;
     const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
@@ -91,16 +71,8 @@ std::string launch4(Problem& p)
     Params q = paramsOf(p, true, w);
     q.epoch = nextFlagEpoch();
     if (!bcast && userStageOnly()) q.units = q.userUnits;  // lce --user-stage: the user units alone (diagnostic)
-    ParamsV<V> qv{};
-    static_cast<Params&>(qv) = q;
-    if constexpr (variantOf(V).walk == 2) {  // the balanced walk's plan (lce_shape.cpp), for the pairs launched
-        qv.bal = balancedWalk(s, w.clusters);
-        if (qv.bal.pairs != w.clusters || qv.bal.userUnits != q.userUnits
-            || (long long)qv.bal.userUnits + qv.bal.candUnits != w.units)
-            return "rung 4 (user first, balanced walk): the plan does not match the walk's units and pairs";
-    }
     kern<<<unsigned(w.clusters * 2), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out,
-                                                                 p.userOf, p.flags, qv);
+                                                                 p.userOf, p.flags, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
     p.lastGrid = unsigned(w.clusters * 2);
     const cudaError_t e = cudaGetLastError();
@@ -142,12 +114,12 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::variantOf(kBroadcastVariant).stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=0 / 11-13, 15: the user-first walk's variant (the broadcast walk stays)
+    static const int uf = [] {  // LCE_R4UF=0 / 11, 12, 15: the user-first walk's variant (the broadcast walk stays)
         const char* e = std::getenv("LCE_R4UF");
         if (!e) return kUserFirstVariant;
         const int x = std::atoi(e);
         if (x == 0 || (x >= 11 && body::isVariant(x))) return x;
-        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0, 11-13 or 15; rung 4 runs variant %d\n", e,
+        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0, 11, 12 or 15; rung 4 runs variant %d\n", e,
                      kUserFirstVariant);
         return kUserFirstVariant;
     }();
@@ -164,7 +136,6 @@ std::string runUserFirst(Problem& p)
         return bcast ? body::launch4<body::variantOf(10).stages, 10>(p) : body::launch4<body::variantOf(0).stages, 0>(p);
     case 11: return body::launch4<body::variantOf(11).stages, 11>(p);
     case 12: return body::launch4<body::variantOf(12).stages, 12>(p);
-    case 13: return body::launch4<body::variantOf(13).stages, 13>(p);  // s11-lcewalk: 11 on the balanced walk
     case 15: return body::launch4<body::variantOf(15).stages, 15>(p);  // s12-lce: 11, user tiles published at once
     default: return body::launch4<body::variantOf(0).stages, 0>(p);
     }

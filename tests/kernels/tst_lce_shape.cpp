@@ -2,7 +2,7 @@
 // which rung refuses which shape and with what sentence, the useful-FLOP count, the candidate -> user
 // mapping (contiguous and shuffled), the bytes-moved model's order across rungs, K padding, the option
 // parser's refusals, and rungs 3-4's walk (224 x 256 tiles, one CTA pair per unit, one flag per user
-// tile half per CTA) and rung 4's balanced walk (s11-lcewalk). Exit: 0 passed, 1 failed.
+// tile half per CTA; the broadcast walk and when rung 4 takes it). Exit: 0 passed, 1 failed.
 #include "lce_shape.h"
 
 #include <algorithm>
@@ -218,118 +218,6 @@ int main()
         Options us;
         expect(parse({"--user-stage"}, us).empty() && us.userStage && !us.check && !us.time,
                "--user-stage alone: the stage timing, no check asked");
-    }
-
-    // rung 4's balanced user-first walk (s11-lcewalk, lce_body.cuh's variant 13): the same units as the user-first
-    // walk, the pairs with user units take fewer candidate units; the plan the kernel walks (balancedCandidates,
-    // balancedRoundWidth) and the host's balancedUnitsOf are one set of functions
-    {
-        // k-steps of the round-robin walk's longest pair (unit u to pair u % pairs) and of the plan's, per position
-        auto roundRobinLongest = [](const BalancedWalk& w) {
-            std::vector<long long> k(size_t(w.pairs), 0);
-            for (long long u = 0; u < (long long)w.userUnits + w.candUnits; ++u)
-                k[size_t(u % w.pairs)] += u < w.userUnits ? w.kStepsUser : w.kStepsCand;
-            return *std::max_element(k.begin(), k.end());
-        };
-        const BalancedWalk w = balancedWalk(bench, 66);
-        expect(w.pairs == 66 && w.userUnits == 30 && w.candUnits == 2048 && w.kStepsUser == 19 && w.kStepsCand == 14,
-               "balanced walk at the benchmark point: 66 pairs, 30 user units of 19 k-steps, 2048 candidate units of 14");
-        expect(roundRobinLongest(w) == 453, "... the round-robin walk's longest pair: 1 user + 31 candidate units = 453 "
-                                            "k-steps (got " + std::to_string(roundRobinLongest(w)) + ")");
-        expect(w.longest == 448, "... the balanced walk's longest pair: 448 k-steps, what the candidates alone give "
-                                 "(ceil(2048 / 66) x 14; got " + std::to_string(w.longest) + ")");
-        expect(balancedUserUnits(w, 65) == 1 && balancedUserUnits(w, 36) == 1 && balancedUserUnits(w, 35) == 0
-                   && balancedCandidates(w, 65) == 30 && balancedCandidates(w, 0) == 32,
-               "... the 30 pairs with a user unit are the last ones and take 30 candidate units (439 k-steps), the "
-               "first ones 32 (got " + std::to_string(balancedCandidates(w, 65)) + " / "
-                   + std::to_string(balancedCandidates(w, 0)) + ")");
-
-        // every shape of the sweep and the odd ones, with several counts of resident pairs: every unit dealt once,
-        // each pair's units increasing with its user units first, the plan's longest what its pairs do, never more
-        // than round robin, and the least any assignment can reach (at longest - 1 the pairs' capacities floor((T -
-        // their user k-steps) / kStepsCand), with the user units dealt as they are, cannot hold the candidates)
-        std::vector<Shape> shapes = {bench, n200, m1};
-        Shape own = bench;
-        own.b = 200;
-        own.perUser = 1;
-        shapes.push_back(own);
-        Shape n264 = bench;
-        n264.m = 257;
-        n264.n = 264;
-        n264.perUser = 1000;
-        shapes.push_back(n264);
-        Shape tiny = m1;
-        tiny.b = 9;
-        tiny.perUser = 4;
-        shapes.push_back(tiny);
-        Shape longUser = bench;  // user units much longer than candidate units
-        longUser.kUser = 9000;
-        longUser.kCand = 64;
-        shapes.push_back(longUser);
-        for (int b : {512, 1024, 2048, 3072})
-            for (int pu : {2, 5, 10, 50, 100, 1000}) {
-                Shape sh = bench;
-                sh.b = b;
-                sh.perUser = pu;
-                shapes.push_back(sh);
-            }
-        bool once = true, ordered = true, longestTrue = true, noWorse = true, least = true;
-        std::string where, table;
-        for (const Shape& sh : shapes)
-            for (int pairs : {66, 1, 7, 132}) {
-                const BalancedWalk v = balancedWalk(sh, pairs);
-                const UserFirstWalk uf = userFirstWalk(sh, pairs);
-                const long long units = (long long)v.userUnits + v.candUnits;
-                const std::string at = sh.text() + " pairs " + std::to_string(pairs);
-                if (v.pairs != uf.clusters || units != uf.units || v.userUnits != uf.userUnits) {
-                    once = false;
-                    where = at;
-                }
-                std::vector<int> dealt(size_t(units), 0);
-                std::vector<long long> steps(size_t(v.pairs), 0);
-                for (int q = 0; q < v.pairs; ++q) {
-                    const std::vector<long long> us = balancedUnitsOf(v, q);
-                    for (size_t i = 0; i < us.size(); ++i) {
-                        if (us[i] < 0 || us[i] >= units) {
-                            once = false;
-                            where = at;
-                            continue;
-                        }
-                        ++dealt[size_t(us[i])];
-                        steps[size_t(q)] += us[i] < v.userUnits ? v.kStepsUser : v.kStepsCand;
-                        if (i > 0 && us[i] <= us[i - 1]) {  // increasing, so user units (numbered first) come first
-                            ordered = false;
-                            where = at;
-                        }
-                    }
-                }
-                for (int d : dealt)
-                    if (d != 1) {
-                        once = false;
-                        where = at;
-                    }
-                const long long longest = *std::max_element(steps.begin(), steps.end());
-                if (longest != v.longest) longestTrue = false, where = at;
-                if (longest > roundRobinLongest(v)) noWorse = false, where = at;
-                long long cap = 0;  // the capacities at longest - 1
-                for (int q = 0; q < v.pairs; ++q) {
-                    const long long userSteps = (long long)balancedUserUnits(v, q) * v.kStepsUser;
-                    if (userSteps > longest - 1) cap = -1LL << 40;  // a pair's user units alone exceed it
-                    cap += std::max(0LL, (longest - 1 - userSteps) / v.kStepsCand);
-                }
-                if (cap >= v.candUnits) least = false, where = at;
-                if (pairs == 66 && sh.m == 433 && sh.n == 256 && sh.kUser == 1178)
-                    table += " " + std::to_string(sh.b) + "/" + std::to_string(sh.perUser) + ":"
-                             + std::to_string(roundRobinLongest(v)) + "->" + std::to_string(longest);
-            }
-        std::printf("  balanced walk, 66 pairs, B/per-user: round-robin -> balanced longest pair (k-steps):%s\n",
-                    table.c_str());
-        expect(once, "balanced walk: every unit dealt to exactly one pair, the user-first walk's units and pairs"
-                         + (where.empty() ? std::string() : " (last problem at " + where + ")"));
-        expect(ordered, "balanced walk: each pair walks its units in increasing order, user units first");
-        expect(longestTrue, "balanced walk: its longest pair is what the pairs' units add up to");
-        expect(noWorse, "balanced walk: never longer than round robin");
-        expect(least, "balanced walk: the least longest pair any assignment of the candidate units can reach");
     }
 
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
