@@ -91,7 +91,6 @@ std::string runCandidateKernel(Problem& p)
     case 7: return body::launch3<body::variantOf(7).stages, 7>(p);
     case 8: return body::launch3<3, 8>(p);
     case 11:
-    case 12:
     case 13:
     case 14:
     case 15: return body::launch3<body::variantOf(11).stages, 11>(p);  // (12-15 differ in rung 4's kernel only)

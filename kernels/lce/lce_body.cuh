@@ -61,7 +61,6 @@ struct Variant {
     int walk = 0;                // rung 4 (s11-lceuser): 0 the user-first walk with ready flags, 1 the broadcast walk
     int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
     int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
-    int seen = 0;                // s11-lce4: rung 4's epilogue warp skips the acquire of a flag it acquired last time
     int eager = 0;               // s12-lce: rung 4's user tiles published at once, both halves under one completion wait
 };
 // s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
@@ -109,8 +108,7 @@ constexpr Variant variantOf(int v)
     case 9: return {128, 7, 0, 0, 3, 1};
     case 10: return {128, 7, 0, 1, 4, 1};
     case 11: return {128, 7, 0, 0, 4, 0, 2, 56};
-    case 12: return {128, 7, 0, 0, 4, 0, 2, 56, 1};
-    case 15: return {128, 7, 0, 0, 4, 0, 2, 56, 0, 1};
+    case 15: return {128, 7, 0, 0, 4, 0, 2, 56, 1};
     default: return {0, 0, 0};
     }
 }
@@ -233,7 +231,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<kTileM, Staging, kEager ? kModeEager : 0> ew{
                 {}, staging, &tmOut, &tmU, laneId() == 0};
-            int seen[2] = {-1, -1};  // (variantOf(V).seen) the flag last acquired for each half
             for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
                 int tm, nt, n0, b;
@@ -267,12 +264,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                         ew.next(cw, n0 + cw * 64, y, b, n0 + cw * 64, y, uo,
                                 [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
                                     if constexpr (UserStage)
-                                        if (pc == 0) {
-                                            const int fi = flagIndex(p, uo, tm, nt, rank, cw);
-                                            if (variantOf(V).seen == 0 || seen[cw] != fi)
-                                                waitOrderFlag(&flags[fi], p.epoch, ew.issuer, n, uint8_t(cw), w);
-                                            if constexpr (variantOf(V).seen != 0) seen[cw] = fi;
-                                        }
+                                        if (pc == 0)
+                                            waitOrderFlag(&flags[flagIndex(p, uo, tm, nt, rank, cw)], p.epoch,
+                                                          ew.issuer, n, uint8_t(cw), w);
                                 },
                                 w);
                     }

@@ -114,12 +114,12 @@ std::string runUserFirst(Problem& p)
     // and is not what --user-stage measures (the user-first walk's user units)
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
     const int pairs = body::pairs4<body::variantOf(kBroadcastVariant).stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=0 / 11, 12, 15: the user-first walk's variant (the broadcast walk stays)
+    static const int uf = [] {  // LCE_R4UF=0 / 11 / 15: the user-first walk's variant (the broadcast walk stays)
         const char* e = std::getenv("LCE_R4UF");
         if (!e) return kUserFirstVariant;
         const int x = std::atoi(e);
         if (x == 0 || (x >= 11 && body::isVariant(x))) return x;
-        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0, 11, 12 or 15; rung 4 runs variant %d\n", e,
+        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0, 11 or 15; rung 4 runs variant %d\n", e,
                      kUserFirstVariant);
         return kUserFirstVariant;
     }();
@@ -135,7 +135,6 @@ std::string runUserFirst(Problem& p)
     case 10:
         return bcast ? body::launch4<body::variantOf(10).stages, 10>(p) : body::launch4<body::variantOf(0).stages, 0>(p);
     case 11: return body::launch4<body::variantOf(11).stages, 11>(p);
-    case 12: return body::launch4<body::variantOf(12).stages, 12>(p);
     case 15: return body::launch4<body::variantOf(15).stages, 15>(p);  // s12-lce: 11, user tiles published at once
     default: return body::launch4<body::variantOf(0).stages, 0>(p);
     }
