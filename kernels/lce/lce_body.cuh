@@ -1,30 +1,35 @@
-// The kernel body of rungs 3 and 4 (epilogue_warp.cu, user_first.cu): ONE loop for both, on the TRANSPOSED
-// formulation (since s9-lcet; s8-lcespeed's candidate): out[b]^T = E[b]^T . W^T. Rung 4 is rung 3 with the user stage
-// (UserStage = true): U = W_user . E_user's tiles are the first units of the same persistent walk.
-// Tiles: a CTA computes 128 (N) x 224 (M) of out[b]^T -- N = 256 on the wgmma M side (two consumer warpgroups of 64
-// rows of N each; CTA pairs on the two N halves of a 256-wide N tile), M = 433 on the wgmma N side as tiles of 224
-// (m64n224k16: 448 columns of MMA, no short tile idling in a pair). A = E[b]^T is MN-major exactly as TMA brings E
-// (two 64 (N) x 64 (K) boxes, 128-byte swizzle, imm-trans-a = 1); B = W^T K-major from W's rows (224 rows of 64 K);
-// each CTA of the pair loads 112 of W's rows and multicasts them to both. Stage 16 + 28 = 44 KB, 3 stages.
-// Rows of M past the tensor are zero-filled by TMA on load and dropped on store, as are columns of N and the K tail.
-// Warp 0: the producer; warp 1: the epilogue warp (kernels/src/common/epilogue_warp.cuh: EpilogueWarp over an
-// EpilogueStagingOf<StagingCols<224, Swz>>: U TMA-loaded into a warpgroup's half ahead of time, the consumers add their
-// accumulator with ldmatrix / stmatrix .trans and hand it over, the warp TMA-stores it); warps 2-3 idle; warps 4-11
-// the two consumer warpgroups.
-// Rung 4's user tiles go through the staging too (epilogueStage: fp16(acc)); the epilogue warp TMA-stores the half
-// into U, waits until the stores are complete and releases one ready flag per (user, M tile, N tile, CTA rank, half)
-// (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag of the half it is about to load
-// (waitOrderFlag). No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units in
-// increasing order with user units first (which wait for no flag), and only the epilogue warp waits for a flag, never
-// holding ring slots.
-// Rung 4's broadcast walk (variantOf(V).walk = 1, s11-lceuser; the rung's walk where lce_shape.h's rung4Broadcast says
-// so: few candidates per user): a unit is (user, M tile, N tile) and runs the user tile and then the tiles of the
-// user's candidates on the same CTA pair; the consumers keep the user tile's accumulator as fp16 pairs in registers
-// (56 per thread) and add them in each candidate's epilogue (epilogueAddPacked) -- U never goes to global memory, no
-// ready flags, no U loads, so the staging only carries outputs: variant 10 shares one half between the warpgroups
-// and spends the 28 KB on a 4th ring stage. No cross-CTA waits at all.
-// Variants (template V, kVariant below; the rung is V = 0 and, by shape, V = 10 for rung 4; the others are timing
-// diagnostics run by `LCE_TVAR=V lce ...`, output wrong where Diag is set).
+// The kernel body of rungs 3 and 4 (epilogue_warp.cu, user_first.cu): ONE loop for both, on the transposed
+// formulation out[b]^T = E[b]^T . W^T. Rung 4 is rung 3 with the user stage (UserStage = true): the tiles of
+// U = W_user . E_user are computed in the same persistent launch.
+// Tiles: a CTA computes 128 (N) x 224 (M) of out[b]^T -- N on the wgmma M side (two consumer warpgroups of 64 rows of
+// N; a CTA pair takes the two 128-wide halves of a 256-wide N tile), M on the wgmma N side in tiles of 224
+// (m64n224k16). A = E[b]^T is MN-major exactly as TMA brings E (two 64 (N) x 64 (K) boxes, 128-byte swizzle,
+// imm-trans-a = 1); B = W^T K-major from W's rows (224 rows of 64 K): each CTA of the pair loads 112 of them and
+// multicasts them to both. A ring stage is 16 + 28 = 44 KB. Rows of M past the tensor are zero-filled by TMA on load
+// and dropped on store, as are columns of N and the K tail.
+// Roles: warp 0 the producer (the ring, kernels/src/common/ring.cuh); warp 1 the epilogue warp
+// (kernels/src/common/epilogue_warp.cuh: EpilogueWarp over an EpilogueStagingOf<StagingCols<...>>: it TMA-loads U's
+// tile into a warpgroup's staging half ahead of time, the consumers add their accumulator to it with ldmatrix /
+// stmatrix .trans and hand it over, the warp TMA-stores it); warps 2-3 idle; warps 4-11 the two consumer warpgroups.
+// The walk: a unit is (b, M tile, N tile); CTA pair c of C takes units c, c + C, ... (lce_shape.h: userFirstWalk).
+// Every role walks the same units and, per unit, the same sub-tiles (unitOf, subsOf, subOf below), so the ring and the
+// staging halves stay in step without any other hand-shake.
+// - The user-first walk (rung 4; rung 3 walks its candidate units alone): the user units come first, and a user
+//   tile's halves go through the staging like a candidate's (epilogueStage: fp16(acc), no U) into U itself; the
+//   epilogue warp then waits until the stores are complete and releases one ready flag per (user, M tile, N tile, CTA
+//   rank, half) (storeHalfPublish, or with `eager` both halves under one completion wait: publishNow). The epilogue
+//   warp of a candidate tile acquires the flag of the half it is about to load (waitOrderFlag) -- one tile ahead of
+//   its consumers, so the wait hides under their main loop. Flags hold the launch's epoch (never reset).
+//   No deadlock: every CTA pair is resident (the host refuses to launch otherwise), each walks its units in increasing
+//   order with the user units first (which wait for no flag), and only the epilogue warp waits for a flag, never
+//   holding ring slots: the pair that owes a flag reaches it without waiting for anyone.
+// - The broadcast walk (rung 4 where lce_shape.h's rung4Broadcast says so: few candidates per user): a unit is
+//   (user, M tile, N tile) and runs the user tile and then the tiles of the user's candidates on the same CTA pair;
+//   the consumers keep the user tile's accumulator as fp16 pairs in registers (56 per thread) and add them in each
+//   candidate's epilogue (epilogueAddPacked): U never goes to global memory, no flags, no U loads, no cross-CTA waits.
+// The kernel's configuration: template argument V, lce_shape.h's kRung3Config / kRung4BroadcastConfig /
+// kRung4UserFirstConfig, whose fields (Variant below: ring stages, staging pieces, one shared staging half, registers
+// of warpgroup 0, eager publication) the body reads as compile-time constants.
 // Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
 // Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
 // tileN = n0 / 128 (+ 1000 for user tiles; b = the user there). Consumer lanes: "consumer WG0" / "consumer WG1".
@@ -53,70 +58,50 @@ constexpr int kTileN = kUfTileN / 2, kTileM = kUfTileM, BK = 64, kThreads = 384,
 constexpr uint32_t kBytesE = kTileN * BK * 2, kBytesWHalf = kTileM / 2 * BK * 2, kStage = kBytesE + 2 * kBytesWHalf;
 static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
 
-// Variant V -> (swizzle of U / out's boxes, read-ahead batch of the add, diagnostic bits: 1 no add, 2 no U load /
-// no store). V = 0 is the rung.
+// A kernel configuration's fields (the defaults are rung 3's).
 struct Variant {
-    int swz, kb, diag;
-    int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
-    int walk = 0;                // rung 4 (s11-lceuser): 0 the user-first walk with ready flags, 1 the broadcast walk
-    int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
-    int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
-    int eager = 0;               // s12-lce: rung 4's user tiles published at once, both halves under one completion wait
+    int stages = 3;           // ring stages
+    bool broadcast = false;   // rung 4: the broadcast walk (else the user-first walk with ready flags)
+    bool sharedHalf = false;  // one staging half for both warpgroups in turn (the broadcast walk loads no U into it)
+    int pieces = 1;           // a warpgroup's 224 columns of M through its staging half in 1 or 2 turns (2: the
+                              // second kept as fp16 in 28 registers and staged at k-step kFlushAt of the next tile)
+    int regs0 = 40;           // registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg; the consumers
+                              // get the rest of the launch's 168 x 384
+    bool eager = false;       // rung 4's user tiles published at once: both halves' stores, one completion wait
 };
-// s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
-// 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
-// (s9-lcet calls 2-3 measured and removed a variant 7: warps 1-3 adding U read from L2 to the staged fp16(acc), the
-// consumers stmatrix alone -- correct, 0.515 / 0.551 ms against 0.389 / 0.384: docs/kernel-notes.md, commit 8b1efb1.
-// s10-lcespeed measured and removed six more, all correct, none faster (within +-0.5 % interleaved; commit 4b02f8a):
-// the hand-off per warp / by a named barrier / with one fence, and the last k-step split in two n112 commit groups
-// with half the add between them.)
-// s10-lcespeed (call 2, docs/benchmarks.md): 7 = one staging half shared by the warpgroups in turn + a 4th ring stage
-// (rung 3 0.5-0.7 % faster, rung 4 3.2-3.5 % slower: not the default); 8 = the shared half with 3 stages (its cost
-// alone: +7 % / +10 %). Both correct (gpu_lce for 7).
-// s11-lceuser (docs/benchmarks/lce-transposed.md): 9 = rung 4's broadcast walk (a unit is one user tile and then its candidates'
-// tiles, U kept in the consumers' registers as fp16: no U store / load, no ready flags; lce_shape.h: userFirstWalk's
-// `broadcast`) with 3 stages and two halves: 0-2.5 % faster than the user-first walk at 2 per user, kept to show what
-// the 4th stage adds; 10 = the broadcast walk with one staging half shared by the warpgroups (the walk loads no U into
-// it) and the 28 KB freed as a 4th ring stage: 6 % faster than 9, 8.5-9 % than the user-first walk -- the walk rung 4
-// takes where rung4Broadcast(shape) says so (user_first.cu: kBroadcastVariant). Rung 3 has no variants 9-10.
-// s11-lcering (docs/kernel-notes/lce.md) and s11-lce4 (docs/benchmarks/lce-transposed.md): 11 = staging halves of 112 columns
-// (14 KB) in two pieces, the second kept as fp16 in 28 registers and added at k-step 6 of the next tile (user tiles
-// stage both at their end), the 28 KB this frees as a 4th ring stage, 56 registers for warpgroup 0 and 224 for the
-// consumers (s11-lcering's call-3 "12"; with 40 / 232, commit 1efd7e8, warpgroup 0 spilled: gone). s11-lce4 call 1:
-// rung 3 9.1 % and rung 4 6.3 % faster than V = 0, but with it in both rungs rung 4 / rung 3 = 1.016-1.023 and rung 4
-// the fastest at 3 of 24 sweep points, so rung 3 keeps V = 0 and rung 4's user-first walk takes 11 (user_first.cu:
-// kUserFirstVariant; `LCE_R4UF=0` runs V = 0 there): rung 4 / rung 3 = 0.932 interleaved, ahead at 24 of 24 points. 12 = 11 with rung 4's epilogue
-// warp acquiring a ready flag only when it differs from the last one it acquired for the half (0.998 against 11:
-// noise). Commit f66fb1d measured 11 as V = 0. Stages of 32 K (s11-lcering call 1, commit 343fe71): 25-30 % slower.
-// 15 = 11 with a user tile's two halves published at once (EpilogueWarp::publishNow: both stores, ONE completion wait,
-// both flags; 11 waits for each half's completion when the half's next tile comes, half 1 behind half 0's flag wait).
-// Measured in s13-lcefirst (docs/benchmarks/lce-transposed.md): 0.2-1.8 % faster than 11 at five points -- rung 4's
-// user-first variant since then (user_first.cu: kUserFirstVariant).
-// Variant V's fields (V: the kernels' template argument and LCE_TVAR's value); isVariant(V): whether there is one.
+// Rung 3: whole halves, 3 stages.
+constexpr Variant kRung3{};
+// Rung 4's broadcast walk: no U goes through the staging, so one half serves both warpgroups and the 28 KB it frees
+// is a 4th ring stage.
+constexpr Variant kRung4Broadcast = [] {
+    Variant v;
+    v.broadcast = true;
+    v.sharedHalf = true;
+    v.stages = 4;
+    return v;
+}();
+// Rung 4's user-first walk: each half staged in two pieces of 112 columns (14 KB), the 28 KB this frees as a 4th
+// ring stage, 56 registers for warpgroup 0 (224 for the consumers), a user tile's halves published at once.
+constexpr Variant kRung4UserFirst = [] {
+    Variant v;
+    v.stages = 4;
+    v.pieces = 2;
+    v.regs0 = 56;
+    v.eager = true;
+    return v;
+}();
+// Configuration V's fields (lce_shape.h: configKind(V) says which there are).
 constexpr Variant variantOf(int v)
 {
-    switch (v) {
-    case 0: return {128, 7, 0};
-    case 1: return {64, 2, 0};
-    case 2: return {128, 2, 0};
-    case 3: return {64, 7, 0};
-    case 4: return {128, 7, 1};
-    case 5: return {128, 7, 2};
-    case 6: return {128, 7, 3};
-    case 7: return {128, 7, 0, 1, 4};
-    case 8: return {128, 7, 0, 1, 3};
-    case 9: return {128, 7, 0, 0, 3, 1};
-    case 10: return {128, 7, 0, 1, 4, 1};
-    case 11: return {128, 7, 0, 0, 4, 0, 2, 56};
-    case 15: return {128, 7, 0, 0, 4, 0, 2, 56, 1};
-    default: return {0, 0, 0};
-    }
+    return v == kRung4BroadcastConfig ? kRung4Broadcast : v == kRung4UserFirstConfig ? kRung4UserFirst : kRung3;
 }
-constexpr bool isVariant(int v) { return variantOf(v).swz != 0; }
+// The staging's layout: U / out boxes of 64 N x 224 / pieces M, 128-byte swizzle; U read 7 column-group pairs ahead
+// in the add (EpilogueStagingOf's KB).
+constexpr int kSwz = 128, kReadAhead = 7;
 template <int V>
-using StagingV = EpilogueStagingOf<StagingCols<kTileM / variantOf(V).pieces, variantOf(V).swz>, variantOf(V).kb,
-                                   variantOf(V).diag, variantOf(V).shared != 0, variantOf(V).pieces>;
-template <int S, int V = 0>
+using StagingV = EpilogueStagingOf<StagingCols<kTileM / variantOf(V).pieces, kSwz>, kReadAhead,
+                                   variantOf(V).sharedHalf, variantOf(V).pieces>;
+template <int S, int V = kRung3Config>
 using PlanOf = SmemPlan<kStage, S, StagingV<V>::kBytes>;
 
 struct Params {
@@ -136,17 +121,18 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                                      const int32_t* __restrict__ userOf, int* __restrict__ flags,
                                      const Params& p)
 {
+    static_assert(configKind(V) != ConfigKind::None, "V: a configuration of lce_shape.h");
     using Staging = StagingV<V>;
-    // Pieces (s11-lcering): a warpgroup's 224 columns of M through its half as P pieces of kPieceM rows of the
-    // output; pieces after the first are kept as fp16 and staged at k-step kFlushAt of the next tile (or before its
-    // own epilogue if it is shorter, or after the walk).
+    // Pieces: a warpgroup's 224 columns of M through its half as P pieces of kPieceM rows of the output; pieces after
+    // the first are kept as fp16 and staged at k-step kFlushAt of the next tile (or before its own epilogue if it is
+    // shorter, or after the walk).
     constexpr int P = variantOf(V).pieces, kPieceM = kTileM / P, kFlushAt = 6;
     static_assert(P == 1 || P == 2, "one or two pieces");
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
-    constexpr bool kBcast = UserStage && variantOf(V).walk == 1;  // the broadcast walk (the host sets userUnits = units)
+    constexpr bool kBcast = UserStage && variantOf(V).broadcast;  // the broadcast walk (the host sets userUnits = units)
     static_assert(!kBcast || P == 1, "the broadcast walk stages whole halves");
-    constexpr bool kEager = UserStage && variantOf(V).eager != 0;  // user tiles published at once (s12-lce)
-    static_assert(!kEager || (!kBcast && variantOf(V).shared == 0), "eager: the user-first walk, two halves");
+    constexpr bool kEager = UserStage && variantOf(V).eager;  // user tiles published at once
+    static_assert(!kEager || (!kBcast && !variantOf(V).sharedHalf), "eager: the user-first walk, two halves");
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -382,28 +368,25 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
 }
 
 // ---- host side
-// A variant set by the driver for some launches (s10-lcespeed: lce --interleave with LCE_TVAR_B; -1: none).
+// The configuration rungs 3-4's launches are asked to run (-1: none, the rungs as built): the driver's for some launches
+// (setRungVariant: lce --interleave with LCE_TVAR_B), else LCE_TVAR's (read once; lce_shape.h: parseConfigSwitch --
+// the driver's option parser refuses a bad value, a library user gets the sentence and the rungs as built).
 inline int& variantOverride()
 {
     static int v = -1;
     return v;
 }
-// Whether a variant was asked for (LCE_TVAR set, or variantOverride()): rung 4 then runs it, else its walk per shape.
-inline bool variantAsked()
+inline int variantAsked()
 {
-    static const bool env = std::getenv("LCE_TVAR") != nullptr;
-    return variantOverride() >= 0 || env;
-}
-// The variant `LCE_TVAR=V` asks for (0: the rung; read once), unless variantOverride() says otherwise.
-inline int variantFromEnv()
-{
-    if (variantOverride() >= 0 && isVariant(variantOverride())) return variantOverride();
+    if (variantOverride() >= 0) return variantOverride();
     static const int v = [] {
         const char* e = std::getenv("LCE_TVAR");
-        const int x = e ? std::atoi(e) : 0;
-        if (!isVariant(x)) return 0;
-        if (x) std::fprintf(stderr, "lce: rungs 3-4 epilogue variant %d (timing diagnostics)\n", x);
-        return x;
+        int c = -1;
+        if (!e) return -1;
+        const std::string err = parseConfigSwitch("LCE_TVAR", e, c);
+        if (!err.empty()) std::fprintf(stderr, "lce: %s; rungs 3-4 run as built\n", err.c_str());
+        else std::fprintf(stderr, "lce: rungs 3-4 run kernel configuration %d where they have it (LCE_TVAR)\n", c);
+        return err.empty() ? c : -1;
     }();
     return v;
 }
@@ -429,13 +412,13 @@ inline int residentPairs(const void* k, int smem, std::string& err)
 }
 
 // The tensor maps: W boxes of 64 (K) x 112 rows, E boxes of 64 (N) x 64 (K), both 128-byte swizzle; U / out boxes
-// of Swz / 2 (N) x 224 / pieces (M) in the Swz-byte swizzle (StagingCols).
+// of kSwz / 2 (N) x 224 / pieces (M) in the kSwz-byte swizzle (StagingCols).
 struct Maps {
     CUtensorMap wUser, eUser, wCand, eCand, u, out;
 };
 inline std::string encodeMaps(const Problem& p, bool userStage, const Variant& v, Maps& m)
 {
-    const int swz = v.swz;
+    constexpr int swz = kSwz;
     const Shape& s = p.s;
     auto map2 = [&](CUtensorMap* t, const __half* base, int kp) {
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};

@@ -120,12 +120,12 @@ const char* usage()
            "  --trace-cost: rungs 3-4 timed with a per-warp trace buffer attached (what warpstage-record\n"
            "  does) against the same launches without, interleaved; medians and the difference.\n"
            "  --interleave A,B: rungs A and B (0..4, different) launched alternately, --warmup then --iters\n"
-           "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs). With\n"
-           "  LCE_TVAR_B=V, rung B runs rungs 3-4's kernel variant V, and A,A is allowed (V against the rung).\n"
-           "  LCE_R4UF=V: rung 4's user-first walk (not its broadcast walk) runs variant V: 15 (the rung since\n"
-           "  session 13: 11 with a user tile's halves published at once), 11 (the staging pieces and 4 stages),\n"
-           "  0 (whole halves, 3 stages: rung 3's kernel);\n"
-           "  the other rungs are untouched.\n"
+           "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs).\n"
+           "  Rungs 3-4's kernel configurations (lce_body.cuh): 0 rung 3's, 10 rung 4's broadcast walk,\n"
+           "  15 rung 4's user-first walk. LCE_TVAR=V: the launches of rungs 3-4 that have configuration V\n"
+           "  run it (rung 4 with 10 or 15 on every shape that walk can run); LCE_TVAR_B=V: the same for\n"
+           "  rung B of --interleave, and A,A is allowed (V against the rung as built); LCE_R4UF=V: rung 4's\n"
+           "  user-first walk runs V where rung 4 takes that walk (15). Another value is refused (exit 2).\n"
            "  --user-stage: the stages timed apart, interleaved: cuBLAS's user GEMM (rung 3's first launch),\n"
            "  rung 4's kernel on its user-first walk's user units alone, rung 3's kernel alone; medians.\n"
            "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"
@@ -196,6 +196,12 @@ std::string parseOptions(int argc, char** argv, Options& o)
         if (!err.empty()) return err;
     }
     if (o.iters < 1) return "--iters must be at least 1";
+    for (const char* name : {"LCE_TVAR", "LCE_TVAR_B", "LCE_R4UF"})  // rungs 3-4's kernel configurations
+        if (const char* v = std::getenv(name)) {
+            int config = -1;
+            const std::string err = parseConfigSwitch(name, v, config);
+            if (!err.empty()) return err;
+        }
     if (o.traceCost && o.rung >= 0 && o.rung < 3) return "--trace-cost: only rungs 3 and 4 are instrumented";
     if (!o.check && !o.time && !o.traceCost && o.abA < 0 && !o.userStage) o.check = true;  // nothing asked: check
     return {};
@@ -223,6 +229,27 @@ bool rung4Broadcast(const Shape& s, int clusters)
     const long long units = userFirstWalk(s, clusters, true).units;
     const long long rounds = (units + clusters - 1) / clusters;
     return double(rounds) * clusters / double(units) - 1.0 <= kBroadcastMaxIdle;
+}
+
+std::string parseConfigSwitch(const char* name, const char* value, int& config)
+{
+    const bool userFirst = std::strcmp(name, "LCE_R4UF") == 0;
+    char known[160];
+    std::snprintf(known, sizeof known, userFirst ? "%d: rung 4's user-first walk" : "%d rung 3, %d rung 4's broadcast "
+                  "walk, %d rung 4's user-first walk", userFirst ? kRung4UserFirstConfig : kRung3Config,
+                  kRung4BroadcastConfig, kRung4UserFirstConfig);
+    const std::string head = std::string(name) + "=" + value + ": ";
+    int v = 0;
+    if (!parseInt(value, v))
+        return head + "not a kernel configuration number (" + known + ")";
+    const ConfigKind k = configKind(v);
+    if (k == ConfigKind::None)
+        return head + "no such kernel configuration of rungs 3-4 (" + known
+               + "; the other variant numbers were measured and removed: docs/kernel-notes/lce-first-round.md)";
+    if (userFirst && k != ConfigKind::Rung4UserFirst)
+        return head + "not a configuration of rung 4's user-first walk (" + known + ")";
+    config = v;
+    return {};
 }
 
 }  // namespace ws::lce

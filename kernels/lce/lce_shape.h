@@ -71,6 +71,29 @@ UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, bool broadcast = fa
 inline constexpr int kBroadcastMaxPerUser = 5;
 inline constexpr double kBroadcastMaxIdle = 0.05;
 bool rung4Broadcast(const Shape& s, int clusters);
+
+// Rungs 3-4's kernel configurations (lce_body.cuh: the Variant of each). The number is the kernels' template argument
+// V, the value the switches take and the variant number the notes use (the other numbers were measured and removed:
+// docs/kernel-notes/lce-first-round.md, "Tried and removed"). What rung 3 and rung 4 run as built:
+inline constexpr int kRung3Config = 0;            // rung 3: whole staging halves, 3 ring stages
+inline constexpr int kRung4BroadcastConfig = 10;  // rung 4's broadcast walk (where rung4Broadcast says so)
+inline constexpr int kRung4UserFirstConfig = 15;  // rung 4's user-first walk (elsewhere)
+// What a configuration is (None: there is no configuration of that number).
+enum class ConfigKind { None, Rung3, Rung4Broadcast, Rung4UserFirst };
+constexpr ConfigKind configKind(int config)
+{
+    return config == kRung3Config            ? ConfigKind::Rung3
+           : config == kRung4BroadcastConfig ? ConfigKind::Rung4Broadcast
+           : config == kRung4UserFirstConfig ? ConfigKind::Rung4UserFirst
+                                             : ConfigKind::None;
+}
+// The switches (read by the driver's option parser, which refuses a bad value, and by rungs 3-4's launches):
+//   LCE_TVAR=V    every launch of rungs 3-4 that has configuration V runs it (rung 3: a Rung3 one; rung 4: a
+//                 Rung4* one, on every shape the walk can run), the others run as built;
+//   LCE_TVAR_B=V  the same for rung B of `lce --interleave A,B` (A,A allowed: V against the rung as built);
+//   LCE_R4UF=V    rung 4's user-first walk runs V (a Rung4UserFirst one) where rung 4 takes that walk.
+// The configuration `value` of switch `name` names: "" and `config` set, or the sentence that refuses the value.
+std::string parseConfigSwitch(const char* name, const char* value, int& config);
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {
     Shape shape;

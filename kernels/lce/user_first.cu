@@ -5,12 +5,15 @@
 // (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag (waitOrderFlag) before it TMA-loads U's
 // tile into the staging half -- one tile ahead of its consumers, so the wait hides under their mainloop. Flags hold
 // the launch's epoch (nextFlagEpoch: never reset).
+// The user-first walk's kernel is lce_body.cuh's kRung4UserFirst: each staging half in two pieces, the 28 KB this
+// frees as a 4th ring stage (rung 3 keeps whole halves and 3 stages: with the pieces in both rungs rung 3 led rung 4,
+// docs/kernel-notes/lce.md, "s11-lce4"), a user tile's two halves published under one store completion wait.
 // Per shape (s11-lceuser): with few candidates per user (lce_shape.h: rung4Broadcast) the rung takes the broadcast
-// walk instead (lce_body.cuh's variant 10: a user tile and its candidates' tiles on one CTA pair, U in the consumers'
+// walk instead (kRung4Broadcast: a user tile and its candidates' tiles on one CTA pair, U in the consumers'
 // registers, a 4th ring stage) -- the user-first walk's user stage ran 15 % slower than cuBLAS's user GEMM there
 // (lce --user-stage), so with 2 candidates per user rung 4 lost to rung 3 (docs/kernel-notes/lce.md, s11-lceuser).
-// Diagnostics (output wrong, timing only): LCE_RUNG4_EPILOGUE=tnone / tnone4 (s8-lcespeed: the main loop alone,
-// transposed_probe.cu, 3 / 4 stages); LCE_TVAR=V (lce_body.cuh's variants 1-3: other staging layouts).
+// Switches (lce_shape.h): LCE_TVAR / LCE_TVAR_B / LCE_R4UF pick the configuration; diagnostic (output wrong, timing
+// only): LCE_RUNG4_EPILOGUE=tnone / tnone4 (s8-lcespeed: the main loop alone, transposed_probe.cu, 3 / 4 stages).
 // History: session 5's ping-pong rung 4 (persistent.cu) was removed in session 6; sessions 5-8's tiles of 128 (M) x
 // 256 (N) (epiwarp_kernel.cuh, with the diagnostics none / none4 / noload) were replaced by the transposed body in
 // s9-lcet (docs/kernel-notes.md).
@@ -57,7 +60,7 @@ std::string launch4(Problem& p)
     Maps m;
     std::string err = encodeMaps(p, true, variantOf(V), m);
     if (!err.empty()) return "rung 4 (user first): " + err;
-    constexpr bool bcast = variantOf(V).walk == 1;  // the broadcast walk (lce_shape.h)
+    constexpr bool bcast = variantOf(V).broadcast;  // the broadcast walk (lce_shape.h)
     if (bcast && s.shuffled)
         return "rung 4 (user first): the broadcast walk needs each user's candidates contiguous (not shuffled)";
     const UserFirstWalk walk = userFirstWalk(s, 1, bcast);  // lce_shape.cpp: tiles, units, flags (clusters below)
@@ -82,15 +85,6 @@ std::string launch4(Problem& p)
 }  // namespace
 }  // namespace body
 
-constexpr int kBroadcastVariant = 10;  // rung 4's broadcast walk as the rung takes it (lce_body.cuh's kVariant)
-// Rung 4's user-first walk as the rung takes it (session 11, the lead's decision after s11-lce4's calls): the epilogue
-// staged in pieces, the 28 KB this frees as a 4th ring stage. Rung 3 keeps whole halves and 3 stages: with the pieces in
-// both rungs rung 3 led rung 4 by 1.3-2.3 % at the benchmark point (docs/kernel-notes/lce.md, "s11-lce4"), so rung 4's
-// teaching text says which part of its lead is the deeper ring. LCE_R4UF=0 runs the walk on whole halves.
-// Since s13-lcefirst: variant 15 (11 with a user tile's two halves published at once, one store completion wait):
-// 0.9909 against 11 at the benchmark point (32 of 40 pairs), 0.9908 at 1024/100 (38 of 40); 11 against itself 1.0010.
-constexpr int kUserFirstVariant = 15;
-
 bool& userStageOnly()
 {
     static bool only = false;
@@ -109,34 +103,30 @@ std::string runUserFirst(Problem& p)
         return v;
     }();
     if (diag) return runTransposedProbe(p, diag == 2 ? 4 : 3);
-    // the variant asked for, else the walk per shape (s11-lceuser: the broadcast walk, kernel variant
-    // kBroadcastVariant, where rung4Broadcast says so); the broadcast walk needs each user's candidates contiguous
-    // and is not what --user-stage measures (the user-first walk's user units)
+    // The configuration asked for (LCE_TVAR, or LCE_TVAR_B's launches) if it is rung 4's, else the walk per shape: the
+    // broadcast walk where rung4Broadcast says so, the user-first walk (LCE_R4UF's configuration if set) elsewhere.
+    // The broadcast walk needs each user's candidates contiguous and is not what --user-stage measures (the
+    // user-first walk's user units): there the user-first walk runs instead.
+    constexpr int kBcast = kRung4BroadcastConfig;
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
-    const int pairs = body::pairs4<body::variantOf(kBroadcastVariant).stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=0 / 11 / 15: the user-first walk's variant (the broadcast walk stays)
+    const int pairs = body::pairs4<body::variantOf(kBcast).stages, kBcast>(err);
+    static const int uf = [] {
         const char* e = std::getenv("LCE_R4UF");
-        if (!e) return kUserFirstVariant;
-        const int x = std::atoi(e);
-        if (x == 0 || (x >= 11 && body::isVariant(x))) return x;
-        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0, 11 or 15; rung 4 runs variant %d\n", e,
-                     kUserFirstVariant);
-        return kUserFirstVariant;
+        int c = kRung4UserFirstConfig;
+        if (!e) return c;
+        const std::string bad = parseConfigSwitch("LCE_R4UF", e, c);  // (the driver's option parser refuses it)
+        if (!bad.empty()) std::fprintf(stderr, "lce: %s; rung 4 runs configuration %d\n", bad.c_str(), c);
+        return c;
     }();
-    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : uf;
-    const bool bcast = !p.s.shuffled && !userStageOnly();
+    const int asked = body::variantAsked();
+    const ConfigKind k = configKind(asked);
+    int v = k == ConfigKind::Rung4Broadcast || k == ConfigKind::Rung4UserFirst ? asked
+            : rung4Broadcast(p.s, pairs)                                       ? kBcast
+                                                                               : uf;
+    if (v == kBcast && (p.s.shuffled || userStageOnly())) v = uf;
     switch (v) {
-    case 1: return body::launch4<3, 1>(p);
-    case 2: return body::launch4<3, 2>(p);
-    case 3: return body::launch4<3, 3>(p);
-    case 7: return body::launch4<body::variantOf(7).stages, 7>(p);
-    case 8: return body::launch4<3, 8>(p);
-    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<body::variantOf(0).stages, 0>(p);
-    case 10:
-        return bcast ? body::launch4<body::variantOf(10).stages, 10>(p) : body::launch4<body::variantOf(0).stages, 0>(p);
-    case 11: return body::launch4<body::variantOf(11).stages, 11>(p);
-    case 15: return body::launch4<body::variantOf(15).stages, 15>(p);  // s12-lce: 11, user tiles published at once
-    default: return body::launch4<body::variantOf(0).stages, 0>(p);
+    case kBcast: return body::launch4<body::variantOf(kBcast).stages, kBcast>(p);
+    default: return body::launch4<body::variantOf(kRung4UserFirstConfig).stages, kRung4UserFirstConfig>(p);
     }
 }
 

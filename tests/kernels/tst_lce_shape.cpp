@@ -112,7 +112,7 @@ int main()
         Options bad;
         unsetenv("LCE_TVAR_B");
         expect(!parse({"--interleave", "3,3"}, bad).empty(), "--interleave of one rung with itself is refused");
-        setenv("LCE_TVAR_B", "7", 1);  // s10-lcespeed: a kernel variant against the rung itself
+        setenv("LCE_TVAR_B", "10", 1);  // s10-lcespeed: a kernel configuration against the rung itself
         Options same;
         expect(parse({"--interleave", "4,4"}, same).empty() && same.abA == 4 && same.abB == 4,
                "--interleave 4,4 with LCE_TVAR_B set: the variant against the rung");
@@ -120,6 +120,43 @@ int main()
         expect(!parse({"--interleave", "3,5"}, bad).empty(), "--interleave 3,5 is refused (no rung 5)");
         expect(!parse({"--interleave", "34"}, bad).empty(), "--interleave without a comma is refused");
         expect(!parse({"--interleave"}, bad).empty(), "--interleave without a value is refused");
+    }
+    {  // rungs 3-4's kernel configurations and their switches (LCE_TVAR, LCE_TVAR_B, LCE_R4UF)
+        expect(configKind(kRung3Config) == ConfigKind::Rung3 && configKind(kRung4BroadcastConfig) == ConfigKind::Rung4Broadcast
+                   && configKind(kRung4UserFirstConfig) == ConfigKind::Rung4UserFirst,
+               "the rungs' configurations: 0 rung 3, 10 rung 4's broadcast walk, 15 rung 4's user-first walk");
+        bool removed = true;  // the variant numbers measured and removed (docs/kernel-notes/lce-first-round.md)
+        for (int v : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 16, 17, 18, 19, 20, 21, -1})
+            removed = removed && configKind(v) == ConfigKind::None;
+        expect(removed, "no configuration of a removed variant number");
+        int c = -1;
+        expect(parseConfigSwitch("LCE_TVAR", "10", c).empty() && c == 10, "LCE_TVAR=10: rung 4's broadcast walk");
+        c = -1;
+        expect(parseConfigSwitch("LCE_TVAR_B", "0", c).empty() && c == 0, "LCE_TVAR_B=0: rung 3's configuration");
+        c = -1;
+        expect(parseConfigSwitch("LCE_R4UF", "15", c).empty() && c == 15, "LCE_R4UF=15: rung 4's user-first walk");
+        c = -1;
+        const std::string gone = parseConfigSwitch("LCE_TVAR", "16", c);
+        expect(gone.rfind("LCE_TVAR=16: no such kernel configuration", 0) == 0 && c == -1,
+               "LCE_TVAR=16 refused with a sentence naming the switch (got '" + gone + "')");
+        const std::string bcast = parseConfigSwitch("LCE_R4UF", "10", c);
+        expect(bcast.rfind("LCE_R4UF=10: not a configuration of rung 4's user-first walk", 0) == 0 && c == -1,
+               "LCE_R4UF=10 refused: the broadcast walk is not a user-first configuration (got '" + bcast + "')");
+        expect(!parseConfigSwitch("LCE_TVAR", "x", c).empty() && !parseConfigSwitch("LCE_TVAR", "", c).empty()
+                   && !parseConfigSwitch("LCE_TVAR", "15 ", c).empty() && c == -1,
+               "LCE_TVAR: a value that is not a number refused");
+        for (const char* name : {"LCE_TVAR", "LCE_TVAR_B", "LCE_R4UF"}) {
+            Options o1;
+            setenv(name, "13", 1);
+            const std::string err = parse({"--rung", "4"}, o1);
+            unsetenv(name);
+            expect(err.rfind(std::string(name) + "=13: ", 0) == 0,
+                   std::string("the option parser refuses ") + name + "=13 (got '" + err + "')");
+        }
+        Options o2;
+        setenv("LCE_TVAR", "15", 1);
+        expect(parse({"--rung", "4"}, o2).empty(), "the option parser takes LCE_TVAR=15");
+        unsetenv("LCE_TVAR");
     }
     expect(!parse({"--m", "x"}, e).empty(), "--m x is refused");
     expect(!parse({"--m", "-4"}, e).empty(), "--m -4 is refused");

@@ -157,8 +157,7 @@ struct StagingCols {
 };
 
 // The staging of the epilogue warp for a layout L (above). KB: pairs of column groups whose U is read ahead per
-// batch in epilogueAdd. Diag (timing diagnostics, output wrong; s9-lcet): bit 0: the consumers skip the add (no
-// ldmatrix / stmatrix); bit 1: the epilogue warp moves no bytes (no U load, no output store).
+// batch in epilogueAdd.
 // Shared (s10-lcespeed; false = every version before it): ONE half's bytes for both warpgroups, used in turn (U of
 // warpgroup 0, its output, U of warpgroup 1, its output, ...: EpilogueWarp keeps one pending tile), so that the
 // staging needs kHalfBytes instead of twice that (e.g. for one more ring stage).
@@ -167,7 +166,7 @@ struct StagingCols {
 // accumulator): the consumers add / stage piece 0 from the accumulator (epilogueAddAt / epilogueStageAt), keep the
 // others as fp16 in registers (packAt) and add / stage them later (epilogueAddHeld / epilogueStageHeld), each a tile
 // of its own on the barriers; the epilogue warp stores each piece into the rows it came from.
-template <class L, int KB = 4, int Diag = 0, bool Shared = false, int Pieces = 1>
+template <class L, int KB = 4, bool Shared = false, int Pieces = 1>
 struct EpilogueStagingOf {
     using Layout = L;
     static constexpr bool kShared = Shared;
@@ -209,7 +208,7 @@ struct EpilogueStagingOf {
                                               bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Store, n, uint8_t(cw));
-        if (issuer && !(Diag & 2)) {
+        if (issuer) {
 #pragma unroll
             for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
             bulkCommit();
@@ -223,9 +222,7 @@ struct EpilogueStagingOf {
                                                 bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Load, n, uint8_t(cw));
-        if (issuer && (Diag & 2)) {
-            mbarArrive(&uFull[cw]);
-        } else if (issuer) {
+        if (issuer) {
             mbarArriveExpectTx(&uFull[cw], kHalfBytes);
 #pragma unroll
             for (int c = 0; c < kBoxes; ++c)
@@ -269,19 +266,17 @@ struct EpilogueStagingOf {
         static_assert(NA >= 4 * J0 + L::kCols / 2, "the columns are in the accumulator");
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
-        if constexpr (!(Diag & 1)) {
 #pragma unroll
-            for (int j0 = 0; j0 < L::kCols / 8; j0 += 2 * KB) {
-                uint32_t u[KB][4];
+        for (int j0 = 0; j0 < L::kCols / 8; j0 += 2 * KB) {
+            uint32_t u[KB][4];
 #pragma unroll
-                for (int b = 0; b < KB; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
+            for (int b = 0; b < KB; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
 #pragma unroll
-                for (int b = 0; b < KB; ++b) {
-                    const int j = j0 + 2 * b, a = 4 * (J0 + j);
-                    stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[a], acc[a + 1]),
-                        addHalf2(u[b][1], acc[a + 2], acc[a + 3]), addHalf2(u[b][2], acc[a + 4], acc[a + 5]),
-                        addHalf2(u[b][3], acc[a + 6], acc[a + 7]));
-                }
+            for (int b = 0; b < KB; ++b) {
+                const int j = j0 + 2 * b, a = 4 * (J0 + j);
+                stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[a], acc[a + 1]),
+                    addHalf2(u[b][1], acc[a + 2], acc[a + 3]), addHalf2(u[b][2], acc[a + 4], acc[a + 5]),
+                    addHalf2(u[b][3], acc[a + 6], acc[a + 7]));
             }
         }
         fenceProxyAsync();
