@@ -157,8 +157,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         ring.init(8);  // (its fenceBarrierInit covers the staging's barriers)
     }
     clusterSync();
-    // unit u: user units first (UserStage), then candidates; in each part M tile fastest, then N tile (256 wide: this
-    // CTA's half of it), then the user / candidate b
+    // unit u: user units first (UserStage), then candidates; M tile fastest, then N tile (256 wide: this CTA's half
+    // of it), then the user / candidate b
     auto unitOf = [&](int u, bool& user, int& tm, int& nt, int& n0, int& b) {
         user = UserStage && u < p.userUnits;
         const int i = user ? u : u - (UserStage ? p.userUnits : 0);
@@ -215,8 +215,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
-            EpilogueWarp<kTileM, Staging, kEager ? kModeEager : 0> ew{
-                {}, staging, &tmOut, &tmU, laneId() == 0};
+            EpilogueWarp<kTileM, Staging, kEager ? kModeEager : 0> ew{{}, staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
                 int tm, nt, n0, b;
@@ -234,11 +233,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
                 if (user) {  // into U[b] itself, then the half's ready flag (with its last piece)
                     for (int pc = 0; pc < P; ++pc)
-                        for (int cw = 0; cw < 2; ++cw) {
+                        for (int cw = 0; cw < 2; ++cw)
                             ew.nextPublished(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
-                                                 pc == P - 1 ? &flags[flagIndex(p, b, tm, nt, rank, cw)] : nullptr,
-                                                 p.epoch, w);
-                        }
+                                             pc == P - 1 ? &flags[flagIndex(p, b, tm, nt, rank, cw)] : nullptr,
+                                             p.epoch, w);
                     if constexpr (kEager) ew.publishNow(w);  // both halves' flags after one completion wait
                     w.tileEnd();
                     continue;
