@@ -6,15 +6,21 @@ A cubin keeps each kernel's code in `.text.<mangled name>`; with it go `.rela.te
 records in the global `.nv.info` (registers, frame and stack sizes). When a source change removes other template
 instances the cubins differ as files while the kept kernels' code may not: this compares those, for every kernel
 both cubins have (or the --only ones), byte for byte except that symbol table indices (which move when other
-functions go) are compared as the symbols' names.
+functions go) are compared as the symbols' names, and names in an anonymous namespace are read with the namespace's
+per-file hash (`_GLOBAL__N__<hex>_`, which follows the source's path) left out.
 
 Usage: cmp_cubin_functions.py OLD.cubin NEW.cubin [--only SUBSTRING ...] [--map OLDNAME=NEWNAME ...]
 Prints one line per kernel (SAME / DIFF and which sections differ) and the kernels only one side has.
 Exit: 0 every compared kernel identical, 1 a difference (or nothing compared), 2 bad usage / not an ELF."""
+import re
 import struct
 import sys
 
 PREFIXES = (".text.", ".rela.text.", ".nv.info.", ".nv.constant0.", ".nv.info(global).")
+
+
+def anon(name):
+    return re.sub(r"_GLOBAL__N__[0-9a-f]+_", "_GLOBAL__N__", name)
 
 
 def cstr(data, off):
@@ -33,10 +39,10 @@ def sections(path):
     out, syms = {}, []
     for h in hdrs:
         typ, off, size, link = h[1], h[4], h[5], h[6]
-        out[cstr(data, stroff + h[0])] = b"" if typ == 8 else data[off:off + size]  # SHT_NOBITS: no bytes
+        out[anon(cstr(data, stroff + h[0]))] = b"" if typ == 8 else data[off:off + size]  # SHT_NOBITS: no bytes
         if typ == 2:  # SHT_SYMTAB: 24-byte entries, names in the linked string table
             names = hdrs[link][4]
-            syms = [cstr(data, names + struct.unpack_from("<I", data, off + i)[0]) for i in range(0, size, 24)]
+            syms = [anon(cstr(data, names + struct.unpack_from("<I", data, off + i)[0])) for i in range(0, size, 24)]
     sym = lambda i: syms[i] if i < len(syms) else f"#{i}"
     for name in list(out):
         if name.startswith(".rela."):  # Elf64_Rela: offset, info = symbol << 32 | type, addend
