@@ -19,7 +19,7 @@
 namespace ws::lce {
 namespace body {
 
-// V: lce_body.cuh's kVariant (0: the rung).
+// V: the configuration (lce_shape.h: kRung3Config).
 template <int S, int V>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
     lceEpilogueWarp(const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
@@ -49,7 +49,7 @@ std::string launch3(Problem& p)
         }
     }
     Maps m;
-    const std::string err = encodeMaps(p, false, kVariant[V], m);
+    const std::string err = encodeMaps(p, false, variantOf(V), m);
     if (!err.empty()) return "rung 3 (epilogue warp): " + err;
     const UserFirstWalk w = userFirstWalk(s, maxClusters);  // lce_shape.cpp: tiles and units (rung 3: no user units)
     if (w.units > 2147483647LL) return "rung 3 (epilogue warp): too many tiles for 32-bit unit numbers";
@@ -67,7 +67,7 @@ std::string launch3(Problem& p)
 
 bool setRungVariant(int v)
 {
-    if (v >= body::kVariants) return false;
+    if (v >= 0 && configKind(v) == ConfigKind::None) return false;
     body::variantOverride() = v < 0 ? -1 : v;
     return true;
 }
@@ -81,27 +81,8 @@ std::string runFusedEpilogueWarp(Problem& p)
 
 std::string runCandidateKernel(Problem& p)
 {
-    switch (body::variantFromEnv()) {
-    case 1: return body::launch3<3, 1>(p);
-    case 2: return body::launch3<3, 2>(p);
-    case 3: return body::launch3<3, 3>(p);
-    case 4: return body::launch3<3, 4>(p);
-    case 5: return body::launch3<3, 5>(p);
-    case 6: return body::launch3<3, 6>(p);
-    case 7: return body::launch3<body::kVariant[7].stages, 7>(p);
-    case 8: return body::launch3<3, 8>(p);
-    case 11:
-    case 12:
-    case 13:
-    case 14:
-    case 15:
-    case 16:
-    case 17:
-    case 18:
-    case 19:
-    case 20: return body::launch3<body::kVariant[11].stages, 11>(p);  // (12-20 differ in rung 4's kernel only)
-    default: return body::launch3<body::kVariant[0].stages, 0>(p);
-    }
+    // (rung 3 has one configuration: LCE_TVAR's others are rung 4's)
+    return body::launch3<body::variantOf(kRung3Config).stages, kRung3Config>(p);
 }
 
 }  // namespace ws::lce

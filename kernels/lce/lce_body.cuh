@@ -1,35 +1,35 @@
-// The kernel body of rungs 3 and 4 (epilogue_warp.cu, user_first.cu): ONE loop for both, on the TRANSPOSED
-// formulation (since s9-lcet; s8-lcespeed's candidate): out[b]^T = E[b]^T . W^T. Rung 4 is rung 3 with the user stage
-// (UserStage = true): U = W_user . E_user's tiles are the first units of the same persistent walk.
-// Tiles: a CTA computes 128 (N) x 224 (M) of out[b]^T -- N = 256 on the wgmma M side (two consumer warpgroups of 64
-// rows of N each; CTA pairs on the two N halves of a 256-wide N tile), M = 433 on the wgmma N side as tiles of 224
-// (m64n224k16: 448 columns of MMA, no short tile idling in a pair). A = E[b]^T is MN-major exactly as TMA brings E
-// (two 64 (N) x 64 (K) boxes, 128-byte swizzle, imm-trans-a = 1); B = W^T K-major from W's rows (224 rows of 64 K);
-// each CTA of the pair loads 112 of W's rows and multicasts them to both. Stage 16 + 28 = 44 KB, 3 stages.
-// Rows of M past the tensor are zero-filled by TMA on load and dropped on store, as are columns of N and the K tail.
-// Warp 0: the producer; warp 1: the epilogue warp (kernels/src/common/epilogue_warp.cuh: EpilogueWarp over an
-// EpilogueStagingOf<StagingCols<224, Swz>>: U TMA-loaded into a warpgroup's half ahead of time, the consumers add their
-// accumulator with ldmatrix / stmatrix .trans and hand it over, the warp TMA-stores it); warps 2-3 idle; warps 4-11
-// the two consumer warpgroups.
-// Rung 4's user tiles go through the staging too (epilogueStage: fp16(acc)); the epilogue warp TMA-stores the half
-// into U, waits until the stores are complete and releases one ready flag per (user, M tile, N tile, CTA rank, half)
-// (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag of the half it is about to load
-// (waitOrderFlag). No deadlock: every CTA pair is resident (the host refuses otherwise), each walks its units in
-// increasing order with user units first (which wait for no flag), and only the epilogue warp waits for a flag, never
-// holding ring slots.
-// The balanced walk (walk = 2, s11-lcewalk; lce_shape.h: balancedWalk) deals the same units otherwise (user units
-// round robin from the last pair, then per pair fewer candidate units where it has user units) and keeps what the
-// argument needs: each pair walks its units in increasing order, ALL its user units before its first candidate unit.
-// So a pair's epilogue warp waits for a flag only after it has published its own user tiles, and every user tile's
-// flag is published by a resident pair whose path to that tile passes no flag wait: each wait ends.
-// Rung 4's broadcast walk (kVariant[V].walk = 1, s11-lceuser; the rung's walk where lce_shape.h's rung4Broadcast says
-// so: few candidates per user): a unit is (user, M tile, N tile) and runs the user tile and then the tiles of the
-// user's candidates on the same CTA pair; the consumers keep the user tile's accumulator as fp16 pairs in registers
-// (56 per thread) and add them in each candidate's epilogue (epilogueAddPacked) -- U never goes to global memory, no
-// ready flags, no U loads, so the staging only carries outputs: variant 10 shares one half between the warpgroups
-// and spends the 28 KB on a 4th ring stage. No cross-CTA waits at all.
-// Variants (template V, kVariant below; the rung is V = 0 and, by shape, V = 10 for rung 4; the others are timing
-// diagnostics run by `LCE_TVAR=V lce ...`, output wrong where Diag is set).
+// The kernel body of rungs 3 and 4 (epilogue_warp.cu, user_first.cu): ONE loop for both, on the transposed
+// formulation out[b]^T = E[b]^T . W^T. Rung 4 is rung 3 with the user stage (UserStage = true): the tiles of
+// U = W_user . E_user are computed in the same persistent launch.
+// Tiles: a CTA computes 128 (N) x 224 (M) of out[b]^T -- N on the wgmma M side (two consumer warpgroups of 64 rows of
+// N; a CTA pair takes the two 128-wide halves of a 256-wide N tile), M on the wgmma N side in tiles of 224
+// (m64n224k16). A = E[b]^T is MN-major exactly as TMA brings E (two 64 (N) x 64 (K) boxes, 128-byte swizzle,
+// imm-trans-a = 1); B = W^T K-major from W's rows (224 rows of 64 K): each CTA of the pair loads 112 of them and
+// multicasts them to both. A ring stage is 16 + 28 = 44 KB. Rows of M past the tensor are zero-filled by TMA on load
+// and dropped on store, as are columns of N and the K tail.
+// Roles: warp 0 the producer (the ring, kernels/src/common/ring.cuh); warp 1 the epilogue warp
+// (kernels/src/common/epilogue_warp.cuh: EpilogueWarp over an EpilogueStagingOf<StagingCols<...>>: it TMA-loads U's
+// tile into a warpgroup's staging half ahead of time, the consumers add their accumulator to it with ldmatrix /
+// stmatrix .trans and hand it over, the warp TMA-stores it); warps 2-3 idle; warps 4-11 the two consumer warpgroups.
+// The walk: a unit is (b, M tile, N tile); CTA pair c of C takes units c, c + C, ... (lce_shape.h: userFirstWalk).
+// Every role walks the same units and, per unit, the same sub-tiles (unitOf, subsOf, subOf below), so the ring and the
+// staging halves stay in step without any other hand-shake.
+// - The user-first walk (rung 4; rung 3 walks its candidate units alone): the user units come first, and a user
+//   tile's halves go through the staging like a candidate's (epilogueStage: fp16(acc), no U) into U itself; the
+//   epilogue warp then waits until the stores are complete and releases one ready flag per (user, M tile, N tile, CTA
+//   rank, half) (storeHalfPublish, or with `eager` both halves under one completion wait: publishNow). The epilogue
+//   warp of a candidate tile acquires the flag of the half it is about to load (waitOrderFlag) -- one tile ahead of
+//   its consumers, so the wait hides under their main loop. Flags hold the launch's epoch (never reset).
+//   No deadlock: every CTA pair is resident (the host refuses to launch otherwise), each walks its units in increasing
+//   order with the user units first (which wait for no flag), and only the epilogue warp waits for a flag, never
+//   holding ring slots: the pair that owes a flag reaches it without waiting for anyone.
+// - The broadcast walk (rung 4 where lce_shape.h's rung4Broadcast says so: few candidates per user): a unit is
+//   (user, M tile, N tile) and runs the user tile and then the tiles of the user's candidates on the same CTA pair;
+//   the consumers keep the user tile's accumulator as fp16 pairs in registers (56 per thread) and add them in each
+//   candidate's epilogue (epilogueAddPacked): U never goes to global memory, no flags, no U loads, no cross-CTA waits.
+// The kernel's configuration: template argument V, lce_shape.h's kRung3Config / kRung4BroadcastConfig /
+// kRung4UserFirstConfig, whose fields (Variant below: ring stages, staging pieces, one shared staging half, registers
+// of warpgroup 0, eager publication) the body reads as compile-time constants.
 // Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
 // Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
 // tileN = n0 / 128 (+ 1000 for user tiles; b = the user there). Consumer lanes: "consumer WG0" / "consumer WG1".
@@ -47,7 +47,6 @@
 #include "../src/common/ring.cuh"
 #include "../src/common/smem_plan.cuh"
 #include "../src/common/tma.cuh"
-#include "lce_defer.cuh"
 #include "lce_rungs.h"
 #include "wgmma_f16_tn224.cuh"
 
@@ -59,88 +58,50 @@ constexpr int kTileN = kUfTileN / 2, kTileM = kUfTileM, BK = 64, kThreads = 384,
 constexpr uint32_t kBytesE = kTileN * BK * 2, kBytesWHalf = kTileM / 2 * BK * 2, kStage = kBytesE + 2 * kBytesWHalf;
 static_assert(kBytesWHalf % 1024 == 0, "each W half starts on a swizzle atom");
 
-// Variant V -> (swizzle of U / out's boxes, read-ahead batch of the add, diagnostic bits: 1 no add, 2 no U load /
-// no store). V = 0 is the rung.
+// A kernel configuration's fields (the defaults are rung 3's).
 struct Variant {
-    int swz, kb, diag;
-    int shared = 0, stages = 3;  // s10-lcespeed: one staging half for both warpgroups in turn; ring stages
-    int walk = 0;                // rung 4 (s11-lceuser): 0 the user-first walk with ready flags, 1 the broadcast walk,
-                                 // 2 (s11-lcewalk) the user-first walk balanced over the pairs (lce_shape.h: balancedWalk),
-                                 // 3 (s12-lce) the user-first walk with user tiles split along K (lce_shape.h: userSplitParts)
-    int pieces = 1;              // s11-lcering: a warpgroup's 224 columns through its staging half in 1 or 2 turns
-    int regs0 = 40;              // s11-lcering: registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg
-    int seen = 0;                // s11-lce4: rung 4's epilogue warp skips the acquire of a flag it acquired last time
-    int eager = 0;               // s12-lce: rung 4's user tiles published at once, both halves under one completion wait
-    int defer = 0;               // s13-lcefirst: rung 4's candidate pieces whose U is not published yet do not wait
-                                 // for it: stored without U, U TMA reduce-added later (lce_defer.cuh); 1 every such
-                                 // piece, 2 as 1 without the reduce-add (timing only, output wrong), 3 only the
-                                 // pieces of a pair's first unit (the first round: u < clusters), 4 as 3 with the
-                                 // reduce-adds only at the end of the pair's walk (the FIFO drained)
+    int stages = 3;           // ring stages
+    bool broadcast = false;   // rung 4: the broadcast walk (else the user-first walk with ready flags)
+    bool sharedHalf = false;  // one staging half for both warpgroups in turn (the broadcast walk loads no U into it)
+    int pieces = 1;           // a warpgroup's 224 columns of M through its staging half in 1 or 2 turns (2: the
+                              // second kept as fp16 in 28 registers and staged at k-step kFlushAt of the next tile)
+    int regs0 = 40;           // registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg; the consumers
+                              // get the rest of the launch's 168 x 384
+    bool eager = false;       // rung 4's user tiles published at once: both halves' stores, one completion wait
 };
-// s9-lcet call 1 (docs/benchmarks.md): 0 = {128, 7} (rung 4 1.3 % faster than session 8's {64, 2}, rung 3 level);
-// 1 = session 8's {64, 2}; 2 = {128, 2}; 3 = {64, 7}; 4-6 = the rung without the add / without memory / neither.
-// (s9-lcet calls 2-3 measured and removed a variant 7: warps 1-3 adding U read from L2 to the staged fp16(acc), the
-// consumers stmatrix alone -- correct, 0.515 / 0.551 ms against 0.389 / 0.384: docs/kernel-notes.md, commit 8b1efb1.
-// s10-lcespeed measured and removed six more, all correct, none faster (within +-0.5 % interleaved; commit 4b02f8a):
-// the hand-off per warp / by a named barrier / with one fence, and the last k-step split in two n112 commit groups
-// with half the add between them.)
-// s10-lcespeed (call 2, docs/benchmarks.md): 7 = one staging half shared by the warpgroups in turn + a 4th ring stage
-// (rung 3 0.5-0.7 % faster, rung 4 3.2-3.5 % slower: not the default); 8 = the shared half with 3 stages (its cost
-// alone: +7 % / +10 %). Both correct (gpu_lce for 7).
-// s11-lceuser (docs/benchmarks/lce-transposed.md): 9 = rung 4's broadcast walk (a unit is one user tile and then its candidates'
-// tiles, U kept in the consumers' registers as fp16: no U store / load, no ready flags; lce_shape.h: userFirstWalk's
-// `broadcast`) with 3 stages and two halves: 0-2.5 % faster than the user-first walk at 2 per user, kept to show what
-// the 4th stage adds; 10 = the broadcast walk with one staging half shared by the warpgroups (the walk loads no U into
-// it) and the 28 KB freed as a 4th ring stage: 6 % faster than 9, 8.5-9 % than the user-first walk -- the walk rung 4
-// takes where rung4Broadcast(shape) says so (user_first.cu: kBroadcastVariant). Rung 3 has no variants 9-10.
-// s11-lcering (docs/kernel-notes/lce.md) and s11-lce4 (docs/benchmarks/lce-transposed.md): 11 = staging halves of 112 columns
-// (14 KB) in two pieces, the second kept as fp16 in 28 registers and added at k-step 6 of the next tile (user tiles
-// stage both at their end), the 28 KB this frees as a 4th ring stage, 56 registers for warpgroup 0 and 224 for the
-// consumers (s11-lcering's call-3 "12"; with 40 / 232, commit 1efd7e8, warpgroup 0 spilled: gone). s11-lce4 call 1:
-// rung 3 9.1 % and rung 4 6.3 % faster than V = 0, but with it in both rungs rung 4 / rung 3 = 1.016-1.023 and rung 4
-// the fastest at 3 of 24 sweep points, so rung 3 keeps V = 0 and rung 4's user-first walk takes 11 (user_first.cu:
-// kUserFirstVariant; `LCE_R4UF=0` runs V = 0 there): rung 4 / rung 3 = 0.932 interleaved, ahead at 24 of 24 points. 12 = 11 with rung 4's epilogue
-// warp acquiring a ready flag only when it differs from the last one it acquired for the half (0.998 against 11:
-// noise). Commit f66fb1d measured 11 as V = 0. Stages of 32 K (s11-lcering call 1, commit 343fe71): 25-30 % slower.
-// s11-lcewalk: 13 = 11 on the balanced user-first walk (walk = 2; lce_shape.h: balancedWalk): the pairs with a user
-// unit take fewer candidate units (benchmark point: longest pair 448 k-steps, not 453). Not measured yet
-// (scripts/device/s12-lcewalk.sh); rung 4 runs it with LCE_R4UF=13. Measured by the lead in session 12: no gain
-// (benchmark point 1.0031 against 11; docs/kernel-notes/lce.md).
-// s12-lce: 14 = 11 with each user tile split along K into ParamsSplit::parts partial sums (walk = 3; lce_shape.h:
-// userSplitParts: as many as the pairs take in the first round, at most kUserSplitMax): part j's unit is
-// j * (user units) + the tile's unit, k-steps [j * KTu / parts, (j + 1) * KTu / parts); part 0 stores into U, the
-// others TMA reduce-add into it once part 0's stores are complete, the last one publishes the flag
-// (EpilogueStagingOf::storeHalfSplit). The bundled trace showed why: at the benchmark point 30 user tiles of 19
-// k-steps on 30 pairs, and the 36 other pairs' first candidate tiles (14 k-steps) waiting 14-18 us for user 0's flag.
-// Measured (s12-lce calls 2-3): 0.3-0.8 % SLOWER than 11 -- the first round is bound by store completion waits (2.4-5
-// us each under the round's loads), and the split chains two parts' (part 0 complete, then part 1's reduce complete)
-// where 11 has one tile's: U was published later, not earlier (docs/kernel-notes/lce.md, s12-lce).
-// 15 = 11 with a user tile's two halves published at once (EpilogueWarp::publishNow: both stores, ONE completion wait,
-// both flags; 11 waits for each half's completion when the half's next tile comes, half 1 behind half 0's flag wait).
-// Measured in s13-lcefirst (docs/benchmarks/lce-transposed.md): 0.2-1.8 % faster than 11 at five points -- rung 4's
-// user-first variant since then (user_first.cu: kUserFirstVariant).
-// s13-lcefirst: 16 = 11 with deferred U (Variant::defer; lce_defer.cuh): a candidate piece whose user tile's flag is
-// not published when the epilogue warp prepares its half gets a zeroed half (the consumers store fp16(acc)), and U's
-// piece is TMA reduce-added onto out later by the same epilogue warp -- the first round's candidate-first pairs stop
-// waiting 13-19 us for user 0's tile (s12-lce's trace). Measured (s13-lcefirst call 1): correct everywhere, 0.8-3.4 %
-// SLOWER than 11 (docs/kernel-notes/lce.md, s13-lcefirst). 17 = 16 without the reduce-adds (timing only, output
-// wrong: what the fix-ups cost); 18 = 15 deferring only the pieces of a pair's first unit; 19 = 15 + 16's deferral.
-// Call 2: 17 level with 11 (1.0048 / 0.9908), 18 and 19 3.3-3.8 % slower than 15: the fix-ups between tiles cost.
-// 20 = 18 with the fix-ups only at the end of the pair's walk (the candidate-first pairs' 19 spare k-steps): built,
-// NOT measured (scripts/device/s13-lcefirst3.sh).
-constexpr Variant kVariant[] = {{128, 7, 0},          {64, 2, 0},  {128, 2, 0}, {64, 7, 0},       {128, 7, 1},
-                                {128, 7, 2},          {128, 7, 3}, {128, 7, 0, 1, 4}, {128, 7, 0, 1, 3},
-                                {128, 7, 0, 0, 3, 1}, {128, 7, 0, 1, 4, 1},
-                                {128, 7, 0, 0, 4, 0, 2, 56}, {128, 7, 0, 0, 4, 0, 2, 56, 1},
-                                {128, 7, 0, 0, 4, 2, 2, 56}, {128, 7, 0, 0, 4, 3, 2, 56},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 0, 1},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 0, 2}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 3},
-                                {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 1}, {128, 7, 0, 0, 4, 0, 2, 56, 0, 1, 4}};
-constexpr int kVariants = int(sizeof kVariant / sizeof kVariant[0]);
+// Rung 3: whole halves, 3 stages.
+constexpr Variant kRung3{};
+// Rung 4's broadcast walk: no U goes through the staging, so one half serves both warpgroups and the 28 KB it frees
+// is a 4th ring stage.
+constexpr Variant kRung4Broadcast = [] {
+    Variant v;
+    v.broadcast = true;
+    v.sharedHalf = true;
+    v.stages = 4;
+    return v;
+}();
+// Rung 4's user-first walk: each half staged in two pieces of 112 columns (14 KB), the 28 KB this frees as a 4th
+// ring stage, 56 registers for warpgroup 0 (224 for the consumers), a user tile's halves published at once.
+constexpr Variant kRung4UserFirst = [] {
+    Variant v;
+    v.stages = 4;
+    v.pieces = 2;
+    v.regs0 = 56;
+    v.eager = true;
+    return v;
+}();
+// Configuration V's fields (lce_shape.h: configKind(V) says which there are).
+constexpr Variant variantOf(int v)
+{
+    return v == kRung4BroadcastConfig ? kRung4Broadcast : v == kRung4UserFirstConfig ? kRung4UserFirst : kRung3;
+}
+// The staging's layout: U / out boxes of 64 N x 224 / pieces M, 128-byte swizzle; U read 7 column-group pairs ahead
+// in the add (EpilogueStagingOf's KB).
+constexpr int kSwz = 128, kReadAhead = 7;
 template <int V>
-using StagingV = EpilogueStagingOf<StagingCols<kTileM / kVariant[V].pieces, kVariant[V].swz>, kVariant[V].kb,
-                                   kVariant[V].diag, kVariant[V].shared != 0, kVariant[V].pieces>;
-template <int S, int V = 0>
+using StagingV = EpilogueStagingOf<StagingCols<kTileM / variantOf(V).pieces, kSwz>, kReadAhead,
+                                   variantOf(V).sharedHalf, variantOf(V).pieces>;
+template <int S, int V = kRung3Config>
 using PlanOf = SmemPlan<kStage, S, StagingV<V>::kBytes>;
 
 struct Params {
@@ -148,35 +109,6 @@ struct Params {
     int userUnits, kStepsUser, epoch;   // rung 4's user stage: user units first, ready flags
     int perUser, batch;                 // rung 4's broadcast walk: candidates b of user u are u * perUser + i < batch
 };
-// The balanced user-first walk's launch parameters (walk = 2): Params + the plan (a type of its own so that the other
-// variants' kernels keep their parameter block).
-struct ParamsBal : Params {
-    BalancedWalk bal;
-};
-// The split user-first walk's (walk = 3): Params + the number of parts of each user tile (its user units are
-// parts * the tiles; 1: the user-first walk's units).
-struct ParamsSplit : Params {
-    int parts;
-};
-template <int V>
-using ParamsV = std::conditional_t<kVariant[V].walk == 2, ParamsBal,
-                                   std::conditional_t<kVariant[V].walk == 3, ParamsSplit, Params>>;
-// A CTA pair's walk over its units: firstUnit, then nextUnit until the unit is p.units or more. Round robin
-// (u = cluster, cluster + clusters, ...) except for the balanced walk: lce_shape.h's balancedFirst / balancedNext, the
-// cursor tst_lce_shape walks (its user units from the last position, then its candidate units, round i's width apart).
-using UnitCursor = BalancedCursor;
-template <class PP>
-__device__ __forceinline__ int firstUnit(const PP& p, int cluster, UnitCursor& k)
-{
-    if constexpr (std::is_same_v<PP, ParamsBal>) return balancedFirst(p.bal, cluster, p.units, k);
-    else return cluster;
-}
-template <class PP>
-__device__ __forceinline__ int nextUnit(const PP& p, int u, int cluster, int clusters, UnitCursor& k)
-{
-    if constexpr (std::is_same_v<PP, ParamsBal>) return balancedNext(p.bal, cluster, u, p.units, k);
-    else return u + clusters;
-}
 // One ready flag per (user, M tile, N tile, CTA rank, half) (lce_shape.h: userFirstWalk's flags).
 __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int nt, uint32_t rank, int cw)
 {
@@ -187,24 +119,20 @@ template <int S, bool UserStage, int V>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      const int32_t* __restrict__ userOf, int* __restrict__ flags,
-                                     const ParamsV<V>& p)
+                                     const Params& p)
 {
+    static_assert(configKind(V) != ConfigKind::None, "V: a configuration of lce_shape.h");
     using Staging = StagingV<V>;
-    // Pieces (s11-lcering): a warpgroup's 224 columns of M through its half as P pieces of kPieceM rows of the
-    // output; pieces after the first are kept as fp16 and staged at k-step kFlushAt of the next tile (or before its
-    // own epilogue if it is shorter, or after the walk).
-    constexpr int P = kVariant[V].pieces, kPieceM = kTileM / P, kFlushAt = 6;
+    // Pieces: a warpgroup's 224 columns of M through its half as P pieces of kPieceM rows of the output; pieces after
+    // the first are kept as fp16 and staged at k-step kFlushAt of the next tile (or before its own epilogue if it is
+    // shorter, or after the walk).
+    constexpr int P = variantOf(V).pieces, kPieceM = kTileM / P, kFlushAt = 6;
     static_assert(P == 1 || P == 2, "one or two pieces");
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
-    constexpr bool kBcast = UserStage && kVariant[V].walk == 1;  // the broadcast walk (the host sets userUnits = units)
+    constexpr bool kBcast = UserStage && variantOf(V).broadcast;  // the broadcast walk (the host sets userUnits = units)
     static_assert(!kBcast || P == 1, "the broadcast walk stages whole halves");
-    constexpr bool kSplit = UserStage && kVariant[V].walk == 3;  // user tiles split along K (s12-lce)
-    constexpr bool kEager = UserStage && kVariant[V].eager != 0;  // user tiles published at once (s12-lce)
-    static_assert(!kEager || (!kSplit && !kBcast && kVariant[V].shared == 0), "eager: the user-first walk, two halves");
-    constexpr bool kDefer = UserStage && kVariant[V].defer != 0;  // deferred U (s13-lcefirst, lce_defer.cuh)
-    static_assert(!kDefer || (!kSplit && !kBcast && kVariant[V].shared == 0 && kVariant[V].diag == 0),
-                  "deferred U: the user-first walk, two halves, stores as 11's");
-    static_assert(!kDefer || 2 * S + Staging::kBarriers + 1 <= 16, "the fix-up's barrier fits the barrier area");
+    constexpr bool kEager = UserStage && variantOf(V).eager;  // user tiles published at once
+    static_assert(!kEager || (!kBcast && !variantOf(V).sharedHalf), "eager: the user-first walk, two halves");
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
@@ -226,23 +154,14 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         tmaPrefetchDesc(&tmU);
         tmaPrefetchDesc(&tmOut);
         staging.init();
-        if constexpr (kDefer) mbarInit(plan.empty() + S + Staging::kBarriers, 1);  // lce_defer.cuh: the fix-up's load
         ring.init(8);  // (its fenceBarrierInit covers the staging's barriers)
     }
     clusterSync();
-    // unit u: user units first (UserStage), then candidates; in each part M tile fastest, then N tile (256 wide: this
-    // CTA's half of it), then the user / candidate b
-    // (kSplit: `part` of a user unit -- the user units are parts * the user tiles, part-major; 0 otherwise)
-    auto unitOf = [&](int u, bool& user, int& tm, int& nt, int& n0, int& b, int& part) {
+    // unit u: user units first (UserStage), then candidates; M tile fastest, then N tile (256 wide: this CTA's half
+    // of it), then the user / candidate b
+    auto unitOf = [&](int u, bool& user, int& tm, int& nt, int& n0, int& b) {
         user = UserStage && u < p.userUnits;
-        int i = user ? u : u - (UserStage ? p.userUnits : 0);
-        part = 0;
-        if constexpr (kSplit)
-            if (user) {
-                const int tiles = p.userUnits / p.parts;
-                part = i / tiles;
-                i -= part * tiles;
-            }
+        const int i = user ? u : u - (UserStage ? p.userUnits : 0);
         tm = i % p.mTiles;
         const int r = i / p.mTiles;
         nt = r % p.nTiles;
@@ -252,15 +171,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     // The sub-tiles of a unit: one in the user-first walk; in the broadcast walk (unit = a user's M and N tile) the
     // user tile (j = 0), then the tiles of the user's candidates b = user * perUser + j - 1 < batch (j = 1, 2, ...).
     // su: a user tile; z: the batch index of its E (the user or the candidate).
-    // A user tile's k-steps (kSplit: part `part`'s, from k-step k0; else all of K_user, k0 = 0).
-    auto userSteps = [&](int part, int& k0) {
-        if constexpr (kSplit) {
-            return userPartSteps(p.kStepsUser, p.parts, part, k0);
-        } else {
-            k0 = 0;
-            return p.kStepsUser;
-        }
-    };
     auto subsOf = [&](int b) { return kBcast ? 1 + min(p.perUser, p.batch - b * p.perUser) : 1; };
     auto subOf = [&](bool user, int b, int j, bool& su, int& z) {
         su = kBcast ? j == 0 : user;
@@ -270,16 +180,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     if (wg == 0) {
         // (the launch holds 168 x 384 = 64512 registers = 40 x 128 + 232 x 256: a split asking for more makes
         // setmaxnreg.inc wait forever -- s9-lcet's call 2 hung so with 48 + 232)
-        setMaxNRegDec<kVariant[V].regs0>();
+        setMaxNRegDec<variantOf(V).regs0>();
         if (warp == 0) {  // producer: E (this CTA's 128 N columns, two boxes) and half of W's 224 rows, multicast
             wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
             const bool issuer = laneId() == 0;
             int fill = 0;
-            UnitCursor walk;
-            for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
+            for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
-                int tm, nt, n0, b, part;
-                unitOf(u, user, tm, nt, n0, b, part);
+                int tm, nt, n0, b;
+                unitOf(u, user, tm, nt, n0, b);
                 const int subs = subsOf(b);
                 for (int j = 0; j < subs; ++j) {
                     bool su;
@@ -287,8 +196,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     subOf(user, b, j, su, z);
                     const CUtensorMap* tmA = su ? &tmEu : &tmEc;
                     const CUtensorMap* tmB = su ? &tmWu : &tmWc;
-                    int k0 = 0;
-                    const int KT = su ? userSteps(part, k0) : p.kSteps;
+                    const int KT = su ? p.kStepsUser : p.kSteps;
                     w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
                     for (int kt = 0; kt < KT; ++kt, ++fill) {
                         const uint64_t t = ring.waitSlot(fill, w);
@@ -296,8 +204,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                             uint8_t* st = plan.stage(s);
 #pragma unroll
                             for (int q = 0; q < 2; ++q)
-                                tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, (k0 + kt) * BK, z);
-                            tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, (k0 + kt) * BK,
+                                tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, kt * BK, z);
+                            tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
                                                tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3));
                         });
                     }
@@ -307,25 +215,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
-            EpilogueWarp<kTileM, Staging, kSplit ? kModeSplit : kEager ? kModeEager : 0> ew{
-                {}, staging, &tmOut, &tmU, laneId() == 0};
-            int seen[2] = {-1, -1};  // (kVariant[V].seen) the flag last acquired for each half
-            DeferU<Staging, kVariant[V].defer != 2> dz{staging, plan.empty() + S + Staging::kBarriers};  // (kDefer) lce_defer.cuh
-            // (kDefer) where a deferred piece's U is and goes: unit u's piece pc of half cw
-            auto where = [&](int u, int pc, int cw, int& x, int& y, int& b, int& uo, const int*& f) {
+            EpilogueWarp<kTileM, Staging, kEager ? kModeEager : 0> ew{{}, staging, &tmOut, &tmU, laneId() == 0};
+            for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
-                int tm, nt, n0, part;
-                unitOf(u, user, tm, nt, n0, b, part);
-                x = n0 + cw * 64;
-                y = tm * kTileM + pc * kPieceM;
-                uo = userOf[b];
-                f = &flags[flagIndex(p, uo, tm, nt, rank, cw)];
-            };
-            UnitCursor walk;
-            for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
-                bool user;
-                int tm, nt, n0, b, part;
-                unitOf(u, user, tm, nt, n0, b, part);
+                int tm, nt, n0, b;
+                unitOf(u, user, tm, nt, n0, b);
                 if constexpr (kBcast) {  // the candidates' tiles (the user tile stays in the consumers' registers)
                     const int subs = subsOf(b);
                     for (int j = 1; j < subs; ++j) {
@@ -339,19 +233,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 w.tileBegin(b * p.mTiles + tm, int16_t(n0 / kTileN + (user ? 1000 : 0)));
                 if (user) {  // into U[b] itself, then the half's ready flag (with its last piece)
                     for (int pc = 0; pc < P; ++pc)
-                        for (int cw = 0; cw < 2; ++cw) {
-                            if constexpr (kSplit)  // part `part` of the tile: stored or reduce-added (storeHalfSplit)
-                                ew.nextSplit(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
-                                             &flags[flagIndex(p, b, tm, nt, rank, cw)], part, p.parts, pc == 0,
-                                             pc == P - 1, p.epoch, w);
-                            else {
-                                if constexpr (kDefer) dz.beforeFlush(ew.done[cw], cw);
-                                ew.nextPublished(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
-                                                 pc == P - 1 ? &flags[flagIndex(p, b, tm, nt, rank, cw)] : nullptr,
-                                                 p.epoch, w);
-                            }
-                        }
-                    if constexpr (kSplit) ew.flushSplit(w);  // publish now: other pairs' parts wait for it
+                        for (int cw = 0; cw < 2; ++cw)
+                            ew.nextPublished(cw, n0 + cw * 64, tm * kTileM + pc * kPieceM, b,
+                                             pc == P - 1 ? &flags[flagIndex(p, b, tm, nt, rank, cw)] : nullptr,
+                                             p.epoch, w);
                     if constexpr (kEager) ew.publishNow(w);  // both halves' flags after one completion wait
                     w.tileEnd();
                     continue;
@@ -360,64 +245,18 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                 for (int pc = 0; pc < P; ++pc)
                     for (int cw = 0; cw < 2; ++cw) {
                         const int y = tm * kTileM + pc * kPieceM;
-                        if constexpr (kDefer) {  // lce_defer.cuh: U loaded if published, else the half zeroed
-                            const int x = n0 + cw * 64;
-                            dz.beforeFlush(ew.done[cw], cw);
-                            ew.flushBefore(cw, w);
-                            if (pc == 0 && kVariant[V].defer != 4) dz.fixOne(cw, &tmU, &tmOut, p.epoch, ew.issuer, false, where);
-                            const int nn = ew.done[cw];
-                            const int* f = &flags[flagIndex(p, uo, tm, nt, rank, cw)];
-                            if (pc > 0 && dz.known[cw]) {  // piece 0 acquired the flag (as 11: no second wait)
-                                staging.loadStaging(&tmU, cw, nn, x, y, uo, ew.issuer, w);
-                            } else {
-                                int ready = 0;
-                                if (ew.issuer) ready = acquireFlag(f) == p.epoch ? 1 : 0;
-                                ready = __shfl_sync(0xffffffffu, ready, 0);
-                                const bool defer =
-                                    !ready && dz.canDefer() && (kVariant[V].defer < 3 || u < clusters);
-                                if (defer) {
-                                    dz.stageZero(cw, nn, ew.issuer, w);
-                                    dz.pend[cw] = u * 2 + pc;
-                                } else {
-                                    waitOrderFlag(f, p.epoch, ew.issuer, nn, uint8_t(cw), w);
-                                    staging.loadStaging(&tmU, cw, nn, x, y, uo, ew.issuer, w);
-                                }
-                                dz.known[cw] = !defer;
-                            }
-                            ew.out[cw][0] = x;
-                            ew.out[cw][1] = y;
-                            ew.out[cw][2] = b;
-                            ew.flag[cw] = nullptr;
-                            if constexpr (P > 1) ew.toU[cw] = false;
-                            if constexpr (kEager) ew.spPart[cw] = -1;  // (publishNow marked the user pieces -2)
-                            ++ew.done[cw];
-                            continue;
-                        }
                         ew.next(cw, n0 + cw * 64, y, b, n0 + cw * 64, y, uo,
                                 [&](int n) {  // rung 4: U[uo]'s half is published by the warpgroup that stored it
                                     if constexpr (UserStage)
-                                        if (pc == 0) {
-                                            const int fi = flagIndex(p, uo, tm, nt, rank, cw);
-                                            if (kVariant[V].seen == 0 || seen[cw] != fi)
-                                                waitOrderFlag(&flags[fi], p.epoch, ew.issuer, n, uint8_t(cw), w);
-                                            if constexpr (kVariant[V].seen != 0) seen[cw] = fi;
-                                        }
+                                        if (pc == 0)
+                                            waitOrderFlag(&flags[flagIndex(p, uo, tm, nt, rank, cw)], p.epoch,
+                                                          ew.issuer, n, uint8_t(cw), w);
                                 },
                                 w);
                     }
                 w.tileEnd();
             }
-            if constexpr (kDefer) {  // finish's flushes (queueing the last deferred pieces), then the FIFO drained
-                for (int cw = 0; cw < 2; ++cw)
-                    if (ew.done[cw] > 0) {
-                        dz.beforeFlush(ew.done[cw], cw);
-                        ew.flush(cw, w);
-                    }
-                while (dz.q.count > 0) dz.fixOne(0, &tmU, &tmOut, p.epoch, ew.issuer, true, where);
-                if (ew.issuer) bulkWait<0>();  // every store and reduce has landed before the CTA ends
-            } else {
-                ew.finish(w);
-            }
+            ew.finish(w);
             w.end();
         } else {  // warps 2-3: nothing to do; while recording they stay for the CTA record
             if (!cta.recording()) return;
@@ -427,7 +266,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             return;
         }
     } else {
-        setMaxNRegInc<(168 * kThreads - 128 * kVariant[V].regs0) / 256>();  // 232 with 40 (above)
+        setMaxNRegInc<(168 * kThreads - 128 * variantOf(V).regs0) / 256>();  // 232 with 40 (above)
         const int cw = wg - 1, tInWg = tid & 127;
         // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
         wt::Warp<wt::Staged> w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
@@ -448,11 +287,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         // One tile (sub-tile j of a unit): su (a user tile) is a compile-time constant of each instance, so that the
         // k-step loop of rung 4 carries no user / KT select (s11-lce4: with the held piece ptxas spilled the unit
         // counter and the peer's rank and re-read them every k-step; the walk's user tiles all come first).
-        // ktU: a user tile's k-steps (userSteps).
-        auto tile = [&](auto suC, int z, int tm, int n0, int ktU) {
+        auto tile = [&](auto suC, int z, int tm, int n0) {
             constexpr bool su = decltype(suC)::value;
             w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
-            const int KT = su ? ktU : p.kSteps;
+            const int KT = su ? p.kStepsUser : p.kSteps;
             float acc[kTileM / 2];
             for (int kt = 0; kt < KT; ++kt, ++fill) {
                 const int s = Ring<S, 2>::slot(fill);
@@ -506,19 +344,17 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             ++done;
             w.tileEnd();
         };
-        UnitCursor walk;
-        for (int u = firstUnit(p, cluster, walk); u < p.units; u = nextUnit(p, u, cluster, clusters, walk)) {
+        for (int u = cluster; u < p.units; u += clusters) {
             bool user;
-            int tm, nt, n0, b, part;
-            unitOf(u, user, tm, nt, n0, b, part);
+            int tm, nt, n0, b;
+            unitOf(u, user, tm, nt, n0, b);
             const int subs = subsOf(b);
             for (int j = 0; j < subs; ++j) {
                 bool su;
                 int z;
                 subOf(user, b, j, su, z);
-                int k0;
-                if (su) tile(std::true_type{}, z, tm, n0, userSteps(part, k0));
-                else tile(std::false_type{}, z, tm, n0, 0);
+                if (su) tile(std::true_type{}, z, tm, n0);
+                else tile(std::false_type{}, z, tm, n0);
             }
         }
         if constexpr (P > 1)
@@ -530,28 +366,25 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
 }
 
 // ---- host side
-// A variant set by the driver for some launches (s10-lcespeed: lce --interleave with LCE_TVAR_B; -1: none).
+// The configuration rungs 3-4's launches are asked to run (-1: none, the rungs as built): the driver's for some launches
+// (setRungVariant: lce --interleave with LCE_TVAR_B), else LCE_TVAR's (read once; lce_shape.h: parseConfigSwitch --
+// the driver's option parser refuses a bad value, a library user gets the sentence and the rungs as built).
 inline int& variantOverride()
 {
     static int v = -1;
     return v;
 }
-// Whether a variant was asked for (LCE_TVAR set, or variantOverride()): rung 4 then runs it, else its walk per shape.
-inline bool variantAsked()
+inline int variantAsked()
 {
-    static const bool env = std::getenv("LCE_TVAR") != nullptr;
-    return variantOverride() >= 0 || env;
-}
-// The variant `LCE_TVAR=V` asks for (0: the rung; read once), unless variantOverride() says otherwise.
-inline int variantFromEnv()
-{
-    if (variantOverride() >= 0 && variantOverride() < kVariants) return variantOverride();
+    if (variantOverride() >= 0) return variantOverride();
     static const int v = [] {
         const char* e = std::getenv("LCE_TVAR");
-        const int x = e ? std::atoi(e) : 0;
-        if (x < 0 || x >= kVariants) return 0;
-        if (x) std::fprintf(stderr, "lce: rungs 3-4 epilogue variant %d (timing diagnostics)\n", x);
-        return x;
+        int c = -1;
+        if (!e) return -1;
+        const std::string err = parseConfigSwitch("LCE_TVAR", e, c);
+        if (!err.empty()) std::fprintf(stderr, "lce: %s; rungs 3-4 run as built\n", err.c_str());
+        else std::fprintf(stderr, "lce: rungs 3-4 run kernel configuration %d where they have it (LCE_TVAR)\n", c);
+        return err.empty() ? c : -1;
     }();
     return v;
 }
@@ -577,13 +410,13 @@ inline int residentPairs(const void* k, int smem, std::string& err)
 }
 
 // The tensor maps: W boxes of 64 (K) x 112 rows, E boxes of 64 (N) x 64 (K), both 128-byte swizzle; U / out boxes
-// of Swz / 2 (N) x 224 / pieces (M) in the Swz-byte swizzle (StagingCols).
+// of kSwz / 2 (N) x 224 / pieces (M) in the kSwz-byte swizzle (StagingCols).
 struct Maps {
     CUtensorMap wUser, eUser, wCand, eCand, u, out;
 };
 inline std::string encodeMaps(const Problem& p, bool userStage, const Variant& v, Maps& m)
 {
-    const int swz = v.swz;
+    constexpr int swz = kSwz;
     const Shape& s = p.s;
     auto map2 = [&](CUtensorMap* t, const __half* base, int kp) {
         const uint64_t dims[2] = {uint64_t(kp), uint64_t(s.m)};

@@ -120,13 +120,18 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
 // --interleave A,B: the two rungs launched alternately, in pairs A B, B A, A B, ... (the order flips every pair: the
 // first launch after the host's synchronisation starts on an idle card), each timed by CUDA events around the whole
 // rung, so that the card's clock and temperature drift reach both alike. Prints the medians, B/A and in how many of
-// the pairs B was faster. LCE_TVAR_B=v (s10-lcespeed): rung B's launches use rungs 3-4's kernel variant v (A's stay
-// LCE_TVAR's), so `LCE_TVAR_B=7 lce --interleave 4,4` times variant 7 against the rung.
+// the pairs B was faster. LCE_TVAR_B=v (s10-lcespeed): rung B's launches use rungs 3-4's kernel configuration v
+// (lce_shape.h; A's stay LCE_TVAR's), so `LCE_TVAR_B=10 lce --interleave 4,4` times rung 4's broadcast walk against
+// the rung as built.
 std::string interleave(int ra, int rb, Problem& p, const Options& o)
 {
     const char* vb = std::getenv("LCE_TVAR_B");
-    const int varB = vb ? std::atoi(vb) : -1;
-    if (varB >= 0 && !setRungVariant(varB)) return "LCE_TVAR_B=" + std::string(vb) + " is not a variant of rungs 3-4";
+    int varB = -1;
+    if (vb) {  // (parseOptions refused a bad value already)
+        const std::string bad = parseConfigSwitch("LCE_TVAR_B", vb, varB);
+        if (!bad.empty()) return bad;
+    }
+    if (varB >= 0 && !setRungVariant(varB)) return "LCE_TVAR_B=" + std::string(vb) + " is not a configuration of rungs 3-4";
     setRungVariant(-1);
     auto run = [&](int r, bool isB) {
         if (isB && varB >= 0) setRungVariant(varB);

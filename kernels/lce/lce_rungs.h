@@ -57,9 +57,9 @@ std::string runCandidateKernel(Problem& p);
 std::string runUserFirst(Problem& p);
 // true: rung 4 launches run the user-first walk's user units alone (the driver's --user-stage diagnostic)
 bool& userStageOnly();
-// Rungs 3-4's kernel variant (lce_body.cuh's kVariant) for the launches that follow; -1: back to LCE_TVAR's; false
-// (nothing set) when there is no variant v (s10-lcespeed: `LCE_TVAR_B=v lce --interleave 4,4` times variant v
-// against the rung in one process).
+// Rungs 3-4's kernel configuration (lce_shape.h: configKind) for the launches that follow; -1: back to LCE_TVAR's;
+// false (nothing set) when there is no configuration v (`LCE_TVAR_B=v lce --interleave 4,4` times configuration v
+// against the rung as built in one process).
 bool setRungVariant(int v);
 // transposed_probe.cu (s8-lcespeed): the transposed formulation's main loop alone (no output), 3 or 4 stages
 std::string runTransposedProbe(Problem& p, int stages);

@@ -120,19 +120,12 @@ const char* usage()
            "  --trace-cost: rungs 3-4 timed with a per-warp trace buffer attached (what warpstage-record\n"
            "  does) against the same launches without, interleaved; medians and the difference.\n"
            "  --interleave A,B: rungs A and B (0..4, different) launched alternately, --warmup then --iters\n"
-           "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs). With\n"
-           "  LCE_TVAR_B=V, rung B runs rungs 3-4's kernel variant V, and A,A is allowed (V against the rung).\n"
-           "  LCE_R4UF=V: rung 4's user-first walk (not its broadcast walk) runs variant V: 15 (the rung since\n"
-           "  session 13: 11 with a user tile's halves published at once), 11 (the staging pieces and 4 stages),\n"
-           "  0 (whole halves, 3 stages: rung 3's kernel), 12 (11 + a ready\n"
-           "  flag acquired again only when it changes), 13 (11 on the balanced walk: the pairs with user units\n"
-           "  take fewer candidate units), 14 (11 with each user tile split along K over the pairs the\n"
-           "  first round leaves free: parts summed by TMA reduce-add; LCE_R4SPLIT=N caps the parts, 1-8,\n"
-           "  default 4), 15 (11 with a user tile's halves published at once, one store completion wait),\n"
-           "  16-20 (deferred U: a candidate piece whose user tile is not published yet is stored without U\n"
-           "  and U TMA reduce-added later; 16 on 11, 17 = 16 without the adds (output wrong), 18 / 19 / 20\n"
-           "  on 15: the first round only / every such piece / the first round, adds at the walk's end);\n"
-           "  the other rungs are untouched.\n"
+           "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs).\n"
+           "  Rungs 3-4's kernel configurations (lce_body.cuh): 0 rung 3's, 10 rung 4's broadcast walk,\n"
+           "  15 rung 4's user-first walk. LCE_TVAR=V: the launches of rungs 3-4 that have configuration V\n"
+           "  run it (rung 4 with 10 or 15 on every shape that walk can run); LCE_TVAR_B=V: the same for\n"
+           "  rung B of --interleave, and A,A is allowed (V against the rung as built); LCE_R4UF=V: rung 4's\n"
+           "  user-first walk runs V where rung 4 takes that walk (15). Another value is refused (exit 2).\n"
            "  --user-stage: the stages timed apart, interleaved: cuBLAS's user GEMM (rung 3's first launch),\n"
            "  rung 4's kernel on its user-first walk's user units alone, rung 3's kernel alone; medians.\n"
            "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"
@@ -203,6 +196,12 @@ std::string parseOptions(int argc, char** argv, Options& o)
         if (!err.empty()) return err;
     }
     if (o.iters < 1) return "--iters must be at least 1";
+    for (const char* name : {"LCE_TVAR", "LCE_TVAR_B", "LCE_R4UF"})  // rungs 3-4's kernel configurations
+        if (const char* v = std::getenv(name)) {
+            int config = -1;
+            const std::string err = parseConfigSwitch(name, v, config);
+            if (!err.empty()) return err;
+        }
     if (o.traceCost && o.rung >= 0 && o.rung < 3) return "--trace-cost: only rungs 3 and 4 are instrumented";
     if (!o.check && !o.time && !o.traceCost && o.abA < 0 && !o.userStage) o.check = true;  // nothing asked: check
     return {};
@@ -232,88 +231,25 @@ bool rung4Broadcast(const Shape& s, int clusters)
     return double(rounds) * clusters / double(units) - 1.0 <= kBroadcastMaxIdle;
 }
 
-int userSplitParts(const Shape& s, int clusters, int maxParts)
+std::string parseConfigSwitch(const char* name, const char* value, int& config)
 {
-    const long long tiles = userFirstWalk(s, clusters > 0 ? clusters : 1).userUnits;
-    const int kSteps = (s.kUser + 63) / 64;
-    long long parts = tiles > 0 && clusters > 0 ? clusters / tiles : 1;
-    parts = std::min<long long>(parts, std::min(maxParts, kSteps));
-    return parts < 1 ? 1 : int(parts);
-}
-
-BalancedWalk balancedWalk(const Shape& s, int pairs)
-{
-    BalancedWalk w;
-    const UserFirstWalk u = userFirstWalk(s, pairs > 0 ? pairs : 1);
-    w.pairs = u.clusters;
-    w.userUnits = int(u.userUnits);
-    w.candUnits = int(u.units - u.userUnits);
-    w.kStepsUser = (s.kUser + 63) / 64;
-    w.kStepsCand = (s.kCand + 63) / 64;
-    const int P = w.pairs;
-    const size_t np = size_t(P > 0 ? P : 0);
-    std::vector<long long> steps(np), cap(np);
-    long long tMin = 0;
-    for (int q = 0; q < P; ++q) {
-        steps[size_t(q)] = (long long)balancedUserUnits(w, q) * w.kStepsUser;
-        tMin = std::max(tMin, steps[size_t(q)]);
-    }
-    auto covers = [&](long long t) {  // the capacities at t cover the candidate units
-        long long n = 0;
-        for (int q = 0; q < P; ++q) {
-            cap[size_t(q)] = (t - steps[size_t(q)]) / w.kStepsCand;
-            n += cap[size_t(q)];
-        }
-        return n >= w.candUnits;
-    };
-    long long lo = tMin, hi = tMin + (long long)(w.candUnits / P + 1) * w.kStepsCand;  // hi covers: every cap > C / P
-    while (lo < hi) {
-        const long long mid = (lo + hi) / 2;
-        if (covers(mid)) hi = mid;
-        else lo = mid + 1;
-    }
-    covers(lo);
-    long long x = 0;  // water level: the least x with sum min(cap, x) >= C
-    auto filled = [&](long long lv) {
-        long long n = 0;
-        for (int q = 0; q < P; ++q) n += std::min(cap[size_t(q)], lv);
-        return n;
-    };
-    while (filled(x) < w.candUnits) ++x;
-    std::vector<int> n(np);
-    for (int q = 0; q < P; ++q) n[size_t(q)] = int(std::min(cap[size_t(q)], x));
-    long long excess = filled(x) - w.candUnits;  // < the positions at x (x is the least level)
-    for (int q = P - 1; q >= 0 && excess > 0; --q)
-        if (n[size_t(q)] == x) {
-            --n[size_t(q)];
-            --excess;
-        }
-    // the runs of equal counts (non-increasing: capacities fall with q, the excess comes off the last ones at x)
-    int level = -1;
-    for (int q = 0; q < P; ++q) {
-        if (level < 0 || n[size_t(q)] != w.count[level]) {
-            ++level;
-            if (level >= kBalancedLevels) {  // (cannot happen: two capacities, each split once)
-                std::fprintf(stderr, "lce: balancedWalk: more than %d candidate counts\n", kBalancedLevels);
-                std::abort();
-            }
-            w.count[level] = n[size_t(q)];
-        }
-        w.end[level] = q + 1;
-    }
-    for (int j = level + 1; j < kBalancedLevels; ++j) w.end[j] = P;
-    for (int q = 0; q < P; ++q)
-        w.longest = int(std::max<long long>(w.longest, steps[size_t(q)] + (long long)n[size_t(q)] * w.kStepsCand));
-    return w;
-}
-
-std::vector<long long> balancedUnitsOf(const BalancedWalk& w, int q)
-{
-    std::vector<long long> units;
-    const int end = w.userUnits + w.candUnits;
-    BalancedCursor k;
-    for (int u = balancedFirst(w, q, end, k); u < end; u = balancedNext(w, q, u, end, k)) units.push_back(u);
-    return units;
+    const bool userFirst = std::strcmp(name, "LCE_R4UF") == 0;
+    char known[160];
+    std::snprintf(known, sizeof known, userFirst ? "%d: rung 4's user-first walk" : "%d rung 3, %d rung 4's broadcast "
+                  "walk, %d rung 4's user-first walk", userFirst ? kRung4UserFirstConfig : kRung3Config,
+                  kRung4BroadcastConfig, kRung4UserFirstConfig);
+    const std::string head = std::string(name) + "=" + value + ": ";
+    int v = 0;
+    if (!parseInt(value, v))
+        return head + "not a kernel configuration number (" + known + ")";
+    const ConfigKind k = configKind(v);
+    if (k == ConfigKind::None)
+        return head + "no such kernel configuration of rungs 3-4 (" + known
+               + "; the other variant numbers were measured and removed: docs/kernel-notes/lce-first-round.md)";
+    if (userFirst && k != ConfigKind::Rung4UserFirst)
+        return head + "not a configuration of rung 4's user-first walk (" + known + ")";
+    config = v;
+    return {};
 }
 
 }  // namespace ws::lce

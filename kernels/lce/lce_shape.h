@@ -71,142 +71,29 @@ UserFirstWalk userFirstWalk(const Shape& s, int maxClusters, bool broadcast = fa
 inline constexpr int kBroadcastMaxPerUser = 5;
 inline constexpr double kBroadcastMaxIdle = 0.05;
 bool rung4Broadcast(const Shape& s, int clusters);
-// The user-first walk with user tiles split along K (s12-lce; lce_body.cuh's kVariant walk = 3): how many parts each
-// user tile of the walk gets for `clusters` resident CTA pairs -- as many as the first round takes (clusters / user
-// tiles), at most maxParts (default kUserSplitMax) and at most the user tile's k-steps; at least 1 (1: not split).
-// Why: a candidate tile waits for its user tile's flag; where the user tiles are fewer than the pairs, the first
-// round's candidate tiles (K_cand's k-steps) wait for user tiles of K_user's k-steps (the benchmark point: 14 against
-// 19, a 14-18 us wait on 36 of 66 pairs in the bundled trace). Parts of a tile run on different pairs at once.
-inline constexpr int kUserSplitMax = 4;
-int userSplitParts(const Shape& s, int clusters, int maxParts = kUserSplitMax);
 
-// The balanced user-first walk (s11-lcewalk; lce_body.cuh's kVariant walk = 2): the same units as userFirstWalk's
-// user-first walk, dealt so that the longest pair has as few k-steps as any static assignment allows. Pairs are
-// numbered by position q = 0 .. pairs-1 (the kernel's cluster index). User units go round robin from the LAST position
-// (unit u to position pairs - 1 - u % pairs), so the positions with one user unit more are the last ones; then each
-// position q takes balancedCandidates(w, q) candidate units (non-increasing in q: the positions with user work take
-// fewer), dealt round robin over the positions that still take one: in round i the first balancedRoundWidth(w, i)
-// positions take candidate units S_i + q, S_i = the widths of the rounds before. So every unit is dealt exactly once,
-// each position walks its units in increasing order, user units first (lce_body.cuh's deadlock argument), and the
-// candidates in flight at any time stay as close together as round robin keeps them.
-// The counts: the least T (k-steps) for which the positions' capacities floor((T - userSteps(q)) / kStepsCand) cover
-// the candidate units; then water-filled (each position min(capacity, x) for the least x that covers them, the excess
-// taken one each from the last positions at x). At most 4 distinct counts (two capacities, each level split once).
-#if defined(__CUDACC__)
-#define WS_LCE_HD __host__ __device__ __forceinline__
-#else
-#define WS_LCE_HD inline
-#endif
-inline constexpr int kBalancedLevels = 4;
-struct BalancedWalk {
-    int pairs = 0;
-    int userUnits = 0, candUnits = 0;   // (32-bit: the kernel's unit numbers)
-    int kStepsUser = 0, kStepsCand = 0; // k-steps of a user / candidate unit
-    // positions [end[j-1], end[j]) take count[j] candidate units (end[-1] = 0); count non-increasing, unused levels
-    // count 0 and end = pairs
-    int count[kBalancedLevels] = {}, end[kBalancedLevels] = {};
-    int longest = 0;  // the longest position's k-steps
-};
-// For `pairs` resident CTA pairs (userFirstWalk(s, maxClusters).clusters). kStepsUser / kStepsCand: ceil(K / 64).
-BalancedWalk balancedWalk(const Shape& s, int pairs);
-// Candidate units position q takes.
-WS_LCE_HD int balancedCandidates(const BalancedWalk& w, int q)
+// Rungs 3-4's kernel configurations (lce_body.cuh: the Variant of each). The number is the kernels' template argument
+// V, the value the switches take and the variant number the notes use (the other numbers were measured and removed:
+// docs/kernel-notes/lce-first-round.md, "Tried and removed"). What rung 3 and rung 4 run as built:
+inline constexpr int kRung3Config = 0;            // rung 3: whole staging halves, 3 ring stages
+inline constexpr int kRung4BroadcastConfig = 10;  // rung 4's broadcast walk (where rung4Broadcast says so)
+inline constexpr int kRung4UserFirstConfig = 15;  // rung 4's user-first walk (elsewhere)
+// What a configuration is (None: there is no configuration of that number).
+enum class ConfigKind { None, Rung3, Rung4Broadcast, Rung4UserFirst };
+constexpr ConfigKind configKind(int config)
 {
-    int n = 0;
-#pragma unroll
-    for (int j = kBalancedLevels - 1; j >= 0; --j)
-        if (q < w.end[j]) n = w.count[j];
-    return n;
+    return config == kRung3Config            ? ConfigKind::Rung3
+           : config == kRung4BroadcastConfig ? ConfigKind::Rung4Broadcast
+           : config == kRung4UserFirstConfig ? ConfigKind::Rung4UserFirst
+                                             : ConfigKind::None;
 }
-// How many positions take a candidate unit in round i (those with more than i: a prefix, the counts non-increasing).
-WS_LCE_HD int balancedRoundWidth(const BalancedWalk& w, int i)
-{
-    int e = 0;
-#pragma unroll
-    for (int j = 0; j < kBalancedLevels; ++j)
-        if (w.count[j] > i) e = w.end[j];
-    return e;
-}
-// Position q's first user unit (round robin from the last position; the next ones `pairs` apart).
-WS_LCE_HD int balancedFirstUser(const BalancedWalk& w, int q) { return w.pairs - 1 - q; }
-// User units position q takes.
-WS_LCE_HD int balancedUserUnits(const BalancedWalk& w, int q)
-{
-    const int r = balancedFirstUser(w, q);
-    return r < w.userUnits ? (w.userUnits - 1 - r) / w.pairs + 1 : 0;
-}
-// The walk of position q, as the kernel runs it: u = balancedFirst(...), then u = balancedNext(..., u, ...) while
-// u < end (end = userUnits + candUnits; lce --user-stage: userUnits, the user units alone).
-struct BalancedCursor {
-    int round = -1, c = 0;  // -1: in the user units; then the candidate round and the candidate index
-};
-WS_LCE_HD int balancedCandidateStart(const BalancedWalk& w, int q, int end, BalancedCursor& k)
-{
-    k.round = 0;
-    k.c = q;
-    return balancedCandidates(w, q) > 0 ? w.userUnits + q : end;
-}
-WS_LCE_HD int balancedFirst(const BalancedWalk& w, int q, int end, BalancedCursor& k)
-{
-    const int u = balancedFirstUser(w, q);
-    return u < w.userUnits ? u : balancedCandidateStart(w, q, end, k);
-}
-WS_LCE_HD int balancedNext(const BalancedWalk& w, int q, int u, int end, BalancedCursor& k)
-{
-    if (k.round < 0) {
-        u += w.pairs;
-        return u < w.userUnits ? u : balancedCandidateStart(w, q, end, k);
-    }
-    k.c += balancedRoundWidth(w, k.round);
-    ++k.round;
-    return k.round < balancedCandidates(w, q) ? w.userUnits + k.c : end;
-}
-// The units of position q in its order (the tests: the cursor above, to the end).
-std::vector<long long> balancedUnitsOf(const BalancedWalk& w, int q);
-// A split user tile's part `part` of `parts` (userSplitParts): its k-steps of the tile's kSteps, from k-step k0 =
-// part * kSteps / parts (the kernel's producer and consumers, lce_body.cuh; tst_lce_shape checks they cover K once).
-WS_LCE_HD int userPartSteps(int kSteps, int parts, int part, int& k0)
-{
-    k0 = part * kSteps / parts;
-    return (part + 1) * kSteps / parts - k0;
-}
-
-// Rung 4's deferred U (s13-lcefirst; lce_body.cuh's variant 16): a candidate piece whose user tile is not published
-// when the epilogue warp prepares it is staged WITHOUT U (the half zeroed: the consumers add 0) and stored; U is
-// TMA reduce-added onto it later. The epilogue warp keeps those pieces in this FIFO, each pushed when its store is
-// committed as bulk group g (counting the warp's commits 1, 2, ...): (unit u, piece pc, half cw). A reduce-add may be
-// issued once the piece's store is COMPLETE: with C groups committed, cp.async.bulk.wait_group k completes every group
-// but the k most recent, so the store is complete after waitDepth(C) = min(C - g, kDeferMaxDepth) (-1: no wait can
-// leave it pending, C < g). The kernel issues a fix-up only when waitDepth >= 1 (its store is not the last group) and
-// drains the rest at the end with wait_group 0.
-inline constexpr int kDeferCap = 16, kDeferMaxDepth = 2;
-struct DeferQueue {
-    int tag[kDeferCap], g[kDeferCap];  // tag = (u * 2 + pc) * 2 + cw
-    int head = 0, count = 0;
-    WS_LCE_HD static int tagOf(int u, int pc, int cw) { return (u * 2 + pc) * 2 + cw; }
-    WS_LCE_HD bool full() const { return count == kDeferCap; }
-    WS_LCE_HD void push(int u, int pc, int cw, int group)
-    {
-        const int i = (head + count) % kDeferCap;
-        tag[i] = tagOf(u, pc, cw);
-        g[i] = group;
-        ++count;
-    }
-    WS_LCE_HD void pop()
-    {
-        head = (head + 1) % kDeferCap;
-        --count;
-    }
-    WS_LCE_HD int headUnit() const { return tag[head] >> 2; }
-    WS_LCE_HD int headPiece() const { return (tag[head] >> 1) & 1; }
-    WS_LCE_HD int headHalf() const { return tag[head] & 1; }
-    WS_LCE_HD int waitDepth(int committed) const
-    {
-        const int d = committed - g[head];
-        return d < 0 ? -1 : d < kDeferMaxDepth ? d : kDeferMaxDepth;
-    }
-};
-
+// The switches (read by the driver's option parser, which refuses a bad value, and by rungs 3-4's launches):
+//   LCE_TVAR=V    every launch of rungs 3-4 that has configuration V runs it (rung 3: a Rung3 one; rung 4: a
+//                 Rung4* one, on every shape the walk can run), the others run as built;
+//   LCE_TVAR_B=V  the same for rung B of `lce --interleave A,B` (A,A allowed: V against the rung as built);
+//   LCE_R4UF=V    rung 4's user-first walk runs V (a Rung4UserFirst one) where rung 4 takes that walk.
+// The configuration `value` of switch `name` names: "" and `config` set, or the sentence that refuses the value.
+std::string parseConfigSwitch(const char* name, const char* value, int& config);
 // Command-line options of the driver. Returns "" or the sentence to print (exit 2).
 struct Options {
     Shape shape;

@@ -5,12 +5,15 @@
 // (storeHalfPublish); the epilogue warp of a candidate tile acquires the flag (waitOrderFlag) before it TMA-loads U's
 // tile into the staging half -- one tile ahead of its consumers, so the wait hides under their mainloop. Flags hold
 // the launch's epoch (nextFlagEpoch: never reset).
+// The user-first walk's kernel is lce_body.cuh's kRung4UserFirst: each staging half in two pieces, the 28 KB this
+// frees as a 4th ring stage (rung 3 keeps whole halves and 3 stages: with the pieces in both rungs rung 3 led rung 4,
+// docs/kernel-notes/lce.md, "s11-lce4"), a user tile's two halves published under one store completion wait.
 // Per shape (s11-lceuser): with few candidates per user (lce_shape.h: rung4Broadcast) the rung takes the broadcast
-// walk instead (lce_body.cuh's variant 10: a user tile and its candidates' tiles on one CTA pair, U in the consumers'
+// walk instead (kRung4Broadcast: a user tile and its candidates' tiles on one CTA pair, U in the consumers'
 // registers, a 4th ring stage) -- the user-first walk's user stage ran 15 % slower than cuBLAS's user GEMM there
 // (lce --user-stage), so with 2 candidates per user rung 4 lost to rung 3 (docs/kernel-notes/lce.md, s11-lceuser).
-// Diagnostics (output wrong, timing only): LCE_RUNG4_EPILOGUE=tnone / tnone4 (s8-lcespeed: the main loop alone,
-// transposed_probe.cu, 3 / 4 stages); LCE_TVAR=V (lce_body.cuh's variants 1-3: other staging layouts).
+// Switches (lce_shape.h): LCE_TVAR / LCE_TVAR_B / LCE_R4UF pick the configuration; diagnostic (output wrong, timing
+// only): LCE_RUNG4_EPILOGUE=tnone / tnone4 (s8-lcespeed: the main loop alone, transposed_probe.cu, 3 / 4 stages).
 // History: session 5's ping-pong rung 4 (persistent.cu) was removed in session 6; sessions 5-8's tiles of 128 (M) x
 // 256 (N) (epiwarp_kernel.cuh, with the diagnostics none / none4 / noload) were replaced by the transposed body in
 // s9-lcet (docs/kernel-notes.md).
@@ -33,63 +36,16 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
                  const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
                  const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
 {
-    static_assert(kVariant[V].walk != 2, "the balanced walk is lceUserFirstBalanced");
-    static_assert(kVariant[V].walk != 3, "the split walk is lceUserFirstSplit");
     body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
-// The same kernel on the balanced user-first walk (s11-lcewalk: kVariant walk = 2; its parameters carry the plan, so
-// it is a kernel of its own and lceUserFirst keeps its name and parameter block).
-template <int S, int V>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
-    lceUserFirstBalanced(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
-                         const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
-                         const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
-                         const int32_t* __restrict__ userOf, int* __restrict__ flags, const ParamsBal p)
-{
-    static_assert(kVariant[V].walk == 2, "lceUserFirstBalanced runs the balanced walk");
-    body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
-}
-// The same kernel with user tiles split along K (s12-lce: kVariant walk = 3; ParamsSplit::parts).
-template <int S, int V>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
-    lceUserFirstSplit(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
-                      const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
-                      const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
-                      const int32_t* __restrict__ userOf, int* __restrict__ flags, const ParamsSplit p)
-{
-    static_assert(kVariant[V].walk == 3, "lceUserFirstSplit runs the split walk");
-    body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
-}
-template <int S, int V>
-constexpr auto kernel4()
-{
-    if constexpr (kVariant[V].walk == 2) return lceUserFirstBalanced<S, V>;
-    else if constexpr (kVariant[V].walk == 3) return lceUserFirstSplit<S, V>;
-    else return lceUserFirst<S, V>;
-}
-
 namespace {
-// The most parts a split user tile gets (LCE_R4SPLIT=N, 1-8, a diagnostic; default kUserSplitMax).
-int splitMax()
-{
-    static const int n = [] {
-        const char* e = std::getenv("LCE_R4SPLIT");
-        if (!e) return kUserSplitMax;
-        const int x = std::atoi(e);
-        if (x >= 1 && x <= kSplitMax) return x;
-        std::fprintf(stderr, "lce: LCE_R4SPLIT=%s is not 1-%d; split user tiles take at most %d parts\n", e, kSplitMax,
-                     kUserSplitMax);
-        return kUserSplitMax;
-    }();
-    return n;
-}
 // CTA pairs of lceUserFirst<S, V> resident at once (0 and a sentence in err if the runtime cannot tell; asked once).
 template <int S, int V>
 int pairs4(std::string& err)
 {
     static int n = 0;
     if (n == 0)
-        n = residentPairs(reinterpret_cast<const void*>(kernel4<S, V>()), int(PlanOf<S, V>::bytes(true, kWarps)),
+        n = residentPairs(reinterpret_cast<const void*>(lceUserFirst<S, V>), int(PlanOf<S, V>::bytes(true, kWarps)),
                           err);
     return n;
 }
@@ -98,13 +54,13 @@ template <int S, int V>
 std::string launch4(Problem& p)
 {
     const Shape& s = p.s;
-    const auto kern = kernel4<S, V>();
+    const auto kern = lceUserFirst<S, V>;
     const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     Maps m;
-    std::string err = encodeMaps(p, true, kVariant[V], m);
+    std::string err = encodeMaps(p, true, variantOf(V), m);
     if (!err.empty()) return "rung 4 (user first): " + err;
-    constexpr bool bcast = kVariant[V].walk == 1;  // the broadcast walk (lce_shape.h)
+    constexpr bool bcast = variantOf(V).broadcast;  // the broadcast walk (lce_shape.h)
     if (bcast && s.shuffled)
         return "rung 4 (user first): the broadcast walk needs each user's candidates contiguous (not shuffled)";
     const UserFirstWalk walk = userFirstWalk(s, 1, bcast);  // lce_shape.cpp: tiles, units, flags (clusters below)
@@ -117,28 +73,9 @@ std::string launch4(Problem& p)
     const UserFirstWalk w = userFirstWalk(s, maxClusters, bcast);
     Params q = paramsOf(p, true, w);
     q.epoch = nextFlagEpoch();
-    int parts = 1;
-    if constexpr (kVariant[V].walk == 3) {  // each user tile as `parts` units, part-major (lce_body.cuh: unitOf)
-        parts = userSplitParts(s, w.clusters, splitMax());
-        if (w.units + (parts - 1) * w.userUnits > 2147483647LL)
-            return "rung 4 (user first, split user tiles): too many units for 32-bit unit numbers";
-        q.userUnits *= parts;
-        q.units += (parts - 1) * int(w.userUnits);
-    }
-    if constexpr (kVariant[V].defer != 0)  // lce_shape.h: DeferQueue's tags (u * 2 + pc) * 2 + cw in 31 bits
-        if (q.units >= (1 << 29)) return "rung 4 (user first, deferred U): too many units for the deferral's tags";
     if (!bcast && userStageOnly()) q.units = q.userUnits;  // lce --user-stage: the user units alone (diagnostic)
-    ParamsV<V> qv{};
-    static_cast<Params&>(qv) = q;
-    if constexpr (kVariant[V].walk == 3) qv.parts = parts;
-    if constexpr (kVariant[V].walk == 2) {  // the balanced walk's plan (lce_shape.cpp), for the pairs launched
-        qv.bal = balancedWalk(s, w.clusters);
-        if (qv.bal.pairs != w.clusters || qv.bal.userUnits != q.userUnits
-            || (long long)qv.bal.userUnits + qv.bal.candUnits != w.units)
-            return "rung 4 (user first, balanced walk): the plan does not match the walk's units and pairs";
-    }
     kern<<<unsigned(w.clusters * 2), kThreads, smem, p.stream>>>(m.wUser, m.eUser, m.wCand, m.eCand, m.u, m.out,
-                                                                 p.userOf, p.flags, qv);
+                                                                 p.userOf, p.flags, q);
     p.lastKernel = reinterpret_cast<const void*>(kern);
     p.lastGrid = unsigned(w.clusters * 2);
     const cudaError_t e = cudaGetLastError();
@@ -147,15 +84,6 @@ std::string launch4(Problem& p)
 }
 }  // namespace
 }  // namespace body
-
-constexpr int kBroadcastVariant = 10;  // rung 4's broadcast walk as the rung takes it (lce_body.cuh's kVariant)
-// Rung 4's user-first walk as the rung takes it (session 11, the lead's decision after s11-lce4's calls): the epilogue
-// staged in pieces, the 28 KB this frees as a 4th ring stage. Rung 3 keeps whole halves and 3 stages: with the pieces in
-// both rungs rung 3 led rung 4 by 1.3-2.3 % at the benchmark point (docs/kernel-notes/lce.md, "s11-lce4"), so rung 4's
-// teaching text says which part of its lead is the deeper ring. LCE_R4UF=0 runs the walk on whole halves.
-// Since s13-lcefirst: variant 15 (11 with a user tile's two halves published at once, one store completion wait):
-// 0.9909 against 11 at the benchmark point (32 of 40 pairs), 0.9908 at 1024/100 (38 of 40); 11 against itself 1.0010.
-constexpr int kUserFirstVariant = 15;
 
 bool& userStageOnly()
 {
@@ -175,42 +103,30 @@ std::string runUserFirst(Problem& p)
         return v;
     }();
     if (diag) return runTransposedProbe(p, diag == 2 ? 4 : 3);
-    // the variant asked for, else the walk per shape (s11-lceuser: the broadcast walk, kernel variant
-    // kBroadcastVariant, where rung4Broadcast says so); the broadcast walk needs each user's candidates contiguous
-    // and is not what --user-stage measures (the user-first walk's user units)
+    // The configuration asked for (LCE_TVAR, or LCE_TVAR_B's launches) if it is rung 4's, else the walk per shape: the
+    // broadcast walk where rung4Broadcast says so, the user-first walk (LCE_R4UF's configuration if set) elsewhere.
+    // The broadcast walk needs each user's candidates contiguous and is not what --user-stage measures (the
+    // user-first walk's user units): there the user-first walk runs instead.
+    constexpr int kBcast = kRung4BroadcastConfig;
     std::string err;  // (no pairs: no broadcast walk; the user-first walk's launch reports its own)
-    const int pairs = body::pairs4<body::kVariant[kBroadcastVariant].stages, kBroadcastVariant>(err);
-    static const int uf = [] {  // LCE_R4UF=0 / 11-20: the user-first walk's variant (the broadcast walk stays)
+    const int pairs = body::pairs4<body::variantOf(kBcast).stages, kBcast>(err);
+    static const int uf = [] {
         const char* e = std::getenv("LCE_R4UF");
-        if (!e) return kUserFirstVariant;
-        const int x = std::atoi(e);
-        if (x == 0 || (x >= 11 && x <= 20)) return x;
-        std::fprintf(stderr, "lce: LCE_R4UF=%s is not 0 or 11-20; rung 4 runs variant %d\n", e,
-                     kUserFirstVariant);
-        return kUserFirstVariant;
+        int c = kRung4UserFirstConfig;
+        if (!e) return c;
+        const std::string bad = parseConfigSwitch("LCE_R4UF", e, c);  // (the driver's option parser refuses it)
+        if (!bad.empty()) std::fprintf(stderr, "lce: %s; rung 4 runs configuration %d\n", bad.c_str(), c);
+        return c;
     }();
-    const int v = body::variantAsked() ? body::variantFromEnv() : rung4Broadcast(p.s, pairs) ? kBroadcastVariant : uf;
-    const bool bcast = !p.s.shuffled && !userStageOnly();
+    const int asked = body::variantAsked();
+    const ConfigKind k = configKind(asked);
+    int v = k == ConfigKind::Rung4Broadcast || k == ConfigKind::Rung4UserFirst ? asked
+            : rung4Broadcast(p.s, pairs)                                       ? kBcast
+                                                                               : uf;
+    if (v == kBcast && (p.s.shuffled || userStageOnly())) v = uf;
     switch (v) {
-    case 1: return body::launch4<3, 1>(p);
-    case 2: return body::launch4<3, 2>(p);
-    case 3: return body::launch4<3, 3>(p);
-    case 7: return body::launch4<body::kVariant[7].stages, 7>(p);
-    case 8: return body::launch4<3, 8>(p);
-    case 9: return bcast ? body::launch4<3, 9>(p) : body::launch4<body::kVariant[0].stages, 0>(p);
-    case 10:
-        return bcast ? body::launch4<body::kVariant[10].stages, 10>(p) : body::launch4<body::kVariant[0].stages, 0>(p);
-    case 11: return body::launch4<body::kVariant[11].stages, 11>(p);
-    case 12: return body::launch4<body::kVariant[12].stages, 12>(p);
-    case 13: return body::launch4<body::kVariant[13].stages, 13>(p);  // s11-lcewalk: 11 on the balanced walk
-    case 14: return body::launch4<body::kVariant[14].stages, 14>(p);  // s12-lce: 11 with user tiles split along K
-    case 15: return body::launch4<body::kVariant[15].stages, 15>(p);  // s12-lce: 11, user tiles published at once
-    case 16: return body::launch4<body::kVariant[16].stages, 16>(p);  // s13-lcefirst: 11 with deferred U
-    case 17: return body::launch4<body::kVariant[17].stages, 17>(p);  // s13-lcefirst: 16 without the reduce-adds
-    case 18: return body::launch4<body::kVariant[18].stages, 18>(p);  // s13-lcefirst: 15, first round deferred
-    case 19: return body::launch4<body::kVariant[19].stages, 19>(p);  // s13-lcefirst: 15 + 16's deferral
-    case 20: return body::launch4<body::kVariant[20].stages, 20>(p);  // s13-lcefirst: 18, reduce-adds at the end
-    default: return body::launch4<body::kVariant[0].stages, 0>(p);
+    case kBcast: return body::launch4<body::variantOf(kBcast).stages, kBcast>(p);
+    default: return body::launch4<body::variantOf(kRung4UserFirstConfig).stages, kRung4UserFirstConfig>(p);
     }
 }
 

@@ -12,8 +12,9 @@
 #      3 / 4 ring stages; output wrong: what the epilogue and the ring depth cost; LCE_VARIANTS=0 skips);
 #   6. the sweep, checked and timed, with the default variant (LCE_SWEEP=0 skips it).
 # Kernel variants: the loops over LCE_KERNELS (default "default": the rung as built) and LCE_SWEEP_KERNELS run each
-# value v with LCE_TVAR=v (since s9-lcet: kernels/lce/lce_body.cuh's kVariant, 1-3 other staging layouts, 4-6 timing
-# diagnostics with the output wrong; session 8's LCE_KERNEL values are gone).
+# value v with LCE_TVAR=v (kernels/lce/lce_shape.h's kernel configurations: 10 forces rung 4's broadcast walk, 15 its
+# user-first walk, on every shape; another value makes lce refuse with exit 2; session 8's LCE_KERNEL values and the
+# variants of sessions 9-13 are gone: docs/kernel-notes/lce-first-round.md, "Tried and removed").
 # Since s8-lcespeed also: rung 3 vs rung 4 interleaved in one process (lce --interleave 3,4) per variant, and the
 # no-epilogue diagnostics per variant.
 # The device copies the session's checkout: build here, put the binaries and these two scripts in an ignored

@@ -13,6 +13,9 @@
 #   ws_begin NAME DEFAULT_BUDGET   the usual start of a script: OUT (default ./out-NAME, created), BUDGET (default
 #                    DEFAULT_BUDGET seconds), a fresh log folder L (/tmp/NAME-logs.XXXX), the summary S = $OUT/summary.txt
 #                    emptied, and T0 = now
+#   ws_sweep33       prints issue 14's 33-shape sweep as ladder_bench arguments (--shape MxNxK ...): squares 1024..16384,
+#                    LLM projections M in {128, 512, 2048, 8192} x (N x K) in {4096x4096, 14336x4096, 4096x14336,
+#                    28672x8192}, short K, long K, non-multiples; the one list every sweep script uses
 # The caller sets S (the summary file) before calling note or run, OUT before run, and L, BUDGET and T0 before
 # step or left (ws_begin sets all five).
 #
@@ -76,4 +79,16 @@ step() {  # step NAME LIMIT PASS_REGEX CMD...
         grep -h "^FAIL" "$L/$name.log" | head -5 | tee -a "$S"
     fi
     return $rc
+}
+
+ws_sweep33() {
+    local x m nk sw=""
+    for x in 1024 2048 4096 6144 8192 12288 16384; do sw="$sw --shape ${x}x${x}x${x}"; done
+    for m in 128 512 2048 8192; do
+        for nk in 4096x4096 14336x4096 4096x14336 28672x8192; do sw="$sw --shape ${m}x${nk}"; done
+    done
+    sw="$sw --shape 4096x4096x256 --shape 8192x8192x512 --shape 4096x4096x1024 --shape 1024x1024x16384"
+    sw="$sw --shape 2048x2048x32768 --shape 4000x4000x4000 --shape 8191x8193x4104 --shape 1000x4096x1000"
+    sw="$sw --shape 1x4096x4096 --shape 256x4096x4096"
+    echo "$sw"
 }

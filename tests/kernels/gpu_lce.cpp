@@ -2,7 +2,8 @@
 // fp32 reference, the output poisoned with NaN before each run) at the benchmark point and at odd sizes,
 // and checks the refusals: rungs 3-4 refuse N = 100 (not a multiple of 8) with a sentence and exit 3
 // when asked alone, while rungs 0-2 still pass; and --trace-cost records events on rungs 3-4. Usage: gpu_lce PATH_TO_LCE [--quick]
-// (The environment reaches the driver: LCE_TVAR=10 checks every case with rung 4's broadcast walk, s11-lceuser.)
+// (The environment reaches the driver: LCE_TVAR=10 checks every unshuffled case with rung 4's broadcast walk,
+// LCE_TVAR=15 every case with its user-first walk: lce_shape.h's kernel configurations.)
 // Exit: 0 passed, 1 failed, 77 no sm_90 GPU (SKIP).
 #include <cstdio>
 #include <string>
@@ -72,7 +73,7 @@ int main(int argc, char** argv)
         {"every candidate its own user", "--b 200 --per-user 1"},
         {"a shuffled mapping", "--b 300 --per-user 7 --shuffled"},
         // few candidates per user (s11-lceuser: rung 4's broadcast walk where its units balance, the B = 512 case on 66
-        // CTA pairs; every case takes it with LCE_TVAR=10): B odd, so the last user has one candidate; two N tiles
+        // CTA pairs; every unshuffled case takes it with LCE_TVAR=10): B odd, so the last user has one candidate; two N tiles
         {"2 per user, B odd, N = 264 (two N tiles)", "--m 257 --n 264 --k-user 100 --k-cand 131 --b 51 --per-user 2"},
         {"2 per user, shuffled (rung 4 keeps the user-first walk)", "--b 64 --per-user 2 --shuffled"},
         {"2 per user, B = 512 (rung 4's broadcast walk as chosen per shape on 66 CTA pairs)", "--b 512 --per-user 2"},

@@ -2,7 +2,7 @@
 // which rung refuses which shape and with what sentence, the useful-FLOP count, the candidate -> user
 // mapping (contiguous and shuffled), the bytes-moved model's order across rungs, K padding, the option
 // parser's refusals, and rungs 3-4's walk (224 x 256 tiles, one CTA pair per unit, one flag per user
-// tile half per CTA) and rung 4's balanced walk (s11-lcewalk). Exit: 0 passed, 1 failed.
+// tile half per CTA; the broadcast walk and when rung 4 takes it). Exit: 0 passed, 1 failed.
 #include "lce_shape.h"
 
 #include <algorithm>
@@ -112,7 +112,7 @@ int main()
         Options bad;
         unsetenv("LCE_TVAR_B");
         expect(!parse({"--interleave", "3,3"}, bad).empty(), "--interleave of one rung with itself is refused");
-        setenv("LCE_TVAR_B", "7", 1);  // s10-lcespeed: a kernel variant against the rung itself
+        setenv("LCE_TVAR_B", "10", 1);  // s10-lcespeed: a kernel configuration against the rung itself
         Options same;
         expect(parse({"--interleave", "4,4"}, same).empty() && same.abA == 4 && same.abB == 4,
                "--interleave 4,4 with LCE_TVAR_B set: the variant against the rung");
@@ -120,6 +120,43 @@ int main()
         expect(!parse({"--interleave", "3,5"}, bad).empty(), "--interleave 3,5 is refused (no rung 5)");
         expect(!parse({"--interleave", "34"}, bad).empty(), "--interleave without a comma is refused");
         expect(!parse({"--interleave"}, bad).empty(), "--interleave without a value is refused");
+    }
+    {  // rungs 3-4's kernel configurations and their switches (LCE_TVAR, LCE_TVAR_B, LCE_R4UF)
+        expect(configKind(kRung3Config) == ConfigKind::Rung3 && configKind(kRung4BroadcastConfig) == ConfigKind::Rung4Broadcast
+                   && configKind(kRung4UserFirstConfig) == ConfigKind::Rung4UserFirst,
+               "the rungs' configurations: 0 rung 3, 10 rung 4's broadcast walk, 15 rung 4's user-first walk");
+        bool removed = true;  // the variant numbers measured and removed (docs/kernel-notes/lce-first-round.md)
+        for (int v : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 16, 17, 18, 19, 20, 21, -1})
+            removed = removed && configKind(v) == ConfigKind::None;
+        expect(removed, "no configuration of a removed variant number");
+        int c = -1;
+        expect(parseConfigSwitch("LCE_TVAR", "10", c).empty() && c == 10, "LCE_TVAR=10: rung 4's broadcast walk");
+        c = -1;
+        expect(parseConfigSwitch("LCE_TVAR_B", "0", c).empty() && c == 0, "LCE_TVAR_B=0: rung 3's configuration");
+        c = -1;
+        expect(parseConfigSwitch("LCE_R4UF", "15", c).empty() && c == 15, "LCE_R4UF=15: rung 4's user-first walk");
+        c = -1;
+        const std::string gone = parseConfigSwitch("LCE_TVAR", "16", c);
+        expect(gone.rfind("LCE_TVAR=16: no such kernel configuration", 0) == 0 && c == -1,
+               "LCE_TVAR=16 refused with a sentence naming the switch (got '" + gone + "')");
+        const std::string bcast = parseConfigSwitch("LCE_R4UF", "10", c);
+        expect(bcast.rfind("LCE_R4UF=10: not a configuration of rung 4's user-first walk", 0) == 0 && c == -1,
+               "LCE_R4UF=10 refused: the broadcast walk is not a user-first configuration (got '" + bcast + "')");
+        expect(!parseConfigSwitch("LCE_TVAR", "x", c).empty() && !parseConfigSwitch("LCE_TVAR", "", c).empty()
+                   && !parseConfigSwitch("LCE_TVAR", "15 ", c).empty() && c == -1,
+               "LCE_TVAR: a value that is not a number refused");
+        for (const char* name : {"LCE_TVAR", "LCE_TVAR_B", "LCE_R4UF"}) {
+            Options o1;
+            setenv(name, "13", 1);
+            const std::string err = parse({"--rung", "4"}, o1);
+            unsetenv(name);
+            expect(err.rfind(std::string(name) + "=13: ", 0) == 0,
+                   std::string("the option parser refuses ") + name + "=13 (got '" + err + "')");
+        }
+        Options o2;
+        setenv("LCE_TVAR", "15", 1);
+        expect(parse({"--rung", "4"}, o2).empty(), "the option parser takes LCE_TVAR=15");
+        unsetenv("LCE_TVAR");
     }
     expect(!parse({"--m", "x"}, e).empty(), "--m x is refused");
     expect(!parse({"--m", "-4"}, e).empty(), "--m -4 is refused");
@@ -218,223 +255,6 @@ int main()
         Options us;
         expect(parse({"--user-stage"}, us).empty() && us.userStage && !us.check && !us.time,
                "--user-stage alone: the stage timing, no check asked");
-    }
-
-    // rung 4's balanced user-first walk (s11-lcewalk, lce_body.cuh's variant 13): the same units as the user-first
-    // walk, the pairs with user units take fewer candidate units; the plan the kernel walks (balancedCandidates,
-    // balancedRoundWidth) and the host's balancedUnitsOf are one set of functions
-    {
-        // k-steps of the round-robin walk's longest pair (unit u to pair u % pairs) and of the plan's, per position
-        auto roundRobinLongest = [](const BalancedWalk& w) {
-            std::vector<long long> k(size_t(w.pairs), 0);
-            for (long long u = 0; u < (long long)w.userUnits + w.candUnits; ++u)
-                k[size_t(u % w.pairs)] += u < w.userUnits ? w.kStepsUser : w.kStepsCand;
-            return *std::max_element(k.begin(), k.end());
-        };
-        const BalancedWalk w = balancedWalk(bench, 66);
-        expect(w.pairs == 66 && w.userUnits == 30 && w.candUnits == 2048 && w.kStepsUser == 19 && w.kStepsCand == 14,
-               "balanced walk at the benchmark point: 66 pairs, 30 user units of 19 k-steps, 2048 candidate units of 14");
-        expect(roundRobinLongest(w) == 453, "... the round-robin walk's longest pair: 1 user + 31 candidate units = 453 "
-                                            "k-steps (got " + std::to_string(roundRobinLongest(w)) + ")");
-        expect(w.longest == 448, "... the balanced walk's longest pair: 448 k-steps, what the candidates alone give "
-                                 "(ceil(2048 / 66) x 14; got " + std::to_string(w.longest) + ")");
-        expect(balancedUserUnits(w, 65) == 1 && balancedUserUnits(w, 36) == 1 && balancedUserUnits(w, 35) == 0
-                   && balancedCandidates(w, 65) == 30 && balancedCandidates(w, 0) == 32,
-               "... the 30 pairs with a user unit are the last ones and take 30 candidate units (439 k-steps), the "
-               "first ones 32 (got " + std::to_string(balancedCandidates(w, 65)) + " / "
-                   + std::to_string(balancedCandidates(w, 0)) + ")");
-
-        // every shape of the sweep and the odd ones, with several counts of resident pairs: every unit dealt once,
-        // each pair's units increasing with its user units first, the plan's longest what its pairs do, never more
-        // than round robin, and the least any assignment can reach (at longest - 1 the pairs' capacities floor((T -
-        // their user k-steps) / kStepsCand), with the user units dealt as they are, cannot hold the candidates)
-        std::vector<Shape> shapes = {bench, n200, m1};
-        Shape own = bench;
-        own.b = 200;
-        own.perUser = 1;
-        shapes.push_back(own);
-        Shape n264 = bench;
-        n264.m = 257;
-        n264.n = 264;
-        n264.perUser = 1000;
-        shapes.push_back(n264);
-        Shape tiny = m1;
-        tiny.b = 9;
-        tiny.perUser = 4;
-        shapes.push_back(tiny);
-        Shape longUser = bench;  // user units much longer than candidate units
-        longUser.kUser = 9000;
-        longUser.kCand = 64;
-        shapes.push_back(longUser);
-        for (int b : {512, 1024, 2048, 3072})
-            for (int pu : {2, 5, 10, 50, 100, 1000}) {
-                Shape sh = bench;
-                sh.b = b;
-                sh.perUser = pu;
-                shapes.push_back(sh);
-            }
-        bool once = true, ordered = true, longestTrue = true, noWorse = true, least = true;
-        std::string where, table;
-        for (const Shape& sh : shapes)
-            for (int pairs : {66, 1, 7, 132}) {
-                const BalancedWalk v = balancedWalk(sh, pairs);
-                const UserFirstWalk uf = userFirstWalk(sh, pairs);
-                const long long units = (long long)v.userUnits + v.candUnits;
-                const std::string at = sh.text() + " pairs " + std::to_string(pairs);
-                if (v.pairs != uf.clusters || units != uf.units || v.userUnits != uf.userUnits) {
-                    once = false;
-                    where = at;
-                }
-                std::vector<int> dealt(size_t(units), 0);
-                std::vector<long long> steps(size_t(v.pairs), 0);
-                for (int q = 0; q < v.pairs; ++q) {
-                    const std::vector<long long> us = balancedUnitsOf(v, q);
-                    for (size_t i = 0; i < us.size(); ++i) {
-                        if (us[i] < 0 || us[i] >= units) {
-                            once = false;
-                            where = at;
-                            continue;
-                        }
-                        ++dealt[size_t(us[i])];
-                        steps[size_t(q)] += us[i] < v.userUnits ? v.kStepsUser : v.kStepsCand;
-                        if (i > 0 && us[i] <= us[i - 1]) {  // increasing, so user units (numbered first) come first
-                            ordered = false;
-                            where = at;
-                        }
-                    }
-                }
-                for (int d : dealt)
-                    if (d != 1) {
-                        once = false;
-                        where = at;
-                    }
-                const long long longest = *std::max_element(steps.begin(), steps.end());
-                if (longest != v.longest) longestTrue = false, where = at;
-                if (longest > roundRobinLongest(v)) noWorse = false, where = at;
-                long long cap = 0;  // the capacities at longest - 1
-                for (int q = 0; q < v.pairs; ++q) {
-                    const long long userSteps = (long long)balancedUserUnits(v, q) * v.kStepsUser;
-                    if (userSteps > longest - 1) cap = -1LL << 40;  // a pair's user units alone exceed it
-                    cap += std::max(0LL, (longest - 1 - userSteps) / v.kStepsCand);
-                }
-                if (cap >= v.candUnits) least = false, where = at;
-                if (pairs == 66 && sh.m == 433 && sh.n == 256 && sh.kUser == 1178)
-                    table += " " + std::to_string(sh.b) + "/" + std::to_string(sh.perUser) + ":"
-                             + std::to_string(roundRobinLongest(v)) + "->" + std::to_string(longest);
-            }
-        std::printf("  balanced walk, 66 pairs, B/per-user: round-robin -> balanced longest pair (k-steps):%s\n",
-                    table.c_str());
-        expect(once, "balanced walk: every unit dealt to exactly one pair, the user-first walk's units and pairs"
-                         + (where.empty() ? std::string() : " (last problem at " + where + ")"));
-        expect(ordered, "balanced walk: each pair walks its units in increasing order, user units first");
-        expect(longestTrue, "balanced walk: its longest pair is what the pairs' units add up to");
-        expect(noWorse, "balanced walk: never longer than round robin");
-        expect(least, "balanced walk: the least longest pair any assignment of the candidate units can reach");
-    }
-
-    // rung 4's split user tiles (s12-lce, variant 14): parts per user tile for the pairs, and each part's k-steps
-    {
-        expect(userSplitParts(bench, 66) == 2, "split user tiles: the benchmark point (30 user tiles, 66 pairs) 2 parts");
-        Shape s = bench;
-        s.perUser = 100;  // 11 users, 22 user tiles
-        expect(userSplitParts(s, 66) == 3, "split user tiles: 1024 / 100 per user (22 tiles, 66 pairs) 3 parts");
-        s.b = 3072;
-        s.perUser = 1000;  // 4 users, 8 tiles: 8 would fit, kUserSplitMax caps
-        expect(userSplitParts(s, 66) == kUserSplitMax && userSplitParts(s, 66, 8) == 8 && userSplitParts(s, 66, 1) == 1,
-               "split user tiles: 3072 / 1000 per user (8 tiles) at most maxParts");
-        s.b = 512;
-        s.perUser = 10;  // 52 users, 104 tiles > 66 pairs
-        expect(userSplitParts(s, 66) == 1, "split user tiles: more user tiles than pairs: 1 part (not split)");
-        s.perUser = 1000;
-        s.kUser = 100;  // 2 k-steps
-        expect(userSplitParts(s, 66) == 2, "split user tiles: no more parts than the user tile's k-steps");
-        expect(userSplitParts(bench, 0) == 1 && userSplitParts(bench, 1) == 1, "split user tiles: 0 or 1 pair: 1 part");
-        bool cover = true, nonEmpty = true, fits = true;
-        std::string where;
-        for (int kSteps : {1, 2, 3, 5, 19, 64})
-            for (int parts = 1; parts <= 8 && parts <= kSteps; ++parts) {
-                int next = 0;
-                for (int j = 0; j < parts; ++j) {
-                    int k0 = -1;
-                    const int n = userPartSteps(kSteps, parts, j, k0);
-                    if (k0 != next) cover = false, where = std::to_string(kSteps) + "/" + std::to_string(parts);
-                    if (n < 1) nonEmpty = false, where = std::to_string(kSteps) + "/" + std::to_string(parts);
-                    next = k0 + n;
-                }
-                if (next != kSteps) cover = false, where = std::to_string(kSteps) + "/" + std::to_string(parts);
-            }
-        for (int b : {512, 1024, 2048, 3072})
-            for (int pu : {2, 5, 10, 50, 70, 100, 1000}) {
-                Shape t = bench;
-                t.b = b;
-                t.perUser = pu;
-                const int parts = userSplitParts(t, 66);
-                if (parts > 1 && parts * userFirstWalk(t, 66).userUnits > 66) fits = false;
-            }
-        expect(cover && nonEmpty, "split user tiles: the parts' k-steps cover the tile's once, none empty"
-                                      + (where.empty() ? std::string() : " (problem at " + where + ")"));
-        expect(fits, "split user tiles: a split walk's user units all fit in the first round (parts * tiles <= pairs)");
-    }
-
-    {  // rung 4's deferred U (s13-lcefirst, lce_body.cuh's variant 16): the epilogue warp's FIFO of pieces stored
-       // without U, and how far it waits (cp.async.bulk.wait_group k) before reduce-adding U onto one
-        DeferQueue q;
-        bool order = true, tags = true, complete = true, least = true;
-        // a model of the warp's bulk groups: commits 1..C; wait_group k completes every group <= C - k
-        int committed = 0, completeUpTo = 0, pushed = 0, popped = 0;
-        std::vector<int> want;  // the pieces pushed, in order: u, pc, cw
-        unsigned rng = 12345u;
-        auto rnd = [&](unsigned n) {
-            rng = rng * 1103515245u + 12345u;
-            return (rng >> 8) % n;
-        };
-        for (int step = 0; step < 4000; ++step) {
-            const unsigned what = rnd(4);
-            if (what == 0 && !q.full()) {  // a half's store committed; the piece was staged without U
-                ++committed;
-                const int u = int(rnd(1u << 29)), pc = int(rnd(2)), cw = int(rnd(2));
-                q.push(u, pc, cw, committed);
-                want.insert(want.end(), {u, pc, cw});
-                ++pushed;
-            } else if (what == 1) {  // a store of a piece with U (not queued)
-                ++committed;
-            } else if (q.count > 0) {  // a fix-up of the head as the kernel takes it (depth >= 1), or drained (any)
-                const int d = q.waitDepth(committed);
-                const bool drain = what == 3 && rnd(8) == 0;
-                if (d < 0 || (!drain && d < 1)) continue;
-                const int g = committed - d;  // groups <= committed - d are complete after wait_group d
-                completeUpTo = std::max(completeUpTo, g);
-                const int headG = q.g[q.head];
-                if (headG > completeUpTo) complete = false;  // the store might still be in flight
-                if (d < kDeferMaxDepth && committed - headG != d) least = false;  // waited for more than needed
-                if (d > kDeferMaxDepth) least = false;
-                const int* t = &want[3 * std::size_t(popped)];
-                if (q.headUnit() != t[0]) order = false;
-                if (q.headPiece() != t[1] || q.headHalf() != t[2]) tags = false;
-                q.pop();
-                ++popped;
-                ++committed;  // the reduce-add's own group
-            }
-        }
-        expect(pushed > 100 && popped > 100, "deferred U: the model pushed and popped pieces (" + std::to_string(pushed)
-                                                 + " / " + std::to_string(popped) + ")");
-        expect(order && tags, "deferred U: the FIFO returns the pieces in order, (unit, piece, half) intact");
-        expect(complete, "deferred U: waitDepth leaves the piece's store complete before its reduce-add");
-        expect(least, "deferred U: waitDepth waits no more than the piece's store needs (at most kDeferMaxDepth)");
-        DeferQueue f;
-        for (int i = 0; i < kDeferCap; ++i) f.push(i, i & 1, (i >> 1) & 1, i + 1);
-        bool wrap = f.full();
-        for (int i = 0; i < 5; ++i) f.pop();
-        for (int i = 0; i < 5; ++i) f.push(100 + i, 0, 1, 20 + i);
-        wrap = wrap && f.full();
-        for (int i = 5; i < kDeferCap; ++i, f.pop()) wrap = wrap && f.headUnit() == i && f.g[f.head] == i + 1;
-        for (int i = 0; i < 5; ++i, f.pop()) wrap = wrap && f.headUnit() == 100 + i && f.headHalf() == 1;
-        expect(wrap && f.count == 0, "deferred U: the FIFO holds kDeferCap pieces and wraps around");
-        DeferQueue one;
-        one.push(7, 1, 0, 5);
-        expect(one.waitDepth(4) == -1 && one.waitDepth(5) == 0 && one.waitDepth(6) == 1 && one.waitDepth(7) == 2
-                   && one.waitDepth(50) == kDeferMaxDepth,
-               "deferred U: waitDepth -1 before the store's group, then C - g up to kDeferMaxDepth");
     }
 
     std::printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);

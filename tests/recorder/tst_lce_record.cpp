@@ -170,8 +170,8 @@ private slots:
         QVERIFY2(all.size() >= 8, qPrintable(all.join(',')));
         // Rung 3 is epilogue_warp.cu, rung 4 user_first.cu (docs/architecture.md): the rung's kernel is the file's
         // first, and every other kernel of the file extends its name (a diagnostic variant). Since s9-lcet both
-        // rungs' kernels are templates on lce_body.cuh's variant (lceEpilogueWarp<3, V>, lceUserFirst<3, V>: V = 0
-        // the rung, the others behind LCE_TVAR); the main-loop probe (transposed_probe.cu, LCE_RUNG4_EPILOGUE=tnone)
+        // rungs' kernels are templates on lce_body.cuh's configuration (lceEpilogueWarp<3, 0>, lceUserFirst<4, 10>
+        // and <4, 15>: lce_shape.h's kRung*Config); the main-loop probe (transposed_probe.cu, LCE_RUNG4_EPILOGUE=tnone)
         // is no rung's kernel and must not match either filter.
         const std::map<int, QString> fileOf{{3, QStringLiteral("epilogue_warp.cu")}, {4, QStringLiteral("user_first.cu")}};
         QVERIFY2(byFile.value(QStringLiteral("transposed_probe.cu")).size() == 1, qPrintable(all.join(',')));

@@ -43,18 +43,6 @@ __device__ __forceinline__ int acquireFlag(const int* f)
     asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
     return v;
 }
-// atom.add with acquire-release semantics (gpu scope); returns the old value.
-__device__ __forceinline__ int atomicAddAcqRel(int* f, int v)
-{
-    int old;
-    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(f), "r"(v) : "memory");
-    return old;
-}
-// Split user tiles (s12-lce, storeHalfSplit): a tile's flag while its parts are summed holds values in
-// [splitFlagBase(epoch), splitFlagBase(epoch) + kSplitMax); epochs are positive, so these never equal an epoch (the
-// value the readers wait for) nor a base of an earlier launch's epoch.
-inline constexpr int kSplitMax = 8;
-__device__ __forceinline__ int splitFlagBase(int epoch) { return -kSplitMax * epoch; }
 // Generic-proxy global writes <-> async-proxy (TMA) accesses, both directions.
 __device__ __forceinline__ void fenceProxyAsyncGlobal() { asm volatile("fence.proxy.async;" ::: "memory"); }
 
@@ -169,8 +157,7 @@ struct StagingCols {
 };
 
 // The staging of the epilogue warp for a layout L (above). KB: pairs of column groups whose U is read ahead per
-// batch in epilogueAdd. Diag (timing diagnostics, output wrong; s9-lcet): bit 0: the consumers skip the add (no
-// ldmatrix / stmatrix); bit 1: the epilogue warp moves no bytes (no U load, no output store).
+// batch in epilogueAdd.
 // Shared (s10-lcespeed; false = every version before it): ONE half's bytes for both warpgroups, used in turn (U of
 // warpgroup 0, its output, U of warpgroup 1, its output, ...: EpilogueWarp keeps one pending tile), so that the
 // staging needs kHalfBytes instead of twice that (e.g. for one more ring stage).
@@ -179,7 +166,7 @@ struct StagingCols {
 // accumulator): the consumers add / stage piece 0 from the accumulator (epilogueAddAt / epilogueStageAt), keep the
 // others as fp16 in registers (packAt) and add / stage them later (epilogueAddHeld / epilogueStageHeld), each a tile
 // of its own on the barriers; the epilogue warp stores each piece into the rows it came from.
-template <class L, int KB = 4, int Diag = 0, bool Shared = false, int Pieces = 1>
+template <class L, int KB = 4, bool Shared = false, int Pieces = 1>
 struct EpilogueStagingOf {
     using Layout = L;
     static constexpr bool kShared = Shared;
@@ -221,7 +208,7 @@ struct EpilogueStagingOf {
                                               bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Store, n, uint8_t(cw));
-        if (issuer && !(Diag & 2)) {
+        if (issuer) {
 #pragma unroll
             for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
             bulkCommit();
@@ -235,9 +222,7 @@ struct EpilogueStagingOf {
                                                 bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Load, n, uint8_t(cw));
-        if (issuer && (Diag & 2)) {
-            mbarArrive(&uFull[cw]);
-        } else if (issuer) {
+        if (issuer) {
             mbarArriveExpectTx(&uFull[cw], kHalfBytes);
 #pragma unroll
             for (int c = 0; c < kBoxes; ++c)
@@ -281,19 +266,17 @@ struct EpilogueStagingOf {
         static_assert(NA >= 4 * J0 + L::kCols / 2, "the columns are in the accumulator");
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
-        if constexpr (!(Diag & 1)) {
 #pragma unroll
-            for (int j0 = 0; j0 < L::kCols / 8; j0 += 2 * KB) {
-                uint32_t u[KB][4];
+        for (int j0 = 0; j0 < L::kCols / 8; j0 += 2 * KB) {
+            uint32_t u[KB][4];
 #pragma unroll
-                for (int b = 0; b < KB; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
+            for (int b = 0; b < KB; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
 #pragma unroll
-                for (int b = 0; b < KB; ++b) {
-                    const int j = j0 + 2 * b, a = 4 * (J0 + j);
-                    stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[a], acc[a + 1]),
-                        addHalf2(u[b][1], acc[a + 2], acc[a + 3]), addHalf2(u[b][2], acc[a + 4], acc[a + 5]),
-                        addHalf2(u[b][3], acc[a + 6], acc[a + 7]));
-                }
+            for (int b = 0; b < KB; ++b) {
+                const int j = j0 + 2 * b, a = 4 * (J0 + j);
+                stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[a], acc[a + 1]),
+                    addHalf2(u[b][1], acc[a + 2], acc[a + 3]), addHalf2(u[b][2], acc[a + 4], acc[a + 5]),
+                    addHalf2(u[b][3], acc[a + 6], acc[a + 7]));
             }
         }
         fenceProxyAsync();
@@ -427,50 +410,6 @@ struct EpilogueStagingOf {
         }
         __syncwarp();
     }
-    // Epilogue warp, one piece of a user tile split along K into `parts` partial sums (s12-lce: rung 4, lce_body.cuh's
-    // walk = 3). Part 0 TMA-stores its pieces into tmDst; a part > 0 first waits (phase WaitOrder, before its first
-    // piece) until part 0's stores are complete (*flag in [base, base + kSplitMax), base = splitFlagBase(epoch)), then
-    // TMA reduce-adds its pieces (fp16 sums, rounded once per add). After its last piece a part waits until its stores
-    // are complete; part 0 then releases base, a part > 0 counts itself (atom.add acq_rel) and the last one to count
-    // releases epoch, the value the tile's readers wait for (waitOrderFlag). parts = 1: part 0 releases epoch.
-    template <class Tr>
-    __device__ __forceinline__ void storeHalfSplit(const CUtensorMap* tmDst, int cw, int n, int x, int y, int z,
-                                                   int* flag, int part, int parts, bool first, bool last, int epoch,
-                                                   bool issuer, Tr& tr) const
-    {
-        const int base = splitFlagBase(epoch);
-        if (part > 0 && first) {
-            tr.event(ws::trace::kind::WaitOrder, n, uint8_t(cw));
-            if (issuer) {
-                int v;
-                do {
-                    v = acquireFlag(flag);
-                } while (v < base || v >= base + kSplitMax);
-                fenceProxyAsyncGlobal();
-            }
-            __syncwarp();
-        }
-        tr.event(ws::trace::kind::Store, n, uint8_t(cw));
-        if (issuer) {
-#pragma unroll
-            for (int c = 0; c < kBoxes; ++c) {
-                if (part > 0) tmaReduceAdd3d(tmDst, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
-                else tmaStore3d(tmDst, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
-            }
-            bulkCommit();
-            if (last) {
-                bulkWait<0>();  // written to global memory (and so read from the half)
-                fenceProxyAsyncGlobal();
-                __threadfence();
-                if (parts == 1) releaseFlag(flag, epoch);
-                else if (part == 0) releaseFlag(flag, base);
-                else if (atomicAddAcqRel(flag, 1) == base + parts - 2) releaseFlag(flag, epoch);
-            } else {
-                bulkWaitRead<0>();  // the half may be written again
-            }
-        }
-        __syncwarp();
-    }
 };
 // The row-major staging of a cooperative 128 x BN tile (the name and behaviour of sessions 5-8).
 template <int BN>
@@ -481,21 +420,16 @@ using EpilogueStaging = EpilogueStagingOf<StagingRows<BN>, 4>;
 // tile for the n-th; finish() stores what is left and waits until every store has landed.
 // Staging: any EpilogueStagingOf<Layout> (default EpilogueStaging<BN>: StagingRows<BN>; the lce rungs 3-4 use
 // StagingCols<224, ...>: their accumulator is out^T).
-// kMode (s12-lce): 0 the code as before; kModeSplit: the walk has user tiles split along K (nextSplit /
-// storeHalfSplit); kModeEager: a user tile's last pieces are published at once, both halves' stores under one
-// completion wait (publishNow).
-inline constexpr int kModeSplit = 1, kModeEager = 2;
-struct EpilogueNoSplit {};
-// The half's pending piece is part spPart[cw] (of spParts) of a split user tile (-1: none), its first / last piece for the
-// half, the tile's flag for the half.
-struct EpilogueSplitState {
-    int spPart[2] = {-1, -1}, spParts = 1, spEpoch = 0;
-    bool spFirst[2] = {false, false}, spLast[2] = {false, false};
-    int* spFlag[2] = {nullptr, nullptr};
+// kMode (s12-lce): 0 the code as before; kModeEager: a user tile's last pieces are published at once, both halves'
+// stores under one completion wait (publishNow).
+inline constexpr int kModeEager = 2;
+struct EpilogueNoEager {};
+// spPart[cw] = -2: the half's pending piece was stored and published by publishNow (flush skips it); -1 otherwise.
+struct EpilogueEagerState {
+    int spPart[2] = {-1, -1};
 };
 template <int BN, class Staging = EpilogueStaging<BN>, int kMode = 0>
-struct EpilogueWarp : std::conditional_t<kMode != 0, EpilogueSplitState, EpilogueNoSplit> {
-    static constexpr bool kSplit = kMode == kModeSplit;
+struct EpilogueWarp : std::conditional_t<kMode != 0, EpilogueEagerState, EpilogueNoEager> {
     // (the base: kMode's state, an empty base otherwise -- the layout and the kernels' code as before; aggregate
     // initialization names it first: EpilogueWarp<...> ew{{}, staging, &tmOut, &tmU, issuer})
     const Staging& st;
@@ -526,13 +460,7 @@ struct EpilogueWarp : std::conditional_t<kMode != 0, EpilogueSplitState, Epilogu
     {
         st.waitDataHalf(cw, done[cw] - 1, tr);
         if constexpr (kMode != 0) {
-            if (this->spPart[cw] == -2) return;  // flushed by flushSplit / publishNow
-            if (kSplit && this->spPart[cw] >= 0) {
-                st.storeHalfSplit(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], this->spFlag[cw],
-                                  this->spPart[cw], this->spParts, this->spFirst[cw], this->spLast[cw], this->spEpoch,
-                                  issuer, tr);
-                return;
-            }
+            if (this->spPart[cw] == -2) return;  // flushed by publishNow
         }
         if (flag[cw])
             st.storeHalfPublish(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], flag[cw], epoch, issuer, tr);
@@ -571,41 +499,6 @@ struct EpilogueWarp : std::conditional_t<kMode != 0, EpilogueSplitState, Epilogu
         if constexpr (kMode != 0) this->spPart[cw] = -1;
         epoch = e;
         ++done[cw];
-    }
-    // kSplit: a piece of part `part` (of `parts`) of a user tile split along K, into (x, y, z) of tmU (storeHalfSplit):
-    // `first` / `last` its first / last piece for half cw, `f` the tile's flag for the half, e the launch's epoch.
-    template <class Tr>
-    __device__ __forceinline__ void nextSplit(int cw, int x, int y, int z, int* f, int part, int parts, bool first,
-                                              bool last, int e, Tr& tr)
-    {
-        static_assert(kSplit, "EpilogueWarp<..., kModeSplit>");
-        flushBefore(cw, tr);
-        st.loadStagingEmpty(cw, done[cw], issuer, tr);
-        out[cw][0] = x;
-        out[cw][1] = y;
-        out[cw][2] = z;
-        flag[cw] = nullptr;
-        this->spPart[cw] = part;
-        this->spParts = parts;
-        this->spFirst[cw] = first;
-        this->spLast[cw] = last;
-        this->spFlag[cw] = f;
-        this->spEpoch = e;
-        ++done[cw];
-    }
-    // kSplit, after a split user tile's last pieces: store them now (not when the half's next tile comes). A part
-    // publishes its flag only with its last piece, and the epilogue warp's next tile may wait for a flag (a candidate
-    // tile: its user tile, whose other parts wait for this part's flag) before it would come to the other half: left
-    // to the next tile, half 1's piece would wait behind half 0's flag wait -- a cycle (s12-lce call 1 hung so).
-    template <class Tr>
-    __device__ __forceinline__ void flushSplit(Tr& tr)
-    {
-        static_assert(kSplit && !Staging::kShared, "EpilogueWarp<..., kModeSplit> with a half per warpgroup");
-        for (int cw = 0; cw < 2; ++cw)
-            if (this->spPart[cw] >= 0) {
-                flush(cw, tr);
-                this->spPart[cw] = -2;  // (flush skips it from now on)
-            }
     }
     // kModeEager, after a user tile's last pieces (both halves pending with their flags: nextPublished): the halves'
     // stores issued one after the other, ONE wait until both are complete, then both flags -- instead of each half's
