@@ -275,14 +275,6 @@ __device__ __forceinline__ void clusterSync()
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-// Programmatic dependent launch (s14-gemmsmall): a kernel launched with cudaLaunchAttributeProgrammaticStreamSerialization
-// may start while the grid before it in the stream still runs. gridDependencyWait: wait until that grid has completed
-// and its memory is visible (a no-op in a launch without the attribute); nothing before it may touch global memory
-// that grid writes or reads. gridDependencyTrigger: let the next such grid start launching (its CTAs take SMs as
-// this grid's CTAs leave; its own gridDependencyWait still waits for all of this grid).
-__device__ __forceinline__ void gridDependencyWait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void gridDependencyTrigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
-
 // --- epilogue: one warpgroup's 64 x N accumulator block (wgmma m64nN layout) -> bf16 C.
 // Thread t of the warpgroup holds rows 16*(t/32) + (t%32)/4 and +8, columns 8*j + 2*(t%4) + {0,1}.
 // Clipped to rows x cols (partial tiles: the block's rows >= rows and columns >= cols are not written).

@@ -303,8 +303,6 @@ __global__ void __cluster_dims__(sk::kTiles[TileI].cl, 1, 1) __launch_bounds__(k
                 void* trace, const SkParams P)
 {
     using T = TileOf<TileI>;
-    gridDependencyWait();     // (launchTile: WARPSTAGE_STREAMK_PDL) the grid before has finished with C, the workspace
-    gridDependencyTrigger();  // the next GEMM's CTAs may take the SMs this grid's CTAs leave
     const int cluster = int(blockIdx.x) / T::CL;
     SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u, M, N, C};
     body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, cluster), fixup);
@@ -321,8 +319,6 @@ __global__ void __launch_bounds__(kPpThreads, 1)
 {
     using T = TileOf<TileI>;
     static_assert(T::CL == 1, "the cluster is the tile's pieces along K");
-    gridDependencyWait();
-    gridDependencyTrigger();
     SkFixup<T, true> fixup{P, (K + kBK - 1) / kBK, 0u, M, N, C, &tmC};
     body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, int(blockIdx.x)), fixup);
 }
@@ -351,15 +347,6 @@ cudaError_t ensureWorkspace(size_t slots, cudaStream_t stream)
     if (e == cudaSuccess) e = cudaMemsetAsync(g_flags, 0, slots * sizeof(uint32_t), stream);  // before the kernel
     if (e == cudaSuccess) g_slots = slots;
     return e;
-}
-
-// WARPSTAGE_STREAMK_PDL=1 (s14-gemmsmall, an experiment): launch with programmatic dependent launch, so that this
-// GEMM's launch and CTA start overlap the tail of the kernel before it in the stream; else (the default) a plain launch
-// (the kernels' gridDependencyWait / Trigger are then no-ops).
-bool streamkPdl()
-{
-    const char* f = std::getenv("WARPSTAGE_STREAMK_PDL");
-    return f && std::strcmp(f, "1") == 0;
 }
 
 template <int I>
@@ -406,34 +393,23 @@ cudaError_t launchTile(const LaunchArgs& a, sk::SplitMode mode, const char** err
         if (e != cudaSuccess) return e;
         attrDevice[which] = dev;
     }
-    const bool pdl = streamkPdl();
-    if (!kc && !pdl) {
+    if (!kc) {
         kern<<<a.gridCtas, kPpThreads, smem, a.stream>>>(tmA, tmB, tmC, C, a.m, a.n, a.k, a.trace, P);
         return cudaGetLastError();
     }
-    // the cluster split: clusters of P.plan.split CTAs along x (a divisor of the grid: sk::clusterKPieces); PDL: the
-    // launch may overlap the grid before it (the kernel waits for it before anything global: gridDependencyWait)
+    // the cluster split: clusters of P.plan.split CTAs along x (a divisor of the grid: sk::clusterKPieces)
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(unsigned(a.gridCtas));
     cfg.blockDim = dim3(unsigned(kPpThreads));
     cfg.dynamicSmemBytes = size_t(smem);
     cfg.stream = a.stream;
-    cudaLaunchAttribute attr[2];
-    unsigned n = 0;
-    if (kc) {
-        attr[n].id = cudaLaunchAttributeClusterDimension;
-        attr[n].val.clusterDim.x = unsigned(P.plan.split);
-        attr[n].val.clusterDim.y = 1;
-        attr[n].val.clusterDim.z = 1;
-        ++n;
-    }
-    if (pdl) {
-        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[n].val.programmaticStreamSerializationAllowed = 1;
-        ++n;
-    }
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(P.plan.split);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = n;
+    cfg.numAttrs = 1;
     return cudaLaunchKernelEx(&cfg, kern, tmA, tmB, tmC, C, a.m, a.n, a.k, a.trace, P);
 }
 
