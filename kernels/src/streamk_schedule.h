@@ -294,7 +294,8 @@ struct TileCost {
 };
 // clusterNs / clusterLatencyNs: s11-skinny2's first guesses, kept: with Auto's cluster split limited to where it was
 // measured (autoClusterAllowed below) they pick the measured winners; a fit over the regime is future work.
-inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0, 5000.0, 3000.0, 2000.0, 0.95, 4000.0};
+inline constexpr TileCost kTileCost = {125.0,  600.0,  1000.0, 7000.0, 500.0, 10000.0,
+                                       5000.0, 3000.0, 2000.0, 0.95,  4000.0};
 // dramBytesPerNs = 4000 (4.0 TB/s; the H200's HBM3e peaks at 4.8): fitted by hand to s13-smallk's forced timings at
 // 128x4096x14336 (H200, one process): with ~5 us of launch and prologue outside the model, 128x128 split-K 4
 // (44.6 us), 128x256 split-K 8 (53.0) and 128x64 cluster split 2 (39.1) are estimated 40.3 / 45.3 / 34.2 us with the
@@ -306,9 +307,11 @@ inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 1000
 // scripts/device/s11-skinny2.sh: every configuration's cluster split beside split-K, the rule and cuBLAS in one process,
 // cold): clusters of TWO pieces won at every small-M shape timed -- 1x4096x4096 21.7 -> 18.6 us (128x64 blocks),
 // 128x4096x4096 22.4 -> 19.6 (128x64), 256x4096x4096 26.8 -> 24.4 (128x128), 512x4096x4096 35.8 -> 32.4 (128x256) --
-// while clusters of four lost badly (43-55 % of cuBLAS: 128x256 blocks at 256x4096x4096, 128x128 at 1x4096x4096; not
-// measured why, co-residency of clusters of four is the likely cause) and 1024x1024x16384 (M = 1024) kept its pairs'
-// split-K (60.1 us vs 67.9 for 128x128 clusters of two). So Auto takes it only in clusters of two and where M <= 512.
+// while clusters of four lost badly (43-55 % of cuBLAS: 128x256 blocks at 256x4096x4096, 128x128 at 1x4096x4096: both
+// 32 clusters of four, and only 30 fit at once -- s14-gemmsmall, cudaOccupancyMaxActiveClusters at 214 KB per
+// CTA: 66 of two, 39 of three, 30 of four, 17 of six, 15 of eight -- so two ran as a second wave) and
+// 1024x1024x16384 (M = 1024) kept its pairs' split-K (60.1 us vs 67.9 for 128x128 clusters of two). So Auto takes it
+// only in clusters of two and where M <= 512.
 // The lead's check of that rule (06:23 UTC, scripts/device/s11-final2.sh: the rule vs the rule without it, `/global`,
 // in one process): faster at 8 of 10 changed shapes (+3.1 to +16.3 %), level at 128x4096x14336 (+0.1 %), and 7.8 %
 // SLOWER at 128x14336x4096 (128x256 clusters against 112 data-parallel 128x128 blocks): so also N <= 8192 (measured
@@ -359,12 +362,12 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
             }
         }
     };
-    int last = p.skClusters > p.dpTiles ? p.skClusters : p.dpTiles;  // the clusters from `last` on have nothing
-    if (last > clusters) last = clusters;
+    int busy = p.skClusters > p.dpTiles ? p.skClusters : p.dpTiles;  // the clusters from `busy` on have nothing
+    if (busy > clusters) busy = clusters;
     // s14-gemmsmall: the k-loops of all clusters together stream A, B (and C) from DRAM at most at cost.dramBytesPerNs:
     // where the busiest cluster's k-loop is shorter than that, every k-loop stretches to it (the fixups do not)
     double maxKloop = 0, kl, rs;
-    for (int c = 0; c < last; ++c) {
+    for (int c = 0; c < busy; ++c) {
         walk(c, kl, rs);
         if (kl > maxKloop) maxKloop = kl;
     }
@@ -372,7 +375,7 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
     const double dramNs = cost.dramBytesPerNs > 0 ? bytes / cost.dramBytesPerNs : 0;
     const double stretch = maxKloop > 0 && dramNs > maxKloop ? dramNs / maxKloop : 1.0;
     double worst = 0;
-    for (int c = 0; c < last; ++c) {
+    for (int c = 0; c < busy; ++c) {
         walk(c, kl, rs);
         const double ns = kl * stretch + rs;
         if (ns > worst) worst = ns;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 14, s14-gemmsmall, call 1: the rule's DRAM floor (streamk_schedule.h, TileCost::dramBytesPerNs) against the
 # picks it moved, and where the weak shapes' time goes.
-#   1. cluster co-residency: cluster_occ (cudaOccupancyMaxActiveClusters for clusters of 1..8 CTAs of rung 7's shared
+#   1. cluster co-residency: cluster_occupancy (tests/bench/cluster_occupancy.cu; call 1 ran the same code built by
+#      hand as cluster_occ; cudaOccupancyMaxActiveClusters for clusters of 1..8 CTAs of rung 7's shared
 #      memory: 214144 B untraced, 226432 traced, 181376 for kTiles[6]) -- why clusters of four lost (session 11);
 #   2. gpu_ladder_correctness --rung streamk --quick (the branch's rule);
 #   3. the branch's rule (`streamk`) against main's pick forced in the same binary, ABAB, cold, at 8 of the 35 shapes of
@@ -13,7 +14,7 @@
 #      (ladder_bench's first two launches of the rule: the correctness launch and a warm-up) at 256x4096x4096, 1024^3
 #      and 1x4096x4096: the kernels' own durations beside the event timings.
 # Carry build-s14-gemmsmall: bins.tar.xz (stripped ladder_bench, gpu_ladder_correctness, gpu_ladder_trace,
-#   cublas_probe of branch s14-gemmsmall's Qt-free Release build, cluster_occ, streamk_trace_phases.py),
+#   cublas_probe, cluster_occupancy of branch s14-gemmsmall's Qt-free Release build, streamk_trace_phases.py),
 #   lib.sh, this script.
 # Run: cd build-s14-gemmsmall && tar xJf bins.tar.xz && BUDGET=110 timeout 120 bash s14-gemmsmall.sh
 # Success: PASS on every step line; tables.txt (the A/B), phases.txt, ncu.txt, CLUSTEROCC lines in the summary.
@@ -25,24 +26,24 @@ WS_LIB=$(dirname "${BASH_SOURCE[0]}")/lib.sh
 ws_begin s14-gemmsmall 110
 ws_cuda_env
 note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | head -1); $(date -u)"
-step cluster-occ 10 "CLUSTEROCC" ./cluster_occ 214144 226432 181376
+step cluster-occ 10 "CLUSTEROCC" ./cluster_occupancy 214144 226432 181376
 grep CLUSTEROCC "$L/cluster-occ.log" | tee -a "$S"
 step correct-quick 25 " 0 failed" ./gpu_ladder_correctness --rung streamk --quick
 B="./ladder_bench --target-ms 10 --rest-ms 120 --no-traced"
 ab() { echo "--rung streamk --rung $1 --rung streamk --rung $1"; }
 # shellcheck disable=SC2046
 step g2 16 "Kernel ladder vs cuBLAS" $B $(ab streamk@2/global) --shape 128x4096x14336 --shape 128x2048x14336 \
-    --shape 16x28672x8192 --csv "$OUT/g2.csv"
+    --shape 16x28672x8192 --csv "$L/g2.csv"
 # shellcheck disable=SC2046
 step g2c 12 "Kernel ladder vs cuBLAS" $B $(ab streamk@2/cluster) --shape 128x8192x4096 --shape 64x8192x14336 \
-    --csv "$OUT/g2c.csv"
+    --csv "$L/g2c.csv"
 # shellcheck disable=SC2046
 step g3 12 "Kernel ladder vs cuBLAS" $B $(ab streamk@3/global) --shape 128x14336x14336 --shape 32x14336x14336 \
-    --csv "$OUT/g3.csv"
+    --csv "$L/g3.csv"
 # shellcheck disable=SC2046
-step g4 8 "Kernel ladder vs cuBLAS" $B $(ab streamk@4/global) --shape 1x14336x8192 --csv "$OUT/g4.csv"
+step g4 8 "Kernel ladder vs cuBLAS" $B $(ab streamk@4/global) --shape 1x14336x8192 --csv "$L/g4.csv"
 step fixed 8 "Kernel ladder vs cuBLAS" $B --rung streamk --shape 1x64x64 --shape 128x128x64 --shape 128x64x4096 \
-    --csv "$OUT/fixed.csv"
+    --csv "$L/fixed.csv"
 for g in g2 g2c g3 g4 fixed; do sed -n '/Kernel ladder vs cuBLAS/,$p' "$L/$g.log"; done > "$OUT/tables.txt"
 mkdir -p /tmp/s14t
 for s in 256x4096x4096 1024x1024x1024; do
@@ -58,5 +59,5 @@ for s in 256x4096x4096 1024x1024x1024 1x4096x4096; do
         --target-ms 1 --min-iters 1 --max-iters 2 --rest-ms 0 --csv /tmp/s14t/ncu.csv
 done
 cat "$L"/ncu-*.log > "$OUT/ncu.txt" 2>/dev/null
-(cd "$L" && tar -czf "$OUT/logs.tar.gz" ./*.log 2>/dev/null)
+(cd "$L" && tar -czf "$OUT/logs.tar.gz" ./*.log ./*.csv 2>/dev/null)  # (at most 8 files come back)
 echo "== end ($(left) s left)" | tee -a "$S"
