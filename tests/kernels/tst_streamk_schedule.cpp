@@ -223,7 +223,14 @@ int main()
                              Pin{128, 14336, 4096, 2, false}, Pin{512, 4096, 14336, 3, true},
                              // s14-gemmsmall: the DRAM floor (TileCost::dramBytesPerNs): 128x128 split-K 4 (44.6 us) ->
                              // 128x64 cluster split 2 (39.1 us, s13-smallk's forced timing, H200)
-                             Pin{128, 4096, 14336, 4, true}}) {
+                             Pin{128, 4096, 14336, 4, true},
+                             // ... and where it moved picks measured faster than main's, forced in one process (H200):
+                             // 128x2048x14336 33.6 -> 28.6 us, 128x8192x4096 26.9 -> 25.2, 128x14336x14336 123.2 ->
+                             // 108.0, 32x14336x14336 113.2 -> 105.2, 1x14336x8192 68.8 -> 62.8, 16x28672x8192 122.5 ->
+                             // 117.6 (docs/benchmarks/gemm-small-shapes.md, session 14)
+                             Pin{128, 2048, 14336, 4, false}, Pin{128, 8192, 4096, 4, false},
+                             Pin{128, 14336, 14336, 2, false}, Pin{32, 14336, 14336, 2, false},
+                             Pin{1, 14336, 8192, 2, false}, Pin{16, 28672, 8192, 3, false}}) {
             const sk::Launch l = sk::chooseLaunch(q.m, q.n, q.k, 132);
             expect((q.tile < 0 || l.tile == q.tile) && (l.mode == sk::SplitMode::Cluster) == q.cluster,
                    "the measured pick at " + std::to_string(q.m) + "x" + std::to_string(q.n) + "x" + std::to_string(q.k)
