@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 14, s14-gemmsmall, call 2: the branch's final rule (the DRAM floor) and the PDL experiment (streamk.cu:
 # WARPSTAGE_STREAMK_PDL=1, programmatic dependent launch), checked, then the 33-shape sweep cold.
-# Written for commit 1769d92's tree: the PDL experiment (ladder_bench's `streamk+1`) was reverted after this call (no
+# Written for commit 33e874b's tree: the PDL experiment (ladder_bench's `streamk+1`) was reverted after this call (no
 # effect); on later trees drop `--rung streamk+1` and the PDL steps.
 #   1. gpu_ladder_correctness --rung streamk (the sweep's checks, the rule), and --quick with PDL on;
 #   (2. and 3. in the order 3, 2: the sweep first, the sanitizer gets what is left of the budget)
