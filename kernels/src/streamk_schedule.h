@@ -260,6 +260,10 @@ WS_SK_HD void contributors(const Plan& p, int tile, int& first, int& last)
 //   + splitNs x bn/256 x (s - 1)/s         split-K (plan().split = s > 0): every piece writes all but its own slice
 //     + splitLatencyNs                     of its partial and reads that slice of the s - 1 others', a chain of
 //                                          round trips that no k-step hides
+// with the k-step part (the first line) of every cluster stretched, where the busiest cluster's would take less, to
+// the DRAM floor 2 (MK + KN + MN) bytes / dramBytesPerNs (s14-gemmsmall): A, B and C cross DRAM at least once, and
+// the machine's k-loops together pull at most that rate -- skinny long shapes (M <= 128, N K >= 16M: 117 MB of B at
+// 128x4096x14336) are DRAM-bound, and there the plan with the least work outside its k-loop is the fastest.
 // The constants are fitted to the H200 (session 9's exploratory call: seven configurations forced at 17 shapes, plus
 // session 8's timings at M >= 128, which the session-9 changes leave alone; objective: the time lost by the pick,
 // then the log error; docs/kernel-notes.md "Session 9, s9-smallm"). Kept out of the fit and checked after it:
@@ -286,17 +290,28 @@ struct TileCost {
     double pairB = 1.0;       // s13-smallk: b's factor for a pair (cl = 2: each CTA reads half of B from L2 and
                               // multicasts it), fitted to flip the least: 512x4096x4096 measured 31.9 us (128x256
                               // cluster split) -> 29.4 us (256x128 pairs, data-parallel), H200
+    double dramBytesPerNs = 0;  // s14-gemmsmall: the rate at which the k-loops together stream from DRAM (0: none)
 };
 // clusterNs / clusterLatencyNs: s11-skinny2's first guesses, kept: with Auto's cluster split limited to where it was
 // measured (autoClusterAllowed below) they pick the measured winners; a fit over the regime is future work.
-inline constexpr TileCost kTileCost = {125.0, 600.0, 1000.0, 7000.0, 500.0, 10000.0, 5000.0, 3000.0, 2000.0, 0.95};
+inline constexpr TileCost kTileCost = {125.0,  600.0,  1000.0, 7000.0, 500.0, 10000.0,
+                                       5000.0, 3000.0, 2000.0, 0.95,  4000.0};
+// dramBytesPerNs = 4000 (4.0 TB/s; the H200's HBM3e peaks at 4.8): fitted by hand to s13-smallk's forced timings at
+// 128x4096x14336 (H200, one process): with ~5 us of launch and prologue outside the model, 128x128 split-K 4
+// (44.6 us), 128x256 split-K 8 (53.0) and 128x64 cluster split 2 (39.1) are estimated 40.3 / 45.3 / 34.2 us with the
+// floor and 33.5 / 35.0 / 34.2 without it -- without it the rule picked the split-K 4 (the estimates 2 % apart), with
+// it the cluster split (+14 %). It also brings 1x4096x4096's 128x64 cluster split (16.8 us; 32 MB of B) from 8.4 to
+// 11.8 us estimated. Over a grid of 714 shapes (M 1..8192 x N 1024..28672 x K 256..14336) it moves 35 picks, all at
+// M <= 128 with N K >= 32M (and 96..128 x 2048 x 14336); of the 33-shape sweep only 128x4096x14336.
 // Whether Auto may take the cluster split (chooseMode), and where. The lead's call of session 11 (06:18 UTC, H200,
 // scripts/device/s11-skinny2.sh: every configuration's cluster split beside split-K, the rule and cuBLAS in one process,
 // cold): clusters of TWO pieces won at every small-M shape timed -- 1x4096x4096 21.7 -> 18.6 us (128x64 blocks),
 // 128x4096x4096 22.4 -> 19.6 (128x64), 256x4096x4096 26.8 -> 24.4 (128x128), 512x4096x4096 35.8 -> 32.4 (128x256) --
-// while clusters of four lost badly (43-55 % of cuBLAS: 128x256 blocks at 256x4096x4096, 128x128 at 1x4096x4096; not
-// measured why, co-residency of clusters of four is the likely cause) and 1024x1024x16384 (M = 1024) kept its pairs'
-// split-K (60.1 us vs 67.9 for 128x128 clusters of two). So Auto takes it only in clusters of two and where M <= 512.
+// while clusters of four lost badly (43-55 % of cuBLAS: 128x256 blocks at 256x4096x4096, 128x128 at 1x4096x4096: both
+// 32 clusters of four, and only 30 fit at once -- s14-gemmsmall, cudaOccupancyMaxActiveClusters at 214 KB per
+// CTA: 66 of two, 39 of three, 30 of four, 17 of six, 15 of eight -- so two ran as a second wave) and
+// 1024x1024x16384 (M = 1024) kept its pairs' split-K (60.1 us vs 67.9 for 128x128 clusters of two). So Auto takes it
+// only in clusters of two and where M <= 512.
 // The lead's check of that rule (06:23 UTC, scripts/device/s11-final2.sh: the rule vs the rule without it, `/global`,
 // in one process): faster at 8 of 10 changed shapes (+3.1 to +16.3 %), level at 128x4096x14336 (+0.1 %), and 7.8 %
 // SLOWER at 128x14336x4096 (128x256 clusters against 112 data-parallel 128x128 blocks): so also N <= 8192 (measured
@@ -323,27 +338,47 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
     const Plan p = plan(tileCountOf(t, m, n), kt, clusters, mode);
     const double w = t.bn / 256.0;
     const double ks = cost.kstepANs * boxRowsA(t, m) / 128.0 + cost.kstepBNs * w * (t.cl == 2 ? cost.pairB : 1.0);
-    double worst = 0;
-    for (int c = 0; c < clusters; ++c) {
+    // per cluster: the k-steps it streams (kloop) and the rest of its path (units, fixups)
+    auto walk = [&](int c, double& kloop, double& rest) {
+        kloop = 0;
+        rest = 0;
         const int dp = dpCount(p, c);
-        double ns = dp * (kt * ks + cost.unitNs);
+        kloop += double(dp) * kt * ks;
+        rest += dp * cost.unitNs;
         SkCursor cur = skBegin(p, c);
         Unit u;
         while (skNext(p, cur, u)) {
-            ns += (u.ke - u.kb) * ks + cost.unitNs;
+            kloop += (u.ke - u.kb) * ks;
+            rest += cost.unitNs;
             if (p.split > 0 && p.clusterK)  // the same through distributed shared memory, no round trip to L2
-                ns += cost.clusterNs * w * (p.split - 1) / p.split + cost.clusterLatencyNs;
+                rest += cost.clusterNs * w * (p.split - 1) / p.split + cost.clusterLatencyNs;
             else if (p.split > 0)  // all but its own slice, and the latency of the exchange
-                ns += cost.splitNs * w * (p.split - 1) / p.split + cost.splitLatencyNs;
-            else if (u.ke < kt) ns += cost.partNs * w;  // writes its partial
-            else if (u.kb > 0) {                    // the finisher: reads the earlier pieces'
+                rest += cost.splitNs * w * (p.split - 1) / p.split + cost.splitLatencyNs;
+            else if (u.ke < kt) rest += cost.partNs * w;  // writes its partial
+            else if (u.kb > 0) {                          // the finisher: reads the earlier pieces'
                 int first, last;
                 contributors(p, u.tile, first, last);
-                ns += (last - first) * cost.readNs * w;
+                rest += (last - first) * cost.readNs * w;
             }
         }
+    };
+    int busy = p.skClusters > p.dpTiles ? p.skClusters : p.dpTiles;  // the clusters from `busy` on have nothing
+    if (busy > clusters) busy = clusters;
+    // s14-gemmsmall: the k-loops of all clusters together stream A, B (and C) from DRAM at most at cost.dramBytesPerNs:
+    // where the busiest cluster's k-loop is shorter than that, every k-loop stretches to it (the fixups do not)
+    double maxKloop = 0, kl, rs;
+    for (int c = 0; c < busy; ++c) {
+        walk(c, kl, rs);
+        if (kl > maxKloop) maxKloop = kl;
+    }
+    const double bytes = 2.0 * (double(m) * k + double(k) * n + double(m) * n);
+    const double dramNs = cost.dramBytesPerNs > 0 ? bytes / cost.dramBytesPerNs : 0;
+    const double stretch = maxKloop > 0 && dramNs > maxKloop ? dramNs / maxKloop : 1.0;
+    double worst = 0;
+    for (int c = 0; c < busy; ++c) {
+        walk(c, kl, rs);
+        const double ns = kl * stretch + rs;
         if (ns > worst) worst = ns;
-        if (c >= p.skClusters && c >= p.dpTiles) break;  // the clusters after this one have nothing
     }
     return worst;
 }

@@ -9,6 +9,7 @@
 // a lone wave in equal pieces, one per cluster) in every mode. Exit: 0 passed, 1 failed.
 #include "streamk_schedule.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -219,7 +220,17 @@ int main()
         // 128x256 cluster split -> 29.4 us, H200, docs/benchmarks/gemm-small-shapes.md)
         for (const Pin& q : {Pin{1, 4096, 4096, 4, true}, Pin{128, 4096, 4096, 4, true}, Pin{256, 4096, 4096, 2, true},
                              Pin{512, 4096, 4096, 1, false}, Pin{1024, 1024, 16384, -1, false},
-                             Pin{128, 14336, 4096, 2, false}, Pin{512, 4096, 14336, 3, true}}) {
+                             Pin{128, 14336, 4096, 2, false}, Pin{512, 4096, 14336, 3, true},
+                             // s14-gemmsmall: the DRAM floor (TileCost::dramBytesPerNs): 128x128 split-K 4 (44.6 us) ->
+                             // 128x64 cluster split 2 (39.1 us, s13-smallk's forced timing, H200)
+                             Pin{128, 4096, 14336, 4, true},
+                             // ... and where it moved picks measured faster than main's, forced in one process (H200):
+                             // 128x2048x14336 33.6 -> 28.6 us, 128x8192x4096 26.9 -> 25.2, 128x14336x14336 123.2 ->
+                             // 108.0, 32x14336x14336 113.2 -> 105.2, 1x14336x8192 68.8 -> 62.8, 16x28672x8192 122.5 ->
+                             // 117.6 (docs/benchmarks/gemm-small-shapes.md, session 14)
+                             Pin{128, 2048, 14336, 4, false}, Pin{128, 8192, 4096, 4, false},
+                             Pin{128, 14336, 14336, 2, false}, Pin{32, 14336, 14336, 2, false},
+                             Pin{1, 14336, 8192, 2, false}, Pin{16, 28672, 8192, 3, false}}) {
             const sk::Launch l = sk::chooseLaunch(q.m, q.n, q.k, 132);
             expect((q.tile < 0 || l.tile == q.tile) && (l.mode == sk::SplitMode::Cluster) == q.cluster,
                    "the measured pick at " + std::to_string(q.m) + "x" + std::to_string(q.n) + "x" + std::to_string(q.k)
@@ -297,7 +308,7 @@ int main()
             {1000, 4096, 1000, 0, "1000x4096x1000: a 97%-full wave of large tiles"},
             {1024, 1024, 1024, 4, "1024^3: 128 blocks of 128x64, one per CTA, no split"},
             {128, 14336, 4096, 2, "128x14336x4096: one 128-row block per CTA, 112 of 128 columns (session 11: clusters of two 7.8 % slower)"},
-            {128, 4096, 14336, 2, "128x4096x14336: 128x128 blocks split along K"},
+            {128, 4096, 14336, 4, "128x4096x14336: 128x64 blocks, the cluster split in two (s14-gemmsmall: DRAM floor)"},
             {128, 28672, 8192, 3, "128x28672x8192: 112 blocks of 128x256, no pair (M = 128)"},
             {512, 4096, 4096, 1, "512x4096x4096: 256x128 pairs, one wave, data-parallel (s13-smallk: 29.4 us, 128x256 blocks in clusters of two 31.9)"},
             {1, 4096, 4096, 4, "1x4096x4096: 128x64 blocks, A's box 8 rows (session 9)"},
@@ -314,7 +325,7 @@ int main()
             struct SplitCase {
                 int m, n, k, split;
             };
-            for (const SplitCase& c : {SplitCase{128, 4096, 4096, 2}, SplitCase{128, 4096, 14336, 4},
+            for (const SplitCase& c : {SplitCase{128, 4096, 4096, 2}, SplitCase{128, 4096, 14336, 2},
                                        SplitCase{1024, 1024, 16384, 4}, SplitCase{512, 4096, 14336, 2},
                                        SplitCase{4096, 4096, 4096, 0}, SplitCase{1000, 4096, 1000, 0},
                                        SplitCase{256, 4096, 4096, 2}}) {
@@ -368,6 +379,28 @@ int main()
                         expect(chosen <= sk::estimateNs(sk::kTiles[i], c.m, c.n, c.k, 132, sk::kTileCost, m),
                                std::string(c.why) + ": the least estimate");
         }
+    }
+    // s14-gemmsmall: the DRAM floor. Where the k-loops are DRAM-bound (128x4096x14336: 121 MB), every cluster's k-loop
+    // stretches to bytes / dramBytesPerNs and its fixups stay as they are; where they are not (4096^3), the estimate is
+    // the one without the floor; a split-K plan's fixup no longer hides behind a k-loop shorter than the floor.
+    {
+        sk::TileCost none = sk::kTileCost;
+        none.dramBytesPerNs = 0;
+        const double bytes = 2.0 * (128.0 * 14336 + 14336.0 * 4096 + 128.0 * 4096);
+        const double floorNs = bytes / sk::kTileCost.dramBytesPerNs;
+        const sk::Launch l = sk::chooseLaunch(128, 4096, 14336, 132);
+        const double withFloor = sk::estimateNs(sk::kTiles[l.tile], 128, 4096, 14336, 132, sk::kTileCost, l.mode);
+        expect(sk::kTileCost.dramBytesPerNs > 0 && withFloor > floorNs
+                   && withFloor >= sk::estimateNs(sk::kTiles[l.tile], 128, 4096, 14336, 132, none, l.mode),
+               "128x4096x14336: the estimate is at least the DRAM floor, and never below the one without it");
+        // kTiles[2] split-K 4 (s13-smallk: 44.6 us): its k-loop (56 k-steps of 425 ns) is under the floor: stretched to
+        // it, plus the split-K fixup (10 us x 0.5 x 3/4 + 5 us) and a unit
+        const double sk4 = sk::estimateNs(sk::kTiles[2], 128, 4096, 14336, 132, sk::kTileCost, sk::SplitMode::SplitK);
+        expect(std::fabs(sk4 - (floorNs + 10000.0 * 0.5 * 3 / 4 + 5000.0 + 1000.0)) < 1.0,
+               "128x4096x14336, kTiles[2] split-K: the DRAM floor + the fixup + a unit (" + std::to_string(sk4) + " ns)");
+        for (int i = 0; i < sk::kTileCount; ++i)
+            expect(sk::estimateNs(sk::kTiles[i], 4096, 4096, 4096, 132) == sk::estimateNs(sk::kTiles[i], 4096, 4096, 4096, 132, none),
+                   "4096^3: not DRAM-bound, the floor changes nothing (kTiles[" + std::to_string(i) + "])");
     }
     std::printf("%s: %d passed, %d failed\n", g_fail ? "FAIL" : "OK", g_pass, g_fail);
     return g_fail ? 1 : 0;
