@@ -312,34 +312,15 @@ __global__ void __cluster_dims__(sk::kTiles[TileI].cl, 1, 1) __launch_bounds__(k
 // cluster dimension (P.plan.split, 1, 1) as a launch attribute; every CTA's one unit is a piece of a tile, reduced in
 // the cluster (SkFixup::clusterK).
 template <bool Traced, int TileI>
-__device__ __forceinline__ void streamkK(const CUtensorMap& tmA, const CUtensorMap& tmB, const CUtensorMap& tmC,
-                                         __nv_bfloat16* __restrict__ C, int M, int N, int K, void* trace,
-                                         const SkParams& P)
-{
-    using T = TileOf<TileI>;
-    static_assert(T::CL == 1, "the cluster is the tile's pieces along K");
-    SkFixup<T, true> fixup{P, (K + kBK - 1) / kBK, 0u, M, N, C, &tmC};
-    body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, int(blockIdx.x)), fixup);
-}
-template <bool Traced, int TileI>
 __global__ void __launch_bounds__(kPpThreads, 1)
     gemmStreamkK(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                  const __grid_constant__ CUtensorMap tmC, __nv_bfloat16* __restrict__ C, int M, int N, int K,
                  void* trace, const SkParams P)
 {
-    streamkK<Traced, TileI>(tmA, tmB, tmC, C, M, N, K, trace, P);
-}
-// Experiment (s14-clusterstart, WARPSTAGE_STREAMK_CLUSTER_DIMS=static): the same kernel with its cluster size of two
-// compiled in (__cluster_dims__, launched without the attribute) -- the only size the rule's Auto picks
-// (autoClusterAllowed). Does the CTA start of a cluster launch (~1.2 us vs ~0.26 us without clusters) depend on how
-// the size is given?
-template <bool Traced, int TileI>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kPpThreads, 1)
-    gemmStreamkK2(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                  const __grid_constant__ CUtensorMap tmC, __nv_bfloat16* __restrict__ C, int M, int N, int K,
-                  void* trace, const SkParams P)
-{
-    streamkK<Traced, TileI>(tmA, tmB, tmC, C, M, N, K, trace, P);
+    using T = TileOf<TileI>;
+    static_assert(T::CL == 1, "the cluster is the tile's pieces along K");
+    SkFixup<T, true> fixup{P, (K + kBK - 1) / kBK, 0u, M, N, C, &tmC};
+    body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, int(blockIdx.x)), fixup);
 }
 
 }  // namespace r_streamk
@@ -348,22 +329,6 @@ using namespace r_streamk;
 // The fixup workspace: grown on demand (flags zeroed when it grows), one per process; launches on one
 // stream at a time (two concurrent launches would share the slots).
 namespace {
-// WARPSTAGE_STREAMK_CLUSTER_DIMS=launch|static (s14-clusterstart experiment): how a cluster split of two pieces gets
-// its cluster size -- the launch attribute (launch, the default) or the kernel's __cluster_dims__ (static,
-// gemmStreamkK2). Read on every launch, as WARPSTAGE_STREAMK_SPLIT is (ladder_bench sets it per variant).
-bool streamkClusterDimsStatic()
-{
-    const char* f = std::getenv("WARPSTAGE_STREAMK_CLUSTER_DIMS");
-    if (!f || !*f || std::strcmp(f, "launch") == 0) return false;
-    if (std::strcmp(f, "static") == 0) return true;
-    static bool told = false;  // (once per process)
-    if (!told)
-        std::fprintf(stderr, "streamk: WARPSTAGE_STREAMK_CLUSTER_DIMS=%s is not launch or static; the cluster size "
-                             "is the launch attribute\n", f);
-    told = true;
-    return false;
-}
-
 float* g_partials = nullptr;
 uint32_t* g_flags = nullptr;
 size_t g_slots = 0;
@@ -413,24 +378,22 @@ cudaError_t launchTile(const LaunchArgs& a, sk::SplitMode mode, const char** err
         *err = "streamk: the cluster split is not traced under the trace relay (WS_PP_TRACE_RELAY experiment)";
         return cudaErrorNotSupported;
     }
-    const bool kc2 = kc && P.plan.split == 2 && streamkClusterDimsStatic();  // the experiment: the size compiled in
     auto kern = inst ? gemmStreamk<true, I> : gemmStreamk<false, I>;
     if constexpr (T::CL == 1)
-        if (kc) kern = kc2 ? (inst ? gemmStreamkK2<true, I> : gemmStreamkK2<false, I>)
-                           : (inst ? gemmStreamkK<true, I> : gemmStreamkK<false, I>);
+        if (kc) kern = inst ? gemmStreamkK<true, I> : gemmStreamkK<false, I>;
     const int smem = T::kSmem + (inst ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
     // per instantiation and device: set once (it is host time in every small GEMM's launch)
-    static thread_local int attrDevice[6] = {-1, -1, -1, -1, -1, -1};
+    static thread_local int attrDevice[4] = {-1, -1, -1, -1};
     int dev = 0;
     e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
-    const int which = (inst ? 1 : 0) + (kc ? 2 : 0) + (kc2 ? 2 : 0);
+    const int which = (inst ? 1 : 0) + (kc ? 2 : 0);
     if (attrDevice[which] != dev) {
         e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         if (e != cudaSuccess) return e;
         attrDevice[which] = dev;
     }
-    if (!kc || kc2) {  // (kc2: the cluster size is the kernel's own)
+    if (!kc) {
         kern<<<a.gridCtas, kPpThreads, smem, a.stream>>>(tmA, tmB, tmC, C, a.m, a.n, a.k, a.trace, P);
         return cudaGetLastError();
     }

@@ -12,6 +12,8 @@
 #      one process, at the rule's five cluster-split shapes + two controls without a cluster (1024^3, 128x14336x4096);
 #   3. one traced launch each way at 256x4096x4096 (gpu_ladder_trace --dump), read by streamk_trace_phases.py: the
 #      CTAs' start spread.
+# The experiment was measured (no change beyond the A/A noise) and reverted: the binaries are of commit 4643d42
+#   (branch s14-clusterstart), the only tree with WARPSTAGE_STREAMK_CLUSTER_DIMS and ladder_bench's `+static`.
 # Carry build-s14-clusterstart: bins.tar.xz (stripped ladder_bench, gpu_ladder_correctness, gpu_ladder_trace of branch
 #   s14-clusterstart's Qt-free Release build, streamk_trace_phases.py), lib.sh, this script.
 # Run: cd build-s14-clusterstart && tar xJf bins.tar.xz && BUDGET=80 timeout 85 bash s14-clusterstart.sh

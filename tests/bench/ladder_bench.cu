@@ -27,8 +27,7 @@
 // rule's pick (plain `streamk`) and cuBLAS at each shape. Session 11: `/streamk` or `/splitk` forces how a lone wave is
 // split (WARPSTAGE_STREAMK_SPLIT), e.g. `streamk@2/splitk`; s11-skinny2: `/cluster` (the pieces of a tile as one
 // cluster, reduced through distributed shared memory) and `/global` (the rule without it); s13-smallk: `/dp` (no split:
-// every tile whole). s14-clusterstart: `+static` gives a cluster split of two its cluster size as the kernel's
-// __cluster_dims__ instead of the launch attribute (WARPSTAGE_STREAMK_CLUSTER_DIMS; `+launch`: the default, named).
+// every tile whole).
 // --no-trace-clear: the timed traced launches reuse their trace buffer as the last launch left it (no memset of it
 // before each launch; the kernels rewrite every header, count and event they record): separates what the memset's
 // dirty L2 lines cost from what the traced kernel costs (session 9, s9-traceflush). The correctness launch still
@@ -69,22 +68,20 @@ struct Options {
     std::string csv;
 };
 
-// "streamk@2/splitk+static" -> rung "streamk", forced tile "2" (WARPSTAGE_STREAMK_TILE), split mode "splitk"
-// (WARPSTAGE_STREAMK_SPLIT), cluster size "static" (WARPSTAGE_STREAMK_CLUSTER_DIMS); each part optional; any other
-// name -> itself.
-std::string baseRung(const std::string& v) { return v.substr(0, v.find_first_of("@/+")); }
+// "streamk@2/splitk" -> rung "streamk", forced tile "2" (WARPSTAGE_STREAMK_TILE), split mode "splitk"
+// (WARPSTAGE_STREAMK_SPLIT); each part optional; any other name -> itself.
+std::string baseRung(const std::string& v) { return v.substr(0, v.find_first_of("@/")); }
 std::string variantPart(const std::string& v, char mark)
 {
     const auto at = v.find(mark);
     if (at == std::string::npos) return std::string();
-    const auto end = v.find_first_of("@/+", at + 1);
+    const auto end = v.find_first_of("@/", at + 1);
     return v.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
 }
 // the variant's environment: its forced parts set, the others unset (the rule's)
 void setVariantEnv(const std::string& v)
 {
-    const std::pair<char, const char*> parts[] = {
-        {'@', "WARPSTAGE_STREAMK_TILE"}, {'/', "WARPSTAGE_STREAMK_SPLIT"}, {'+', "WARPSTAGE_STREAMK_CLUSTER_DIMS"}};
+    const std::pair<char, const char*> parts[] = {{'@', "WARPSTAGE_STREAMK_TILE"}, {'/', "WARPSTAGE_STREAMK_SPLIT"}};
     for (const auto& [mark, name] : parts) {
         const std::string part = variantPart(v, mark);
         if (part.empty()) unsetenv(name);
