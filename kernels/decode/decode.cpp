@@ -328,6 +328,14 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             events.resize(n);
             if (n) std::memcpy(events.data(), base + roff + sizeof(WarpRegionHeader), std::size_t(n) * sizeof(TraceEvent));
             if (!unfinished && wh.count <= cap && (n == 0 || events[n - 1].kind != trace::kEventEnd)) unfinished = true;
+            if (std::any_of(events.begin(), events.end(), [](const TraceEvent& e) { return trace::isPackedRecord(e.kind); })) {
+                // packed k-step records (trace_format.h): the events each stands for
+                std::vector<TraceEvent> expanded;
+                expanded.reserve(std::size_t(n) * 2);
+                trace::forEachEvent(events.data(), n, [&](const TraceEvent& e) { expanded.push_back(e); });
+                events.swap(expanded);
+                n = std::uint32_t(events.size());
+            }
             if (unfinished) ++report.unfinishedWarps;
             if (!kept) continue;
 

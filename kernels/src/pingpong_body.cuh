@@ -71,6 +71,23 @@
 #ifndef WS_PP_UNSIGNED_FILL
 #define WS_PP_UNSIGNED_FILL 1
 #endif
+// Session 14 (s14-tracesmall, issue 14): WS_PP_PACK_KSTEP=1: a consumer k-step's four events (MmaWait and Release of
+// fill - 2, WaitData and MmaIssue of fill) staged as ONE 16-byte record when their gaps fit 16 bits (Warp::kStepAt,
+// trace_format.h's kEventKStep4), and the producer's WaitSlot + IssueLoad of a k-step as one (Warp::loadAt,
+// kEventLoad2); the decoder expands them into the same events: a quarter (consumers) and half (producer) of the
+// stores and of the staging flushes per k-step. 0: every event its own record (eventsAt, sessions 11-13).
+#ifndef WS_PP_PACK_KSTEP
+#define WS_PP_PACK_KSTEP 1
+#endif
+// WS_PP_TRACE_QUICK_END=1 (session 14, an experiment, off): each warp's end waits only until its last bulk copies have
+// read the staging ring (cp.async.bulk.wait_group.read 0, not the writes' completion: the kernel's end completes
+// them), and thread 0 writes the CTA's end record without loading the buffer header again (CtaRecordWriter::endKnown:
+// warp 0's writes() says the header matched). Measured on the H200 against the packed records alone (33 shapes):
+// pingpong +2.66 -> +2.72 %, streamk +6.04 -> +6.24 % (0.3-1.8 points less at the smallest kernels, noise above),
+// so it stays off (docs/kernel-notes/tracing-cost.md, session 14). 0: the full waits and the reload (sessions 2-13).
+#ifndef WS_PP_TRACE_QUICK_END
+#define WS_PP_TRACE_QUICK_END 0
+#endif
 
 namespace ws::kern::pp {
 using namespace geom;
@@ -90,6 +107,8 @@ constexpr bool kRelaySourcesEnd = WS_PP_TRACE_RELAY == 2;
 constexpr bool kLeanStart = WS_PP_TRACE_LEAN_START != 0 && !kTraceRelay;
 constexpr bool kDescAdvance = WS_PP_DESC_ADVANCE != 0;
 constexpr bool kUnsignedFill = WS_PP_UNSIGNED_FILL != 0;
+constexpr bool kPackKStep = WS_PP_PACK_KSTEP != 0;
+constexpr bool kQuickEnd = WS_PP_TRACE_QUICK_END != 0;
 constexpr int kCtaRecordWarp = 1;  // lean start: the warp that writes the CTA record (warpgroup 0's first idle warp)
 constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
 constexpr uint32_t kRelaySources = ((1u << kWarps) - 1u) & ~(1u << kRelayWarp);  // every other warp
@@ -296,7 +315,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                         if (fill >= S) {
                             const ws::trace::StampedEvent e[2] = {
                                 {tWait, fill, tk::WaitSlot, uint8_t(PpRing::slot(fill)), 0}, issued.e};
-                            ws::trace::eventsAtOf(wt, e);
+                            if constexpr (kPackKStep) ws::trace::loadAtOf<S>(wt, e);  // one record (session 14)
+                            else ws::trace::eventsAtOf(wt, e);
                         } else {
                             const ws::trace::StampedEvent e[1] = {issued.e};
                             ws::trace::eventsAtOf(wt, e);
@@ -355,7 +375,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                         const ws::trace::StampedEvent e[4] = {{mmaWaited.e.clock, fill - 2, tk::MmaWait, sp, 0},
                                                               {released.e.clock, fill - 2, tk::Release, sp, 0},
                                                               waited.e, issued.e};
-                        ws::trace::eventsAtOf(wt, e);
+                        if constexpr (kPackKStep) ws::trace::kStepAtOf<S, 2>(wt, e);  // one record (session 14)
+                        else ws::trace::eventsAtOf(wt, e);
                     } else {
                         const ws::trace::StampedEvent e[2] = {waited.e, issued.e};
                         ws::trace::eventsAtOf(wt, e);
@@ -417,6 +438,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         } else if constexpr (kLeanStart) {
             wt.end();
             ct.end(trace, tid == kCtaRecordWarp * 32, ctaValid);
+        } else if constexpr (kQuickEnd) {  // session 14: no wait for the last copies' writes, no header load
+            wt.endAsync();
+            ct.endKnown(trace, tid == 0, wt.writes());  // thread 0 = warp 0's lane 0: its writes() is the header check
         } else {
             wt.end();
             ct.end(trace);

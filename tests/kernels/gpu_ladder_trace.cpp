@@ -71,6 +71,7 @@ void describe(const std::string& base, const std::vector<std::uint8_t>& buf, con
               std::map<int, int>& rolesCta0)
 {
     std::map<int, std::uint64_t> kinds;
+    std::uint64_t packed = 0;  // packed records (kEventKStep4, kEventLoad2)
     std::uint64_t sig = 1469598103934665603ull;  // FNV-1a
     auto mix = [&sig](std::uint64_t v) {
         for (int i = 0; i < 8; ++i, v >>= 8) sig = (sig ^ (v & 0xFF)) * 1099511628211ull;
@@ -83,12 +84,17 @@ void describe(const std::string& base, const std::vector<std::uint8_t>& buf, con
             if (c == 0)
                 rolesCta0[wr.role]++;
             std::uint32_t n = std::min(wr.count, h.eventsPerWarp);
-            mix(wr.count);
+            std::vector<trace::TraceEvent> recs(n);
+            if (n) std::memcpy(recs.data(), buf.data() + off + sizeof wr, std::size_t(n) * sizeof(trace::TraceEvent));
+            // the events the records stand for (session 14: a packed k-step record is four), so that a build that
+            // packs and one that does not give the same signature when they record the same events
+            std::vector<trace::TraceEvent> evs;
+            trace::forEachEvent(recs.data(), n, [&](const trace::TraceEvent& e) { evs.push_back(e); });
+            for (const auto& x : recs) packed += trace::isPackedRecord(x.kind);
+            mix(wr.count <= h.eventsPerWarp ? std::uint32_t(evs.size()) : wr.count);
             mix(std::uint64_t(wr.role) | std::uint64_t(wr.warpgroup) << 8 | std::uint64_t(wr.roleIndex) << 16
                 | std::uint64_t(wr.flags) << 24);
-            for (std::uint32_t i = 0; i < n; ++i) {
-                trace::TraceEvent ev;
-                std::memcpy(&ev, buf.data() + off + sizeof wr + std::uint64_t(i) * sizeof ev, sizeof ev);
+            for (const auto& ev : evs) {
                 kinds[ev.kind]++;
                 mix(std::uint64_t(std::uint32_t(ev.kstep)) | std::uint64_t(ev.kind) << 32 | std::uint64_t(ev.slot) << 40
                     | std::uint64_t(std::uint16_t(ev.aux)) << 48);
@@ -99,6 +105,7 @@ void describe(const std::string& base, const std::vector<std::uint8_t>& buf, con
     std::printf("; events by kind:");
     for (auto& [k, n] : kinds) std::printf(" %s=%llu", kindName(k), (unsigned long long)n);
     std::printf("\n");
+    std::printf("INFO %s packed k-step records: %llu\n", base.c_str(), (unsigned long long)packed);
     std::printf("INFO %s signature (counts, roles, events without clocks): %016llx\n", base.c_str(),
                 (unsigned long long)sig);
 }

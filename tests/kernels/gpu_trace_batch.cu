@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -67,6 +68,53 @@ __global__ void batchKernel(void* buffer)
             w.eventsAt(e);
         }
         i += size;
+    }
+    w.end();
+}
+
+// Session 14: Warp::kStepAt<6, 2> (the ping-pong body's consumer k-step: MmaWait and Release of k - 2, WaitData and
+// MmaIssue of k, slots k % 6): after a Setup event, warp w of CTA c records kstepsOf(w, c) k-steps whose gaps are
+// small (packed into one kEventKStep4 record by Warp<Staged>) except every 7th k-step's WaitData gap and every 11th's
+// MmaIssue gap, 70000 cycles (> 16 bits: the four plain events); then its end. Expanded with forEachEvent, every
+// region must be the plain events, clocks included.
+__host__ __device__ constexpr int kstepsOf(int warp, int cta) { return 20 + 13 * warp + 5 * cta; }
+// the four clocks of k-step j (k = j + 2) of warp w: MmaWait, Release, WaitData, MmaIssue
+// Warp::loadAt<6> (the producer's WaitSlot + IssueLoad of k-step j + 2) after k-step j when j % 3 == 0 or j % 13 == 4;
+// at j % 13 == 4 its gap is 2^32 + 5 cycles (> 32 bits: the two plain events), and the later clocks move on by as much.
+__host__ __device__ constexpr bool hasLoad(int j) { return j % 3 == 0 || j % 13 == 4; }
+__host__ __device__ constexpr std::uint64_t loadGap(int j) { return j % 13 == 4 ? (1ull << 32) + 5 : 500u + j; }
+__host__ __device__ constexpr std::uint64_t kstepClock(int warp, int j, int e)
+{
+    const std::uint64_t base = (std::uint64_t(warp + 1) << 36) + 0xFFFFF000ull + std::uint64_t(j) * 400000u
+        + std::uint64_t((j + 8) / 13) * ((1ull << 32) + (1ull << 20));  // past the long load gaps before k-step j
+    const std::uint64_t gap1 = 17 + j % 5, gap2 = j % 7 == 3 ? 70000 : 300 + j, gap3 = j % 11 == 5 ? 70000 : 60 + 2 * j;
+    return base + (e >= 1 ? gap1 : 0) + (e >= 2 ? gap2 : 0) + (e >= 3 ? gap3 : 0);
+}
+constexpr std::uint64_t kSetupClock = 0x12345ull;
+
+template <class Engine>
+__global__ void kstepKernel(void* buffer)
+{
+    extern __shared__ __align__(1024) std::uint8_t smem[];
+    namespace wt = ws::trace;
+    const int warp = threadIdx.x / 32, cta = blockIdx.x;
+    wt::Warp<Engine> w;
+    w.begin(buffer, warp, wt::role::Consumer, std::uint8_t(warp / 4), std::uint8_t(warp % 4),
+            smem + warp * wt::kTraceSmemPerWarp);
+    w.eventAt(kSetupClock + (std::uint64_t(warp + 1) << 36), wt::kind::Setup);
+    for (int j = 0; j < kstepsOf(warp, cta); ++j) {
+        const int k = j + 2;
+        const wt::StampedEvent e[4] = {{kstepClock(warp, j, 0), k - 2, wt::kind::MmaWait, std::uint8_t((k - 2) % 6), 0},
+                                       {kstepClock(warp, j, 1), k - 2, wt::kind::Release, std::uint8_t((k - 2) % 6), 0},
+                                       {kstepClock(warp, j, 2), k, wt::kind::WaitData, std::uint8_t(k % 6), 0},
+                                       {kstepClock(warp, j, 3), k, wt::kind::MmaIssue, std::uint8_t(k % 6), 0}};
+        w.template kStepAt<6, 2>(e);
+        if (hasLoad(j)) {
+            const std::uint64_t t = kstepClock(warp, j, 3) + 1000;
+            const wt::StampedEvent l[2] = {{t, k, wt::kind::WaitSlot, std::uint8_t(k % 6), 0},
+                                           {t + loadGap(j), k, wt::kind::IssueLoad, std::uint8_t(k % 6), 0}};
+            w.template loadAt<6>(l);
+        }
     }
     w.end();
 }
@@ -155,6 +203,92 @@ bool runCase(const char* mode, std::uint32_t cap)
     return true;
 }
 
+// kstepKernel's launch: every region expanded (forEachEvent) must be Setup, the plain k-step events, the end mark;
+// `packed`: Warp<Staged> must have packed some k-steps (and not the ones with a gap over 16 bits).
+template <class Engine>
+void runKSteps(const char* mode, bool packed)
+{
+    namespace wt = ws::trace;
+    const std::uint32_t cap = 4096;
+    const std::uint64_t bytes = wt::bufferBytes(kCtas, kWarps, cap);
+    void* d = nullptr;
+    if (cudaMalloc(&d, bytes) != cudaSuccess) return;
+    cudaMemset(d, 0, bytes);
+    wt::TraceBufferHeader h{};
+    h.magic = wt::kMagic;
+    h.version = wt::kFormatVersion;
+    h.numCtas = kCtas;
+    h.warpsPerCta = kWarps;
+    h.eventsPerWarp = cap;
+    cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice);
+    kstepKernel<Engine><<<kCtas, kWarps * 32, kWarps * int(wt::kTraceSmemPerWarp)>>>(d);
+    const cudaError_t e = cudaDeviceSynchronize();
+    std::vector<std::uint8_t> buf(bytes);
+    if (e == cudaSuccess) cudaMemcpy(buf.data(), d, bytes, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    check(e == cudaSuccess, std::string(mode) + " k-steps: " + cudaGetErrorString(e));
+    if (e != cudaSuccess) return;
+    const int before = g_fail;
+    std::uint64_t records = 0, packs = 0, loadPacks = 0;
+    for (int c = 0; c < kCtas; ++c)
+        for (int w = 0; w < kWarps; ++w) {
+            const std::string at = std::string(mode) + " k-steps cta " + std::to_string(c) + " warp " + std::to_string(w);
+            const auto off = wt::warpRegionOffset(kCtas, kWarps, cap, std::uint32_t(c), std::uint32_t(w));
+            wt::WarpRegionHeader rh;
+            std::memcpy(&rh, buf.data() + off, sizeof rh);
+            const auto* rec = reinterpret_cast<const wt::TraceEvent*>(buf.data() + off + sizeof rh);
+            const std::uint32_t n = std::min(rh.count, cap);
+            records += n;
+            for (std::uint32_t i = 0; i < n; ++i) packs += rec[i].kind == wt::kEventKStep4;
+            for (std::uint32_t i = 0; i < n; ++i) loadPacks += rec[i].kind == wt::kEventLoad2;
+            std::vector<wt::TraceEvent> ev;
+            wt::forEachEvent(rec, n, [&](const wt::TraceEvent& x) { ev.push_back(x); });
+            const int m = kstepsOf(w, c);
+            int loads = 0;
+            for (int j = 0; j < m; ++j) loads += hasLoad(j);
+            const std::size_t want = std::size_t(4 * m + 2 * loads + 2);
+            check(ev.size() == want, at + ": " + std::to_string(ev.size()) + " events, expected " + std::to_string(want));
+            if (ev.size() != want) continue;
+            check(ev[0].kind == wt::kind::Setup && ev[0].clock == kSetupClock + (std::uint64_t(w + 1) << 36),
+                  at + ": first event is not the Setup");
+            check(ev.back().kind == wt::kEventEnd, at + ": last event is not the end mark");
+            const std::uint8_t kinds[4] = {wt::kind::MmaWait, wt::kind::Release, wt::kind::WaitData, wt::kind::MmaIssue};
+            std::size_t at0 = 1;  // the k-step's first event
+            for (int j = 0; j < m; ++j) {
+                for (int q = 0; q < 4; ++q) {
+                    const auto& x = ev[at0 + std::size_t(q)];
+                    const int k = q < 2 ? j : j + 2;
+                    const bool ok = x.clock == kstepClock(w, j, q) && x.kind == kinds[q] && x.kstep == k
+                        && x.slot == k % 6 && x.aux == 0;
+                    check(ok, at + ": k-step " + std::to_string(j) + " event " + std::to_string(q) + " (kind "
+                                  + std::to_string(x.kind) + ", kstep " + std::to_string(x.kstep) + ", slot "
+                                  + std::to_string(x.slot) + ", clock " + std::to_string(x.clock) + ", expected "
+                                  + std::to_string(kstepClock(w, j, q)) + ")");
+                }
+                at0 += 4;
+                if (!hasLoad(j)) continue;
+                const std::uint64_t t = kstepClock(w, j, 3) + 1000;
+                const auto& a = ev[at0];
+                const auto& b = ev[at0 + 1];
+                check(a.kind == wt::kind::WaitSlot && a.clock == t && a.kstep == j + 2 && a.slot == (j + 2) % 6
+                          && b.kind == wt::kind::IssueLoad && b.clock == t + loadGap(j) && b.kstep == j + 2
+                          && b.slot == (j + 2) % 6 && a.aux == 0 && b.aux == 0,
+                      at + ": load of k-step " + std::to_string(j) + " (kinds " + std::to_string(a.kind) + "/"
+                          + std::to_string(b.kind) + ", clocks " + std::to_string(a.clock) + "/" + std::to_string(b.clock)
+                          + ", expected " + std::to_string(t) + "/" + std::to_string(t + loadGap(j)) + ")");
+                at0 += 2;
+            }
+        }
+    if (packed) check(packs > 0 && loadPacks > 0 && records < 4 * packs,
+                      std::string(mode) + " k-steps: only " + std::to_string(packs) + " packed k-steps and "
+                          + std::to_string(loadPacks) + " packed loads of " + std::to_string(records) + " records");
+    else check(packs + loadPacks == 0, std::string(mode) + " k-steps: packed records from an engine that does not pack");
+    std::printf("%s %s, k-steps (kStepAt<6, 2>, loadAt<6>): %llu records, %llu packed k-steps, %llu packed loads; "
+                "expanded, every event and clock as plain\n",
+                g_fail == before ? "PASS" : "FAIL", mode, (unsigned long long)records, (unsigned long long)packs,
+                (unsigned long long)loadPacks);
+}
+
 template <class Engine>
 void runAll(const char* mode)
 {
@@ -176,6 +310,8 @@ int main()
     if (!why.empty()) return ws::testing::gpuUnavailableExit("gpu_trace_batch", why);
     runAll<ws::trace::Staged>("staged");
     runAll<ws::trace::Direct>("direct");
+    runKSteps<ws::trace::Staged>("staged", true);
+    runKSteps<ws::trace::Direct>("direct", false);
     std::printf("%s gpu_trace_batch (%d failure(s))\n", g_fail == 0 ? "PASS" : "FAIL", g_fail);
     return g_fail == 0 ? 0 : 1;
 }

@@ -546,11 +546,13 @@ TraceCheck checkTrace(const std::vector<std::uint8_t>& buf, const trace::TraceBu
                     err(ww + "count " + std::to_string(wr.count) + " > capacity " + std::to_string(h.eventsPerWarp));
             }
             std::uint32_t n = std::min(wr.count, h.eventsPerWarp);
-            r.events += n;
+            std::vector<TraceEvent> recs(n);
+            if (n) std::memcpy(recs.data(), buf.data() + off + sizeof wr, std::size_t(n) * sizeof(TraceEvent));
+            for (const TraceEvent& x : recs) r.packedRecords += isPackedRecord(x.kind);
             std::uint64_t prev = 0;
-            for (std::uint32_t i = 0; i < n; ++i) {
-                TraceEvent ev;
-                std::memcpy(&ev, buf.data() + off + sizeof wr + std::uint64_t(i) * sizeof ev, sizeof ev);
+            std::uint32_t i = 0;
+            // every event, each packed k-step record (kEventKStep4) expanded into its four (trace_format.h)
+            r.events += forEachEvent(recs.data(), n, [&](const TraceEvent& ev) {
                 bool kindOk = ev.kind < 16 || (ev.kind >= kMarkerBase && ev.kind <= kEventLoadReady);
                 if (!kindOk)
                     err(ww + "event " + std::to_string(i) + " has unknown kind " + std::to_string(ev.kind));
@@ -563,7 +565,8 @@ TraceCheck checkTrace(const std::vector<std::uint8_t>& buf, const trace::TraceBu
                 prev = ev.clock;
                 if ((cr.flags & 3u) == 3u && (ev.clock + 1000000ull < cr.clockStart || ev.clock > cr.clockEnd + 1000000ull))
                     ++r.eventsOutsideCta;
-            }
+                ++i;
+            });
             // A complete (non-overflowed) region ends with kEventEnd.
             if (wr.count > 0 && wr.count <= h.eventsPerWarp) {
                 TraceEvent last;

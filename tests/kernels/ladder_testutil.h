@@ -169,7 +169,8 @@ private:
 
 struct TraceCheck {
     std::vector<std::string> errors;  // empty = sane
-    std::uint64_t events = 0;         // events written (sum of min(count, capacity))
+    std::uint64_t events = 0;         // events written (sum of min(count, capacity)), packed k-steps expanded
+    std::uint64_t packedRecords = 0;  // packed records among them (kEventKStep4: four events, kEventLoad2: two)
     std::uint64_t overflowedWarps = 0;
     std::uint64_t maxCount = 0;
     std::uint64_t warps = 0;

@@ -229,6 +229,83 @@ private slots:
         QCOMPARE(rep.unmatchedLoads, 1);
     }
 
+    // Session 14: the packed records of the ping-pong body (trace_format.h: kEventKStep4, a consumer k-step's four
+    // events; kEventLoad2, the producer's WaitSlot + IssueLoad) decode to exactly the intervals and loads of the plain
+    // events they stand for -- here across a 2^32 wrap of the clock's low word, with a lag of 2, S = 6, and a k-step
+    // kept plain between packed ones (as the engine writes one whose gaps do not fit 16 bits).
+    void packedRecordsDecodeAsTheirEvents()
+    {
+        constexpr std::uint64_t c0 = 0xFFFFF000ull + (3ull << 32);  // the low word wraps during the CTA
+        const std::uint8_t WD = k(IntervalKind::WaitData), MI = k(IntervalKind::MmaIssue), MW = k(IntervalKind::MmaWait),
+                           RL = k(IntervalKind::Release), WS = k(IntervalKind::WaitSlot), IL = k(IntervalKind::IssueLoad);
+        // the consumer's k-steps f = 0..5: WaitData, MmaIssue at t(f) + 0 / 40; MmaWait, Release of f at t(f + 1) + 60 / 70
+        auto t = [&](int f) { return c0 + 100 + std::uint64_t(f) * 1500u + (f >= 4 ? 90000u : 0u); };
+        std::vector<Ev> plainC = {{c0, k(IntervalKind::Setup)}}, packedC = plainC;
+        for (int f = 0; f < 6; ++f) {
+            const std::uint8_t s = std::uint8_t(f % 6), sp = std::uint8_t((f + 4) % 6);
+            std::vector<Ev> four;
+            if (f >= 2) four = {{t(f - 1) + 60, MW, f - 2, sp}, {t(f - 1) + 70, RL, f - 2, sp}};
+            four.push_back({t(f), WD, f, s});
+            four.push_back({t(f) + 40, MI, f, s});
+            plainC.insert(plainC.end(), four.begin(), four.end());
+            if (f >= 2 && f != 4) {  // f = 4: WaitData 90000 cycles after Release, past 16 bits: plain
+                const std::uint64_t a = four[0].clock, d1 = four[1].clock - a, d2 = four[2].clock - four[1].clock,
+                                    d3 = four[3].clock - four[2].clock;
+                packedC.push_back({(a & 0xFFFFFFFFull) | d1 << 32 | d2 << 48, trace::kEventKStep4, f,
+                                   std::uint8_t(6 | 2 << 4), std::int16_t(std::uint16_t(d3))});
+            } else {
+                packedC.insert(packedC.end(), four.begin(), four.end());
+            }
+        }
+        plainC.push_back({t(6), trace::kEventEnd});
+        packedC.push_back({t(6), trace::kEventEnd});
+        std::vector<Ev> plainP = {{c0, k(IntervalKind::Setup)}}, packedP = plainP;
+        for (int f = 0; f < 6; ++f) {
+            const std::uint64_t ws = c0 + 20 + std::uint64_t(f) * 1400u, il = ws + (f == 0 ? 0u : 700u + f);
+            if (f > 0) plainP.push_back({ws, WS, f, std::uint8_t(f % 6)});
+            plainP.push_back({il, IL, f, std::uint8_t(f % 6)});
+            if (f > 0) packedP.push_back({(ws & 0xFFFFFFFFull) | (il - ws) << 32, trace::kEventLoad2, f, 6});
+            else packedP.push_back({il, IL, f, std::uint8_t(f % 6)});
+        }
+        plainP.push_back({t(6), trace::kEventEnd});
+        packedP.push_back({t(6), trace::kEventEnd});
+        auto build = [&](const std::vector<Ev>& p, const std::vector<Ev>& c) {
+            BufferBuilder b(1, 8, 64, 6, 32768);
+            b.cta(0, kGt0, c0, kGt0 + 100'000, c0 + 200'000, 3);
+            b.warp(0, 0, 1, 0, 0, p);
+            b.warp(0, 4, 2, 1, 0, c);
+            return b;
+        };
+        auto plain = build(plainP, plainC), packed = build(packedP, packedC);
+        QVERIFY(packedC.size() + 6 < plainC.size());
+        decode::DecodeReport rp, rq;
+        const KernelRecord a = decode::decodeTrace(plain.bytes().data(), plain.bytes().size(), plain.geometry(), cuptiLaunch(), {}, rp);
+        const KernelRecord b = decode::decodeTrace(packed.bytes().data(), packed.bytes().size(), packed.geometry(), cuptiLaunch(), {}, rq);
+        QVERIFY2(rp.ok, rp.failureReason.c_str());
+        QVERIFY2(rq.ok, rq.failureReason.c_str());
+        QCOMPARE(int(a.intervals.size()), 1 + 11 + 1 + 4 * 6 - 2 * 2 + 0);  // producer Setup + 11, consumer Setup + 20
+        QCOMPARE(b.intervals.size(), a.intervals.size());
+        for (std::size_t i = 0; i < a.intervals.size(); ++i) {
+            const auto &x = a.intervals[i], &y = b.intervals[i];
+            QVERIFY2(x.warpId == y.warpId && x.kind == y.kind && x.kstep == y.kstep && x.slot == y.slot && x.start == y.start
+                         && x.duration == y.duration,
+                     ("interval " + std::to_string(i) + " differs").c_str());
+        }
+        QCOMPARE(b.loads.size(), a.loads.size());
+        QCOMPARE(int(a.loads.size()), 6);
+        for (std::size_t i = 0; i < a.loads.size(); ++i) {
+            QCOMPARE(b.loads[i].kstep, a.loads[i].kstep);
+            QCOMPARE(b.loads[i].slot, a.loads[i].slot);
+            QCOMPARE(b.loads[i].issue, a.loads[i].issue);
+            QCOMPARE(b.loads[i].ready, a.loads[i].ready);
+        }
+        // the Release of k-step 0 (a packed record's second event): its own kstep and slot
+        const auto cons = intervalsOf(b, 1);
+        QCOMPARE(cons[6].kind, IntervalKind::Release);
+        QCOMPARE(cons[6].kstep, 0);
+        QCOMPARE(cons[6].slot, std::int16_t(0));
+    }
+
     void tileSpans()
     {
         auto b = wsFixture();

@@ -230,7 +230,17 @@ struct NullWarp {
     __device__ __forceinline__ void eventsAt(const StampedEvent (&)[N])
     {
     }
+    template <int Stages, int Lag>
+    __device__ __forceinline__ void kStepAt(const StampedEvent (&)[4])
+    {
+    }
+    template <int Stages>
+    __device__ __forceinline__ void loadAt(const StampedEvent (&)[2])
+    {
+    }
     __device__ __forceinline__ void end() {}
+    __device__ __forceinline__ void endAsync() {}
+    __device__ __forceinline__ bool writes() const { return false; }
 };
 
 // Direct engine (default for your kernels, needs no shared memory): lane 0 stores each 16-byte event
@@ -283,12 +293,24 @@ struct DirectWarp {
 #pragma unroll
         for (int j = 0; j < N; ++j) eventAt(e[j].clock, e[j].kind, e[j].kstep, e[j].slot, e[j].aux);
     }
+    template <int Stages, int Lag>
+    __device__ __forceinline__ void kStepAt(const StampedEvent (&e)[4])
+    {
+        eventsAt(e);  // no packing: the direct engine stores events as they are
+    }
+    template <int Stages>
+    __device__ __forceinline__ void loadAt(const StampedEvent (&e)[2])
+    {
+        eventsAt(e);
+    }
     __device__ __forceinline__ void end()
     {
         if (!writer) return;
         eventAt(readClock64(), kEventEnd);
         asm volatile("st.global.u32 [%0], %1;" ::"l"(&hdr->count), "r"(count) : "memory");
     }
+    __device__ __forceinline__ void endAsync() { end(); }
+    __device__ __forceinline__ bool writes() const { return writer; }
 };
 
 // Staged engine (the ladder's; for your kernels: Warp<Staged>): lane 0 writes each event (16 bytes) into
@@ -399,6 +421,64 @@ struct StagedWarp {
         for (int j = 0; j < N; ++j) eventAt(e[j].clock, e[j].kind, e[j].kstep, e[j].slot, e[j].aux);
     }
 
+    // One consumer k-step (session 14, the GEMM ladder's ping-pong body): e = MmaWait and Release of k-step
+    // e[2].kstep - Lag, WaitData and MmaIssue of e[2].kstep, stamped earlier, every slot = its kstep % Stages. When the
+    // three gaps between the four clocks fit 16 bits (cycles), they go into ONE 16-byte record (kEventKStep4,
+    // trace_format.h: the first clock's low word, the gaps, the kstep, Stages and Lag); the decoder expands it into
+    // the same four events. Otherwise the four events go as eventsAt(e) writes them. A quarter of the stores, the
+    // flushes and the staging ring's fill per k-step, and no clock's high word or kind/slot word to build.
+    // As eventsAt's fast path, the store is lane 0's, recording or not (the warp's own ring).
+    template <int Stages, int Lag>
+    __device__ __forceinline__ void kStepAt(const StampedEvent (&e)[4])
+    {
+        static_assert(Stages >= 1 && Stages < 16 && Lag >= 0 && Lag < 16, "Stages and Lag fit four bits each");
+#ifndef WS_TRACE_EXPERIMENT_CLOCK_ONLY
+        const std::uint32_t c0 = std::uint32_t(e[0].clock), c1 = std::uint32_t(e[1].clock),
+                            c2 = std::uint32_t(e[2].clock), c3 = std::uint32_t(e[3].clock);
+        const std::uint32_t d1 = c1 - c0, d2 = c2 - c1, d3 = c3 - c2;
+        if (((d1 | d2 | d3) >> 16) == 0u) {
+            const std::uint32_t at = stage + ((count & 63u) << 4);
+            const std::uint32_t w3 = d3 | (std::uint32_t(Stages | (Lag << 4)) << 16) | (std::uint32_t(kEventKStep4) << 24);
+            asm volatile(
+                "{\n.reg .pred p;\n"
+                "setp.ne.u32 p, %5, 0;\n"
+                "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at),
+                "r"(c0), "r"(d1 | (d2 << 16)), "r"(std::uint32_t(e[2].kstep)), "r"(w3),
+                "r"(std::uint32_t((threadIdx.x & 31u) == 0u))
+                : "memory");
+            ++count;
+            if ((count & 31u) == 0) flush(32);
+            return;
+        }
+#endif
+        eventsAt(e);
+    }
+    // The producer's k-step (session 14): e = WaitSlot then IssueLoad of k-step e[0].kstep, both slots kstep % Stages, in
+    // ONE record (kEventLoad2: the first clock's low word and the gap) when the gap fits 32 bits; else eventsAt(e).
+    template <int Stages>
+    __device__ __forceinline__ void loadAt(const StampedEvent (&e)[2])
+    {
+        static_assert(Stages >= 1 && Stages < 16, "Stages fits four bits");
+#ifndef WS_TRACE_EXPERIMENT_CLOCK_ONLY
+        const std::uint64_t gap = e[1].clock - e[0].clock;
+        if ((gap >> 32) == 0u) {
+            const std::uint32_t at = stage + ((count & 63u) << 4);
+            const std::uint32_t w3 = (std::uint32_t(Stages) << 16) | (std::uint32_t(kEventLoad2) << 24);
+            asm volatile(
+                "{\n.reg .pred p;\n"
+                "setp.ne.u32 p, %5, 0;\n"
+                "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at),
+                "r"(std::uint32_t(e[0].clock)), "r"(std::uint32_t(gap)), "r"(std::uint32_t(e[0].kstep)), "r"(w3),
+                "r"(std::uint32_t((threadIdx.x & 31u) == 0u))
+                : "memory");
+            ++count;
+            if ((count & 31u) == 0) flush(32);
+            return;
+        }
+#endif
+        eventsAt(e);
+    }
+
     // Lane 0 copies the staged half holding events [base, base + n) to global memory.
     __device__ __forceinline__ void flush(std::uint32_t n)
     {
@@ -424,6 +504,9 @@ struct StagedWarp {
 
     // Last event (kEventEnd), the partial batch, completion of the copies, and the final attempted-event
     // count (lane 0).
+    // WaitWrites = false (endAsync, session 14): wait only until the copies have READ the staging ring (the shared
+    // memory may go when the CTA ends); their global writes complete with the kernel, before the host reads the buffer.
+    template <bool WaitWrites = true>
     __device__ __forceinline__ void end()
     {
         event(kEventEnd);
@@ -433,10 +516,13 @@ struct StagedWarp {
 #endif
         if ((count & 31u) != 0) flush(count & 31u);
         if (writer) {
-            asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+            if constexpr (WaitWrites) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+            else asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
             asm volatile("st.global.u32 [%0], %1;" ::"l"(&hdr->count), "r"(count) : "memory");
         }
     }
+    __device__ __forceinline__ void endAsync() { end<false>(); }
+    __device__ __forceinline__ bool writes() const { return writer; }
 };
 
 // The CTA record engine: one thread writes the start pair and %smid; the end pair is written after a
@@ -444,6 +530,7 @@ struct StagedWarp {
 struct NullCtaRecord {
     __device__ __forceinline__ void begin(void*) {}
     __device__ __forceinline__ void end(void*) {}
+    __device__ __forceinline__ void endKnown(void*, bool, bool) {}
 };
 struct CtaRecordWriter {
     __device__ __forceinline__ CtaRecord* record(void* buffer)
@@ -485,6 +572,20 @@ struct CtaRecordWriter {
         __syncthreads();
         if (!first) return;
         if (!headerMatches(static_cast<const TraceBufferHeader*>(buffer))) return;
+        const std::uint64_t g = readGlobalTimer();
+        const std::uint64_t c = readClock64();
+        CtaRecord* r = record(buffer);
+        r->globaltimerEnd = g;
+        r->clockEnd = c;
+        r->flags = 3u;
+    }
+    // end() without the header's load: `valid` = this launch records into a matching buffer, as the writing thread
+    // learnt at its start (the ladder's ping-pong body: warp 0's Warp::writes() in thread 0, session 14).
+    __device__ __forceinline__ void endKnown(void* buffer, bool first, bool valid)
+    {
+        if (buffer == nullptr) return;
+        __syncthreads();
+        if (!first || !valid) return;
         const std::uint64_t g = readGlobalTimer();
         const std::uint64_t c = readClock64();
         CtaRecord* r = record(buffer);
@@ -603,6 +704,11 @@ public:
     __device__ __forceinline__ void tileEnd() { m_e.event(kEventTileEnd); }
     // The warp's last event: closes its last phase and writes its event count. Once per warp.
     __device__ __forceinline__ void end() { m_e.end(); }
+    // end() that does not wait for the warp's last bulk copies to reach global memory, only for them to have read its
+    // staging memory (Warp<Staged>; the others: end()); the kernel's completion completes the writes.
+    __device__ __forceinline__ void endAsync() { m_e.endAsync(); }
+    // True in the lane that stores this warp's events while the launch records into a matching buffer (lane 0).
+    __device__ __forceinline__ bool writes() const { return m_e.writes(); }
 
     // Low level (the ladder's calls): any kind or marker; now() + eventAt() to stamp a moment and record
     // it later.
@@ -623,6 +729,21 @@ public:
     __device__ __forceinline__ void eventsAt(const StampedEvent (&e)[N])
     {
         m_e.eventsAt(e);
+    }
+    // A consumer k-step's four events stamped earlier -- MmaWait and Release of k-step e[2].kstep - Lag, WaitData and
+    // MmaIssue of e[2].kstep, each slot its kstep % Stages (a ring of Stages slots): the same trace as eventsAt(e);
+    // Warp<Staged> stores them as one packed record when it can (trace_format.h, kEventKStep4).
+    template <int Stages, int Lag>
+    __device__ __forceinline__ void kStepAt(const StampedEvent (&e)[4])
+    {
+        m_e.template kStepAt<Stages, Lag>(e);
+    }
+    // The producer's WaitSlot then IssueLoad of k-step e[0].kstep, both slots kstep % Stages: the same trace as
+    // eventsAt(e); Warp<Staged> stores them as one record when it can (kEventLoad2).
+    template <int Stages>
+    __device__ __forceinline__ void loadAt(const StampedEvent (&e)[2])
+    {
+        m_e.template loadAt<Stages>(e);
     }
 
 private:

@@ -94,6 +94,32 @@ __device__ __forceinline__ void eventsAtOf(W& w, const StampedEvent (&e)[N])
     }
 }
 
+// w.kStepAt<Stages, Lag>(e) where the engine has it (Warp<>: the staged engine's packed k-step record, session 14);
+// otherwise eventsAtOf (the experiments' engines).
+template <class W, class = void>
+struct HasKStepAt : std::false_type {};
+template <class W>
+struct HasKStepAt<W, std::void_t<decltype(std::declval<W&>().template kStepAt<1, 0>(
+                         std::declval<const StampedEvent (&)[4]>()))>> : std::true_type {};
+template <int Stages, int Lag, class W>
+__device__ __forceinline__ void kStepAtOf(W& w, const StampedEvent (&e)[4])
+{
+    if constexpr (HasKStepAt<W>::value) w.template kStepAt<Stages, Lag>(e);
+    else eventsAtOf(w, e);
+}
+
+template <class W, class = void>
+struct HasLoadAt : std::false_type {};
+template <class W>
+struct HasLoadAt<W, std::void_t<decltype(std::declval<W&>().template loadAt<1>(std::declval<const StampedEvent (&)[2]>()))>>
+    : std::true_type {};
+template <int Stages, class W>
+__device__ __forceinline__ void loadAtOf(W& w, const StampedEvent (&e)[2])
+{
+    if constexpr (HasLoadAt<W>::value) w.template loadAt<Stages>(e);
+    else eventsAtOf(w, e);
+}
+
 template <bool Traced>
 struct CtaTrace : NullCtaRecord {};
 template <>

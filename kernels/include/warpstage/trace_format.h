@@ -37,6 +37,23 @@ inline constexpr std::uint8_t kEventTileEnd = 0xF2;    // marker: warp finished 
 inline constexpr std::uint8_t kEventLoadReady = 0xF3;  // marker: consumer observed k-step data ready
                                                        //   (emitted when the full-barrier wait returns;
                                                        //   the recorder can also use the end of WaitData)
+// Not an event but a record of four (session 14, the GEMM ladder's ping-pong body): one consumer k-step's MmaWait and
+// Release of k-step kstep - lag, then WaitData and MmaIssue of k-step kstep, in one 16-byte TraceEvent whose
+// fields mean:
+//   clock  bits 0-31: the low 32 bits of MmaWait's clock64; bits 32-47: Release - MmaWait, bits 48-63:
+//          WaitData - Release (cycles); MmaWait's full clock is the warp's previous event's plus the low words'
+//          difference mod 2^32 (a record never opens a warp's region: Setup comes first);
+//   kstep  WaitData / MmaIssue's k-step;  aux (as uint16): MmaIssue - WaitData (cycles);
+//   slot   bits 0-3: the ring's stages S (an event's slot = its kstep % S), bits 4-7: lag.
+// A warp writes one only when the three gaps fit 16 bits (else the four events); decoders expand it into the four
+// events it stands for (forEachEvent below) before anything else reads them, so it never reaches a model.
+inline constexpr std::uint8_t kEventKStep4 = 0xF4;
+// A record of two (session 14, the ping-pong body's producer): WaitSlot then IssueLoad of k-step kstep. clock bits 0-31:
+// the low 32 bits of WaitSlot's clock64 (its full clock as kEventKStep4's first), bits 32-63: IssueLoad - WaitSlot
+// (cycles); slot bits 0-3: the ring's stages S (both events' slot = kstep % S); aux 0.
+inline constexpr std::uint8_t kEventLoad2 = 0xF5;
+// A record that stands for several events (expanded by forEachEvent).
+inline constexpr bool isPackedRecord(std::uint8_t kind) { return kind == kEventKStep4 || kind == kEventLoad2; }
 
 struct TraceBufferHeader {
     std::uint32_t magic;          // kMagic, written by the host before launch
@@ -80,6 +97,53 @@ struct TraceEvent {
     std::uint8_t kind;            // IntervalKind value or a marker
 };
 static_assert(sizeof(TraceEvent) == 16);
+
+// Calls f(const TraceEvent&) for every event of a warp's n stored records, in order, with each kEventKStep4 record
+// expanded into its four events (kinds WaitData = 4, MmaIssue = 5, MmaWait = 6, Release = 7: ws::IntervalKind) and each
+// kEventLoad2 record into its two (WaitSlot = 2, IssueLoad = 3).
+// Returns the number of events passed to f. Every reader of a region's records goes through it.
+template <class F>
+inline std::uint32_t forEachEvent(const TraceEvent* rec, std::uint32_t n, F&& f)
+{
+    std::uint32_t out = 0;
+    std::uint64_t prev = 0;  // the last event's clock
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const TraceEvent& r = rec[i];
+        if (!isPackedRecord(r.kind)) {
+            f(r);
+            prev = r.clock;
+            ++out;
+            continue;
+        }
+        const std::uint32_t lo = std::uint32_t(r.clock);
+        const std::uint64_t c0 = prev + std::uint32_t(lo - std::uint32_t(prev));
+        if (r.kind == kEventLoad2) {
+            const std::uint32_t stages = r.slot & 0xFu;
+            const std::uint8_t slot = stages == 0 || r.kstep < 0 ? std::uint8_t(0xFF)
+                                                                 : std::uint8_t(std::uint32_t(r.kstep) % stages);
+            const std::uint64_t c1 = c0 + (r.clock >> 32);
+            const TraceEvent e[2] = {{c0, r.kstep, 0, slot, 2}, {c1, r.kstep, 0, slot, 3}};  // WaitSlot, IssueLoad
+            for (const TraceEvent& x : e) f(x);
+            prev = c1;
+            out += 2;
+            continue;
+        }
+        const std::uint64_t c1 = c0 + ((r.clock >> 32) & 0xFFFFu);
+        const std::uint64_t c2 = c1 + (r.clock >> 48);
+        const std::uint64_t c3 = c2 + std::uint16_t(r.aux);
+        const std::uint32_t stages = r.slot & 0xFu, lag = r.slot >> 4;
+        const std::int32_t k0 = r.kstep - std::int32_t(lag);
+        auto slotOf = [stages](std::int32_t k) {
+            return stages == 0 || k < 0 ? std::uint8_t(0xFF) : std::uint8_t(std::uint32_t(k) % stages);
+        };
+        const TraceEvent e[4] = {{c0, k0, 0, slotOf(k0), 6}, {c1, k0, 0, slotOf(k0), 7},
+                                 {c2, r.kstep, 0, slotOf(r.kstep), 4}, {c3, r.kstep, 0, slotOf(r.kstep), 5}};
+        for (const TraceEvent& x : e) f(x);
+        prev = c3;
+        out += 4;
+    }
+    return out;
+}
 
 inline constexpr std::uint64_t bufferBytes(std::uint32_t numCtas, std::uint32_t warpsPerCta,
                                            std::uint32_t eventsPerWarp)
