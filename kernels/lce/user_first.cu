@@ -100,6 +100,8 @@ std::string runUserFirst(Problem& p)
                       : std::strcmp(e, "tnone4") == 0 ? 2
                                                       : 0;
         if (v) std::fprintf(stderr, "lce: rung 4 variant %s: no epilogue (output wrong, timing only)\n", e);
+        else if (e && *e)  // (as LCE_R4UF: said once, the rung runs as built)
+            std::fprintf(stderr, "lce: LCE_RUNG4_EPILOGUE=%s is not a diagnostic (tnone, tnone4); rung 4 runs as built\n", e);
         return v;
     }();
     if (diag) return runTransposedProbe(p, diag == 2 ? 4 : 3);
