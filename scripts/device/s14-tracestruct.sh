@@ -18,7 +18,8 @@
 # at 300x1000x1032 and 1024^3 (signatures = base's); --idle-cost of streamk at kTiles[4]'s four shapes for every build;
 # base and new also at four other shapes; pingpong's traced-body idle cost (new); the untraced kernel with +12 KB of
 # shared memory (new); ncu of base at 1024^3 (untraced, traced, idle launches of kTiles[4]); the table.
-# Device (run tool, carry ["build-s14-tracestruct"]): bash build-s14-tracestruct/s14-tracestruct.sh build-s14-tracestruct
+# Device (run tool, carry ["build-s14-tracestruct"]): BUDGET=140 bash build-s14-tracestruct/s14-tracestruct.sh build-s14-tracestruct
+# (run 2026-12-02 01:01 UTC: 30 s wall; docs/benchmarks/tracing-cost.md, session 14, s14-tracestruct)
 set -u
 if [ -z "${WS_S14TST_INNER:-}" ]; then
     WS_S14TST_INNER=1 exec timeout -k 2 $((${BUDGET:-130} + 10)) bash "$0" "$@"
@@ -62,7 +63,7 @@ step idle-smem 8 "idle cost" env WARPSTAGE_EXP_UNTRACED_SMEM=12288 "$D/new/ladde
 note "idle cost (build | shape | rung | untraced ms | instrumented, not recording ms | overhead | traced ms | overhead | ok):"
 for f in "$L"/idle-*.log; do
     b=$(basename "$f" .log)
-    grep -E "^\| [0-9]" "$f" 2>/dev/null | sed "s/^/${b#idle-} /" | tee -a "$S"
+    grep -E "^\| [0-9x]+ \| [a-z_]+ \| [0-9.]+ \|" "$f" 2>/dev/null | sed "s/^/${b#idle-} /" | tee -a "$S"  # idle rows
 done
 # ncu (clocks not locked) of base's kTiles[4] kernels at 1024^3: launches 19 (untraced), 20-23 (traced) and 24 (the
 # first instrumented launch without a buffer) of gemmStreamk<*, 4> in ladder_bench's order at 1 iteration per batch
