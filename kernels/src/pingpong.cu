@@ -22,6 +22,8 @@
 // TMA store); producer WaitSlot / IssueLoad. kstep is the CTA-wide fill counter.
 // Where: the body (roles, ring, ordering barrier, drain, store) is pingpong_body.cuh, shared with rung 7;
 // this file is the rung's walk (whole pair tiles) and its launcher.
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "pingpong_body.cuh"
@@ -98,7 +100,14 @@ cudaError_t launchPingpong(const LaunchArgs& a, const char** err)
     auto* C = static_cast<__nv_bfloat16*>(a.c);
     // a.instrumented: the kernel that carries both bodies and picks one by the buffer (null: not recording)
     const bool inst = a.trace != nullptr || a.instrumented;
-    auto kern = a.instrumented ? gemmPingpongDispatch : a.trace ? gemmPingpong<true> : gemmPingpong<false>;
+    // WARPSTAGE_PINGPONG_IDLE=traced (session 14, s14-tracestruct): --idle-cost launches the traced body itself with the
+    // null buffer (every trace call on its path, as streamk's idle launch), not the dispatch kernel (the untraced body)
+    static const bool idleTraced = [] {
+        const char* e = std::getenv("WARPSTAGE_PINGPONG_IDLE");
+        return e && std::strcmp(e, "traced") == 0;
+    }();
+    auto kern = a.instrumented ? (idleTraced ? gemmPingpong<true> : gemmPingpongDispatch)
+                               : a.trace ? gemmPingpong<true> : gemmPingpong<false>;
     const int smem = kSmem + (inst ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;

@@ -88,6 +88,16 @@
 #ifndef WS_PP_TRACE_QUICK_END
 #define WS_PP_TRACE_QUICK_END 0
 #endif
+// WS_PP_TRACE_STRUCT_EXP (session 14, s14-tracestruct: experiments on the traced kernel's structure, where the
+// null-buffer launch of stream-K's 128x64 configuration still costs +17 %; off, 0: the cubins are main's), a bit mask:
+//   1: the traced producer loop on thread 0 alone, as untraced (its trace calls are lane 0's: the staged engine's stores,
+//      flushes and end are lane 0's anyway); 2: without a buffer, warps 1-3 leave after setmaxnreg as untraced (null-
+//      buffer launches only); 4: no consumer k-step records (the k-loop's kStepAt / eventsAt and the drain's); 8: no
+//      producer k-step records (loadAt / eventsAt). Measured with ladder_bench --idle-cost (docs/kernel-notes/
+//      tracing-cost.md, session 14, s14-tracestruct).
+#ifndef WS_PP_TRACE_STRUCT_EXP
+#define WS_PP_TRACE_STRUCT_EXP 0
+#endif
 
 namespace ws::kern::pp {
 using namespace geom;
@@ -109,6 +119,7 @@ constexpr bool kDescAdvance = WS_PP_DESC_ADVANCE != 0;
 constexpr bool kUnsignedFill = WS_PP_UNSIGNED_FILL != 0;
 constexpr bool kPackKStep = WS_PP_PACK_KSTEP != 0;
 constexpr bool kQuickEnd = WS_PP_TRACE_QUICK_END != 0;
+constexpr int kStructExp = WS_PP_TRACE_STRUCT_EXP;
 constexpr int kCtaRecordWarp = 1;  // lean start: the warp that writes the CTA record (warpgroup 0's first idle warp)
 constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
 constexpr uint32_t kRelaySources = ((1u << kWarps) - 1u) & ~(1u << kRelayWarp);  // every other warp
@@ -285,13 +296,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         // kernel, where the stall pass would sample them. Traced, they stay for the CTA record.
         if constexpr (!Traced)
             if (warp != 0) return;
+        if constexpr (Traced && (kStructExp & 2) != 0)  // experiment: no buffer, warps 1-3 leave as untraced
+            if (trace == nullptr && warp != 0) return;
         if constexpr (Traced && kTraceRelay)  // the relay: copies the other warps' events until they all ended
             if (warp == kRelayWarp) {
                 ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1]);
                 ws::trace::relayRun<kRelaySourcesEnd>(trace, relayState, kRelaySources, smemAddr(traceStage));
             }
         // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
-        if (Traced ? warp == 0 : tid == 0) {
+        if (Traced && (kStructExp & 1) == 0 ? warp == 0 : tid == 0) {
             int fill = 0;
             for (int i = 0; i < nLocal; ++i) {
                 const auto u = walk.next(i);
@@ -311,7 +324,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                         else
                             tmaLoad2d(st + kBytesA, &tmB, bar, kt * kBK, tn * BN);
                     });
-                    if constexpr (Traced) {  // issued.e: the IssueLoad event, after the WaitSlot event of tWait
+                    if constexpr (Traced && (kStructExp & 8) == 0) {  // issued.e: IssueLoad, after WaitSlot's (tWait)
                         if (fill >= S) {
                             const ws::trace::StampedEvent e[2] = {
                                 {tWait, fill, tk::WaitSlot, uint8_t(PpRing::slot(fill)), 0}, issued.e};
@@ -369,7 +382,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                     mmaKStep<1, WN>(acc, st + cw * T::kWgRows * 128, st + kBytesA + cw * T::kWgCols * 128, kt > 0);
                 }
                 wgmmaCommit();
-                if constexpr (Traced) {
+                if constexpr (Traced && (kStructExp & 4) == 0) {
                     if (kt >= 2) {  // (the carried events' kstep and kind spelled out: constants for the compiler)
                         const uint8_t sp = PpRing::slot(fill - 2);
                         const ws::trace::StampedEvent e[4] = {{mmaWaited.e.clock, fill - 2, tk::MmaWait, sp, 0},
@@ -396,7 +409,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 }
             }
             // drain: the unit's last k-step (and the events of the one before, stamped but not staged)
-            if constexpr (Traced) {
+            if constexpr (Traced && (kStructExp & 4) == 0) {
                 if (KU >= 2) {
                     const uint8_t sp = PpRing::slot(fill - 2);
                     const ws::trace::StampedEvent e[2] = {{mmaWaited.e.clock, fill - 2, tk::MmaWait, sp, 0},

@@ -381,7 +381,13 @@ cudaError_t launchTile(const LaunchArgs& a, sk::SplitMode mode, const char** err
     auto kern = inst ? gemmStreamk<true, I> : gemmStreamk<false, I>;
     if constexpr (T::CL == 1)
         if (kc) kern = inst ? gemmStreamkK<true, I> : gemmStreamkK<false, I>;
-    const int smem = T::kSmem + (inst ? kWarps * int(ws::trace::kTraceSmemPerWarp) : 0);
+    // WARPSTAGE_EXP_UNTRACED_SMEM=BYTES (session 14, s14-tracestruct, an experiment): the untraced kernel launched with
+    // BYTES more dynamic shared memory than it uses (the traced build's extra 12 KB: does the size alone cost?)
+    static const int extraSmem = [] {
+        const char* e = std::getenv("WARPSTAGE_EXP_UNTRACED_SMEM");
+        return e && *e ? std::atoi(e) : 0;
+    }();
+    const int smem = T::kSmem + (inst ? kWarps * int(ws::trace::kTraceSmemPerWarp) : extraSmem);
     // per instantiation and device: set once (it is host time in every small GEMM's launch)
     static thread_local int attrDevice[4] = {-1, -1, -1, -1};
     int dev = 0;

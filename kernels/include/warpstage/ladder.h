@@ -87,7 +87,8 @@ std::string launch(std::string_view rung, const Shape& s, const void* a, const v
 // (ladder_bench --idle-cost). Only the top rungs offer it; other rungs get a sentence saying so. "pingpong": its
 // dispatch kernel (both bodies in one kernel, the untraced body runs: the instrumentation's structural cost);
 // "streamk" (session 10): its traced kernel with a null buffer (the traced body runs: its structure and clock reads,
-// no header load, no store, no flush).
+// no header load, no store, no flush). So the two measure different things; WARPSTAGE_PINGPONG_IDLE=traced (session 14,
+// s14-tracestruct) makes pingpong's launch its traced kernel with the null buffer too, comparable with streamk's.
 bool hasInstrumentedIdle(std::string_view rung);
 std::string launchInstrumentedIdle(std::string_view rung, const Shape& s, const void* a, const void* b, void* c,
                                    void* stream, int smCount = 0);
