@@ -4,7 +4,8 @@
 # Builds (dev machine, Release, no Qt, stripped; DIR/bins.tar.xz):
 #   base = main 8a91060 (/work/main/build/kchecks, built at 8e80510; kernels unchanged since): s14-tracesmall's
 #          kStepAt (the fit test, then the record and the flush test on its branch);
-#   new  = branch s14-tracerec: WS_TRACE_KSTEP_LEAN=1 (trace.cuh): the record stored first, unconditionally, one
+#   new  = branch s14-tracerec at cd837dc (rebased: d4f78ac) (its default was 1 there; later commits: build with -DWS_TRACE_KSTEP_LEAN=1,
+#          e.g. CMAKE_CUDA_FLAGS, for the ladder and the tests): the record stored first, unconditionally, one
 #          rarely taken branch for the fit and the flush (a non-fitting k-step's four events overwrite the record);
 #   mut/gpu_trace_batch_{norewind,swap}: new's gpu_trace_batch with the mutation tracerec.kstep_lean_no_rewind /
 #          tracerec.kstep_lean_gaps_swapped planted;

@@ -43,8 +43,11 @@
 
 #include "warpstage/trace_format.h"
 
-#ifndef WS_TRACE_KSTEP_LEAN  // StagedWarp::kStepAt's one-branch path (session 14, s14-tracerec); 0: s14-tracesmall's
-#define WS_TRACE_KSTEP_LEAN 1
+// WS_TRACE_KSTEP_LEAN=1: StagedWarp::kStepAt's one-branch path (session 14, s14-tracerec; off: built and counted, 1
+// SASS instruction fewer per k-step, not yet measured on the device -- docs/kernel-notes/tracing-cost-2.md).
+// 0: s14-tracesmall's path, the default (the cubins are main's byte for byte).
+#ifndef WS_TRACE_KSTEP_LEAN
+#define WS_TRACE_KSTEP_LEAN 0
 #endif
 #ifndef WARPSTAGE_TRACE
 #define WARPSTAGE_TRACE 1
@@ -431,10 +434,10 @@ struct StagedWarp {
     // the same four events. Otherwise the four events go as eventsAt(e) writes them. A quarter of the stores, the
     // flushes and the staging ring's fill per k-step, and no clock's high word or kind/slot word to build.
     // As eventsAt's fast path, the store is lane 0's, recording or not (the warp's own ring).
-    // WS_TRACE_KSTEP_LEAN=1 (session 14, s14-tracerec, the default): the same record by a shorter path -- stored first,
+    // WS_TRACE_KSTEP_LEAN=1 (session 14, s14-tracerec, off by default): the same record by a shorter path -- stored first,
     // unconditionally (where the gaps do not fit, the four events overwrite it: the first goes to the same position),
     // the two gaps of its second word packed by one byte permute, and ONE branch, rarely taken, for both the gaps' fit
-    // and the half's flush (two before). 0: the fit test first, the record stored on its branch (s14-tracesmall).
+    // and the half's flush (two before). 0 (the default): the fit test first, the record stored on its branch.
     template <int Stages, int Lag>
     __device__ __forceinline__ void kStepAt(const StampedEvent (&e)[4])
     {
