@@ -43,12 +43,6 @@
 
 #include "warpstage/trace_format.h"
 
-// WS_TRACE_KSTEP_LEAN=1: StagedWarp::kStepAt's one-branch path (session 14, s14-tracerec; off: built and counted, 1
-// SASS instruction fewer per k-step, not yet measured on the device -- docs/kernel-notes/tracing-cost-2.md).
-// 0: s14-tracesmall's path, the default (the cubins are main's byte for byte).
-#ifndef WS_TRACE_KSTEP_LEAN
-#define WS_TRACE_KSTEP_LEAN 0
-#endif
 #ifndef WARPSTAGE_TRACE
 #define WARPSTAGE_TRACE 1
 #endif
@@ -434,38 +428,11 @@ struct StagedWarp {
     // the same four events. Otherwise the four events go as eventsAt(e) writes them. A quarter of the stores, the
     // flushes and the staging ring's fill per k-step, and no clock's high word or kind/slot word to build.
     // As eventsAt's fast path, the store is lane 0's, recording or not (the warp's own ring).
-    // WS_TRACE_KSTEP_LEAN=1 (session 14, s14-tracerec, off by default): the same record by a shorter path -- stored first,
-    // unconditionally (where the gaps do not fit, the four events overwrite it: the first goes to the same position),
-    // the two gaps of its second word packed by one byte permute, and ONE branch, rarely taken, for both the gaps' fit
-    // and the half's flush (two before). 0 (the default): the fit test first, the record stored on its branch.
     template <int Stages, int Lag>
     __device__ __forceinline__ void kStepAt(const StampedEvent (&e)[4])
     {
         static_assert(Stages >= 1 && Stages < 16 && Lag >= 0 && Lag < 16, "Stages and Lag fit four bits each");
-#if !defined(WS_TRACE_EXPERIMENT_CLOCK_ONLY) && WS_TRACE_KSTEP_LEAN
-        const std::uint32_t c0 = std::uint32_t(e[0].clock), c1 = std::uint32_t(e[1].clock),
-                            c2 = std::uint32_t(e[2].clock), c3 = std::uint32_t(e[3].clock);
-        const std::uint32_t d1 = c1 - c0, d2 = c2 - c1, d3 = c3 - c2;
-        const std::uint32_t at = stage + ((count & 63u) << 4);
-        const std::uint32_t w3 = d3 | (std::uint32_t(Stages | (Lag << 4)) << 16) | (std::uint32_t(kEventKStep4) << 24);
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "setp.ne.u32 p, %5, 0;\n"
-            "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at),
-            "r"(c0), "r"(__byte_perm(d1, d2, 0x5410)), "r"(std::uint32_t(e[2].kstep)), "r"(w3),
-            "r"(std::uint32_t((threadIdx.x & 31u) == 0u))
-            : "memory");
-        ++count;
-        const bool fits = ((d1 | d2 | d3) >> 16) == 0u;
-        if (__builtin_expect(!fits || (count & 31u) == 0u, 0)) {
-            if (fits) {
-                flush(32);  // the record filled the half
-            } else {
-                --count;  // not a record: the four events, from its position
-                eventsAt(e);
-            }
-        }
-#elif !defined(WS_TRACE_EXPERIMENT_CLOCK_ONLY)
+#ifndef WS_TRACE_EXPERIMENT_CLOCK_ONLY
         const std::uint32_t c0 = std::uint32_t(e[0].clock), c1 = std::uint32_t(e[1].clock),
                             c2 = std::uint32_t(e[2].clock), c3 = std::uint32_t(e[3].clock);
         const std::uint32_t d1 = c1 - c0, d2 = c2 - c1, d3 = c3 - c2;
@@ -483,10 +450,8 @@ struct StagedWarp {
             if ((count & 31u) == 0) flush(32);
             return;
         }
-        eventsAt(e);
-#else
-        eventsAt(e);
 #endif
+        eventsAt(e);
     }
     // The producer's k-step (session 14): e = WaitSlot then IssueLoad of k-step e[0].kstep, both slots kstep % Stages, in
     // ONE record (kEventLoad2: the first clock's low word and the gap) when the gap fits 32 bits; else eventsAt(e).
