@@ -421,6 +421,21 @@ struct StagedWarp {
         for (int j = 0; j < N; ++j) eventAt(e[j].clock, e[j].kind, e[j].kstep, e[j].slot, e[j].aux);
     }
 
+    // One 16-byte packed record (trace_format.h: kEventKStep4 / kEventLoad2) at the next staging position, lane 0's
+    // store as in eventsAt's fast path, then the flush test: the one store of kStepAt and loadAt.
+    __device__ __forceinline__ void storeRecord(std::uint32_t w0, std::uint32_t w1, std::uint32_t w2, std::uint32_t w3)
+    {
+        const std::uint32_t at = stage + ((count & 63u) << 4);
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.u32 p, %5, 0;\n"
+            "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at),
+            "r"(w0), "r"(w1), "r"(w2), "r"(w3), "r"(std::uint32_t((threadIdx.x & 31u) == 0u))
+            : "memory");
+        ++count;
+        if ((count & 31u) == 0) flush(32);
+    }
+
     // One consumer k-step (session 14, the GEMM ladder's ping-pong body): e = MmaWait and Release of k-step
     // e[2].kstep - Lag, WaitData and MmaIssue of e[2].kstep, stamped earlier, every slot = its kstep % Stages. When the
     // three gaps between the four clocks fit 16 bits (cycles), they go into ONE 16-byte record (kEventKStep4,
@@ -437,17 +452,8 @@ struct StagedWarp {
                             c2 = std::uint32_t(e[2].clock), c3 = std::uint32_t(e[3].clock);
         const std::uint32_t d1 = c1 - c0, d2 = c2 - c1, d3 = c3 - c2;
         if (((d1 | d2 | d3) >> 16) == 0u) {
-            const std::uint32_t at = stage + ((count & 63u) << 4);
             const std::uint32_t w3 = d3 | (std::uint32_t(Stages | (Lag << 4)) << 16) | (std::uint32_t(kEventKStep4) << 24);
-            asm volatile(
-                "{\n.reg .pred p;\n"
-                "setp.ne.u32 p, %5, 0;\n"
-                "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at),
-                "r"(c0), "r"(d1 | (d2 << 16)), "r"(std::uint32_t(e[2].kstep)), "r"(w3),
-                "r"(std::uint32_t((threadIdx.x & 31u) == 0u))
-                : "memory");
-            ++count;
-            if ((count & 31u) == 0) flush(32);
+            storeRecord(c0, d1 | (d2 << 16), std::uint32_t(e[2].kstep), w3);
             return;
         }
 #endif
@@ -462,17 +468,8 @@ struct StagedWarp {
 #ifndef WS_TRACE_EXPERIMENT_CLOCK_ONLY
         const std::uint64_t gap = e[1].clock - e[0].clock;
         if ((gap >> 32) == 0u) {
-            const std::uint32_t at = stage + ((count & 63u) << 4);
             const std::uint32_t w3 = (std::uint32_t(Stages) << 16) | (std::uint32_t(kEventLoad2) << 24);
-            asm volatile(
-                "{\n.reg .pred p;\n"
-                "setp.ne.u32 p, %5, 0;\n"
-                "@p st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"r"(at),
-                "r"(std::uint32_t(e[0].clock)), "r"(std::uint32_t(gap)), "r"(std::uint32_t(e[0].kstep)), "r"(w3),
-                "r"(std::uint32_t((threadIdx.x & 31u) == 0u))
-                : "memory");
-            ++count;
-            if ((count & 31u) == 0) flush(32);
+            storeRecord(std::uint32_t(e[0].clock), std::uint32_t(gap), std::uint32_t(e[0].kstep), w3);
             return;
         }
 #endif
