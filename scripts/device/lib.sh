@@ -16,6 +16,13 @@
 #   ws_sweep33       prints issue 14's 33-shape sweep as ladder_bench arguments (--shape MxNxK ...): squares 1024..16384,
 #                    LLM projections M in {128, 512, 2048, 8192} x (N x K) in {4096x4096, 14336x4096, 4096x14336,
 #                    28672x8192}, short K, long K, non-multiples; the one list every sweep script uses
+#   ws_signatures D A B SHAPE...   gpu_ladder_trace (both top rungs) of builds $D/A and $D/B at each shape, then a
+#                    note per rung and shape: "PASS signature B = A ..." when B's trace signature (the trace's
+#                    information without clocks) equals A's, else "FAIL signature B != A ..."
+#   ws_trace_sweep D B1 B2 ...     ladder_bench's tracing cost of both top rungs over ws_sweep33 in two halves, builds
+#                    $D/B1 $D/B2 ... in that order for the first half and reversed for the second (steps sweep1-B,
+#                    sweep2-B), then trace_overhead_table.py's table (untraced times from the last build) into
+#                    $L/table.txt and the summary; the table script is found beside lib.sh or in scripts/device/
 # The caller sets S (the summary file) before calling note or run, OUT before run, and L, BUDGET and T0 before
 # step or left (ws_begin sets all five).
 #
@@ -91,4 +98,38 @@ ws_sweep33() {
     sw="$sw --shape 2048x2048x32768 --shape 4000x4000x4000 --shape 8191x8193x4104 --shape 1000x4096x1000"
     sw="$sw --shape 1x4096x4096 --shape 256x4096x4096"
     echo "$sw"
+}
+
+ws_signatures() {
+    local d=$1 a=$2 b=$3 s r x sa sb
+    shift 3
+    for s in "$@"; do
+        for x in "$a" "$b"; do
+            step "trace-$x-$s" 10 "passed, 0 failed" "$d/$x/gpu_ladder_trace" --rung pingpong --rung streamk --shape "$s" || true
+        done
+        for r in pingpong streamk; do
+            sa=$(grep -h "rung=$r .*signature" "$L/trace-$a-$s.log" 2>/dev/null | awk '{print $NF}')
+            sb=$(grep -h "rung=$r .*signature" "$L/trace-$b-$s.log" 2>/dev/null | awk '{print $NF}')
+            if [ -n "$sa" ] && [ "$sa" = "$sb" ]; then note "PASS signature $b = $a ($r $s: $sb)"
+            else note "FAIL signature $b != $a ($r $s: $b '$sb', $a '$sa')"; fi
+        done
+    done
+}
+
+ws_trace_sweep() {
+    local d=$1 b rev="" last="" table args="" sw h1 h2
+    local bench="--rung pingpong --rung streamk --target-ms 10 --rest-ms 20 --min-iters 6"
+    shift
+    read -r -a sw <<<"$(ws_sweep33)"  # --shape MxNxK pairs: 16 shapes, then 17
+    h1="${sw[*]:0:32}"
+    h2="${sw[*]:32}"
+    # shellcheck disable=SC2086
+    for b in "$@"; do step "sweep1-$b" 16 "overhead" "$d/$b/ladder_bench" $bench $h1 || true; rev="$b $rev"; last=$b; done
+    # shellcheck disable=SC2086
+    for b in $rev; do step "sweep2-$b" 16 "overhead" "$d/$b/ladder_bench" $bench $h2 || true; done
+    table=$(dirname "${BASH_SOURCE[0]}")/trace_overhead_table.py
+    [ -f "$table" ] || table=scripts/device/trace_overhead_table.py
+    for b in "$@"; do args="$args $b=$L/sweep1-$b.log,$L/sweep2-$b.log"; done
+    # shellcheck disable=SC2086
+    timeout 10 python3 "$table" --untraced-from "$last" $args | tee "$L/table.txt" | tee -a "$S"
 }

@@ -40,33 +40,13 @@ for m in norewind swap; do
     if grep -q "^FAIL" "$L/mutant-$m.log"; then note "PASS mutant-$m caught | $(grep -m1 '^FAIL' "$L/mutant-$m.log" | cut -c1-160)"
     else note "FAIL mutant-$m not caught | $(tail -1 "$L/mutant-$m.log" | cut -c1-160)"; fi
 done
+ws_signatures "$D" base new 300x1000x1032 1024x1024x1024
 for s in 300x1000x1032 1024x1024x1024; do
-    for b in base new; do
-        step "trace-$b-$s" 10 "passed, 0 failed" "$D/$b/gpu_ladder_trace" --rung pingpong --rung streamk --shape "$s" || true
-    done
-    for r in pingpong streamk; do
-        sb=$(grep -h "rung=$r .*signature" "$L/trace-base-$s.log" 2>/dev/null | awk '{print $NF}')
-        sv=$(grep -h "rung=$r .*signature" "$L/trace-new-$s.log" 2>/dev/null | awk '{print $NF}')
-        pk=$(grep -h "rung=$r .*packed k-step records" "$L/trace-new-$s.log" 2>/dev/null | awk '{print $NF}')
-        if [ -n "$sb" ] && [ "$sb" = "$sv" ]; then note "PASS signature new = base ($r $s: $sv; new's packed records: $pk)"
-        else note "FAIL signature new != base ($r $s: new '$sv', base '$sb')"; fi
-    done
+    note "    new's packed records at $s: $(grep -h "packed k-step records" "$L/trace-new-$s.log" 2>/dev/null | awk '{print $NF}' | tr '\n' ' ')"
 done
 
-# lib.sh's 33 shapes in two halves (16 | 17), base and new interleaved: base new | new base
-read -r -a SW <<<"$(ws_sweep33)"   # --shape MxNxK pairs
-H1="${SW[*]:0:32}"
-H2="${SW[*]:32}"
-BENCH="--rung pingpong --rung streamk --target-ms 10 --rest-ms 20 --min-iters 6"
-# shellcheck disable=SC2086
-for b in base new; do step sweep1-$b 16 "overhead" "$D/$b/ladder_bench" $BENCH $H1 || true; done
-# shellcheck disable=SC2086
-for b in new base; do step sweep2-$b 16 "overhead" "$D/$b/ladder_bench" $BENCH $H2 || true; done
-TABLE=$(dirname "${BASH_SOURCE[0]}")/trace_overhead_table.py
-[ -f "$TABLE" ] || TABLE=scripts/device/trace_overhead_table.py
-# shellcheck disable=SC2046
-timeout 5 python3 "$TABLE" --untraced-from new \
-    $(for b in base new; do printf '%s=%s,%s ' "$b" "$L/sweep1-$b.log" "$L/sweep2-$b.log"; done) | tee "$L/table.txt" | tee -a "$S"
+# lib.sh's 33 shapes in two halves (16 | 17), base and new interleaved: base new | new base; the table
+ws_trace_sweep "$D" base new
 IDLE="--rung streamk --idle-cost --shape 1024x1024x1024 --shape 128x4096x4096 --shape 1x4096x4096 --shape 256x4096x4096 --target-ms 10 --rest-ms 20 --min-iters 6"
 # shellcheck disable=SC2086
 for b in base new; do step idle-$b 10 "overhead" "$D/$b/ladder_bench" $IDLE || true; done

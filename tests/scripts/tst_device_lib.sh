@@ -8,7 +8,9 @@
 #  3. a script carried alone finds lib.sh beside it (from any current folder), falls back to the checkout's
 #     scripts/device/lib.sh, and without either stops with exit 2 and a message;
 #  4. trace_overhead_table.py: per-shape overheads, geomean / max per rung and build, FAIL lines for WRONG results;
-#  5. streamk_trace_phases.py: phase times, span and pipeline fill of a trace buffer; a cut buffer refused.
+#  5. streamk_trace_phases.py: phase times, span and pipeline fill of a trace buffer; a cut buffer refused;
+#  6. ws_sweep33 (issue 14's 33 shapes), ws_signatures (two builds' trace signatures compared) and ws_trace_sweep (the
+#     sweep in two interleaved halves and its table) on stand-in gpu_ladder_trace / ladder_bench programs.
 # Usage: tst_device_lib.sh SOURCE_DIR
 set -u
 SRC=${1:?usage: tst_device_lib.sh SOURCE_DIR}
@@ -205,6 +207,74 @@ PY
     rc=$?
     [[ $rc = 1 && "$out" == *"200 bytes, but its header"*"needs 3648"* ]] || fail "trace phases: a cut buffer (rc $rc): $out"
     [ $fails = $n0 ] && ok "streamk_trace_phases.py"
+fi
+
+# 6. ws_sweep33, ws_signatures, ws_trace_sweep (session 14), on stand-ins for gpu_ladder_trace and ladder_bench.
+if command -v python3 >/dev/null; then
+    n0=$fails
+    mkdir -p "$T/ab/base" "$T/ab/new" "$T/ab-logs"
+    for b in base new; do
+        # gpu_ladder_trace: one signature line per rung; "new" differs from "base" only for streamk at 1024^3
+        cat >"$T/ab/$b/gpu_ladder_trace" <<EOS
+#!/usr/bin/env bash
+shape=\${@: -1}
+sk=0672ed2437827ea3
+[ "$b" = new ] && [ "\$shape" = 1024x1024x1024 ] && sk=ffff000011112222
+echo "INFO rung=pingpong shape=\$shape signature (counts, roles, events without clocks): 57946b6a47a26d13"
+echo "INFO rung=streamk shape=\$shape signature (counts, roles, events without clocks): \$sk"
+echo "8 passed, 0 failed"
+EOS
+        # ladder_bench: its call order into calls.txt, then a block per --shape as the H200 prints them; base's tracing
+        # cost +4 %, new's +2 %
+        ov=4.00; [ $b = new ] && ov=2.00
+        cat >"$T/ab/$b/ladder_bench" <<EOS
+#!/usr/bin/env bash
+n=0
+while [ \$# -gt 0 ]; do
+    if [ "\$1" = --shape ]; then
+        n=\$((n + 1))
+        echo "shape \$2: 8 input sets of 6 MB (L2 63 MB), seed 1"
+        echo "  pingpong        0.0100 ms    125.9 TFLOP/s   52.5% cuBLAS | traced   0.0104 ms    115.7 TFLOP/s  overhead +$ov%  [correct, traced correct]"
+        echo "  streamk         0.0100 ms    178.5 TFLOP/s   74.5% cuBLAS | traced   0.0104 ms    135.0 TFLOP/s  overhead +$ov%  [correct, traced correct]"
+        shift
+    fi
+    shift
+done
+echo "$b \$n" >>"$T/ab/calls.txt"
+EOS
+        chmod +x "$T/ab/$b/gpu_ladder_trace" "$T/ab/$b/ladder_bench"
+    done
+    (
+        set -u
+        . "$SRC/scripts/device/lib.sh"
+        L=$T/ab-logs
+        S=$T/ab/summary.txt
+        : >"$S"
+        BUDGET=200
+        T0=$SECONDS
+        read -r -a sw <<<"$(ws_sweep33)"
+        echo "${#sw[@]} $(printf '%s\n' "${sw[@]}" | grep -v -- --shape | sort -u | wc -l)" >"$T/ab/sweep.txt"
+        printf '%s\n' "${sw[@]}" | grep -v -- --shape >>"$T/ab/sweep.txt"
+        ws_signatures "$T/ab" base new 300x1000x1032 1024x1024x1024
+        ws_trace_sweep "$T/ab" base new
+    ) >/dev/null
+    S=$T/ab/summary.txt
+    [ "$(sed -n 1p "$T/ab/sweep.txt")" = "66 33" ] || fail "ws_sweep33: $(sed -n 1p "$T/ab/sweep.txt") words / distinct shapes, expected 66 33"
+    for x in 1024x1024x1024 16384x16384x16384 128x28672x8192 8192x4096x14336 4096x4096x256 2048x2048x32768 \
+             8191x8193x4104 1x4096x4096 256x4096x4096; do
+        grep -qx "$x" "$T/ab/sweep.txt" || fail "ws_sweep33 lacks $x"
+    done
+    [ "$(grep -c '^PASS signature new = base (pingpong ' "$S")" = 2 ] || fail "ws_signatures: pingpong's PASS notes: $(cat "$S")"
+    grep -q '^PASS signature new = base (streamk 300x1000x1032: 0672ed2437827ea3)$' "$S" \
+        || fail "ws_signatures: streamk at 300x1000x1032 not PASS: $(cat "$S")"
+    grep -q "^FAIL signature new != base (streamk 1024x1024x1024: new 'ffff000011112222', base '0672ed2437827ea3')$" "$S" \
+        || fail "ws_signatures: the differing signature not FAIL: $(cat "$S")"
+    [ "$(tr '\n' ' ' <"$T/ab/calls.txt")" = "base 16 new 16 new 17 base 17 " ] \
+        || fail "ws_trace_sweep: the halves' order / sizes: $(tr '\n' ' ' <"$T/ab/calls.txt")"
+    grep -q '^| pingpong | +4.00 % (max +4.0 %, 33 shapes) | +2.00 % (max +2.0 %, 33 shapes) |$' "$S" \
+        || fail "ws_trace_sweep: the table's geomeans in: $(cat "$S")"
+    [ -s "$T/ab-logs/table.txt" ] || fail "ws_trace_sweep: no table.txt"
+    [ $fails = $n0 ] && ok "ws_sweep33, ws_signatures, ws_trace_sweep"
 fi
 
 if [ $fails = 0 ]; then
