@@ -117,10 +117,12 @@ inline std::uint32_t forEachEvent(const TraceEvent* rec, std::uint32_t n, F&& f)
         }
         const std::uint32_t lo = std::uint32_t(r.clock);
         const std::uint64_t c0 = prev + std::uint32_t(lo - std::uint32_t(prev));
+        const std::uint32_t stages = r.slot & 0xFu;
+        auto slotOf = [stages](std::int32_t k) {
+            return stages == 0 || k < 0 ? std::uint8_t(0xFF) : std::uint8_t(std::uint32_t(k) % stages);
+        };
         if (r.kind == kEventLoad2) {
-            const std::uint32_t stages = r.slot & 0xFu;
-            const std::uint8_t slot = stages == 0 || r.kstep < 0 ? std::uint8_t(0xFF)
-                                                                 : std::uint8_t(std::uint32_t(r.kstep) % stages);
+            const std::uint8_t slot = slotOf(r.kstep);
             const std::uint64_t c1 = c0 + (r.clock >> 32);
             const TraceEvent e[2] = {{c0, r.kstep, 0, slot, 2}, {c1, r.kstep, 0, slot, 3}};  // WaitSlot, IssueLoad
             for (const TraceEvent& x : e) f(x);
@@ -131,11 +133,8 @@ inline std::uint32_t forEachEvent(const TraceEvent* rec, std::uint32_t n, F&& f)
         const std::uint64_t c1 = c0 + ((r.clock >> 32) & 0xFFFFu);
         const std::uint64_t c2 = c1 + (r.clock >> 48);
         const std::uint64_t c3 = c2 + std::uint16_t(r.aux);
-        const std::uint32_t stages = r.slot & 0xFu, lag = r.slot >> 4;
+        const std::uint32_t lag = r.slot >> 4;
         const std::int32_t k0 = r.kstep - std::int32_t(lag);
-        auto slotOf = [stages](std::int32_t k) {
-            return stages == 0 || k < 0 ? std::uint8_t(0xFF) : std::uint8_t(std::uint32_t(k) % stages);
-        };
         const TraceEvent e[4] = {{c0, k0, 0, slotOf(k0), 6}, {c1, k0, 0, slotOf(k0), 7},
                                  {c2, r.kstep, 0, slotOf(r.kstep), 4}, {c3, r.kstep, 0, slotOf(r.kstep), 5}};
         for (const TraceEvent& x : e) f(x);
