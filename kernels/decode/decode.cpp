@@ -148,9 +148,10 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
         std::snprintf(buf, sizeof buf, "trace buffer has wrong magic 0x%08x (expected 0x%08x)", hdr.magic, trace::kMagic);
         throw DecodeError(buf);
     }
-    if (hdr.version != trace::kFormatVersion)
-        throw DecodeError("trace buffer format version " + std::to_string(hdr.version) + " is not supported (expected "
-                          + std::to_string(trace::kFormatVersion) + ")");
+    if (!trace::isReadableVersion(hdr.version))
+        throw DecodeError("trace buffer format version " + std::to_string(hdr.version) + " is not supported (this decoder reads versions "
+                          + std::to_string(trace::kOldestFormatVersion) + " to " + std::to_string(trace::kFormatVersion)
+                          + (hdr.version > trace::kFormatVersion ? "; the kernel was built against a newer <warpstage/trace.cuh>)" : ")"));
     if (geom.numCtas != 0 && (hdr.numCtas != geom.numCtas || hdr.warpsPerCta != geom.warpsPerCta
                               || hdr.eventsPerWarp != geom.eventsPerWarp))
         throw DecodeError("trace buffer header (" + std::to_string(hdr.numCtas) + " CTAs x " + std::to_string(hdr.warpsPerCta)
@@ -256,6 +257,8 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
 
     const std::uint64_t regionBytes = sizeof(WarpRegionHeader) + std::uint64_t(cap) * sizeof(TraceEvent);
     std::int64_t overflowEvents = 0;
+    std::int64_t unknownRecords = 0;  // marker kinds the buffer's format version does not define
+    std::string firstUnknown;
     std::vector<TraceEvent> events;
     int maxUserPhase = -1;                                    // highest user phase index seen
     std::vector<std::pair<std::size_t, int>> userRoleWarps;   // (index into rec.warps, roleIndex)
@@ -328,6 +331,20 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             events.resize(n);
             if (n) std::memcpy(events.data(), base + roff + sizeof(WarpRegionHeader), std::size_t(n) * sizeof(TraceEvent));
             if (!unfinished && wh.count <= cap && (n == 0 || events[n - 1].kind != trace::kEventEnd)) unfinished = true;
+            // A marker kind this buffer's version does not define fails the launch (named below) and is taken out before
+            // anything reads the events: it is never expanded, nor skipped in silence.
+            auto unknown = [v = hdr.version](const TraceEvent& e) { return e.kind >= trace::kMarkerBase && !trace::knownMarker(e.kind, v); };
+            if (auto it = std::find_if(events.begin(), events.end(), unknown); it != events.end()) {
+                if (unknownRecords == 0) {
+                    char buf[64];
+                    std::snprintf(buf, sizeof buf, "0x%02X (CTA %u, warp %u)", unsigned(it->kind), unsigned(c), unsigned(w));
+                    firstUnknown = buf;
+                }
+                const auto keep = std::remove_if(events.begin(), events.end(), unknown);
+                unknownRecords += events.end() - keep;
+                events.erase(keep, events.end());
+                n = std::uint32_t(events.size());
+            }
             if (std::any_of(events.begin(), events.end(), [](const TraceEvent& e) { return trace::isPackedRecord(e.kind); })) {
                 // packed k-step records (trace_format.h): the events each stands for
                 std::vector<TraceEvent> expanded;
@@ -534,6 +551,10 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
                                               + std::to_string(report.overflowWarps) + " warps (capacity "
                                               + std::to_string(cap) + " events per warp): " + which);
     }
+    if (unknownRecords > 0)
+        failures.push_back(std::to_string(unknownRecords) + " records of kinds that trace format version " + std::to_string(hdr.version)
+                           + " does not define, first " + firstUnknown
+                           + ": the buffer is damaged, or its kernel wrote a newer format than its header says; those records were dropped");
     if (tracedCtas > 0 && declaredWarps == 0) {
         report.noRoleDeclared = true;
         failures.push_back("the kernel declares no role: its CTAs ran traced but no warp declared one (construct a "

@@ -306,6 +306,76 @@ private slots:
         QCOMPARE(cons[6].slot, std::int16_t(0));
     }
 
+    // Format versions (trace_format.h's rule): every version from kOldestFormatVersion on decodes by its own rules, a
+    // newer one is refused with a sentence, and a marker kind the buffer's version does not define fails the launch
+    // by name instead of being skipped in silence -- a version-1 buffer never holds a packed record.
+    void formatVersions()
+    {
+        QCOMPARE(trace::kOldestFormatVersion, 1u);
+        auto withVersion = [](BufferBuilder b, std::uint32_t v) {
+            std::memcpy(b.bytes().data() + offsetof(trace::TraceBufferHeader, version), &v, sizeof v);
+            return b;
+        };
+        auto decodeOf = [](BufferBuilder& b, decode::DecodeReport& rep) {
+            return decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rep);
+        };
+        // version 1 and the current version: the same plain fixture, the same record
+        auto v1 = withVersion(wsFixture(), 1), cur = wsFixture();
+        decode::DecodeReport r1, rc;
+        const KernelRecord a = decodeOf(v1, r1), b = decodeOf(cur, rc);
+        QVERIFY2(r1.ok, r1.failureReason.c_str());
+        QVERIFY2(rc.ok, rc.failureReason.c_str());
+        QCOMPARE(a.intervals.size(), b.intervals.size());
+        QVERIFY(!a.intervals.empty());
+        for (std::size_t i = 0; i < a.intervals.size(); ++i)
+            QVERIFY(a.intervals[i].start == b.intervals[i].start && a.intervals[i].kind == b.intervals[i].kind);
+        // newer than this decoder, and 0: refused with the range it reads
+        for (std::uint32_t v : {trace::kFormatVersion + 1, 0u}) {
+            auto x = withVersion(wsFixture(), v);
+            decode::DecodeReport r;
+            try {
+                decodeOf(x, r);
+                QFAIL(("version " + std::to_string(v) + " accepted").c_str());
+            } catch (const decode::DecodeError& e) {
+                const std::string m = e.what();
+                QVERIFY2(m.find("reads versions 1 to " + std::to_string(trace::kFormatVersion)) != std::string::npos, m.c_str());
+                QCOMPARE(m.find("newer") != std::string::npos, v > trace::kFormatVersion);
+            }
+        }
+        // a packed record (version 2) in a version-1 buffer, and an undefined kind 0xF6 in a current one
+        const std::uint8_t WD = k(IntervalKind::WaitData), MI = k(IntervalKind::MmaIssue);
+        auto consumer = [&](Ev odd) {
+            BufferBuilder x(1, 8, 16, 4, 32768);
+            x.cta(0, kGt0, kClk0, kGt0 + 100'000, kClk0 + 200'000, 3);
+            x.warp(0, 4, 2, 1, 0,
+                   {{kClk0, k(IntervalKind::Setup)}, {kClk0 + 100, WD, 0, 0}, {kClk0 + 200, MI, 0, 0}, odd,
+                    {kClk0 + 900, k(IntervalKind::Store)}, {kClk0 + 1000, trace::kEventEnd}});
+            return x;
+        };
+        const Ev packed{(kClk0 + 300) | (10ull << 32) | (10ull << 48), trace::kEventKStep4, 1, std::uint8_t(4 | 1 << 4), 10};
+        struct Case { BufferBuilder buf; const char* kind; std::uint32_t version; };
+        Case cases[] = {{withVersion(consumer(packed), 1), "0xF4 (CTA 0, warp 4)", 1},
+                        {consumer({kClk0 + 300, 0xF6, 1, 0}), "0xF6 (CTA 0, warp 4)", trace::kFormatVersion}};
+        auto ref = consumer({kClk0 + 300, trace::kEventTileEnd});  // a defined marker at the same moment: no phase either
+        decode::DecodeReport rr;
+        const auto want = intervalsOf(decodeOf(ref, rr), 0);
+        QVERIFY2(rr.ok, rr.failureReason.c_str());
+        QCOMPARE(int(want.size()), 4);  // Setup, WaitData, MmaIssue (to Store), Store
+        for (Case& c : cases) {
+            decode::DecodeReport r;
+            const KernelRecord rec = decodeOf(c.buf, r);
+            QVERIFY2(!r.ok, c.kind);
+            QVERIFY2(r.failureReason.find(std::string("1 records of kinds that trace format version ") + std::to_string(c.version)
+                                          + " does not define, first " + c.kind) != std::string::npos,
+                     r.failureReason.c_str());
+            // the record is dropped, not expanded
+            const auto iv = intervalsOf(rec, 0);
+            QCOMPARE(iv.size(), want.size());
+            for (std::size_t i = 0; i < iv.size(); ++i)
+                QVERIFY2(iv[i].kind == want[i].kind && iv[i].start == want[i].start && iv[i].duration == want[i].duration, c.kind);
+        }
+    }
+
     void tileSpans()
     {
         auto b = wsFixture();

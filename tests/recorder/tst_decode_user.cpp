@@ -172,7 +172,8 @@ private slots:
         } catch (const decode::DecodeError& e) {
             const std::string m = e.what();
             QVERIFY2(m.find("version " + std::to_string(trace::kFormatVersion + 1)) != std::string::npos, e.what());
-            QVERIFY2(m.find("expected " + std::to_string(trace::kFormatVersion)) != std::string::npos, e.what());
+            QVERIFY2(m.find("reads versions " + std::to_string(trace::kOldestFormatVersion) + " to "
+                            + std::to_string(trace::kFormatVersion)) != std::string::npos, e.what());
         }
     }
 };

@@ -25,7 +25,18 @@
 namespace ws::trace {
 
 inline constexpr std::uint32_t kMagic = 0x57535452u;   // "WSTR"
-inline constexpr std::uint32_t kFormatVersion = 1;
+// The version a kernel compiled against this header writes (Control::version in trace.cuh; the host copies the version
+// it accepted into TraceBufferHeader::version, and the device writes only when the two agree). Version history:
+//   1  plain events only (sessions 1-13);
+//   2  adds the packed records kEventKStep4 and kEventLoad2 (session 14).
+// The rule: a change that a reader of the older version would misread or silently skip (a new record kind, a field
+// meaning) bumps kFormatVersion. Readers accept every version from kOldestFormatVersion to kFormatVersion (a recorder
+// traces a kernel built against an older header, and decodes its buffer by that version's rules), refuse a newer one
+// with a sentence, and treat a marker kind that the buffer's version does not define as a fault of the buffer, never
+// as something to skip (knownMarker below).
+inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kOldestFormatVersion = 1;
+inline constexpr bool isReadableVersion(std::uint32_t v) { return v >= kOldestFormatVersion && v <= kFormatVersion; }
 
 // Event kinds 0..63 are ws::IntervalKind values (a phase begins); 64..239 are user-named phases
 // (ws::kUserPhaseBase + i: the i-th name of the kernel's WARPSTAGE_PHASE_NAMES, trace.cuh).
@@ -54,6 +65,11 @@ inline constexpr std::uint8_t kEventKStep4 = 0xF4;
 inline constexpr std::uint8_t kEventLoad2 = 0xF5;
 // A record that stands for several events (expanded by forEachEvent).
 inline constexpr bool isPackedRecord(std::uint8_t kind) { return kind == kEventKStep4 || kind == kEventLoad2; }
+// True when `kind` (>= kMarkerBase) is a marker or record that buffers of format `version` may hold.
+inline constexpr bool knownMarker(std::uint8_t kind, std::uint32_t version)
+{
+    return kind <= kEventLoadReady || (version >= 2 && isPackedRecord(kind));
+}
 
 struct TraceBufferHeader {
     std::uint32_t magic;          // kMagic, written by the host before launch

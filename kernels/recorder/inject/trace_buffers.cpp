@@ -12,8 +12,9 @@
 //      context, as KernelLaunch::launchIndex does);
 //   2. the module's control symbol, looked up once per function (cuFuncGetModule +
 //      cuModuleGetGlobal, or cuKernelGetLibrary + cuLibraryGetGlobal for the runtime's CUkernel
-//      handles): no symbol = not instrumented, nothing done; another format version = a TraceNote,
-//      nothing done (the kernel keeps running untraced);
+//      handles): no symbol = not instrumented, nothing done; a format version this recorder cannot read
+//      (isReadableVersion: newer than its own) = a TraceNote, nothing done (the kernel keeps running untraced); an
+//      older one is traced under a buffer header of the kernel's version;
 //   3. API_ENTER: cuCtxSynchronize (traced launches are serialized: nothing else runs while the control
 //      word points at the buffer), a buffer of bufferBytes(grid, warps, WARPSTAGE_TRACE_EVENTS) bytes
 //      (kept per context and reused), zeroed, its header written, the control word pointed at it,
@@ -192,9 +193,10 @@ const FuncInfo& lookup(CUcontext ctx, CUfunction f, const char* symbolName)
             if (c.magic != trace::kMagic) {
                 note(0, 0, "kernel " + fi.demangled + ": warpstage_trace_control has a wrong magic (not written by <warpstage/trace.cuh>): not traced",
                      "magic " + fi.name);
-            } else if (c.version != trace::kFormatVersion) {
+            } else if (!trace::isReadableVersion(c.version)) {
                 note(0, 0, "kernel " + fi.demangled + " " + kTraceNoteVersionMismatch + " " + std::to_string(c.version)
-                               + "; this recorder reads version " + std::to_string(trace::kFormatVersion)
+                               + "; this recorder reads versions " + std::to_string(trace::kOldestFormatVersion) + " to "
+                               + std::to_string(trace::kFormatVersion)
                                + ": not traced (rebuild the kernel against this Warpstage's <warpstage/trace.cuh>, or record with the matching warpstage-record)",
                      "version " + fi.name);
             } else {
@@ -278,7 +280,7 @@ void onLaunchEnter(const CUpti_CallbackData* cb, CUfunction f, const unsigned gr
     p.buffer = buf.ptr;
     trace::TraceBufferHeader h{};
     h.magic = trace::kMagic;
-    h.version = trace::kFormatVersion;
+    h.version = fn.version;  // the kernel's own (isReadableVersion): it writes only under a header of its version
     h.numCtas = ctas;
     h.warpsPerCta = warps;
     h.eventsPerWarp = events;

@@ -170,9 +170,9 @@ struct TraceChunkRec {
 static_assert(sizeof(TraceChunkRec) == 16);
 inline constexpr std::uint32_t kTraceChunkBytes = 8u << 20;
 
-// The words of the TraceNote the injection library writes for a kernel built with another trace-format version of
-// <warpstage/trace.cuh> than the recorder's ("kernel K was built with the trace header of format version N; this
-// recorder reads version M: not traced (...)"). The reader makes such a run FAILED (sink_traces.cpp).
+// The words of the TraceNote the injection library writes for a kernel built with a trace-format version of
+// <warpstage/trace.cuh> that the recorder cannot read ("kernel K was built with the trace header of format version N;
+// this recorder reads versions 1 to M: not traced (...)"). The reader makes such a run FAILED (sink_traces.cpp).
 inline constexpr const char* kTraceNoteVersionMismatch = "was built with the trace header of format version";
 
 struct TraceNoteRec {
