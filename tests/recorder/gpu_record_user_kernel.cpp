@@ -8,12 +8,15 @@
 //      the same with the Staged engine (ws_rowsum --staged);
 //   3. recorded with --launch-range 1:1: only launch #1 is traced;
 //   4. recorded with --trace-events 16: the overflow is reported per warp, the run is Failed, exit 6;
-//   5. recorded with --kernels that matches nothing: nothing traced, the program still correct.
+//   5. recorded with --kernels that matches nothing: nothing traced, the program still correct;
+//   6. programs/ws_format_version.cu built as format version 1 (traced, decoded) and as the version after this
+//      recorder's (untraced, the run Failed naming both).
 // Plain executable; exits 77 with "SKIP: ..." without a GPU (FAIL with WARPSTAGE_REQUIRE_GPU=1).
 #include "common/gpu_skip.h"
 #include "common/gpu_check.h"
 #include "warpstage/sink_reader.h"
 #include "warpstage/store.h"
+#include "warpstage/trace_format.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -51,17 +54,19 @@ std::string sinkDirOf(const std::string& dir, const std::string& base)
     return found;
 }
 
-// Records ws_rowsum with `opts`; returns the runs converted from the kept sinks.
+// Records `program` (ws_rowsum by default; its arguments `programArgs`) with `opts`; returns the runs converted from
+// the kept sinks. The program must still print `okText`.
 std::vector<ws::RunRecord> record(const std::string& dir, const std::string& name, const std::string& opts, int wantRc,
-                                  std::string& output, const std::string& programArgs = "")
+                                  std::string& output, const std::string& programArgs = "--iters 3",
+                                  const std::string& program = WARPSTAGE_ROWSUM, const std::string& okText = "OK rows=")
 {
     const std::string file = dir + "/" + name + ".wstrace";
     // --no-stalls: one (traced) run of the program; the stall pass has its own tests.
-    const int rc = run(std::string(WARPSTAGE_RECORD_EXE) + " --keep-sinks --no-stalls " + opts + " -o " + file + " -- " + WARPSTAGE_ROWSUM
-                           + " --iters 3 " + programArgs,
+    const int rc = run(std::string(WARPSTAGE_RECORD_EXE) + " --keep-sinks --no-stalls " + opts + " -o " + file + " -- " + program
+                           + " " + programArgs,
                        output);
     CHECK(rc == wantRc, "%s: warpstage-record exited %d (want %d):\n%s", name.c_str(), rc, wantRc, output.c_str());
-    CHECK(output.find("OK rows=") != std::string::npos, "%s: the program's result is wrong under the recorder:\n%s", name.c_str(),
+    CHECK(output.find(okText) != std::string::npos, "%s: the program's result is wrong under the recorder:\n%s", name.c_str(),
           output.c_str());
     try {
         auto store = ws::TraceStore::openReadOnly(file);
@@ -149,7 +154,7 @@ int main()
     }
 
     // 2b. The Staged engine (shared-memory staging + TMA bulk copies), found through the control word too.
-    runs = record(dir, "staged", "--kernels wsRowSum --trace-events 4096", 0, out, "--staged");
+    runs = record(dir, "staged", "--kernels wsRowSum --trace-events 4096", 0, out, "--iters 3 --staged");
     if (!runs.empty()) {
         int traced = 0;
         for (const auto& k : runs[0].kernels)
@@ -180,6 +185,37 @@ int main()
     runs = record(dir, "none", "--kernels NoSuchKernel", 0, out);
     if (!runs.empty())
         for (const auto& k : runs[0].kernels) CHECK(!k.launch.traced, "none: %s traced", k.launch.name.c_str());
+
+    // 6. Format versions (trace_format.h's rule): a kernel that speaks version 1 by hand (ws_format_v1: no trace.cuh) is
+    //    traced and decoded by version 1's rules; one that speaks a version newer than this recorder's runs untraced,
+    //    the run is Failed with the versions named, exit 6.
+    runs = record(dir, "v1", "--kernels wsFormatProbe", 0, out, "--iters 2", WARPSTAGE_FORMAT_V1, "OK ctas=4");
+    if (!runs.empty()) {
+        const ws::RunRecord& r = runs[0];
+        CHECK(r.info.status == ws::RunStatus::Complete, "v1: run status %d: %s", int(r.info.status), r.info.failureReason.c_str());
+        int traced = 0;
+        for (const auto& k : r.kernels) {
+            if (k.launch.name.find("wsFormatProbe") == std::string::npos) continue;
+            traced += k.launch.traced;
+            CHECK(k.ctas.size() == 4 && k.warps.size() == 8, "v1: %zu CTAs, %zu warps (4, 8 launched)", k.ctas.size(), k.warps.size());
+            std::size_t compute = 0, store = 0;
+            for (const auto& iv : k.intervals) {
+                compute += iv.kind == ws::IntervalKind::Compute && iv.duration > 10'000;  // the ~20 us spin
+                store += iv.kind == ws::IntervalKind::Store;
+            }
+            CHECK(compute == 4 && store == 4, "v1: %zu compute (> 10 us), %zu store intervals (want 4, 4)", compute, store);
+        }
+        CHECK(traced == 2, "v1: %d of 2 launches traced; notes: %s", traced, r.info.notes.c_str());
+    }
+    runs = record(dir, "vnext", "--kernels wsFormatProbe", 6 /*kExitRunFailed*/, out, "--iters 2", WARPSTAGE_FORMAT_NEXT, "OK ctas=4");
+    if (!runs.empty()) {
+        const ws::RunRecord& r = runs[0];
+        const std::string want = "format version " + std::to_string(ws::trace::kFormatVersion + 1) + "; this recorder reads versions 1 to "
+            + std::to_string(ws::trace::kFormatVersion);
+        CHECK(r.info.status == ws::RunStatus::Failed && r.info.failureReason.find(want) != std::string::npos,
+              "vnext: status %d, reason '%s' (want '%s')", int(r.info.status), r.info.failureReason.c_str(), want.c_str());
+        for (const auto& k : r.kernels) CHECK(!k.launch.traced, "vnext: %s traced", k.launch.name.c_str());
+    }
 
     std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
     return g_failures ? 1 : 0;
