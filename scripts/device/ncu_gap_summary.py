@@ -47,7 +47,7 @@ def details(path):
         if "Metric Name" in r and "Kernel Name" in r:
             hdr = {h: i for i, h in enumerate(r)}
             continue
-        if hdr is None or len(r) < len(hdr):
+        if hdr is None or len(r) <= hdr["Metric Value"]:  # rule rows leave the trailing columns out
             continue
         kid = r[hdr["ID"]]
         name, metrics = out.setdefault(kid, (r[hdr["Kernel Name"]], {}))
