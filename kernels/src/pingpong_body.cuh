@@ -95,6 +95,19 @@
 //      buffer launches only); 4: no consumer k-step records (the k-loop's kStepAt / eventsAt and the drain's); 8: no
 //      producer k-step records (loadAt / eventsAt). Measured with ladder_bench --idle-cost (docs/kernel-notes/
 //      tracing-cost.md, session 14, s14-tracestruct).
+// WS_PP_ALONE_EARLY, WS_PP_ALONE_NO_END (session 15, s15-gemmgap: experiments on the configurations of one CTA per
+// block, CL == 1 -- stream-K's kTiles[2..6]; off, 0: the cubins are main's, byte for byte):
+//   EARLY 1: the producer issues its first S loads before the start barrier, as measured on the H200 together with
+//   NO_END 1: 1.5-9.6 % SLOWER at nine one-CTA shapes (docs/kernel-notes/gemm-small-shapes.md, session 15; likely the
+//   start barrier's release fence, MEMBAR.ALL.GPU + ERRBAR, waiting for those loads); EARLY 2: the same with a relaxed
+//   start barrier (no fence: fenceBarrierInit orders the ring's init), not yet measured.
+//   NO_END 1: a CTA alone (no peer signals it or reads its shared memory) leaves without the final cluster barrier.
+#ifndef WS_PP_ALONE_EARLY
+#define WS_PP_ALONE_EARLY 0
+#endif
+#ifndef WS_PP_ALONE_NO_END
+#define WS_PP_ALONE_NO_END 0
+#endif
 #ifndef WS_PP_TRACE_STRUCT_EXP
 #define WS_PP_TRACE_STRUCT_EXP 0
 #endif
@@ -244,7 +257,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     const bool tmaStore = kTmaStore && (N & 7) == 0;
     const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)
     // session 15: see ProducerState below (not with the trace experiments that set up warp 0's recording later)
-    constexpr bool kEarlyLoads = CL == 1 && !kTraceRelay && !kLeanStart;
+    constexpr bool kEarlyLoads = WS_PP_ALONE_EARLY != 0 && CL == 1 && !kTraceRelay && !kLeanStart;
 
     BodyTrace<Traced> wt;
     BodyCta<Traced> ct;
@@ -340,7 +353,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     }
     if constexpr (Traced && kTraceRelay)  // the relay's barriers: its own lane 0, beside thread 0's ring init
         if (tid == kRelayWarp * 32) relayState->init();
-    clusterSync();  // the peer's barriers are initialised before anyone signals them
+    // the peer's barriers are initialised before anyone signals them; with the early loads (a CTA alone) the arrive is
+    // relaxed: fenceBarrierInit already ordered the init, and a release fence would wait for the loads in flight
+    if constexpr (kEarlyLoads && WS_PP_ALONE_EARLY == 2) clusterSyncRelaxed();
+    else clusterSync();
     if constexpr (Traced && kLeanStart) {  // the CTA record's start, read at the top, written off thread 0's path
         wt.settle();  // the header check: its load overlapped the ring init and the cluster barrier
         if (warp == kCtaRecordWarp) ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1], ctaValid);
@@ -521,7 +537,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     // No CTA leaves while its peer may still signal its barriers (pairs: CL > 1) or read its shared memory (the cluster
     // split's hook). A CTA alone (CL == 1, a hook without cluster barriers) has no peer: its warps leave when done
     // (session 15, s15-gemmgap: the barrier's release fence, MEMBAR.ALL.GPU + ERRBAR, was ~5 % of 1024^3's samples).
-    if constexpr (CL > 1 || Epi::kClusterSync) clusterSync();
+    if constexpr (CL > 1 || Epi::kClusterSync || WS_PP_ALONE_NO_END == 0) clusterSync();
 }
 #endif
 
