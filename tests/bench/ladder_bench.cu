@@ -22,6 +22,10 @@
 // --hot: the other way users see a GEMM (a training loop): no idle at all; before each timed batch the batch's own
 // launches run back to back for --heat-ms (default 200), so timing starts with the GPU at its power limit, at the
 // clock it settles at under sustained load. Cold and hot: the table title and the CSV's `mode` column say which.
+// cuBLAS is timed under the same conditions as each rung, in the rung's own rounds (session 15): round 0 cuBLAS,
+// untraced, traced; round 1 traced, untraced, cuBLAS; each batch after its own rest (cold) or heat (hot). A rung's
+// "% cuBLAS" is that paired cuBLAS median over the rung's (CSV column cublas_paired_ms). The two timings of cuBLAS
+// alone around a shape's rungs ("cublas", "cublas again", also each after its rest or heat) are its reference line.
 // --rung streamk@I: rung 7 with its tile configuration forced to kTiles[I] (streamk_schedule.h; the process's
 // WARPSTAGE_STREAMK_TILE is set while that variant runs), so every configuration is timed side by side with the
 // rule's pick (plain `streamk`) and cuBLAS at each shape. Session 11: `/streamk` or `/splitk` forces how a lone wave is
@@ -183,6 +187,7 @@ struct Row {
     double relErr = NAN, relErrTraced = NAN;
     std::string error;
     Timing u, t;
+    Timing cb;  // cuBLAS, timed in this row's rounds under the same settle
 };
 
 std::string fmt(const char* f, double v)
@@ -298,8 +303,11 @@ int main(int argc, char** argv)
             auto cublasLaunch = [&](int set) { cublas.gemm(s, A[set].get(), B[set].get(), C[set].get(), false); };
             auto timeCublas = [&]() {
                 int it = itersFor(o, nsets, nullptr, cublasLaunch);
-                return summarize(timeLaunches(it, nsets, nullptr, cublasLaunch));  // right after its warm-up
+                settle(o, nsets, nullptr, cublasLaunch);  // the same rest (cold) or heat (hot) as every rung's batch
+                timeLaunches(3, nsets, nullptr, cublasLaunch);
+                return summarize(timeLaunches(it, nsets, nullptr, cublasLaunch));
             };
+            const int itC = itersFor(o, nsets, nullptr, cublasLaunch);
             Timing cb0 = timeCublas();
             std::printf("  cublas        %8.4f ms  %7.1f TFLOP/s  (%d launches)\n", cb0.medianMs,
                         s.flops() / cb0.medianMs / 1e9, cb0.iters);
@@ -355,30 +363,32 @@ int main(int argc, char** argv)
                     std::printf("  %-13s launch failed: %s\n", rn.c_str(), launchErr.c_str());
                     continue;
                 }
-                // Timing: two rounds of (untraced, traced).
+                // Timing: two rounds of (cuBLAS, untraced, traced), the second in reverse order, each batch after its
+                // own settle (rest or heat) and 3 warm-up launches.
                 int itU = itersFor(o, nsets, nullptr, launchU);
                 int itT = o.traced ? itersFor(o, nsets, resetT, launchT) : 0;
-                std::vector<float> su, st;
-                for (int round = 0; round < 2; ++round) {
-                    settle(o, nsets, nullptr, launchU);
-                    timeLaunches(3, nsets, nullptr, launchU);  // warm-up after the rest
-                    auto a = timeLaunches(std::max(1, itU / 2), nsets, nullptr, launchU);
-                    su.insert(su.end(), a.begin(), a.end());
-                    if (o.traced) {
-                        settle(o, nsets, resetT, launchT);
-                        timeLaunches(3, nsets, resetT, launchT);
-                        auto b = timeLaunches(std::max(1, itT / 2), nsets, resetT, launchT);
-                        st.insert(st.end(), b.begin(), b.end());
+                std::vector<float> su, st, sc;
+                struct Batch { std::vector<float>* out; std::function<void(int)> before, launch; int iters; };
+                std::vector<Batch> batches = {{&sc, nullptr, cublasLaunch, itC}, {&su, nullptr, launchU, itU}};
+                if (o.traced) batches.push_back({&st, resetT, launchT, itT});
+                for (int round = 0; round < 2; ++round)
+                    for (std::size_t j = 0; j < batches.size(); ++j) {
+                        const Batch& b = batches[round ? batches.size() - 1 - j : j];
+                        settle(o, nsets, b.before, b.launch);
+                        timeLaunches(3, nsets, b.before, b.launch);
+                        auto a = timeLaunches(std::max(1, b.iters / 2), nsets, b.before, b.launch);
+                        b.out->insert(b.out->end(), a.begin(), a.end());
                     }
-                }
                 row.u = summarize(su);
+                row.cb = summarize(sc);
                 if (o.traced) row.t = summarize(st);
                 rows.push_back(row);
-                std::printf("  %-13s %8.4f ms  %7.1f TFLOP/s  %5.1f%% cuBLAS | traced %8.4f ms  %7.1f TFLOP/s  overhead %+.2f%%  [%s%s]\n",
+                std::printf("  %-13s %8.4f ms  %7.1f TFLOP/s  %5.1f%% cuBLAS | traced %8.4f ms  %7.1f TFLOP/s  overhead %+.2f%%  [%s%s]"
+                            "  (cuBLAS paired %.4f ms)\n",
                             variant.c_str(), row.u.medianMs, s.flops() / row.u.medianMs / 1e9,
-                            100.0 * cb0.medianMs / row.u.medianMs, row.t.medianMs, s.flops() / row.t.medianMs / 1e9,
+                            100.0 * row.cb.medianMs / row.u.medianMs, row.t.medianMs, s.flops() / row.t.medianMs / 1e9,
                             100.0 * (row.t.medianMs / row.u.medianMs - 1.0), row.ok ? "correct" : "WRONG",
-                            o.traced ? (row.okTraced ? ", traced correct" : ", traced WRONG") : "");
+                            o.traced ? (row.okTraced ? ", traced correct" : ", traced WRONG") : "", row.cb.medianMs);
                 std::fflush(stdout);
                 if (o.idleCost && o.traced && ladder::hasInstrumentedIdle(rn)) {
                     IdleRow ir;
@@ -437,35 +447,36 @@ int main(int argc, char** argv)
         std::printf("ladder_bench: cannot write %s\n", o.csv.c_str());
     } else {
         std::fprintf(f, "date,device,shape,variant,level,traced,correct,rel_err,median_ms,p10_ms,p90_ms,launches,tflops,"
-                        "pct_cublas,trace_overhead_pct,error,mode\n");
+                        "pct_cublas,trace_overhead_pct,error,mode,cublas_paired_ms\n");
         for (auto& [ss, cb] : cublasT) {
             ladder::Shape s = parseShape(ss);
             for (int i = 0; i < 2; ++i) {
                 const Timing& t = i ? cb.second : cb.first;
-                std::fprintf(f, "%s,%s,%s,%s,0,0,1,,%.5f,%.5f,%.5f,%d,%.2f,100,,,%s\n", dateBuf, devName.c_str(), ss.c_str(),
+                std::fprintf(f, "%s,%s,%s,%s,0,0,1,,%.5f,%.5f,%.5f,%d,%.2f,100,,,%s,\n", dateBuf, devName.c_str(), ss.c_str(),
                              i ? "cublas_after" : "cublas", t.medianMs, t.p10Ms, t.p90Ms, t.iters,
                              s.flops() / t.medianMs / 1e9, modeStr(o));
             }
         }
         for (auto& r : rows) {
             ladder::Shape s = parseShape(r.shape);
-            double cbMs = std::min(cublasT[r.shape].first.medianMs, cublasT[r.shape].second.medianMs);
+            const double cbMs = r.cb.medianMs;  // paired: timed in the row's own rounds
             for (int tr = 0; tr < (o.traced ? 2 : 1); ++tr) {
                 const Timing& t = tr ? r.t : r.u;
-                std::fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%.4e,%.5f,%.5f,%.5f,%d,%.2f,%.2f,%s,\"%s\",%s\n", dateBuf, devName.c_str(),
+                std::fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%.4e,%.5f,%.5f,%.5f,%d,%.2f,%.2f,%s,\"%s\",%s,%.5f\n", dateBuf, devName.c_str(),
                              r.shape.c_str(), r.rung.c_str(), r.level, tr, int(tr ? r.okTraced : r.ok),
                              tr ? r.relErrTraced : r.relErr, t.medianMs, t.p10Ms, t.p90Ms, t.iters,
                              s.flops() / t.medianMs / 1e9, 100.0 * cbMs / t.medianMs,
                              tr ? fmt("%.2f", 100.0 * (r.t.medianMs / r.u.medianMs - 1.0)).c_str() : "",
-                             r.error.c_str(), modeStr(o));
+                             r.error.c_str(), modeStr(o), cbMs);
             }
         }
         std::fclose(f);
         std::printf("\nCSV: %s\n", o.csv.c_str());
     }
 
-    // Markdown table (last). % cuBLAS against the faster of the two cuBLAS timings.
-    std::printf("\n### Kernel ladder vs cuBLAS: %s, %s, %s (medians; %% of cuBLAS = cuBLAS time / rung time)\n\n",
+    // Markdown table (last). A rung's % cuBLAS against the cuBLAS batches of its own rounds; the cuBLAS line shows the
+    // faster of the two timings of cuBLAS alone.
+    std::printf("\n### Kernel ladder vs cuBLAS: %s, %s, %s (medians; %% of cuBLAS = cuBLAS time / rung time, cuBLAS timed in the rung's own rounds)\n\n",
                 devName.c_str(), dateBuf,
                 o.hot ? ("hot: " + fmt("%.0f", o.heatMs) + " ms back to back before each batch").c_str()
                       : ("cold: " + fmt("%.0f", o.restMs) + " ms idle before each batch").c_str());
@@ -493,10 +504,10 @@ int main(int argc, char** argv)
                     + fmt("%.2fx", prevMs / r.u.medianMs) + ")"
                                                   : "-";
             std::printf("| %s | %s | %s | %.4f | %.1f | %.1f | %s | %s | %s | %s | %s |\n", ss.c_str(), r.rung.c_str(),
-                        corr.c_str(), r.u.medianMs, s.flops() / r.u.medianMs / 1e9, 100.0 * cbMs / r.u.medianMs,
+                        corr.c_str(), r.u.medianMs, s.flops() / r.u.medianMs / 1e9, 100.0 * r.cb.medianMs / r.u.medianMs,
                         o.traced ? fmt("%.4f", r.t.medianMs).c_str() : "-",
                         o.traced ? fmt("%.1f", s.flops() / r.t.medianMs / 1e9).c_str() : "-",
-                        o.traced ? fmt("%.1f", 100.0 * cbMs / r.t.medianMs).c_str() : "-",
+                        o.traced ? fmt("%.1f", 100.0 * r.cb.medianMs / r.t.medianMs).c_str() : "-",
                         o.traced ? fmt("%+.2f%%", 100.0 * (r.t.medianMs / r.u.medianMs - 1.0)).c_str() : "-",
                         faster.c_str());
             prevMs = r.u.medianMs;
