@@ -87,6 +87,22 @@ void gpuPath()
     rc = lce_check(p, 4, st, g_msg, sizeof g_msg);
     expect(rc == LCE_OK, "rung 4 checked after those launches: " + std::string(g_msg));
     expect(lce_run(p, 5, st, g_msg, sizeof g_msg) == LCE_E_ARG, "lce_run rung 5: LCE_E_ARG");
+    {  // two problems of one shape, other buffers: rung 4's launch keeps its tensor maps between calls (s15-lcebody)
+       // and must re-encode them when the problem changes -- each check passes, in turn A, B, A
+        LceProblem* q = nullptr;
+        rc = lce_open(130, 200, 37, 29, 40, 20, 0, 8, &q, g_msg, sizeof g_msg);
+        expect(rc == LCE_OK && q, "a second problem of the same shape: " + std::string(g_msg));
+        if (q) {
+            LceProblem* order[3] = {p, q, p};
+            for (int i = 0; i < 3; ++i) {
+                rc = lce_check(order[i], 4, st, g_msg, sizeof g_msg);
+                expect(rc == LCE_OK && has(g_msg, "PASS rung"),
+                       std::string("rung 4 on problem ") + "ABA"[i] + " after problem " + (i ? "ABA"[i - 1] : '-')
+                           + ": " + g_msg);
+            }
+            lce_close(q);
+        }
+    }
     lce_close(p);
     p = nullptr;
     rc = lce_open(130, 100, 37, 29, 40, 20, 0, 7, &p, g_msg, sizeof g_msg);
