@@ -73,6 +73,8 @@ struct Variant {
                               // the next candidate tile issued on the second piece's registers (two m64n112 wgmmas
                               // per k16 there) before the first piece's epilogue, which then runs under them
     bool split = false;       // (s15-lcebody) each k16 as two m64n112 wgmmas, one per piece (overlap > 0 needs it)
+    int prefetch = 0;         // (s15-lcebody) the producer fetches E into L2 this many k-steps ahead of its loads,
+                              // across the tile's end into the pair's next unit (0: none)
     int l2 = 0;               // L2 cache hints (s15-lcebody): 1 the epilogue warp's (out stores evict-first, U's loads
                               // and the user tiles' stores evict-last), 2 also the producer's (E evict-first, W
                               // evict-last); 0 none
@@ -119,6 +121,12 @@ constexpr Variant withSplit(Variant v)
     v.split = true;
     return v;
 }
+// kRung4UserFirst whose producer prefetches E into L2 `k` k-steps ahead (s15-lcebody).
+constexpr Variant withPrefetch(Variant v, int k)
+{
+    v.prefetch = k;
+    return v;
+}
 // Configuration V's fields (lce_shape.h: configKind(V) says which there are).
 constexpr Variant variantOf(int v)
 {
@@ -129,6 +137,9 @@ constexpr Variant variantOf(int v)
            : v == kRung4OverlapConfig         ? withOverlap(kRung4UserFirst, 2)
            : v == kRung4Overlap3Config        ? withOverlap(kRung4UserFirst, 3)
            : v == kRung4SplitConfig           ? withSplit(kRung4UserFirst)
+           : v == kRung4PrefetchConfig        ? withPrefetch(kRung4UserFirst, 4)
+           : v == kRung4Prefetch8Config       ? withPrefetch(kRung4UserFirst, 8)
+           : v == kRung4OverlapPrefetchConfig ? withPrefetch(withOverlap(kRung4UserFirst, 2), 8)
                                               : kRung3;
 }
 // The staging's layout: U / out boxes of 64 N x 224 / pieces M, 128-byte swizzle; U read 7 column-group pairs ahead
@@ -172,6 +183,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
     constexpr bool kBcast = UserStage && variantOf(V).broadcast;  // the broadcast walk (the host sets userUnits = units)
     static_assert(!kSplit || (P == 2 && !kBcast), "split: the user-first walk's two pieces");
+    constexpr int kPrefetch = UserStage && !kBcast ? variantOf(V).prefetch : 0;
     static_assert(!kBcast || P == 1, "the broadcast walk stages whole halves");
     constexpr bool kEager = UserStage && variantOf(V).eager;  // user tiles published at once
     static_assert(!kEager || (!kBcast && !variantOf(V).sharedHalf), "eager: the user-first walk, two halves");
@@ -240,7 +252,28 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     const CUtensorMap* tmB = su ? &tmWu : &tmWc;
                     const int KT = su ? p.kStepsUser : p.kSteps;
                     w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
+                    // kPrefetch: the pair's next unit, whose first k-steps this tile's last ones prefetch
+                    bool nUser = false;
+                    int nn0 = 0, nb = -1, nKT = 0;
+                    if constexpr (kPrefetch > 0)
+                        if (u + clusters < p.units) {
+                            int ntm, nnt;
+                            unitOf(u + clusters, nUser, ntm, nnt, nn0, nb);
+                            nKT = nUser ? p.kStepsUser : p.kSteps;
+                        }
                     for (int kt = 0; kt < KT; ++kt, ++fill) {
+                        if constexpr (kPrefetch > 0)
+                            if (issuer) {
+                                const int pk = kt + kPrefetch;
+                                if (pk < KT) {
+#pragma unroll
+                                    for (int q = 0; q < 2; ++q) tmaPrefetch3d(tmA, n0 + q * 64, pk * BK, z);
+                                } else if (nb >= 0 && pk - KT < nKT) {
+#pragma unroll
+                                    for (int q = 0; q < 2; ++q)
+                                        tmaPrefetch3d(nUser ? &tmEu : &tmEc, nn0 + q * 64, (pk - KT) * BK, nb);
+                                }
+                            }
                         const uint64_t t = ring.waitSlot(fill, w);
                         ring.issueLoad(fill, t, kStage, issuer, w, [&](int s, uint64_t* bar) {
                             uint8_t* st = plan.stage(s);

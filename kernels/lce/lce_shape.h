@@ -85,6 +85,9 @@ inline constexpr int kRung4OverlapConfig = 28;   // 15 + the next tile's first 2
                                                  // first piece's epilogue
 inline constexpr int kRung4Overlap3Config = 29;  // the same with 3 k-steps
 inline constexpr int kRung4SplitConfig = 30;     // 15 with 28's split wgmmas alone (two m64n112 per k16), no overlap
+inline constexpr int kRung4PrefetchConfig = 31;   // 15 + E prefetched into L2 4 k-steps ahead of the producer's loads
+inline constexpr int kRung4Prefetch8Config = 32;  // the same, 8 k-steps ahead
+inline constexpr int kRung4OverlapPrefetchConfig = 33;  // 28 + 32's prefetch
 // What a configuration is (None: there is no configuration of that number).
 enum class ConfigKind { None, Rung3, Rung4Broadcast, Rung4UserFirst };
 constexpr ConfigKind configKind(int config)
@@ -93,7 +96,8 @@ constexpr ConfigKind configKind(int config)
            : config == kRung4BroadcastConfig ? ConfigKind::Rung4Broadcast
            : config == kRung4UserFirstConfig || config == kRung4UserFirstL2Config
                    || config == kRung4UserFirstL2LoadConfig || config == kRung4OverlapConfig
-                   || config == kRung4Overlap3Config || config == kRung4SplitConfig
+                   || config == kRung4Overlap3Config || config == kRung4SplitConfig || config == kRung4PrefetchConfig
+                   || config == kRung4Prefetch8Config || config == kRung4OverlapPrefetchConfig
                ? ConfigKind::Rung4UserFirst
                : ConfigKind::None;
 }

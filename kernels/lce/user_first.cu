@@ -162,6 +162,12 @@ std::string runUserFirst(Problem& p)
     case kRung4Overlap3Config:
         return body::launch4<body::variantOf(kRung4Overlap3Config).stages, kRung4Overlap3Config>(p);
     case kRung4SplitConfig: return body::launch4<body::variantOf(kRung4SplitConfig).stages, kRung4SplitConfig>(p);
+    case kRung4PrefetchConfig:
+        return body::launch4<body::variantOf(kRung4PrefetchConfig).stages, kRung4PrefetchConfig>(p);
+    case kRung4Prefetch8Config:
+        return body::launch4<body::variantOf(kRung4Prefetch8Config).stages, kRung4Prefetch8Config>(p);
+    case kRung4OverlapPrefetchConfig:
+        return body::launch4<body::variantOf(kRung4OverlapPrefetchConfig).stages, kRung4OverlapPrefetchConfig>(p);
     default: return body::launch4<body::variantOf(kRung4UserFirstConfig).stages, kRung4UserFirstConfig>(p);
     }
 }

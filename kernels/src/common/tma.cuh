@@ -88,6 +88,14 @@ __device__ __forceinline__ void tmaStore3dHint(const CUtensorMap* map, const voi
                  "r"(smemAddr(src)), "r"(x), "r"(y), "r"(z), "l"(policy)
                  : "memory");
 }
+// The box at (x, y, z) of `map` fetched into L2 (no shared memory, no barrier; s15-lcebody: E ahead of its loads).
+__device__ __forceinline__ void tmaPrefetch3d(const CUtensorMap* map, int x, int y, int z)
+{
+    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(x), "r"(y), "r"(z)
+                 : "memory");
+}
 // Pol = 0: the plain form (the code of every caller before s15-lcebody), else the hinted one.
 template <uint64_t Pol>
 __device__ __forceinline__ void tmaLoad3dPol(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y, int z)
