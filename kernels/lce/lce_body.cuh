@@ -69,15 +69,6 @@ struct Variant {
     int regs0 = 40;           // registers of warpgroup 0 (producer, epilogue warp) after setmaxnreg; the consumers
                               // get the rest of the launch's 168 x 384
     bool eager = false;       // rung 4's user tiles published at once: both halves' stores, one completion wait
-    int overlap = 0;          // (pieces = 2, s15-lcebody) at a candidate tile's end, the first `overlap` k-steps of
-                              // the next candidate tile issued on the second piece's registers (two m64n112 wgmmas
-                              // per k16 there) before the first piece's epilogue, which then runs under them
-    bool split = false;       // (s15-lcebody) each k16 as two m64n112 wgmmas, one per piece (overlap > 0 needs it)
-    int prefetch = 0;         // (s15-lcebody) the producer fetches E into L2 this many k-steps ahead of its loads,
-                              // across the tile's end into the pair's next unit (0: none)
-    int l2 = 0;               // L2 cache hints (s15-lcebody): 1 the epilogue warp's (out stores evict-first, U's loads
-                              // and the user tiles' stores evict-last), 2 also the producer's (E evict-first, W
-                              // evict-last); 0 none
 };
 // Rung 3: whole halves, 3 stages.
 constexpr Variant kRung3{};
@@ -100,47 +91,10 @@ constexpr Variant kRung4UserFirst = [] {
     v.eager = true;
     return v;
 }();
-// kRung4UserFirst with L2 cache hints (s15-lcebody, measured against it: docs/kernel-notes/lce-first-round.md, session 15): the epilogue
-// warp's alone (l2 = 1), and the producer's too (l2 = 2).
-constexpr Variant withL2(Variant v, int l2)
-{
-    v.l2 = l2;
-    return v;
-}
-// kRung4UserFirst whose tile end keeps the tensor pipe busy (s15-lcebody): `k` k-steps of the next tile's second
-// piece issued before the first piece's epilogue.
-constexpr Variant withOverlap(Variant v, int k)
-{
-    v.overlap = k;
-    v.split = true;
-    return v;
-}
-// kRung4UserFirst with the split wgmmas alone (what the split costs the loop, without the overlap).
-constexpr Variant withSplit(Variant v)
-{
-    v.split = true;
-    return v;
-}
-// kRung4UserFirst whose producer prefetches E into L2 `k` k-steps ahead (s15-lcebody).
-constexpr Variant withPrefetch(Variant v, int k)
-{
-    v.prefetch = k;
-    return v;
-}
 // Configuration V's fields (lce_shape.h: configKind(V) says which there are).
 constexpr Variant variantOf(int v)
 {
-    return v == kRung4BroadcastConfig         ? kRung4Broadcast
-           : v == kRung4UserFirstConfig       ? kRung4UserFirst
-           : v == kRung4UserFirstL2Config     ? withL2(kRung4UserFirst, 1)
-           : v == kRung4UserFirstL2LoadConfig ? withL2(kRung4UserFirst, 2)
-           : v == kRung4OverlapConfig         ? withOverlap(kRung4UserFirst, 2)
-           : v == kRung4Overlap3Config        ? withOverlap(kRung4UserFirst, 3)
-           : v == kRung4SplitConfig           ? withSplit(kRung4UserFirst)
-           : v == kRung4PrefetchConfig        ? withPrefetch(kRung4UserFirst, 4)
-           : v == kRung4Prefetch8Config       ? withPrefetch(kRung4UserFirst, 8)
-           : v == kRung4OverlapPrefetchConfig ? withPrefetch(withOverlap(kRung4UserFirst, 2), 8)
-                                              : kRung3;
+    return v == kRung4BroadcastConfig ? kRung4Broadcast : v == kRung4UserFirstConfig ? kRung4UserFirst : kRung3;
 }
 // The staging's layout: U / out boxes of 64 N x 224 / pieces M, 128-byte swizzle; U read 7 column-group pairs ahead
 // in the add (EpilogueStagingOf's KB).
@@ -175,15 +129,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     // shorter, or after the walk).
     constexpr int P = variantOf(V).pieces, kPieceM = kTileM / P, kFlushAt = 6;
     static_assert(P == 1 || P == 2, "one or two pieces");
-    constexpr int kOverlap = UserStage ? variantOf(V).overlap : 0;  // (the user-first walk: P = 2, asserted below)
-    static_assert(kOverlap == 0 || (P == 2 && kOverlap < kFlushAt && kOverlap < S), "overlap: two pieces, the next "
-                  "tile's first k-steps in the ring, before its held piece is staged");
-    constexpr bool kSplit = variantOf(V).split;  // the k-step as two m64n112 wgmmas (wgmma_f16_tn224.cuh)
-    static_assert(kOverlap == 0 || kSplit, "the overlap issues the pieces apart: the whole loop must");
     static_assert(2 * S + Staging::kBarriers <= 16, "ring + epilogue barriers fit the barrier area");
     constexpr bool kBcast = UserStage && variantOf(V).broadcast;  // the broadcast walk (the host sets userUnits = units)
-    static_assert(!kSplit || (P == 2 && !kBcast), "split: the user-first walk's two pieces");
-    constexpr int kPrefetch = UserStage && !kBcast ? variantOf(V).prefetch : 0;
     static_assert(!kBcast || P == 1, "the broadcast walk stages whole halves");
     constexpr bool kEager = UserStage && variantOf(V).eager;  // user tiles published at once
     static_assert(!kEager || (!kBcast && !variantOf(V).sharedHalf), "eager: the user-first walk, two halves");
@@ -252,46 +199,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     const CUtensorMap* tmB = su ? &tmWu : &tmWc;
                     const int KT = su ? p.kStepsUser : p.kSteps;
                     w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
-                    // kPrefetch: the pair's next unit, whose first k-steps this tile's last ones prefetch
-                    bool nUser = false;
-                    int nn0 = 0, nb = -1, nKT = 0;
-                    if constexpr (kPrefetch > 0)
-                        if (u + clusters < p.units) {
-                            int ntm, nnt;
-                            unitOf(u + clusters, nUser, ntm, nnt, nn0, nb);
-                            nKT = nUser ? p.kStepsUser : p.kSteps;
-                        }
                     for (int kt = 0; kt < KT; ++kt, ++fill) {
-                        if constexpr (kPrefetch > 0)
-                            if (issuer) {
-                                const int pk = kt + kPrefetch;
-                                if (pk < KT) {
-#pragma unroll
-                                    for (int q = 0; q < 2; ++q) tmaPrefetch3d(tmA, n0 + q * 64, pk * BK, z);
-                                } else if (nb >= 0 && pk - KT < nKT) {
-#pragma unroll
-                                    for (int q = 0; q < 2; ++q)
-                                        tmaPrefetch3d(nUser ? &tmEu : &tmEc, nn0 + q * 64, (pk - KT) * BK, nb);
-                                }
-                            }
                         const uint64_t t = ring.waitSlot(fill, w);
                         ring.issueLoad(fill, t, kStage, issuer, w, [&](int s, uint64_t* bar) {
                             uint8_t* st = plan.stage(s);
-                            if constexpr (variantOf(V).l2 >= 2) {  // (s15-lcebody: E read twice, W by all)
 #pragma unroll
-                                for (int q = 0; q < 2; ++q)
-                                    tmaLoad3dHint(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, kt * BK, z,
-                                                  kL2EvictFirst);
-                                tmaLoad2dMulticastHint(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
-                                                       tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3),
-                                                       kL2EvictLast);
-                            } else {
-#pragma unroll
-                                for (int q = 0; q < 2; ++q)
-                                    tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, kt * BK, z);
-                                tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
-                                                   tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3));
-                            }
+                            for (int q = 0; q < 2; ++q)
+                                tmaLoad3d(st + q * (kBytesE / 2), tmA, bar, n0 + q * 64, kt * BK, z);
+                            tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
+                                               tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3));
                         });
                     }
                     w.tileEnd();
@@ -300,8 +216,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
             wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
-            constexpr int kMode = (kEager ? kModeEager : 0) | (variantOf(V).l2 >= 1 ? kModeL2Hints : 0);
-            EpilogueWarp<kTileM, Staging, kMode> ew{{}, staging, &tmOut, &tmU, laneId() == 0};
+            EpilogueWarp<kTileM, Staging, kEager ? kModeEager : 0> ew{{}, staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
                 int tm, nt, n0, b;
@@ -362,12 +277,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         uint32_t uf[kBcast ? kTileM / 4 : 1];    // the broadcast walk: the unit's user tile, fp16 pairs of acc
         uint32_t held[P > 1 ? kPieceM / 4 : 1];  // P = 2: the previous candidate tile's second piece, fp16
         bool pending = false;
-        // kOverlap: the accumulator lives across tiles; pre = k-steps of this tile whose second piece's MMAs the last
-        // tile's end issued (into acc[56..111]); ovNext = a candidate tile follows on this pair (the user tiles come
-        // first, so a candidate tile is followed by candidate tiles only)
-        float accKept[kOverlap > 0 ? kTileM / 2 : 1];
-        int pre = 0;
-        bool ovNext = false;
         auto stageHeld = [&] {  // (P = 2) the held piece: U's piece is in the half (and the last store has read it)
             if constexpr (P > 1) {
                 staging.waitOrderStaged(cw, done, w);
@@ -383,35 +292,19 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             constexpr bool su = decltype(suC)::value;
             w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
             const int KT = su ? p.kStepsUser : p.kSteps;
-            float accOwn[kOverlap > 0 ? 1 : kTileM / 2];
-            float (&acc)[kTileM / 2] = *reinterpret_cast<float (*)[kTileM / 2]>(kOverlap > 0 ? accKept : accOwn);
-            auto descA = [&](uint32_t st, int kk) {
-                return wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2);
-            };
-            const int kt0 = kOverlap > 0 ? pre : 0;  // (kOverlap: k-steps the last tile's end already computed)
-            for (int kt = kt0; kt < KT; ++kt, ++fill) {
+            float acc[kTileM / 2];
+            for (int kt = 0; kt < KT; ++kt, ++fill) {
                 const int s = Ring<S, 2>::slot(fill);
                 ring.waitData(fill, w);
                 const uint32_t st = smemAddr(plan.stage(s));
                 w.event(wt::kind::MmaIssue, fill, uint8_t(s));
                 wgmmaFence();
-                if constexpr (kSplit) {  // (the two pieces' wgmmas: see wgmma_f16_tn224.cuh)
 #pragma unroll
-                    for (int kk = 0; kk < 4; ++kk) {
-                        wgmma_m64n112k16_f16tn_at0(acc, descA(st, kk), wgmmaDescSw128(st + kBytesE + kk * 32),
-                                                   (kt == 0 && kk == 0) ? 0 : 1);
-                        wgmma_m64n112k16_f16tn_at56(acc, descA(st, kk),
-                                                    wgmmaDescSw128(st + kBytesE + kBytesWHalf + kk * 32),
-                                                    (kt == 0 && kk == 0) ? 0 : 1);
-                    }
-                } else {
-#pragma unroll
-                    for (int kk = 0; kk < 4; ++kk)
-                        wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
-                                               wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
-                }
+                for (int kk = 0; kk < 4; ++kk)
+                    wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
+                                           wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
                 wgmmaCommit();
-                if (kt > kt0) {
+                if (kt > 0) {
                     mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
                     ring.release(fill - 1, lane0, w);
                 }
@@ -421,7 +314,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
-            if constexpr (kOverlap > 0) pre = 0;
             if constexpr (P > 1)
                 if (pending) stageHeld();  // a tile shorter than kFlushAt k-steps
             if constexpr (kBcast) {
@@ -435,70 +327,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     staging.epilogueAddPacked(acc, uf, cw, done, tInWg, w);
                 }
             } else {
-                if constexpr (kOverlap > 0)  // (a next tile long enough: its loop runs at least one k-step)
-                    if (!su && ovNext && p.kSteps > kOverlap) pre = kOverlap;
-                if (kOverlap > 0 && pre > 0) {
-                    if constexpr (kOverlap > 0) {
-                    // The second piece kept as fp16 now; its registers take the next tile's first kOverlap k-steps
-                    // (in the ring: kOverlap < S) while the first piece's epilogue runs (U read 1 ldmatrix ahead);
-                    // then the first piece's MMAs of those k-steps and their slots released: nothing in flight when
-                    // the next tile's loop starts at k-step kOverlap (ptxas serializes every wgmma of the kernel
-                    // when wgmmas stay in flight across the walk's loop or a path it cannot rule out reads them).
-                    Staging::template packAt<kPieceM / 8>(acc, held);
-                    auto issue2 = [&](int j) {  // the second piece's MMAs of the next tile's k-step j
-                        const int f = fill + j, s = Ring<S, 2>::slot(f);
-                        ring.waitData(f, w);
-                        const uint32_t st = smemAddr(plan.stage(s));
-                        w.event(wt::kind::MmaIssue, f, uint8_t(s));
-                        wgmmaFence();
-#pragma unroll
-                        for (int kk = 0; kk < 4; ++kk)
-                            wgmma_m64n112k16_f16tn_at56(acc, descA(st, kk),
-                                                        wgmmaDescSw128(st + kBytesE + kBytesWHalf + kk * 32),
-                                                        (j == 0 && kk == 0) ? 0 : 1);
-                        wgmmaCommit();
-                    };
-                    // k-step 0 waits for its data; the later ones go before the epilogue only if their data has
-                    // landed (at a tile's end the ring is ~1 k-step short of the load latency: s15-lcebody's
-                    // reading of the bundled trace), the rest after it
-                    issue2(0);
-                    int issued = 1;
-#pragma unroll
-                    for (int j = 1; j < kOverlap; ++j)
-                        if (issued == j && ring.dataReady(fill + j)) {
-                            issue2(j);
-                            ++issued;
-                        }
-                    staging.waitOrderStaged(cw, done, w);  // U's piece is in the half
-                    staging.template epilogueAddAtRA<0, 1>(acc, cw, done, tInWg, w);
-#pragma unroll
-                    for (int j = 1; j < kOverlap; ++j)
-                        if (issued == j) {
-                            issue2(j);
-                            ++issued;
-                        }
-#pragma unroll
-                    for (int j = 0; j < kOverlap; ++j) {
-                        const int f = fill + j, s = Ring<S, 2>::slot(f);
-                        const uint32_t st = smemAddr(plan.stage(s));
-                        w.event(wt::kind::MmaIssue, f, uint8_t(s));
-                        wgmmaFence();
-#pragma unroll
-                        for (int kk = 0; kk < 4; ++kk)
-                            wgmma_m64n112k16_f16tn_at0(acc, descA(st, kk), wgmmaDescSw128(st + kBytesE + kk * 32),
-                                                       (j == 0 && kk == 0) ? 0 : 1);
-                        wgmmaCommit();
-                        if (j > 0) {
-                            mmaWait<1>(f - 1, Ring<S, 2>::slot(f - 1), w);
-                            ring.release(f - 1, lane0, w);
-                        }
-                    }
-                    mmaWait<0>(fill + kOverlap - 1, Ring<S, 2>::slot(fill + kOverlap - 1), w);
-                    ring.release(fill + kOverlap - 1, lane0, w);
-                    fill += kOverlap;
-                    pending = true;
-                    }
-                } else {
                 staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
                 if constexpr (P == 1) {
                     if constexpr (su) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc)
@@ -513,11 +341,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     Staging::template packAt<kPieceM / 8>(acc, held);
                     pending = true;
                 }
-                if constexpr (kOverlap > 0)  // the values are spent: a new definition, so that ptxas does not keep
-                                             // them live through this epilogue into the next tile's first wgmma
-#pragma unroll
-                    for (int i = 0; i < kTileM / 2; ++i) asm volatile("" : "=f"(acc[i]));
-                }  // (kOverlap)
             }
             ++done;
             w.tileEnd();
@@ -527,7 +350,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             int tm, nt, n0, b;
             unitOf(u, user, tm, nt, n0, b);
             const int subs = subsOf(b);
-            if constexpr (kOverlap > 0) ovNext = u + clusters < p.units;
             for (int j = 0; j < subs; ++j) {
                 bool su;
                 int z;

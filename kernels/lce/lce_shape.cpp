@@ -122,12 +122,7 @@ const char* usage()
            "  --interleave A,B: rungs A and B (0..4, different) launched alternately, --warmup then --iters\n"
            "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs).\n"
            "  Rungs 3-4's kernel configurations (lce_body.cuh): 0 rung 3's, 10 rung 4's broadcast walk,\n"
-           "  15 rung 4's user-first walk; measured against it (s15-lcebody), not the rung: 26 and 27 with L2\n"
-           "  cache hints (26 the epilogue warp's, 27 also the producer's), 28 and 29 with the next tile's\n"
-           "  first 2 / 3 k-steps issued under a tile's epilogue, 30 with 28's split wgmmas alone, 31 / 32\n"
-           "  with E prefetched into L2 4 / 8 k-steps ahead, 33 = 28 + 32's prefetch.\n"
-           "  LCE_TVAR=V: the launches of rungs 3-4 that\n"
-           "  have configuration V\n"
+           "  15 rung 4's user-first walk. LCE_TVAR=V: the launches of rungs 3-4 that have configuration V\n"
            "  run it (rung 4 with 10 or 15 on every shape that walk can run); LCE_TVAR_B=V: the same for\n"
            "  rung B of --interleave, and A,A is allowed (V against the rung as built); LCE_R4UF=V: rung 4's\n"
            "  user-first walk runs V where rung 4 takes that walk (15). Another value is refused (exit 2).\n"
@@ -239,14 +234,10 @@ bool rung4Broadcast(const Shape& s, int clusters)
 std::string parseConfigSwitch(const char* name, const char* value, int& config)
 {
     const bool userFirst = std::strcmp(name, "LCE_R4UF") == 0;
-    char known[200];
-    if (userFirst)
-        std::snprintf(known, sizeof known, "%d, %d-%d: rung 4's user-first walk", kRung4UserFirstConfig,
-                      kRung4UserFirstL2Config, kRung4OverlapPrefetchConfig);
-    else
-        std::snprintf(known, sizeof known, "%d rung 3, %d rung 4's broadcast walk, %d rung 4's user-first walk, "
-                      "%d-%d its measured variants", kRung3Config, kRung4BroadcastConfig, kRung4UserFirstConfig,
-                      kRung4UserFirstL2Config, kRung4OverlapPrefetchConfig);
+    char known[160];
+    std::snprintf(known, sizeof known, userFirst ? "%d: rung 4's user-first walk" : "%d rung 3, %d rung 4's broadcast "
+                  "walk, %d rung 4's user-first walk", userFirst ? kRung4UserFirstConfig : kRung3Config,
+                  kRung4BroadcastConfig, kRung4UserFirstConfig);
     const std::string head = std::string(name) + "=" + value + ": ";
     int v = 0;
     if (!parseInt(value, v))

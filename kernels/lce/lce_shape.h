@@ -78,28 +78,14 @@ bool rung4Broadcast(const Shape& s, int clusters);
 inline constexpr int kRung3Config = 0;            // rung 3: whole staging halves, 3 ring stages
 inline constexpr int kRung4BroadcastConfig = 10;  // rung 4's broadcast walk (where rung4Broadcast says so)
 inline constexpr int kRung4UserFirstConfig = 15;  // rung 4's user-first walk (elsewhere)
-// Measured against kRung4UserFirst (s15-lcebody; LCE_R4UF / LCE_TVAR_B pick them), not what rung 4 runs as built:
-inline constexpr int kRung4UserFirstL2Config = 26;      // 15 + L2 hints on the epilogue warp's stores and U loads
-inline constexpr int kRung4UserFirstL2LoadConfig = 27;  // 26 + L2 hints on the producer's E and W loads
-inline constexpr int kRung4OverlapConfig = 28;   // 15 + the next tile's first 2 k-steps (second piece) under the
-                                                 // first piece's epilogue
-inline constexpr int kRung4Overlap3Config = 29;  // the same with 3 k-steps
-inline constexpr int kRung4SplitConfig = 30;     // 15 with 28's split wgmmas alone (two m64n112 per k16), no overlap
-inline constexpr int kRung4PrefetchConfig = 31;   // 15 + E prefetched into L2 4 k-steps ahead of the producer's loads
-inline constexpr int kRung4Prefetch8Config = 32;  // the same, 8 k-steps ahead
-inline constexpr int kRung4OverlapPrefetchConfig = 33;  // 28 + 32's prefetch
 // What a configuration is (None: there is no configuration of that number).
 enum class ConfigKind { None, Rung3, Rung4Broadcast, Rung4UserFirst };
 constexpr ConfigKind configKind(int config)
 {
     return config == kRung3Config            ? ConfigKind::Rung3
            : config == kRung4BroadcastConfig ? ConfigKind::Rung4Broadcast
-           : config == kRung4UserFirstConfig || config == kRung4UserFirstL2Config
-                   || config == kRung4UserFirstL2LoadConfig || config == kRung4OverlapConfig
-                   || config == kRung4Overlap3Config || config == kRung4SplitConfig || config == kRung4PrefetchConfig
-                   || config == kRung4Prefetch8Config || config == kRung4OverlapPrefetchConfig
-               ? ConfigKind::Rung4UserFirst
-               : ConfigKind::None;
+           : config == kRung4UserFirstConfig ? ConfigKind::Rung4UserFirst
+                                             : ConfigKind::None;
 }
 // The switches (read by the driver's option parser, which refuses a bad value, and by rungs 3-4's launches):
 //   LCE_TVAR=V    every launch of rungs 3-4 that has configuration V runs it (rung 3: a Rung3 one; rung 4: a

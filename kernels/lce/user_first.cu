@@ -86,8 +86,10 @@ std::string launch4(Problem& p)
     const auto kern = lceUserFirst<S, V>;
     const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
-    // Prepared once per problem (s15-lcebody: a call of the rung then costs the launch alone; six tensor-map encodes
-    // per call before), again whenever the problem's buffers or shape differ from the last call's (launchKeyOf).
+    // Prepared once per problem (s15-lcebody: a call then costs the launch alone; it encoded six tensor maps and
+    // recomputed the walk every call before: ~1 us of host time per call, capi_host_cost.py on the H200), again
+    // whenever the problem's buffers or shape differ from the last call's (launchKeyOf). Not thread-safe (nor is the
+    // flags' epoch): one host thread launches the rungs.
     static Prepared last;
     static bool valid = false;
     if (!valid || !(launchKeyOf(p) == last.key)) {
@@ -153,21 +155,8 @@ std::string runUserFirst(Problem& p)
             : rung4Broadcast(p.s, pairs)                                       ? kBcast
                                                                                : uf;
     if (v == kBcast && (p.s.shuffled || userStageOnly())) v = uf;
-    constexpr int kL2 = kRung4UserFirstL2Config, kL2Load = kRung4UserFirstL2LoadConfig;
     switch (v) {
     case kBcast: return body::launch4<body::variantOf(kBcast).stages, kBcast>(p);
-    case kL2: return body::launch4<body::variantOf(kL2).stages, kL2>(p);
-    case kL2Load: return body::launch4<body::variantOf(kL2Load).stages, kL2Load>(p);
-    case kRung4OverlapConfig: return body::launch4<body::variantOf(kRung4OverlapConfig).stages, kRung4OverlapConfig>(p);
-    case kRung4Overlap3Config:
-        return body::launch4<body::variantOf(kRung4Overlap3Config).stages, kRung4Overlap3Config>(p);
-    case kRung4SplitConfig: return body::launch4<body::variantOf(kRung4SplitConfig).stages, kRung4SplitConfig>(p);
-    case kRung4PrefetchConfig:
-        return body::launch4<body::variantOf(kRung4PrefetchConfig).stages, kRung4PrefetchConfig>(p);
-    case kRung4Prefetch8Config:
-        return body::launch4<body::variantOf(kRung4Prefetch8Config).stages, kRung4Prefetch8Config>(p);
-    case kRung4OverlapPrefetchConfig:
-        return body::launch4<body::variantOf(kRung4OverlapPrefetchConfig).stages, kRung4OverlapPrefetchConfig>(p);
     default: return body::launch4<body::variantOf(kRung4UserFirstConfig).stages, kRung4UserFirstConfig>(p);
     }
 }

@@ -136,18 +136,6 @@ int main()
         c = -1;
         expect(parseConfigSwitch("LCE_R4UF", "15", c).empty() && c == 15, "LCE_R4UF=15: rung 4's user-first walk");
         c = -1;
-        expect(configKind(kRung4UserFirstL2Config) == ConfigKind::Rung4UserFirst
-                   && configKind(kRung4UserFirstL2LoadConfig) == ConfigKind::Rung4UserFirst
-                   && configKind(kRung4OverlapConfig) == ConfigKind::Rung4UserFirst
-                   && configKind(kRung4Overlap3Config) == ConfigKind::Rung4UserFirst
-                   && configKind(kRung4SplitConfig) == ConfigKind::Rung4UserFirst
-                   && configKind(kRung4PrefetchConfig) == ConfigKind::Rung4UserFirst
-                   && configKind(kRung4Prefetch8Config) == ConfigKind::Rung4UserFirst
-                   && configKind(kRung4OverlapPrefetchConfig) == ConfigKind::Rung4UserFirst
-                   && configKind(kRung4OverlapPrefetchConfig + 1) == ConfigKind::None
-                   && parseConfigSwitch("LCE_R4UF", "26", c).empty() && c == 26,
-               "26-33 (s15-lcebody's L2 hints, tile-end overlap, split, E prefetch) are user-first configurations; LCE_R4UF=26 taken");
-        c = -1;
         const std::string gone = parseConfigSwitch("LCE_TVAR", "16", c);
         expect(gone.rfind("LCE_TVAR=16: no such kernel configuration", 0) == 0 && c == -1,
                "LCE_TVAR=16 refused with a sentence naming the switch (got '" + gone + "')");

@@ -203,23 +203,21 @@ struct EpilogueStagingOf {
         mbarWait(&stFull[cw], uint32_t(n & 1));
     }
     // TMA-store half cw at (x, y, z) of tmOut, box by box, and wait until the stores have read it (phase Store).
-    // Pol (here and in the loads and stores below): an L2 cache policy (tma.cuh: kL2Evict*), 0 = none.
-    template <uint64_t Pol = 0, class Tr>
+    template <class Tr>
     __device__ __forceinline__ void storeHalf(const CUtensorMap* tmOut, int cw, int n, int x, int y, int z,
                                               bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Store, n, uint8_t(cw));
         if (issuer) {
 #pragma unroll
-            for (int c = 0; c < kBoxes; ++c)
-                tmaStore3dPol<Pol>(tmOut, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmOut, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
             bulkCommit();
             bulkWaitRead<0>();  // the half may be written again
         }
         __syncwarp();
     }
     // TMA-load U's tile at (x, y, z) of tmU into half cw for the warpgroup's n-th tile (phase Load).
-    template <uint64_t Pol = 0, class Tr>
+    template <class Tr>
     __device__ __forceinline__ void loadStaging(const CUtensorMap* tmU, int cw, int n, int x, int y, int z,
                                                 bool issuer, Tr& tr) const
     {
@@ -228,7 +226,7 @@ struct EpilogueStagingOf {
             mbarArriveExpectTx(&uFull[cw], kHalfBytes);
 #pragma unroll
             for (int c = 0; c < kBoxes; ++c)
-                tmaLoad3dPol<Pol>(half(cw) + c * L::kBoxBytes, tmU, &uFull[cw], x + c * L::kBoxCols, y, z);
+                tmaLoad3d(half(cw) + c * L::kBoxBytes, tmU, &uFull[cw], x + c * L::kBoxCols, y, z);
         }
         __syncwarp();
     }
@@ -265,24 +263,16 @@ struct EpilogueStagingOf {
     template <int J0, int NA, class Tr>
     __device__ __forceinline__ void epilogueAddAt(const float (&acc)[NA], int cw, int n, int tInWg, Tr& tr) const
     {
-        epilogueAddAtRA<J0, KB>(acc, cw, n, tInWg, tr);
-    }
-    // The same with U read KR ldmatrix ahead instead of KB (s15-lcebody: fewer live registers, beside wgmmas in
-    // flight on the rest of the accumulator).
-    template <int J0, int KR, int NA, class Tr>
-    __device__ __forceinline__ void epilogueAddAtRA(const float (&acc)[NA], int cw, int n, int tInWg, Tr& tr) const
-    {
         static_assert(NA >= 4 * J0 + L::kCols / 2, "the columns are in the accumulator");
-        static_assert((L::kCols / 8) % (2 * KR) == 0, "whole read-ahead batches");
         tr.event(ws::trace::kind::Epilogue, n);
         const uint32_t h = smemAddr(half(cw));
 #pragma unroll
-        for (int j0 = 0; j0 < L::kCols / 8; j0 += 2 * KR) {
-            uint32_t u[KR][4];
+        for (int j0 = 0; j0 < L::kCols / 8; j0 += 2 * KB) {
+            uint32_t u[KB][4];
 #pragma unroll
-            for (int b = 0; b < KR; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
+            for (int b = 0; b < KB; ++b) ldm(L::matrixAddr(h, tInWg, j0 + 2 * b), u[b]);
 #pragma unroll
-            for (int b = 0; b < KR; ++b) {
+            for (int b = 0; b < KB; ++b) {
                 const int j = j0 + 2 * b, a = 4 * (J0 + j);
                 stm(L::matrixAddr(h, tInWg, j), addHalf2(u[b][0], acc[a], acc[a + 1]),
                     addHalf2(u[b][1], acc[a + 2], acc[a + 3]), addHalf2(u[b][2], acc[a + 4], acc[a + 5]),
@@ -390,15 +380,14 @@ struct EpilogueStagingOf {
     }
     // Epilogue warp: TMA-store half cw as storeHalf does, then wait until the stores are COMPLETE and publish them:
     // *flag = epoch (release) for the readers in other CTAs, which TMA-load the tile after their acquire.
-    template <uint64_t Pol = 0, class Tr>
+    template <class Tr>
     __device__ __forceinline__ void storeHalfPublish(const CUtensorMap* tmDst, int cw, int n, int x, int y, int z,
                                                      int* flag, int epoch, bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Store, n, uint8_t(cw));
         if (issuer) {
 #pragma unroll
-            for (int c = 0; c < kBoxes; ++c)
-                tmaStore3dPol<Pol>(tmDst, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmDst, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
             bulkCommit();
             bulkWait<0>();            // written to global memory (and so read from the half)
             fenceProxyAsyncGlobal();  // the async-proxy writes, ordered before the generic release below
@@ -409,15 +398,14 @@ struct EpilogueStagingOf {
     }
     // Epilogue warp: TMA-store half cw at (x, y, z) of tmDst and commit, no wait (phase Store; EpilogueWarp::publishNow
     // waits for both halves at once).
-    template <uint64_t Pol = 0, class Tr>
+    template <class Tr>
     __device__ __forceinline__ void storeHalfIssue(const CUtensorMap* tmDst, int cw, int n, int x, int y, int z,
                                                    bool issuer, Tr& tr) const
     {
         tr.event(ws::trace::kind::Store, n, uint8_t(cw));
         if (issuer) {
 #pragma unroll
-            for (int c = 0; c < kBoxes; ++c)
-                tmaStore3dPol<Pol>(tmDst, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
+            for (int c = 0; c < kBoxes; ++c) tmaStore3d(tmDst, half(cw) + c * L::kBoxBytes, x + c * L::kBoxCols, y, z);
             bulkCommit();
         }
         __syncwarp();
@@ -433,16 +421,15 @@ using EpilogueStaging = EpilogueStagingOf<StagingRows<BN>, 4>;
 // Staging: any EpilogueStagingOf<Layout> (default EpilogueStaging<BN>: StagingRows<BN>; the lce rungs 3-4 use
 // StagingCols<224, ...>: their accumulator is out^T).
 // kMode (s12-lce): 0 the code as before; kModeEager: a user tile's last pieces are published at once, both halves'
-// stores under one completion wait (publishNow); kModeL2Hints (s15-lcebody, with or without kModeEager): the stores
-// into tmOut evict-first, U's loads and the stores into tmU evict-last (tma.cuh's L2 policies).
-inline constexpr int kModeEager = 2, kModeL2Hints = 4;
+// stores under one completion wait (publishNow).
+inline constexpr int kModeEager = 2;
 struct EpilogueNoEager {};
 // spPart[cw] = -2: the half's pending piece was stored and published by publishNow (flush skips it); -1 otherwise.
 struct EpilogueEagerState {
     int spPart[2] = {-1, -1};
 };
 template <int BN, class Staging = EpilogueStaging<BN>, int kMode = 0>
-struct EpilogueWarp : std::conditional_t<(kMode & kModeEager) != 0, EpilogueEagerState, EpilogueNoEager> {
+struct EpilogueWarp : std::conditional_t<kMode != 0, EpilogueEagerState, EpilogueNoEager> {
     // (the base: kMode's state, an empty base otherwise -- the layout and the kernels' code as before; aggregate
     // initialization names it first: EpilogueWarp<...> ew{{}, staging, &tmOut, &tmU, issuer})
     const Staging& st;
@@ -455,9 +442,6 @@ struct EpilogueWarp : std::conditional_t<(kMode & kModeEager) != 0, EpilogueEage
     bool toU[2] = {false, false};       // Staging::kPieces > 1: a user-stage piece stored into tmU with no flag
     int epoch = 0;
     int pending = -1;  // Staging::kShared: the half whose tile is in the one buffer, not yet stored (-1: none)
-    static constexpr bool kEagerMode = (kMode & kModeEager) != 0;
-    static constexpr uint64_t kPolOut = (kMode & kModeL2Hints) ? kL2EvictFirst : 0,
-                              kPolU = (kMode & kModeL2Hints) ? kL2EvictLast : 0;
 
     // Before half cw's next tile: store what occupies its bytes (its own previous tile, or with a shared buffer the
     // pending tile of either half).
@@ -475,19 +459,15 @@ struct EpilogueWarp : std::conditional_t<(kMode & kModeEager) != 0, EpilogueEage
     __device__ __forceinline__ void flush(int cw, Tr& tr) const
     {
         st.waitDataHalf(cw, done[cw] - 1, tr);
-        if constexpr (kEagerMode) {
+        if constexpr (kMode != 0) {
             if (this->spPart[cw] == -2) return;  // flushed by publishNow
         }
         if (flag[cw])
-            st.template storeHalfPublish<kPolU>(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], flag[cw],
-                                                epoch, issuer, tr);
-        else if constexpr (Staging::kPieces > 1 && kPolOut != kPolU) {
-            if (toU[cw]) st.template storeHalf<kPolU>(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
-            else st.template storeHalf<kPolOut>(tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
-        } else if constexpr (Staging::kPieces > 1)
+            st.storeHalfPublish(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], flag[cw], epoch, issuer, tr);
+        else if constexpr (Staging::kPieces > 1)
             st.storeHalf(toU[cw] ? tmU : tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
         else
-            st.template storeHalf<kPolOut>(tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
+            st.storeHalf(tmOut, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
     }
     // Output at (ox, oy, oz) of tmOut, U's tile at (ux, uy, uz) of tmU.
     template <class Tr, class Ready>
@@ -495,13 +475,13 @@ struct EpilogueWarp : std::conditional_t<(kMode & kModeEager) != 0, EpilogueEage
     {
         flushBefore(cw, tr);
         ready(done[cw]);
-        st.template loadStaging<kPolU>(tmU, cw, done[cw], ux, uy, uz, issuer, tr);
+        st.loadStaging(tmU, cw, done[cw], ux, uy, uz, issuer, tr);
         out[cw][0] = ox;
         out[cw][1] = oy;
         out[cw][2] = oz;
         flag[cw] = nullptr;
         if constexpr (Staging::kPieces > 1) toU[cw] = false;
-        if constexpr (kEagerMode) this->spPart[cw] = -1;
+        if constexpr (kMode != 0) this->spPart[cw] = -1;
         ++done[cw];
     }
     // A tile without U whose output goes to (x, y, z) of tmU, published by `f` = e (the user stage's tiles). With
@@ -516,7 +496,7 @@ struct EpilogueWarp : std::conditional_t<(kMode & kModeEager) != 0, EpilogueEage
         out[cw][2] = z;
         flag[cw] = f;
         if constexpr (Staging::kPieces > 1) toU[cw] = true;
-        if constexpr (kEagerMode) this->spPart[cw] = -1;
+        if constexpr (kMode != 0) this->spPart[cw] = -1;
         epoch = e;
         ++done[cw];
     }
@@ -527,10 +507,10 @@ struct EpilogueWarp : std::conditional_t<(kMode & kModeEager) != 0, EpilogueEage
     template <class Tr>
     __device__ __forceinline__ void publishNow(Tr& tr)
     {
-        static_assert(kEagerMode && !Staging::kShared, "EpilogueWarp<..., kModeEager> with a half per warpgroup");
+        static_assert(kMode == kModeEager && !Staging::kShared, "EpilogueWarp<..., kModeEager> with a half per warpgroup");
         for (int cw = 0; cw < 2; ++cw) {
             st.waitDataHalf(cw, done[cw] - 1, tr);
-            st.template storeHalfIssue<kPolU>(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
+            st.storeHalfIssue(tmU, cw, done[cw] - 1, out[cw][0], out[cw][1], out[cw][2], issuer, tr);
         }
         if (issuer) {
             bulkWait<0>();  // both halves written to global memory

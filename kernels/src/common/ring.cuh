@@ -114,19 +114,6 @@ struct Ring {
         mbarWait(&full[s], lap(fill) & 1u);
         if constexpr (ReadyMarker) tr.event(ws::trace::kEventLoadReady, fill, uint8_t(s));
     }
-    // Consumer: whether the data of `fill` has landed, without waiting (s15-lcebody: issue work that is ready first).
-    __device__ __forceinline__ bool dataReady(int fill) const
-    {
-        uint32_t ok;
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}"
-            : "=r"(ok)
-            : "r"(smemAddr(&full[slot(fill)])), "r"(lap(fill) & 1u)
-            : "memory");
-        return ok != 0;
-    }
     // Consumer: lane 0 of each consumer warp frees the slot of `fill` (its MMAs on it are complete).
     template <class Tr>
     __device__ __forceinline__ void release(int fill, bool lane0, Tr& tr) const

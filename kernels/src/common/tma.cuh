@@ -56,59 +56,6 @@ __device__ __forceinline__ void tmaReduceAdd3d(const CUtensorMap* map, const voi
                  "r"(smemAddr(src)), "r"(x), "r"(y), "r"(z)
                  : "memory");
 }
-// L2 cache policies for the hinted forms below (.L2::cache_hint; the 64-bit encodings of createpolicy.fractional
-// with fraction 1.0, as CUTLASS's CacheHintSm90 spells them): EVICT_FIRST for data read or written once, EVICT_LAST
-// for data read again soon (s15-lcebody: rung 4's out stores and U tiles).
-inline constexpr uint64_t kL2EvictNormal = 0x1000000000000000ull, kL2EvictFirst = 0x12F0000000000000ull,
-                          kL2EvictLast = 0x14F0000000000000ull;
-// tmaLoad3d / tmaLoad2dMulticast / tmaStore3d with an L2 cache policy (one of the above).
-__device__ __forceinline__ void tmaLoad3dHint(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y, int z,
-                                              uint64_t policy)
-{
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-        " [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smemAddr(dst)),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(smemAddr(bar)), "r"(x), "r"(y), "r"(z), "l"(policy)
-        : "memory");
-}
-__device__ __forceinline__ void tmaLoad2dMulticastHint(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y,
-                                                       uint16_t ctaMask, uint64_t policy)
-{
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-        ".L2::cache_hint [%0], [%1, {%3, %4}], [%2], %5, %6;" ::"r"(smemAddr(dst)),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(smemAddr(bar)), "r"(x), "r"(y), "h"(ctaMask), "l"(policy)
-        : "memory");
-}
-__device__ __forceinline__ void tmaStore3dHint(const CUtensorMap* map, const void* src, int x, int y, int z,
-                                               uint64_t policy)
-{
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%2, %3, %4}], [%1], %5;" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(smemAddr(src)), "r"(x), "r"(y), "r"(z), "l"(policy)
-                 : "memory");
-}
-// The box at (x, y, z) of `map` fetched into L2 (no shared memory, no barrier; s15-lcebody: E ahead of its loads).
-__device__ __forceinline__ void tmaPrefetch3d(const CUtensorMap* map, int x, int y, int z)
-{
-    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(x), "r"(y), "r"(z)
-                 : "memory");
-}
-// Pol = 0: the plain form (the code of every caller before s15-lcebody), else the hinted one.
-template <uint64_t Pol>
-__device__ __forceinline__ void tmaLoad3dPol(void* dst, const CUtensorMap* map, uint64_t* bar, int x, int y, int z)
-{
-    if constexpr (Pol == 0) tmaLoad3d(dst, map, bar, x, y, z);
-    else tmaLoad3dHint(dst, map, bar, x, y, z, Pol);
-}
-template <uint64_t Pol>
-__device__ __forceinline__ void tmaStore3dPol(const CUtensorMap* map, const void* src, int x, int y, int z)
-{
-    if constexpr (Pol == 0) tmaStore3d(map, src, x, y, z);
-    else tmaStore3dHint(map, src, x, y, z, Pol);
-}
 #endif
 
 }  // namespace ws::kern
