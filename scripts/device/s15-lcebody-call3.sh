@@ -6,7 +6,7 @@
 #   1. correctness: the 24-point checked sweep of rung 4 with 31, 32, 33; memcheck of 33 at an odd shape;
 #   2. interleaved (40 pairs): 15 vs 31, 32, 33, 15 at the benchmark point; the best (B/A < 0.995) at 512/1000,
 #      3072/70, 2048/10, then gpu_lce with it and rung 4 with it against PyTorch in one process (LCE_R4UF).
-# (Run once on 2026-12-02; configurations 31-33 were removed afterwards: build commit 4f5ece8 to run it again.)
+# (Run once on 2026-12-02; configurations 31-33 were removed afterwards: build commit 996cfa8 to run it again.)
 # Build (Qt-free Release, the VM): ninja -C build/kchecks lce gpu_lce lce_capi; into
 #   /work/main/build-s15-lcebody/bins3.tar.xz: stripped lce, gpu_lce, liblce_capi.so; plus lib.sh, this script,
 #   torch_reference.py.

@@ -3,7 +3,7 @@
 # rung 4 at the benchmark point recorded as the bundled sample is (one traced launch, --no-stalls), as built (15),
 # with LCE_TVAR=28 and with LCE_TVAR=30 (the split wgmmas alone); per recording trace_first_round.py (CTAs 0 and 60,
 # 14 tiles) and trace_window.py (CTA 0's producer, epilogue warp and consumer warps over two steady tile ends).
-# (Run once on 2026-12-02.) Build (Qt-free, the VM): ninja -C build/kchecks lce warpstage-record warpstage-inject at commit 62627e6 (the
+# (Run once on 2026-12-02.) Build (Qt-free, the VM): ninja -C build/kchecks lce warpstage-record warpstage-inject at commit 3f80347 (the
 # configurations 26-30); into /work/main/build-s15-lcebody/bins2.tar.xz: stripped lce, warpstage-record,
 # libwarpstage-inject.so; plus lib.sh, this script, scripts/lce/trace_first_round.py and trace_window.py.
 # Carry: ["build-s15-lcebody"]. Command: cd build-s15-lcebody && tar xJf bins2.tar.xz && BUDGET=80 timeout 90 bash s15-lcebody-trace.sh

@@ -14,7 +14,7 @@
 #   3. host cost per lce_run (capi_host_cost.py, GPU kept busy): main's liblce_capi.so and this one, alternated;
 #   4. rung 4 against PyTorch in one process (torch_reference.py --vs-lce, s12-lcevs's way, this library): with the
 #      better of 28 / 29 (LCE_R4UF) if it beat 15 by >= 0.5 % at the benchmark point, else as built.
-# (Run once on 2026-12-02; configurations 26-30 were removed afterwards: build commit 62627e6 to run it again.)
+# (Run once on 2026-12-02; configurations 26-30 were removed afterwards: build commit 3f80347 to run it again.)
 # Build (Qt-free Release, the VM): ninja -C build/kchecks lce gpu_lce lce_capi tst_lce_capi; then into
 #   /work/main/build-s15-lcebody/bins.tar.xz: stripped lce, gpu_lce, liblce_capi.so, tst_lce_capi, main/liblce_capi.so
 #   (main's build), mutant/liblce_capi.so; plus lib.sh, this script, torch_reference.py, capi_host_cost.py.
