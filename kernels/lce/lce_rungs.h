@@ -4,6 +4,7 @@
 // instrumented with <warpstage/trace.cuh>.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -63,11 +64,14 @@ bool& userStageOnly();
 bool setRungVariant(int v);
 // transposed_probe.cu (s8-lcespeed): the transposed formulation's main loop alone (no output), 3 or 4 stages
 std::string runTransposedProbe(Problem& p, int stages);
-// The epoch a rung-4 launch writes into the ready flags (never reset: each launch writes a new one).
+// The epoch a rung-4 launch writes into the ready flags (never reset: each launch writes a new one). Atomic: threads
+// that launch rung 4 on their own problems at once (lce_capi.h: one thread per problem) never repeat a problem's last
+// epoch (a plain ++ could lose an update and hand a thread the epoch its flags already hold: a candidate tile would
+// read its user tile as ready before it is).
 inline int nextFlagEpoch()
 {
-    static int epoch = 0;
-    return ++epoch;
+    static std::atomic<int> epoch{0};
+    return epoch.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 // Ready flags rung 4 needs (lce_shape.h: one per user tile half of its walk).
 inline size_t lceFlagCount(const Shape& s) { return userFirstWalk(s, 1).flags; }

@@ -88,10 +88,10 @@ std::string launch4(Problem& p)
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     // Prepared once per problem (s15-lcebody: a call then costs the launch alone; it encoded six tensor maps and
     // recomputed the walk every call before: ~1 us of host time per call, capi_host_cost.py on the H200), again
-    // whenever the problem's buffers or shape differ from the last call's (launchKeyOf). Not thread-safe (nor is the
-    // flags' epoch): one host thread launches the rungs.
-    static Prepared last;
-    static bool valid = false;
+    // whenever the problem's buffers or shape differ from the last call's (launchKeyOf). Per host thread (lce_capi.h:
+    // one thread per problem, so threads with problems of their own must not share one cache).
+    thread_local Prepared last;
+    thread_local bool valid = false;
     if (!valid || !(launchKeyOf(p) == last.key)) {
         valid = false;
         const std::string err = prepare4<S, V>(p, last);
