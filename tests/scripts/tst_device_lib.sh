@@ -10,7 +10,9 @@
 #  4. trace_overhead_table.py: per-shape overheads, geomean / max per rung and build, FAIL lines for WRONG results;
 #  5. streamk_trace_phases.py: phase times, span and pipeline fill of a trace buffer; a cut buffer refused;
 #  6. ws_sweep33 (issue 14's 33 shapes), ws_signatures (two builds' trace signatures compared) and ws_trace_sweep (the
-#     sweep in two interleaved halves and its table) on stand-in gpu_ladder_trace / ladder_bench programs.
+#     sweep in two interleaved halves and its table) on stand-in gpu_ladder_trace / ladder_bench programs;
+#  7. ncu_tma_lines.py: executed counts and stall samples per TMA opcode of an ncu source page; a page without TMA
+#     lines refused.
 # Usage: tst_device_lib.sh SOURCE_DIR
 set -u
 SRC=${1:?usage: tst_device_lib.sh SOURCE_DIR}
@@ -275,6 +277,42 @@ EOS
         || fail "ws_trace_sweep: the table's geomeans in: $(cat "$S")"
     [ -s "$T/ab-logs/table.txt" ] || fail "ws_trace_sweep: no table.txt"
     [ $fails = $n0 ] && ok "ws_sweep33, ws_signatures, ws_trace_sweep"
+fi
+
+# 7. ncu_tma_lines.py (s15-lcetma) on a source page in the form ncu 2025.3 exported it (`--page source --csv
+# --print-source sass`, columns cut to the ones read): two UTMALDG.3D lines (100 + 100 executed, 5 + 7 samples),
+# one UTMALDG.2D.MULTICAST (100, 9), one UTMASTG.3D (10, 0); a second kernel without TMA lines. The reasons'
+# "(Not Issued)" repeats are left out of a line's top reasons (they count the same samples again).
+if command -v python3 >/dev/null; then
+    n0=$fails
+    cat >"$T/src.csv" <<'CSV'
+"Kernel Name","void ws::lce::body::lceUserFirst<(int)4, (int)15>(CUtensorMap_st)",
+"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)","# Samples","Instructions Executed","stall_long_sb","stall_wait","stall_mio","stall_long_sb (Not Issued)"
+"0x7f00","      @P2   R2UR UR8, R32","3","1","3","100","0","3","0","0"
+"0x7f10","      UTMALDG.3D [UR8], [UR4]","5","3","5","100","0","4","1","0"
+"0x7f20","      @P0   BRA.U.ANY 0x7f00","11","8","11","100","11","0","0","8"
+"0x7f30","      UTMALDG.3D [UR8], [UR4]","7","5","7","100","0","7","0","0"
+"0x7f40","      UTMALDG.2D.MULTICAST [UR8], [UR6], UR4","9","6","9","100","0","2","7","0"
+"0x7f50","      UTMASTG.3D [UR4], [UR8]","0","0","0","10","0","0","0","0"
+"Kernel Name","void other(float*)",
+"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)","# Samples","Instructions Executed","stall_long_sb","stall_wait","stall_mio","stall_long_sb (Not Issued)"
+"0x100","      FFMA R1, R2, R3, R4","4","2","4","50","0","4","0","0"
+CSV
+    out=$(python3 "$SRC/scripts/device/ncu_tma_lines.py" "$T/src.csv" 2>&1)
+    rc=$?
+    [ $rc = 0 ] || fail "tma lines: rc=$rc on a page with TMA lines: $out"
+    [[ "$out" == *"kernel: 510 warp instructions executed, 35 stall samples"* ]] || fail "tma lines: kernel totals in: $out"
+    echo "$out" | grep -Eq '^   UTMALDG\.3D +executed +200  samples +12 ' || fail "tma lines: UTMALDG.3D summed in: $out"
+    echo "$out" | grep -Eq '^   UTMALDG\.2D\.MULTICAST +executed +100  samples +9 ' || fail "tma lines: the multicast in: $out"
+    echo "$out" | grep -Eq '^   UTMASTG\.3D +executed +10  samples +0 ' || fail "tma lines: the store in: $out"
+    echo "$out" | grep -Eq '^ +0x7f20 @P0 +BRA\.U\.ANY .* s +11  \[long_sb 11\]$' || fail "tma lines: a neighbour line in: $out"
+    [[ "$out" == *"void other(float*)"*"0 TMA lines"* ]] || fail "tma lines: the second kernel in: $out"
+    tail -n 3 "$T/src.csv" >"$T/notma.csv"
+    out=$(python3 "$SRC/scripts/device/ncu_tma_lines.py" "$T/notma.csv" 2>&1)
+    rc=$?
+    [ $rc = 1 ] || fail "tma lines: rc=$rc on a page without TMA lines (expected 1)"
+    [[ "$out" == *"no TMA instruction on the source page"* ]] || fail "tma lines: no sentence without TMA lines: $out"
+    [ $fails = $n0 ] && ok "ncu_tma_lines.py"
 fi
 
 if [ $fails = 0 ]; then
