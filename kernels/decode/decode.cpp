@@ -1,5 +1,6 @@
 // Event-buffer decoding: see warpstage/decode.h and docs/recording.md.
 #include "warpstage/decode.h"
+#include "warpstage/trace_observed.h"
 
 #include <algorithm>
 #include <cmath>
@@ -292,25 +293,16 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             rec.ctas.push_back(cta);
         }
 
+        // Every declared warp's events first (packed records expanded), so that the k-step observers' stamps
+        // (session 15, trace_observed.h) become the consumer warps' events before any warp is read.
+        std::vector<std::vector<TraceEvent>> ctaEvents(nWarp);
+        std::vector<std::uint8_t> ctaRole(nWarp, 0), ctaRoleIndex(nWarp, 0), ctaUnfinished(nWarp, 0);
         for (std::uint32_t w = 0; w < nWarp; ++w) {
             const std::uint64_t roff = trace::warpRegionOffset(nCta, nWarp, cap, c, w);
             const auto wh = readAt<WarpRegionHeader>(base, roff);
-            if (!(wh.flags & 1u)) {
-                ++report.undeclaredWarps;
-                if (complete) ++report.undeclaredByWarp[int(w)];
-                if (kept && options.keepUndeclaredWarps) {
-                    Warp warp;
-                    warp.id = RowId(rec.warps.size());
-                    warp.ctaId = ctaLocal;
-                    warp.warpIndex = int(w);
-                    warp.warpgroup = int(w / 4);
-                    warp.role = WarpRole::Unknown;
-                    warp.roleName = kNoRoleName;
-                    rec.warps.push_back(warp);
-                }
-                continue;
-            }
-            ++declaredWarps;
+            if (!(wh.flags & 1u)) continue;
+            ctaRole[w] = wh.role;
+            ctaRoleIndex[w] = wh.roleIndex;
             std::uint32_t n = std::min(wh.count, cap);
             bool unfinished = false;
             if (wh.count > cap) {
@@ -328,6 +320,7 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
                     ++n;
                 }
             }
+            auto& events = ctaEvents[w];
             events.resize(n);
             if (n) std::memcpy(events.data(), base + roff + sizeof(WarpRegionHeader), std::size_t(n) * sizeof(TraceEvent));
             if (!unfinished && wh.count <= cap && (n == 0 || events[n - 1].kind != trace::kEventEnd)) unfinished = true;
@@ -351,8 +344,37 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
                 expanded.reserve(std::size_t(n) * 2);
                 trace::forEachEvent(events.data(), n, [&](const TraceEvent& e) { expanded.push_back(e); });
                 events.swap(expanded);
-                n = std::uint32_t(events.size());
             }
+            ctaUnfinished[w] = unfinished;
+        }
+        {
+            const auto m = trace::mergeObserved(ctaEvents, ctaRole, ctaRoleIndex);
+            report.observedKSteps += std::int64_t(m.rebuiltKSteps);
+            report.unobservedKSteps += std::int64_t(m.missingKSteps);
+        }
+
+        for (std::uint32_t w = 0; w < nWarp; ++w) {
+            const std::uint64_t roff = trace::warpRegionOffset(nCta, nWarp, cap, c, w);
+            const auto wh = readAt<WarpRegionHeader>(base, roff);
+            if (!(wh.flags & 1u)) {
+                ++report.undeclaredWarps;
+                if (complete) ++report.undeclaredByWarp[int(w)];
+                if (kept && options.keepUndeclaredWarps) {
+                    Warp warp;
+                    warp.id = RowId(rec.warps.size());
+                    warp.ctaId = ctaLocal;
+                    warp.warpIndex = int(w);
+                    warp.warpgroup = int(w / 4);
+                    warp.role = WarpRole::Unknown;
+                    warp.roleName = kNoRoleName;
+                    rec.warps.push_back(warp);
+                }
+                continue;
+            }
+            ++declaredWarps;
+            events.swap(ctaEvents[w]);
+            std::uint32_t n = std::uint32_t(events.size());
+            const bool unfinished = ctaUnfinished[w] != 0;
             if (unfinished) ++report.unfinishedWarps;
             if (!kept) continue;
 
@@ -563,6 +585,10 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
     if (report.unfinishedWarps > 0)
         failures.push_back(std::to_string(report.unfinishedWarps)
                            + " warps declared a role but never wrote their end event (kernel fault or early exit)");
+    if (report.unobservedKSteps > 0)
+        report.warnings.push_back(std::to_string(report.unobservedKSteps)
+                                  + " consumer k-steps had no complete observer stamps (an observer warp's region overflowed?): "
+                                    "their WaitData phases span the whole unit");
     if (report.clampedIntervals > 0)
         report.warnings.push_back(std::to_string(report.clampedIntervals) + " intervals had a negative duration (clamped to 0)");
     if (report.unmatchedLoads > 0)

@@ -88,6 +88,19 @@ __device__ __forceinline__ bool mbarTryWait(uint64_t* bar, uint32_t parity)
         : "memory");
     return ok != 0;
 }
+// Non-blocking: true when the phase of `parity` has completed (the traced k-step observers: "already complete when looked").
+__device__ __forceinline__ bool mbarTestWait(uint64_t* bar, uint32_t parity)
+{
+    uint32_t ok;
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(ok)
+        : "r"(smemAddr(bar)), "r"(parity)
+        : "memory");
+    return ok != 0;
+}
 __device__ __forceinline__ void mbarWait(uint64_t* bar, uint32_t parity)
 {
     while (!mbarTryWait(bar, parity)) {

@@ -21,6 +21,14 @@
 // Trace (Traced = true): Setup; TileBegin (kstep = tileM, aux = tileN) / TileEnd per unit; producer WaitSlot /
 // IssueLoad per k-step; consumers WaitOrder (the ordering barrier), WaitData / MmaIssue / MmaWait / Release per
 // k-step, Store; kstep is the CTA-wide fill counter. The hook records its own phases.
+// Observe = true (session 15, stream-K; docs/kernel-notes/tracing-cost-2.md): the consumers' k-step events are not
+// recorded by the consumers. Warps 1 and 2 (idle in the producer warpgroup) each follow one consumer warpgroup's
+// k-steps on the ring: the full barrier of each fill (data arrived) and two barriers per slot of their own, on which
+// the warpgroup's four warps arrive after their wgmma issue (Issued) and at their release (Released); each completed
+// phase is stamped (trace_format.h's kEventObsStamp) and, after a release, the observer arrives on the slot's empty
+// barrier too (so the ring cannot lap it: a barrier never completes twice between two of its looks). The consumer
+// warps keep their per-unit events (TileBegin, WaitOrder, the unit's first WaitData, the drain's MmaWait and
+// Release, Store, TileEnd); the decoder rebuilds every k-step's four events from the stamps (trace_observed.h).
 #pragma once
 
 #include <cstdint>
@@ -101,6 +109,13 @@
 
 namespace ws::kern::pp {
 using namespace geom;
+
+// mbarrier arrive at a shared-memory address (the k-step observers' barriers: the consumers keep each barrier family's
+// base address in a register, so an arrive costs its slot's offset and the arrive)
+__device__ __forceinline__ void mbarArriveAt(uint32_t addr)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(addr) : "memory");
+}
 
 constexpr bool kTmaStore = WS_PP_TMA_STORE;
 // TMA-store epilogue (storeAccTmaBf16): each warpgroup writes its 64xBN tile as boxes of 64x32
@@ -219,7 +234,7 @@ inline std::string encodeMaps(const LaunchArgs& a, CUtensorMap& tmA, CUtensorMap
 // The body, a template on tracing. The tensor maps are the kernels' __grid_constant__ parameters, passed by
 // reference (the TMA instructions take their addresses).
 // T: the tile configuration (Tile<>; pingpong: PpTile).
-template <bool Traced, class T = PpTile, class Walk, class Epi>
+template <bool Traced, class T = PpTile, int Observe = 0, class Walk, class Epi>
 __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& tmB, const CUtensorMap& tmC,
                                      __nv_bfloat16* __restrict__ C, int M, int N, void* trace, Walk walk, Epi& epi)
 {
@@ -244,6 +259,13 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     const bool tmaStore = kTmaStore && (N & 7) == 0;
     const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)
 
+    // traced + Observe: the k-step observers (warps 1, 2); the consumers' k-step stamps are then no trace at all
+    // (Observe = 2, a test build only: the consumers record their k-steps as well, so that a trace holds both the
+    // consumers' own k-step events and the stamps they are rebuilt from: gpu_ladder_trace --fidelity compares them)
+    constexpr bool kObserve = Traced && Observe != 0 && !kTraceRelay && !kLeanStart;
+    constexpr bool kConsumerKSteps = Traced && (!kObserve || Observe == 2);  // the consumers record their k-steps
+    static_assert(Observe == 0 || (!kTraceRelay && !kLeanStart), "the observers use warps 1-3 (relay, lean start: warp 1)");
+    using KStamp = ws::trace::Stamp<kConsumerKSteps>;
     BodyTrace<Traced> wt;
     BodyCta<Traced> ct;
     // traced: one 1 KB staging ring per warp after the barriers; the relay's state in the second half of its own
@@ -254,6 +276,13 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     // lean start: the CTA record writer's header check, in the unused second half of warp 1's staging ring
     auto* ctaValid = reinterpret_cast<uint32_t*>(traceStage + kCtaRecordWarp * ws::trace::kTraceSmemPerWarp
                                                  + ws::trace::kTraceSmemPerWarp / 2);
+    // Observe: the observers' barriers (2 warpgroups x {Issued, Released} x S, 4 arrivals each) in the unused second
+    // half of warp 3's staging ring (warp 3 records two events: Setup and its end)
+    auto* obsBar = reinterpret_cast<uint64_t*>(traceStage + 3 * ws::trace::kTraceSmemPerWarp
+                                               + ws::trace::kTraceSmemPerWarp / 2);
+    static_assert(4 * S * 8 <= ws::trace::kTraceSmemPerWarp / 2, "the observers' barriers fit half a staging ring");
+    auto obsIssued = [obsBar](int g, int s) { return obsBar + g * S + s; };
+    auto obsReleased = [obsBar](int g, int s) { return obsBar + 2 * S + g * S + s; };
     if constexpr (Traced) {
         if constexpr (kTraceRelay || kLeanStart) {
             if (warp == (kTraceRelay ? kRelayWarp : kCtaRecordWarp)) {
@@ -273,7 +302,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         tmaPrefetchDesc(&tmA);
         tmaPrefetchDesc(&tmB);
         if (tmaStore) tmaPrefetchDesc(&tmC);
-        ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
+        if constexpr (kObserve)
+            for (int j = 0; j < 4 * S; ++j) mbarInit(obsBar + j, 4);  // a consumer warpgroup's four warps
+        ring.init(kConsumerWarps, kObserve ? 2u : 0u);  // empty: the 8 consumer warps, in both CTAs (+ 2 observers)
     }
     if constexpr (Traced && kTraceRelay)  // the relay's barriers: its own lane 0, beside thread 0's ring init
         if (tid == kRelayWarp * 32) relayState->init();
@@ -339,6 +370,40 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
             }
         }
+        if constexpr (kObserve)
+            if (warp == 1 || warp == 2) {  // the k-step observer of consumer warpgroup g (the whole warp)
+                const int g = warp - 1;
+                // Stamp the completion of `bar`'s phase of `parity`: kEventObsStamp (trace_format.h) of fill f, what w
+                auto stamp = [&](uint64_t* bar, uint32_t parity, int f, uint32_t w) {
+                    const bool already = mbarTestWait(bar, parity);
+                    if (!already) mbarWait(bar, parity);
+                    const uint64_t c = ws::trace::readClock64();
+                    wt.eventAt(c, ws::trace::kEventObsStamp, f, uint8_t(S | (w << 4) | (already ? 0x40u : 0u)),
+                               int16_t(g));
+                };
+                int fill = 0;
+                for (int i = 0; i < nLocal; ++i) {
+                    const auto u = walk.next(i);
+                    for (int kt = u.kb; kt < u.ke; ++kt, ++fill) {
+                        const int s = PpRing::slot(fill);
+                        const uint32_t par = PpRing::lap(fill) & 1u;
+                        stamp(&ring.full[s], par, fill, 0u);
+                        stamp(obsIssued(g, s), par, fill, 1u);
+                        if (kt > u.kb) {
+                            const int sp = PpRing::slot(fill - 1);
+                            stamp(obsReleased(g, sp), PpRing::lap(fill - 1) & 1u, fill - 1, 2u);
+                            if (laneId() == 0) mbarArrive(&ring.empty[sp]);
+                        }
+                    }
+                    const int sp = PpRing::slot(fill - 1);  // the drain's release of the unit's last k-step
+                    stamp(obsReleased(g, sp), PpRing::lap(fill - 1) & 1u, fill - 1, 2u);
+                    if (laneId() == 0) mbarArrive(&ring.empty[sp]);
+                    if constexpr (Epi::kClusterSync) {  // the unit's cluster barrier, which the consumers pass in the hook
+                        __syncwarp();
+                        clusterSync();
+                    }
+                }
+            }
     } else {  // consumers: warpgroup cw owns rows 64*cw.. of every block
         setMaxNRegInc<232>();
         const int cw = wg - 1;
@@ -349,6 +414,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         // further per slot)
         const uint32_t descA0 = wgmmaDescSw128Lo(smemAddr(smem) + cw * T::kWgRows * 128);
         const uint32_t descB0 = wgmmaDescSw128Lo(smemAddr(smem) + kBytesA + cw * T::kWgCols * 128);
+        // Observe: this warpgroup's Issued and Released barriers of slot 0 (a slot's are 8 bytes further per slot)
+        const uint32_t obsIss0 = smemAddr(obsIssued(cw, 0)), obsRel0 = smemAddr(obsReleased(cw, 0));
         for (int i = 0; i < nLocal; ++i) {
             const auto u = walk.next(i);
             const int KU = u.ke - u.kb;                      // k-steps of this unit
@@ -361,15 +428,17 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 namedBarSync(kGoBar, 256);
                 if (i + 1 < nLocal) namedBarArrive(kTakenBar, 256);
             }
+            if constexpr (Traced && !kConsumerKSteps)  // Observe: the unit's first WaitData, the warp's own
+                wt.event(tk::WaitData, fill, uint8_t(PpRing::slot(fill)));
             float acc[1][WN / 2];  // first k-step overwrites (accumulate = 0)
             // Traced (session 11): where a phase begins the warp only reads the clock (a Stamp keeps the event); the
             // k-step's events are staged together right after its wgmma issue, with one flush test (eventsAt): MmaWait
             // and Release of fill - 1, stamped at the end of one iteration, go with WaitData and MmaIssue of the next.
             // The same events in the same order as before; at BN = 64 (wgmmas 4x shorter than pingpong's) the
             // per-event code made the consumer warps issue-bound (docs/kernel-notes/tracing-cost.md, session 11).
-            ws::trace::Stamp<Traced> mmaWaited, released;  // of fill - 1: staged with the next k-step (kt >= 2)
+            KStamp mmaWaited, released;  // of fill - 1: staged with the next k-step (kt >= 2)
             for (int kt = 0; kt < KU; ++kt, ++fill) {
-                ws::trace::Stamp<Traced> waited, issued;
+                KStamp waited, issued;
                 ring.waitData(fill, waited);
                 issued.event(tk::MmaIssue, fill, PpRing::slot(fill));
                 if constexpr (kDescAdvance) {
@@ -382,7 +451,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                     mmaKStep<1, WN>(acc, st + cw * T::kWgRows * 128, st + kBytesA + cw * T::kWgCols * 128, kt > 0);
                 }
                 wgmmaCommit();
-                if constexpr (Traced && (kStructExp & 4) == 0) {
+                if constexpr (kConsumerKSteps && (kStructExp & 4) == 0) {
                     if (kt >= 2) {  // (the carried events' kstep and kind spelled out: constants for the compiler)
                         const uint8_t sp = PpRing::slot(fill - 2);
                         const ws::trace::StampedEvent e[4] = {{mmaWaited.e.clock, fill - 2, tk::MmaWait, sp, 0},
@@ -402,24 +471,31 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                     }
                     namedBarArrive(kGoBar, 256);
                 }
+                if constexpr (kObserve)  // Observe: "issued" (the observer stamps the warpgroup's last arrival)
+                    if (lane0) mbarArriveAt(obsIss0 + uint32_t(PpRing::slot(fill)) * 8u);
                 if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
                     mmaWaited.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
                     wgmmaWait<1>();
+                    if constexpr (kObserve)  // Observe: "released", before the ring's own arrivals
+                        if (lane0) mbarArriveAt(obsRel0 + uint32_t(PpRing::slot(fill - 1)) * 8u);
                     ring.release(fill - 1, lane0, released);
                 }
             }
             // drain: the unit's last k-step (and the events of the one before, stamped but not staged)
             if constexpr (Traced && (kStructExp & 4) == 0) {
-                if (KU >= 2) {
-                    const uint8_t sp = PpRing::slot(fill - 2);
-                    const ws::trace::StampedEvent e[2] = {{mmaWaited.e.clock, fill - 2, tk::MmaWait, sp, 0},
-                                                          {released.e.clock, fill - 2, tk::Release, sp, 0}};
-                    ws::trace::eventsAtOf(wt, e);
-                }
+                if constexpr (kConsumerKSteps)
+                    if (KU >= 2) {
+                        const uint8_t sp = PpRing::slot(fill - 2);
+                        const ws::trace::StampedEvent e[2] = {{mmaWaited.e.clock, fill - 2, tk::MmaWait, sp, 0},
+                                                              {released.e.clock, fill - 2, tk::Release, sp, 0}};
+                        ws::trace::eventsAtOf(wt, e);
+                    }
                 wt.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
             }
             wgmmaWait<0>();
             fenceAcc(acc[0]);
+            if constexpr (kObserve)
+                if (lane0) mbarArriveAt(obsRel0 + uint32_t(PpRing::slot(fill - 1)) * 8u);
             ring.release(fill - 1, lane0, wt);
             if (epi(acc[0], u, cw, t, fill, wt)) {  // the rung's hook; true: store the tile to C
                 if constexpr (Traced) wt.event(tk::Store);
@@ -438,7 +514,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     // session 11): the CTA's other live warps pass as many, before the trace's end (whose __syncthreads would
     // otherwise hold them while the consumers wait for them at the cluster barrier).
     if constexpr (Epi::kClusterSync)
-        if (wg == 0) {
+        if (wg == 0 && !(kObserve && (warp == 1 || warp == 2))) {  // (the observers passed theirs per unit)
             __syncwarp();  // warp 0's lanes rejoin after the producer's loop (the barrier is .aligned)
             for (int i = 0; i < nLocal; ++i) clusterSync();
         }

@@ -33,8 +33,17 @@
 #include "streamk_flags.cuh"
 #include "streamk_schedule.h"
 
+// WS_SK_OBSERVE_KSTEPS (session 15, issue 14's tracing cost): 1 (the default), the traced kernels' consumer k-steps are
+// stamped by two observer warps from the ring's barriers, not by the consumers (pingpong_body.cuh's Observe;
+// docs/kernel-notes/tracing-cost-2.md); 0: the consumers record them (packed kEventKStep4 records, session 14);
+// 2 (a test build only): both, for gpu_ladder_trace --fidelity (the rebuilt k-steps against the consumers' own).
+#ifndef WS_SK_OBSERVE_KSTEPS
+#define WS_SK_OBSERVE_KSTEPS 1
+#endif
+
 namespace ws::kern {
 namespace r_streamk {
+constexpr int kObserveKSteps = WS_SK_OBSERVE_KSTEPS;
 using namespace pp;
 namespace tk = ws::trace::kind;
 
@@ -305,7 +314,7 @@ __global__ void __cluster_dims__(sk::kTiles[TileI].cl, 1, 1) __launch_bounds__(k
     using T = TileOf<TileI>;
     const int cluster = int(blockIdx.x) / T::CL;
     SkFixup<T> fixup{P, (K + kBK - 1) / kBK, T::CL > 1 ? clusterCtaRank() : 0u, M, N, C};
-    body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, cluster), fixup);
+    body<Traced, T, kObserveKSteps>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, cluster), fixup);
 }
 
 // The cluster split (s11-skinny2): the same rung for configurations of one CTA per block (cl = 1), launched with the
@@ -320,7 +329,7 @@ __global__ void __launch_bounds__(kPpThreads, 1)
     using T = TileOf<TileI>;
     static_assert(T::CL == 1, "the cluster is the tile's pieces along K");
     SkFixup<T, true> fixup{P, (K + kBK - 1) / kBK, 0u, M, N, C, &tmC};
-    body<Traced, T>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, int(blockIdx.x)), fixup);
+    body<Traced, T, kObserveKSteps>(tmA, tmB, tmC, C, M, N, trace, SkWalk(P.plan, int(blockIdx.x)), fixup);
 }
 
 }  // namespace r_streamk

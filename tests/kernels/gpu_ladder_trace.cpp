@@ -9,12 +9,19 @@
 //     regions before and after it stay intact) -- and still computes C right.
 // Usage: gpu_ladder_trace [--rung NAME]... [--shape MxNxK] [--dump PREFIX]  (--dump: the full-capacity buffer, raw,
 // to PREFIX<rung>.bin, for offline analysis such as scripts/streamk_trace_phases.py)
+//        gpu_ladder_trace --read FILE...  (no GPU: each dumped buffer's histograms, signature and consumer phase times,
+//        as a launch's are printed: two builds' dumps compared by one reader, session 15)
+//        gpu_ladder_trace --fidelity FILE...  (no GPU: a dump of the stream-K test build WS_SK_OBSERVE_KSTEPS=2, whose
+//        consumers record their k-steps AND the observers stamp them: the consumer events rebuilt from the stamps
+//        (trace_observed.h) against the consumers' own, event by event; exit 1 when their kinds or k-steps differ)
 // Exit: 0 passed, 1 failed, 77 no sm_90 device (SKIP).
 #include "ladder_testutil.h"
+#include "warpstage/trace_observed.h"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -76,38 +83,173 @@ void describe(const std::string& base, const std::vector<std::uint8_t>& buf, con
     auto mix = [&sig](std::uint64_t v) {
         for (int i = 0; i < 8; ++i, v >>= 8) sig = (sig ^ (v & 0xFF)) * 1099511628211ull;
     };
-    for (std::uint32_t c = 0; c < h.numCtas; ++c)
+    std::uint64_t stamps = 0, observed = 0;  // k-step observers' stamps and the consumer k-steps rebuilt (session 15)
+    std::map<int, double> phaseCycles;       // consumer warps' time per phase kind, cycles (summed)
+    std::uint64_t consumerWarps = 0;
+    for (std::uint32_t c = 0; c < h.numCtas; ++c) {
+        // the events the records stand for (session 14: a packed k-step record is four; session 15: the observers'
+        // stamps are the consumer warps' k-step events), so that builds that record the same events differently give
+        // the same signature
+        std::vector<std::vector<trace::TraceEvent>> ctaEvents(h.warpsPerCta);
+        std::vector<std::uint8_t> roles(h.warpsPerCta), roleIndex(h.warpsPerCta);
+        for (std::uint32_t w = 0; w < h.warpsPerCta; ++w) {
+            std::uint64_t off = trace::warpRegionOffset(h.numCtas, h.warpsPerCta, h.eventsPerWarp, c, w);
+            trace::WarpRegionHeader wr;
+            std::memcpy(&wr, buf.data() + off, sizeof wr);
+            roles[w] = wr.role;
+            roleIndex[w] = wr.roleIndex;
+            std::uint32_t n = std::min(wr.count, h.eventsPerWarp);
+            std::vector<trace::TraceEvent> recs(n);
+            if (n) std::memcpy(recs.data(), buf.data() + off + sizeof wr, std::size_t(n) * sizeof(trace::TraceEvent));
+            trace::forEachEvent(recs.data(), n, [&](const trace::TraceEvent& e) { ctaEvents[w].push_back(e); });
+            for (const auto& x : recs) packed += trace::isPackedRecord(x.kind);
+        }
+        const auto om = trace::mergeObserved(ctaEvents, roles, roleIndex);
+        stamps += om.stamps;
+        observed += om.rebuiltKSteps;
         for (std::uint32_t w = 0; w < h.warpsPerCta; ++w) {
             std::uint64_t off = trace::warpRegionOffset(h.numCtas, h.warpsPerCta, h.eventsPerWarp, c, w);
             trace::WarpRegionHeader wr;
             std::memcpy(&wr, buf.data() + off, sizeof wr);
             if (c == 0)
                 rolesCta0[wr.role]++;
-            std::uint32_t n = std::min(wr.count, h.eventsPerWarp);
-            std::vector<trace::TraceEvent> recs(n);
-            if (n) std::memcpy(recs.data(), buf.data() + off + sizeof wr, std::size_t(n) * sizeof(trace::TraceEvent));
-            // the events the records stand for (session 14: a packed k-step record is four), so that a build that
-            // packs and one that does not give the same signature when they record the same events
-            std::vector<trace::TraceEvent> evs;
-            trace::forEachEvent(recs.data(), n, [&](const trace::TraceEvent& e) { evs.push_back(e); });
-            for (const auto& x : recs) packed += trace::isPackedRecord(x.kind);
+            const std::vector<trace::TraceEvent>& evs = ctaEvents[w];
             mix(wr.count <= h.eventsPerWarp ? std::uint32_t(evs.size()) : wr.count);
             mix(std::uint64_t(wr.role) | std::uint64_t(wr.warpgroup) << 8 | std::uint64_t(wr.roleIndex) << 16
                 | std::uint64_t(wr.flags) << 24);
+            if (wr.role == 2) {  // consumer phase time (cycles): an event's phase lasts until the next non-marker event
+                ++consumerWarps;
+                for (std::size_t i = 0; i < evs.size(); ++i) {
+                    if (evs[i].kind >= 16) continue;
+                    std::size_t j = i + 1;
+                    while (j < evs.size() && evs[j].kind >= trace::kMarkerBase && evs[j].kind != trace::kEventEnd) ++j;
+                    if (j < evs.size()) phaseCycles[evs[i].kind] += double(evs[j].clock - evs[i].clock);
+                }
+            }
             for (const auto& ev : evs) {
                 kinds[ev.kind]++;
                 mix(std::uint64_t(std::uint32_t(ev.kstep)) | std::uint64_t(ev.kind) << 32 | std::uint64_t(ev.slot) << 40
                     | std::uint64_t(std::uint16_t(ev.aux)) << 48);
             }
         }
+    }
     std::printf("INFO %s CTA0 roles:", base.c_str());
     for (auto& [r, n] : rolesCta0) std::printf(" %s=%d", roleName(r), n);
     std::printf("; events by kind:");
     for (auto& [k, n] : kinds) std::printf(" %s=%llu", kindName(k), (unsigned long long)n);
     std::printf("\n");
     std::printf("INFO %s packed k-step records: %llu\n", base.c_str(), (unsigned long long)packed);
+    std::printf("INFO %s observer stamps: %llu, consumer k-steps rebuilt from them: %llu\n", base.c_str(),
+                (unsigned long long)stamps, (unsigned long long)observed);
+    double all = 0;
+    for (auto& [k, v] : phaseCycles) all += v;
+    std::printf("INFO %s consumer phase time (mean cycles per consumer warp, share):", base.c_str());
+    for (auto& [k, v] : phaseCycles)
+        std::printf(" %s=%.0f (%.1f %%)", kindName(k), consumerWarps ? v / double(consumerWarps) : 0.0,
+                    all > 0 ? 100.0 * v / all : 0.0);
+    std::printf("\n");
     std::printf("INFO %s signature (counts, roles, events without clocks): %016llx\n", base.c_str(),
                 (unsigned long long)sig);
+}
+
+// --fidelity: one buffer of a WS_SK_OBSERVE_KSTEPS=2 build. Per CTA, each consumer warp's own k-step events are the
+// truth; its per-unit events (those a WS_SK_OBSERVE_KSTEPS=1 warp records: all but the k-loop's WaitData / MmaIssue /
+// MmaWait / Release, keeping each unit's first WaitData and the drain's MmaWait and Release) are merged with the
+// observers' stamps, and the rebuilt events are compared with the truth. Prints |rebuilt - own| per kind (cycles) and
+// both phase totals; false when the two differ in kind, k-step or count.
+bool fidelity(const std::string& name, const std::vector<std::uint8_t>& buf, const trace::TraceBufferHeader& h)
+{
+    constexpr std::uint8_t WD = 4, MI = 5, MW = 6, RL = 7;
+    std::map<int, std::vector<double>> diff;  // kind -> |rebuilt - own| cycles
+    std::map<int, double> totOwn, totRebuilt;
+    std::uint64_t mismatches = 0, compared = 0, rebuilt = 0, missing = 0;
+    auto phases = [](const std::vector<trace::TraceEvent>& evs, std::map<int, double>& tot) {
+        for (std::size_t i = 0; i < evs.size(); ++i) {
+            if (evs[i].kind >= 16) continue;
+            std::size_t j = i + 1;
+            while (j < evs.size() && evs[j].kind >= trace::kMarkerBase && evs[j].kind != trace::kEventEnd) ++j;
+            if (j < evs.size()) tot[evs[i].kind] += double(evs[j].clock - evs[i].clock);
+        }
+    };
+    for (std::uint32_t c = 0; c < h.numCtas; ++c) {
+        std::vector<std::vector<trace::TraceEvent>> truth(h.warpsPerCta), own(h.warpsPerCta);
+        std::vector<std::uint8_t> roles(h.warpsPerCta), roleIndex(h.warpsPerCta);
+        for (std::uint32_t w = 0; w < h.warpsPerCta; ++w) {
+            const std::uint64_t off = trace::warpRegionOffset(h.numCtas, h.warpsPerCta, h.eventsPerWarp, c, w);
+            trace::WarpRegionHeader wr;
+            std::memcpy(&wr, buf.data() + off, sizeof wr);
+            roles[w] = wr.role;
+            roleIndex[w] = wr.roleIndex;
+            const std::uint32_t n = std::min(wr.count, h.eventsPerWarp);
+            std::vector<trace::TraceEvent> recs(n);
+            if (n) std::memcpy(recs.data(), buf.data() + off + sizeof wr, std::size_t(n) * sizeof(trace::TraceEvent));
+            trace::forEachEvent(recs.data(), n, [&](const trace::TraceEvent& e) { truth[w].push_back(e); });
+            if (wr.role != 2) {
+                own[w] = truth[w];
+                continue;
+            }
+            // the per-unit events; a unit runs from a TileBegin to its TileEnd, its last fill fe = its last MmaIssue's
+            for (std::size_t i = 0; i < truth[w].size();) {
+                std::size_t j = i + 1;
+                while (j < truth[w].size() && truth[w][j].kind != trace::kEventTileBegin) ++j;
+                std::int32_t fe = -1;
+                for (std::size_t q = i; q < j; ++q)
+                    if (truth[w][q].kind == MI) fe = std::max(fe, truth[w][q].kstep);
+                bool firstWd = true;
+                for (std::size_t q = i; q < j; ++q) {
+                    const auto& e = truth[w][q];
+                    const bool kloop = e.kind == WD || e.kind == MI || e.kind == MW || e.kind == RL;
+                    const bool keep = !kloop || (e.kind == WD && firstWd) || ((e.kind == MW || e.kind == RL) && e.kstep == fe);
+                    if (e.kind == WD) firstWd = false;
+                    if (keep) own[w].push_back(e);
+                }
+                i = j;
+            }
+        }
+        const auto om = trace::mergeObserved(own, roles, roleIndex);
+        rebuilt += om.rebuiltKSteps;
+        missing += om.missingKSteps;
+        for (std::uint32_t w = 0; w < h.warpsPerCta; ++w) {
+            if (roles[w] != 2) continue;
+            phases(truth[w], totOwn);
+            phases(own[w], totRebuilt);
+            if (own[w].size() != truth[w].size()) {
+                ++mismatches;
+                continue;
+            }
+            for (std::size_t i = 0; i < own[w].size(); ++i) {
+                const auto &a = truth[w][i], &b = own[w][i];
+                if (a.kind != b.kind || a.kstep != b.kstep || a.slot != b.slot) {
+                    ++mismatches;
+                    break;
+                }
+                if (a.kind < 16) {
+                    ++compared;
+                    diff[a.kind].push_back(std::fabs(double(b.clock) - double(a.clock)));
+                }
+            }
+        }
+    }
+    std::printf("FIDELITY %s: consumer k-steps rebuilt %llu, left %llu; events compared %llu; warps whose events differ "
+                "in kind, k-step, slot or count: %llu\n",
+                name.c_str(), (unsigned long long)rebuilt, (unsigned long long)missing, (unsigned long long)compared,
+                (unsigned long long)mismatches);
+    for (auto& [k, v] : diff) {
+        std::sort(v.begin(), v.end());
+        double sum = 0;
+        for (double x : v) sum += x;
+        std::printf("FIDELITY %s: %-9s |rebuilt - own| cycles: mean %.1f, median %.0f, p95 %.0f, max %.0f (n %zu)\n",
+                    name.c_str(), kindName(k), sum / double(v.size()), v[v.size() / 2], v[v.size() * 95 / 100], v.back(),
+                    v.size());
+    }
+    double ao = 0, ar = 0;
+    for (auto& [k, v] : totOwn) ao += v;
+    for (auto& [k, v] : totRebuilt) ar += v;
+    std::printf("FIDELITY %s: consumer phase share own -> rebuilt:", name.c_str());
+    for (auto& [k, v] : totOwn)
+        std::printf(" %s %.1f -> %.1f %%", kindName(k), 100.0 * v / ao, 100.0 * totRebuilt[k] / ar);
+    std::printf("\n");
+    return mismatches == 0 && missing == 0 && rebuilt > 0;
 }
 
 void runRung(const std::string& rung, const ladder::Shape& s, int sms, CublasRef& cublas)
@@ -236,6 +378,31 @@ int main(int argc, char** argv)
                 shape = parseShape(argv[++i]);
             else if (a == "--dump" && i + 1 < argc)
                 g_dump = argv[++i];
+            else if (a == "--read" || a == "--fidelity") {  // offline: the dumps' descriptions, no GPU
+                int bad = 0;
+                for (++i; i < argc; ++i) {
+                    std::FILE* f = std::fopen(argv[i], "rb");
+                    std::vector<std::uint8_t> buf;
+                    if (f) {
+                        std::uint8_t chunk[65536];
+                        for (std::size_t got; (got = std::fread(chunk, 1, sizeof chunk, f)) > 0;)
+                            buf.insert(buf.end(), chunk, chunk + got);
+                        std::fclose(f);
+                    }
+                    trace::TraceBufferHeader h{};
+                    if (buf.size() >= sizeof h) std::memcpy(&h, buf.data(), sizeof h);
+                    if (!f || buf.size() < sizeof h || h.magic != trace::kMagic
+                        || buf.size() < trace::bufferBytes(h.numCtas, h.warpsPerCta, h.eventsPerWarp)) {
+                        std::fprintf(stderr, "gpu_ladder_trace: %s is not a complete trace buffer\n", argv[i]);
+                        ++bad;
+                        continue;
+                    }
+                    std::map<int, int> roles;
+                    if (a == "--fidelity") bad += !fidelity(argv[i], buf, h);
+                    else describe(argv[i], buf, h, roles);
+                }
+                return bad ? 1 : 0;
+            }
             else {
                 std::fprintf(stderr, "gpu_ladder_trace: unknown argument '%s'\nusage: gpu_ladder_trace [--rung NAME]... [--shape MxNxK] [--dump PREFIX]\n",
                              a.c_str());

@@ -1,5 +1,6 @@
 // Helpers of the kernel-ladder checks: see ladder_testutil.h.
 #include "ladder_testutil.h"
+#include "warpstage/trace_observed.h"
 
 #include "common/gpu_skip.h"
 
@@ -529,6 +530,27 @@ TraceCheck checkTrace(const std::vector<std::uint8_t>& buf, const trace::TraceBu
         }
         if (smCount > 0 && cr.smId >= std::uint32_t(smCount))
             err(where + "smId " + std::to_string(cr.smId) + " >= SM count " + std::to_string(smCount));
+        // every warp's events (packed records expanded), then the k-step observers' stamps made the consumer warps'
+        // events (session 15, trace_observed.h), as the decoder reads them
+        std::vector<std::vector<TraceEvent>> ctaEvents(h.warpsPerCta);
+        std::vector<std::uint8_t> roles(h.warpsPerCta), roleIndex(h.warpsPerCta);
+        for (std::uint32_t w = 0; w < h.warpsPerCta; ++w) {
+            std::uint64_t off = warpRegionOffset(h.numCtas, h.warpsPerCta, h.eventsPerWarp, c, w);
+            WarpRegionHeader wr;
+            std::memcpy(&wr, buf.data() + off, sizeof wr);
+            roles[w] = wr.role;
+            roleIndex[w] = wr.roleIndex;
+            std::uint32_t n = std::min(wr.count, h.eventsPerWarp);
+            std::vector<TraceEvent> recs(n);
+            if (n) std::memcpy(recs.data(), buf.data() + off + sizeof wr, std::size_t(n) * sizeof(TraceEvent));
+            for (const TraceEvent& x : recs) r.packedRecords += isPackedRecord(x.kind);
+            forEachEvent(recs.data(), n, [&](const TraceEvent& ev) { ctaEvents[w].push_back(ev); });
+        }
+        const ObservedMerge om = mergeObserved(ctaEvents, roles, roleIndex);
+        r.observerStamps += om.stamps;
+        r.observedKSteps += om.rebuiltKSteps;
+        if (om.missingKSteps > 0)
+            err(where + std::to_string(om.missingKSteps) + " consumer k-steps without complete observer stamps");
         for (std::uint32_t w = 0; w < h.warpsPerCta; ++w) {
             std::uint64_t off = warpRegionOffset(h.numCtas, h.warpsPerCta, h.eventsPerWarp, c, w);
             WarpRegionHeader wr;
@@ -545,14 +567,11 @@ TraceCheck checkTrace(const std::vector<std::uint8_t>& buf, const trace::TraceBu
                 if (!allowOverflow)
                     err(ww + "count " + std::to_string(wr.count) + " > capacity " + std::to_string(h.eventsPerWarp));
             }
-            std::uint32_t n = std::min(wr.count, h.eventsPerWarp);
-            std::vector<TraceEvent> recs(n);
-            if (n) std::memcpy(recs.data(), buf.data() + off + sizeof wr, std::size_t(n) * sizeof(TraceEvent));
-            for (const TraceEvent& x : recs) r.packedRecords += isPackedRecord(x.kind);
             std::uint64_t prev = 0;
             std::uint32_t i = 0;
             // every event, each packed k-step record (kEventKStep4) expanded into its four (trace_format.h)
-            r.events += forEachEvent(recs.data(), n, [&](const TraceEvent& ev) {
+            r.events += ctaEvents[w].size();
+            for (const TraceEvent& ev : ctaEvents[w]) {
                 bool kindOk = ev.kind < 16 || (ev.kind >= kMarkerBase && ev.kind <= kEventLoadReady);
                 if (!kindOk)
                     err(ww + "event " + std::to_string(i) + " has unknown kind " + std::to_string(ev.kind));
@@ -566,7 +585,7 @@ TraceCheck checkTrace(const std::vector<std::uint8_t>& buf, const trace::TraceBu
                 if ((cr.flags & 3u) == 3u && (ev.clock + 1000000ull < cr.clockStart || ev.clock > cr.clockEnd + 1000000ull))
                     ++r.eventsOutsideCta;
                 ++i;
-            });
+            }
             // A complete (non-overflowed) region ends with kEventEnd.
             if (wr.count > 0 && wr.count <= h.eventsPerWarp) {
                 TraceEvent last;

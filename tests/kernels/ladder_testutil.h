@@ -171,6 +171,8 @@ struct TraceCheck {
     std::vector<std::string> errors;  // empty = sane
     std::uint64_t events = 0;         // events written (sum of min(count, capacity)), packed k-steps expanded
     std::uint64_t packedRecords = 0;  // packed records among them (kEventKStep4: four events, kEventLoad2: two)
+    std::uint64_t observerStamps = 0; // k-step observers' stamps (kEventObsStamp, session 15: stream-K)
+    std::uint64_t observedKSteps = 0; // consumer k-steps (per warp) rebuilt from them (trace_observed.h)
     std::uint64_t overflowedWarps = 0;
     std::uint64_t maxCount = 0;
     std::uint64_t warps = 0;

@@ -376,6 +376,104 @@ private slots:
         }
     }
 
+    // Session 15: stream-K's k-step observers (pingpong_body.cuh's Observe; trace_format.h's kEventObsStamp;
+    // trace_observed.h). Two consumer warps of warpgroup 0 record only their per-unit events; observer warp 1 stamps the
+    // fills' data, the warpgroup's issue and release. Decoded, the consumers' intervals are those of the plain events the
+    // consumers recorded before (sessions 11-14) at the times the rules give: MmaIssue at the data's stamp or, when the
+    // data was there first (the "already" bit), at WaitData's start; MmaWait at the next issue; Release at the release's
+    // stamp; WaitData after it. Two units (fills 0-3, 4-5), S = 4, a WaitOrder inside the second unit; the observer's
+    // region keeps only its own events. Then a lost stamp: the unit stays as recorded, with a warning.
+    void observedKStepsDecodeAsTheirEvents()
+    {
+        const std::uint8_t WD = k(IntervalKind::WaitData), MI = k(IntervalKind::MmaIssue), MW = k(IntervalKind::MmaWait),
+                           RL = k(IntervalKind::Release), WO = k(IntervalKind::WaitOrder), ST = k(IntervalKind::Store);
+        const std::uint64_t c = kClk0;
+        auto sl = [](int f) { return std::uint8_t(f % 4); };
+        // the warpgroup's k-step times: D data stamp (+ already), I issued, R released
+        const std::uint64_t D[6] = {800, 900, 1120, 1400, 2000, 2060}, I[6] = {850, 950, 1150, 1450, 2050, 2100},
+                            R[6] = {1100, 1300, 1600, 1700, 2200, 2300};
+        const bool already[6] = {false, false, true, false, false, true};
+        // warp 4 (o = 0) and warp 5 (o = 5: its own events 5 cycles later)
+        auto plainOf = [&](std::uint64_t o) -> std::vector<Ev> {
+            return {{c, k(IntervalKind::Setup)},
+                    {c + 50 + o, trace::kEventTileBegin, 0, wsfix::kNoSlot, 0},
+                    {c + 100 + o, WD, 0, sl(0)}, {c + 800, MI, 0, sl(0)}, {c + 850, WD, 1, sl(1)}, {c + 900, MI, 1, sl(1)},
+                    {c + 950, MW, 0, sl(0)}, {c + 1100, RL, 0, sl(0)}, {c + 1100, WD, 2, sl(2)}, {c + 1100, MI, 2, sl(2)},
+                    {c + 1150, MW, 1, sl(1)}, {c + 1300, RL, 1, sl(1)}, {c + 1300, WD, 3, sl(3)}, {c + 1400, MI, 3, sl(3)},
+                    {c + 1450, MW, 2, sl(2)}, {c + 1600, RL, 2, sl(2)},
+                    {c + 1610 + o, MW, 3, sl(3)}, {c + 1700 + o, RL, 3, sl(3)}, {c + 1710 + o, ST},
+                    {c + 1800 + o, trace::kEventTileEnd},
+                    {c + 1900 + o, trace::kEventTileBegin, 0, wsfix::kNoSlot, 1},
+                    {c + 1950 + o, WD, 4, sl(4)}, {c + 2000, MI, 4, sl(4)}, {c + 2050, WD, 5, sl(5)}, {c + 2050, MI, 5, sl(5)},
+                    {c + 2080 + o, WO, 5}, {c + 2100, MW, 4, sl(4)}, {c + 2200, RL, 4, sl(4)},
+                    {c + 2210 + o, MW, 5, sl(5)}, {c + 2300 + o, RL, 5, sl(5)}, {c + 2310 + o, ST},
+                    {c + 2400 + o, trace::kEventTileEnd}, {c + 2500, trace::kEventEnd}};
+        };
+        auto ownOf = [&](std::uint64_t o) -> std::vector<Ev> {
+            std::vector<Ev> p = plainOf(o), out;
+            for (const Ev& e : p) {  // the per-unit events: all but the k-loop's (rebuilt from the stamps)
+                const bool unitFirst = e.kind == WD && (e.kstep == 0 || e.kstep == 4);
+                const bool drain = (e.kind == MW || e.kind == RL) && (e.kstep == 3 || e.kstep == 5);
+                const bool kloop = e.kind == WD || e.kind == MI || e.kind == MW || e.kind == RL;
+                if (!kloop || unitFirst || drain) out.push_back(e);
+            }
+            return out;
+        };
+        const std::vector<Ev> plain4 = plainOf(0), plain5 = plainOf(5);
+        std::vector<Ev> stamps = {{c, k(IntervalKind::Setup)}};
+        auto stamp = [&](std::uint64_t t, int f, unsigned what, bool a) {
+            stamps.push_back({c + t, trace::kEventObsStamp, f, std::uint8_t(4u | what << 4 | (a ? 0x40u : 0u)), 0});
+        };
+        for (int f = 0; f < 6; ++f) {  // in the observer's order: D(f), I(f), R(f - 1) within a unit, R(last) after it
+            stamp(D[f], f, trace::kObsData, already[f]);
+            stamp(I[f], f, trace::kObsIssued, false);
+            if (f != 0 && f != 4) stamp(R[f - 1], f - 1, trace::kObsReleased, false);
+            if (f == 3 || f == 5) stamp(R[f], f, trace::kObsReleased, false);
+        }
+        stamps.push_back({c + 2500, trace::kEventEnd});
+        const std::vector<Ev> idle = {{c, k(IntervalKind::Setup)}, {c + 2500, trace::kEventEnd}};
+        auto build = [&](const std::vector<Ev>& w1, const std::vector<Ev>& w4, const std::vector<Ev>& w5) {
+            BufferBuilder b(1, 8, 64, 4, 32768);
+            b.cta(0, kGt0, c, kGt0 + 100'000, c + 200'000, 3);
+            b.warp(0, 1, 5, 0, 0, w1);
+            b.warp(0, 4, 2, 1, 0, w4);
+            b.warp(0, 5, 2, 1, 0, w5);
+            return b;
+        };
+        auto plain = build(idle, plain4, plain5), observed = build(stamps, ownOf(0), ownOf(5));
+        decode::DecodeReport rp, rq;
+        const KernelRecord a = decode::decodeTrace(plain.bytes().data(), plain.bytes().size(), plain.geometry(), cuptiLaunch(), {}, rp);
+        const KernelRecord b = decode::decodeTrace(observed.bytes().data(), observed.bytes().size(), observed.geometry(), cuptiLaunch(), {}, rq);
+        QVERIFY2(rp.ok, rp.failureReason.c_str());
+        QVERIFY2(rq.ok, rq.failureReason.c_str());
+        QCOMPARE(rq.observedKSteps, std::int64_t(2 * 6));
+        QCOMPARE(rq.unobservedKSteps, std::int64_t(0));
+        QCOMPARE(int(a.intervals.size()), 1 + 2 * 28);  // warp 1: Setup; warps 4, 5: Setup + 27 phases each
+        QCOMPARE(b.intervals.size(), a.intervals.size());
+        for (std::size_t i = 0; i < a.intervals.size(); ++i) {
+            const auto &x = a.intervals[i], &y = b.intervals[i];
+            QVERIFY2(x.warpId == y.warpId && x.kind == y.kind && x.kstep == y.kstep && x.slot == y.slot && x.start == y.start
+                         && x.duration == y.duration,
+                     ("interval " + std::to_string(i) + " differs").c_str());
+        }
+        // a lost stamp (I(2)): the first unit stays as recorded (WaitData(0) until the drain), the second is rebuilt
+        std::vector<Ev> lost;
+        for (const Ev& e : stamps)
+            if (!(e.kind == trace::kEventObsStamp && e.kstep == 2 && ((e.slot >> 4) & 3u) == trace::kObsIssued)) lost.push_back(e);
+        auto partial = build(lost, ownOf(0), ownOf(5));
+        decode::DecodeReport rl;
+        const KernelRecord l = decode::decodeTrace(partial.bytes().data(), partial.bytes().size(), partial.geometry(), cuptiLaunch(), {}, rl);
+        QVERIFY2(rl.ok, rl.failureReason.c_str());
+        QCOMPARE(rl.unobservedKSteps, std::int64_t(2 * 4));
+        QCOMPARE(rl.observedKSteps, std::int64_t(2 * 2));
+        QVERIFY(!rl.warnings.empty());
+        const auto w4 = intervalsOf(l, 1);
+        QCOMPARE(w4[1].kind, IntervalKind::WaitData);
+        QCOMPARE(w4[1].kstep, 0);
+        QCOMPARE(w4[2].kind, IntervalKind::MmaWait);
+        QCOMPARE(w4[2].kstep, 3);
+    }
+
     void tileSpans()
     {
         auto b = wsFixture();

@@ -49,11 +49,13 @@ struct Ring {
     // One thread: full[s] expects one arrive (the producer's expect_tx) plus the bytes; empty[s]
     // `consumerWarps` arrivals (one per consumer warp) from each CTA of the cluster. Follow with a CTA
     // barrier (a cluster barrier when Cluster > 1).
-    __device__ __forceinline__ void init(uint32_t consumerWarps) const
+    // extraArrivals: arrivals on empty[s] by this CTA's own warps besides the consumers' (the ping-pong body's traced
+    // k-step observers, session 15: each arrives once it has stamped the slot's release).
+    __device__ __forceinline__ void init(uint32_t consumerWarps, uint32_t extraArrivals = 0) const
     {
         for (int s = 0; s < S; ++s) {
             mbarInit(&full[s], 1);
-            mbarInit(&empty[s], consumerWarps * Cluster);
+            mbarInit(&empty[s], consumerWarps * Cluster + extraArrivals);
         }
         fenceBarrierInit();
     }

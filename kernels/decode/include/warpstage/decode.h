@@ -132,6 +132,8 @@ struct DecodeReport {
     int fallbackCalibrations = 0;          // CTAs that used a borrowed slope
     int unmatchedLoads = 0;                // IssueLoad without a matching ready
     int clampedIntervals = 0;              // negative durations clamped to 0 (clock went backwards)
+    std::int64_t observedKSteps = 0;       // consumer k-steps rebuilt from k-step observers' stamps (trace_observed.h)
+    std::int64_t unobservedKSteps = 0;     // k-steps an observer's stamps did not cover (left as the warp recorded them)
     int ctasTotal = 0, ctasKept = 0;
     double medianNsPerCycle = 0;
     double maxSlopeRelError = 0;
