@@ -24,9 +24,10 @@
 // Observe = true (session 15, stream-K; docs/kernel-notes/tracing-cost-2.md): the consumers' k-step events are not
 // recorded by the consumers. Warps 1 and 2 (idle in the producer warpgroup) each follow one consumer warpgroup's
 // k-steps on the ring: the full barrier of each fill (data arrived) and two barriers per slot of their own, on which
-// the warpgroup's four warps arrive after their wgmma issue (Issued) and at their release (Released); each completed
-// phase is stamped (trace_format.h's kEventObsStamp) and, after a release, the observer arrives on the slot's empty
-// barrier too (so the ring cannot lap it: a barrier never completes twice between two of its looks). The consumer
+// the warpgroup's four warps arrive after their wgmma issue (Issued) and at their release (Released, instead of the
+// ring's empty barrier); each completed phase is stamped (trace_format.h's kEventObsStamp), and each release relayed:
+// the slot's empty barriers (this CTA's and the peer's) count the two observers of each CTA, not the consumers (so
+// the ring cannot lap an observer: a barrier never completes twice between two of its looks). The consumer
 // warps keep their per-unit events (TileBegin, WaitOrder, the unit's first WaitData, the drain's MmaWait and
 // Release, Store, TileEnd); the decoder rebuilds every k-step's four events from the stamps (trace_observed.h).
 #pragma once
@@ -302,9 +303,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         tmaPrefetchDesc(&tmA);
         tmaPrefetchDesc(&tmB);
         if (tmaStore) tmaPrefetchDesc(&tmC);
-        if constexpr (kObserve)
+        if constexpr (kObserve) {
             for (int j = 0; j < 4 * S; ++j) mbarInit(obsBar + j, 4);  // a consumer warpgroup's four warps
-        ring.init(kConsumerWarps, kObserve ? 2u : 0u);  // empty: the 8 consumer warps, in both CTAs (+ 2 observers)
+            ring.initRelayed(2);  // empty: the 2 observers, in both CTAs
+        } else {
+            ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
+        }
     }
     if constexpr (Traced && kTraceRelay)  // the relay's barriers: its own lane 0, beside thread 0's ring init
         if (tid == kRelayWarp * 32) relayState->init();
@@ -392,12 +396,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                         if (kt > u.kb) {
                             const int sp = PpRing::slot(fill - 1);
                             stamp(obsReleased(g, sp), PpRing::lap(fill - 1) & 1u, fill - 1, 2u);
-                            if (laneId() == 0) mbarArrive(&ring.empty[sp]);
+                            if (laneId() == 0) ring.relay(fill - 1);
                         }
                     }
                     const int sp = PpRing::slot(fill - 1);  // the drain's release of the unit's last k-step
                     stamp(obsReleased(g, sp), PpRing::lap(fill - 1) & 1u, fill - 1, 2u);
-                    if (laneId() == 0) mbarArrive(&ring.empty[sp]);
+                    if (laneId() == 0) ring.relay(fill - 1);
                     if constexpr (Epi::kClusterSync) {  // the unit's cluster barrier, which the consumers pass in the hook
                         __syncwarp();
                         clusterSync();
@@ -476,9 +480,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
                     mmaWaited.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
                     wgmmaWait<1>();
-                    if constexpr (kObserve)  // Observe: "released", before the ring's own arrivals
-                        if (lane0) mbarArriveAt(obsRel0 + uint32_t(PpRing::slot(fill - 1)) * 8u);
-                    ring.release(fill - 1, lane0, released);
+                    if constexpr (kObserve) ring.releaseVia(fill - 1, obsRel0, lane0, released);  // the observer relays
+                    else ring.release(fill - 1, lane0, released);
                 }
             }
             // drain: the unit's last k-step (and the events of the one before, stamped but not staged)
@@ -494,9 +497,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
             }
             wgmmaWait<0>();
             fenceAcc(acc[0]);
-            if constexpr (kObserve)
-                if (lane0) mbarArriveAt(obsRel0 + uint32_t(PpRing::slot(fill - 1)) * 8u);
-            ring.release(fill - 1, lane0, wt);
+            if constexpr (kObserve) ring.releaseVia(fill - 1, obsRel0, lane0, wt);
+            else ring.release(fill - 1, lane0, wt);
             if (epi(acc[0], u, cw, t, fill, wt)) {  // the rung's hook; true: store the tile to C
                 if constexpr (Traced) wt.event(tk::Store);
                 if (tmaStore)

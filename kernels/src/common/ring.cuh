@@ -49,13 +49,11 @@ struct Ring {
     // One thread: full[s] expects one arrive (the producer's expect_tx) plus the bytes; empty[s]
     // `consumerWarps` arrivals (one per consumer warp) from each CTA of the cluster. Follow with a CTA
     // barrier (a cluster barrier when Cluster > 1).
-    // extraArrivals: arrivals on empty[s] by this CTA's own warps besides the consumers' (the ping-pong body's traced
-    // k-step observers, session 15: each arrives once it has stamped the slot's release).
-    __device__ __forceinline__ void init(uint32_t consumerWarps, uint32_t extraArrivals = 0) const
+    __device__ __forceinline__ void init(uint32_t consumerWarps) const
     {
         for (int s = 0; s < S; ++s) {
             mbarInit(&full[s], 1);
-            mbarInit(&empty[s], consumerWarps * Cluster + extraArrivals);
+            mbarInit(&empty[s], consumerWarps * Cluster);
         }
         fenceBarrierInit();
     }
@@ -115,6 +113,34 @@ struct Ring {
         tr.event(ws::trace::kind::WaitData, fill, uint8_t(s));
         mbarWait(&full[s], lap(fill) & 1u);
         if constexpr (ReadyMarker) tr.event(ws::trace::kEventLoadReady, fill, uint8_t(s));
+    }
+    // Relayed release (session 15, the ping-pong body's traced k-step observers): the consumers arrive on barriers of
+    // their own (releaseVia) and `relays` warps of each CTA, having seen them complete, free the slot for the producer
+    // (relay): empty[s] counts the relays of every CTA of the cluster. One thread; follow with a cluster barrier.
+    __device__ __forceinline__ void initRelayed(uint32_t relays) const
+    {
+        for (int s = 0; s < S; ++s) {
+            mbarInit(&full[s], 1);
+            mbarInit(&empty[s], relays * Cluster);
+        }
+        fenceBarrierInit();
+    }
+    // A relay (one lane): frees the slot of `fill` in every CTA of the cluster.
+    __device__ __forceinline__ void relay(int fill) const
+    {
+        const int s = slot(fill);
+        mbarArrive(&empty[s]);
+        if constexpr (Cluster > 1) mbarArriveCluster(&empty[s], peer);
+    }
+    // Consumer of a relayed ring: as release, but lane 0 arrives on the slot's barrier of the family at shared address
+    // `via0` (slot 0's; a slot's 8 bytes further per slot) for its relay to see.
+    template <class Tr>
+    __device__ __forceinline__ void releaseVia(int fill, uint32_t via0, bool lane0, Tr& tr) const
+    {
+        const int s = slot(fill);
+        const uint64_t t = tr.now();
+        if (lane0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(via0 + uint32_t(s) * 8u) : "memory");
+        tr.eventAt(t, ws::trace::kind::Release, fill, uint8_t(s));
     }
     // Consumer: lane 0 of each consumer warp frees the slot of `fill` (its MMAs on it are complete).
     template <class Tr>
