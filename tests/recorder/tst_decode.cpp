@@ -342,7 +342,8 @@ private slots:
                 QCOMPARE(m.find("newer") != std::string::npos, v > trace::kFormatVersion);
             }
         }
-        // a packed record (version 2) in a version-1 buffer, and an undefined kind 0xF6 in a current one
+        // a packed record (version 2) in a version-1 buffer, an observer's stamp (version 3) in a version-2 one, and an
+        // undefined kind 0xF7 in a current one
         const std::uint8_t WD = k(IntervalKind::WaitData), MI = k(IntervalKind::MmaIssue);
         auto consumer = [&](Ev odd) {
             BufferBuilder x(1, 8, 16, 4, 32768);
@@ -355,7 +356,8 @@ private slots:
         const Ev packed{(kClk0 + 300) | (10ull << 32) | (10ull << 48), trace::kEventKStep4, 1, std::uint8_t(4 | 1 << 4), 10};
         struct Case { BufferBuilder buf; const char* kind; std::uint32_t version; };
         Case cases[] = {{withVersion(consumer(packed), 1), "0xF4 (CTA 0, warp 4)", 1},
-                        {consumer({kClk0 + 300, 0xF6, 1, 0}), "0xF6 (CTA 0, warp 4)", trace::kFormatVersion}};
+                        {withVersion(consumer({kClk0 + 300, trace::kEventObsStamp, 1, 0}), 2), "0xF6 (CTA 0, warp 4)", 2},
+                        {consumer({kClk0 + 300, 0xF7, 1, 0}), "0xF7 (CTA 0, warp 4)", trace::kFormatVersion}};
         auto ref = consumer({kClk0 + 300, trace::kEventTileEnd});  // a defined marker at the same moment: no phase either
         decode::DecodeReport rr;
         const auto want = intervalsOf(decodeOf(ref, rr), 0);

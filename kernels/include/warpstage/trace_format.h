@@ -28,13 +28,14 @@ inline constexpr std::uint32_t kMagic = 0x57535452u;   // "WSTR"
 // The version a kernel compiled against this header writes (Control::version in trace.cuh; the host copies the version
 // it accepted into TraceBufferHeader::version, and the device writes only when the two agree). Version history:
 //   1  plain events only (sessions 1-13);
-//   2  adds the packed records kEventKStep4 and kEventLoad2 (session 14).
+//   2  adds the packed records kEventKStep4 and kEventLoad2 (session 14);
+//   3  adds kEventObsStamp, the k-step observers' stamps (session 15: stream-K's consumer k-steps).
 // The rule: a change that a reader of the older version would misread or silently skip (a new record kind, a field
 // meaning) bumps kFormatVersion. Readers accept every version from kOldestFormatVersion to kFormatVersion (a recorder
 // traces a kernel built against an older header, and decodes its buffer by that version's rules), refuse a newer one
 // with a sentence, and treat a marker kind that the buffer's version does not define as a fault of the buffer, never
 // as something to skip (knownMarker below).
-inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kFormatVersion = 3;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
 inline constexpr bool isReadableVersion(std::uint32_t v) { return v >= kOldestFormatVersion && v <= kFormatVersion; }
 
@@ -75,6 +76,7 @@ inline constexpr std::uint8_t kEventLoad2 = 0xF5;
 // drain's MmaWait and Release, Store, TileEnd, the hook's phases); mergeObserved (trace_observed.h) rebuilds each
 // k-step's WaitData, MmaIssue, MmaWait and Release of the warpgroup's warps from the stamps and takes the stamps out of
 // the observer's region, before anything else reads the events. It is not an event of the warp that wrote it.
+// Format version 3 (a reader of version 2 refuses the buffer rather than drop the consumers' k-steps).
 inline constexpr std::uint8_t kEventObsStamp = 0xF6;
 inline constexpr std::uint8_t kObsData = 0, kObsIssued = 1, kObsReleased = 2;
 // A record that stands for several events (expanded by forEachEvent).
@@ -82,7 +84,7 @@ inline constexpr bool isPackedRecord(std::uint8_t kind) { return kind == kEventK
 // True when `kind` (>= kMarkerBase) is a marker or record that buffers of format `version` may hold.
 inline constexpr bool knownMarker(std::uint8_t kind, std::uint32_t version)
 {
-    return kind <= kEventLoadReady || (version >= 2 && isPackedRecord(kind));
+    return kind <= kEventLoadReady || (version >= 2 && isPackedRecord(kind)) || (version >= 3 && kind == kEventObsStamp);
 }
 
 struct TraceBufferHeader {
