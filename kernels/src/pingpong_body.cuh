@@ -21,13 +21,13 @@
 // Trace (Traced = true): Setup; TileBegin (kstep = tileM, aux = tileN) / TileEnd per unit; producer WaitSlot /
 // IssueLoad per k-step; consumers WaitOrder (the ordering barrier), WaitData / MmaIssue / MmaWait / Release per
 // k-step, Store; kstep is the CTA-wide fill counter. The hook records its own phases.
-// Observe = true (session 15, stream-K; docs/kernel-notes/tracing-cost-2.md): the consumers' k-step events are not
-// recorded by the consumers. Warps 1 and 2 (idle in the producer warpgroup) each follow one consumer warpgroup's
-// k-steps on the ring: the full barrier of each fill (data arrived) and two barriers per slot of their own, on which
-// the warpgroup's four warps arrive after their wgmma issue (Issued) and at their release (Released, instead of the
-// ring's empty barrier); each completed phase is stamped (trace_format.h's kEventObsStamp), and each release relayed:
-// the slot's empty barriers (this CTA's and the peer's) count the two observers of each CTA, not the consumers (so
-// the ring cannot lap an observer: a barrier never completes twice between two of its looks). The consumer
+// Observe = 1 (session 15, stream-K; docs/kernel-notes/tracing-cost-2.md): the consumers' k-step events are not
+// recorded by the consumers. Warps 1-3 (idle in the producer warpgroup) follow the k-steps on the ring: warp 3 the
+// full barrier of each fill (data arrived), warps 1 and 2 each one consumer warpgroup's two barriers per slot, on which
+// its four warps arrive after their wgmma issue (Issued) and at their release (Released, instead of the ring's empty
+// barrier); each completed phase is stamped (trace_format.h's kEventObsStamp), and each fill relayed: the slot's empty
+// barriers (this CTA's and the peer's) count the three observers of each CTA, not the consumers (so the ring cannot
+// lap an observer: a barrier never completes twice between two of its looks). The consumer
 // warps keep their per-unit events (TileBegin, WaitOrder, the unit's first WaitData, the drain's MmaWait and
 // Release, Store, TileEnd); the decoder rebuilds every k-step's four events from the stamps (trace_observed.h).
 #pragma once
@@ -136,6 +136,7 @@ constexpr bool kUnsignedFill = WS_PP_UNSIGNED_FILL != 0;
 constexpr bool kPackKStep = WS_PP_PACK_KSTEP != 0;
 constexpr bool kQuickEnd = WS_PP_TRACE_QUICK_END != 0;
 constexpr int kStructExp = WS_PP_TRACE_STRUCT_EXP;
+constexpr uint32_t kObserverSmem = 256;  // traced with k-step observers (Observe): their barriers' shared memory
 constexpr int kCtaRecordWarp = 1;  // lean start: the warp that writes the CTA record (warpgroup 0's first idle warp)
 constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
 constexpr uint32_t kRelaySources = ((1u << kWarps) - 1u) & ~(1u << kRelayWarp);  // every other warp
@@ -277,11 +278,12 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     // lean start: the CTA record writer's header check, in the unused second half of warp 1's staging ring
     auto* ctaValid = reinterpret_cast<uint32_t*>(traceStage + kCtaRecordWarp * ws::trace::kTraceSmemPerWarp
                                                  + ws::trace::kTraceSmemPerWarp / 2);
-    // Observe: the observers' barriers (2 warpgroups x {Issued, Released} x S, 4 arrivals each) in the unused second
-    // half of warp 3's staging ring (warp 3 records two events: Setup and its end)
-    auto* obsBar = reinterpret_cast<uint64_t*>(traceStage + 3 * ws::trace::kTraceSmemPerWarp
-                                               + ws::trace::kTraceSmemPerWarp / 2);
-    static_assert(4 * S * 8 <= ws::trace::kTraceSmemPerWarp / 2, "the observers' barriers fit half a staging ring");
+    // Observe: the observers' barriers (2 warpgroups x {Issued, Released} x S, 4 arrivals each) after the staging rings
+    // (kObserverSmem more bytes of shared memory: the rung's launch adds them)
+    auto* obsBar = reinterpret_cast<uint64_t*>(traceStage + kWarps * ws::trace::kTraceSmemPerWarp);
+    static_assert(4 * S * 8 <= kObserverSmem, "the observers' barriers fit kObserverSmem");
+    static_assert(Observe == 0 || T::kSmem + kWarps * ws::trace::kTraceSmemPerWarp + kObserverSmem <= 227 * 1024,
+                  "traced build with observers must fit shared memory");
     auto obsIssued = [obsBar](int g, int s) { return obsBar + g * S + s; };
     auto obsReleased = [obsBar](int g, int s) { return obsBar + 2 * S + g * S + s; };
     if constexpr (Traced) {
@@ -305,7 +307,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if (tmaStore) tmaPrefetchDesc(&tmC);
         if constexpr (kObserve) {
             for (int j = 0; j < 4 * S; ++j) mbarInit(obsBar + j, 4);  // a consumer warpgroup's four warps
-            ring.initRelayed(2);  // empty: the 2 observers, in both CTAs
+            ring.initRelayed(3);  // empty: the 3 observers, in both CTAs
         } else {
             ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
         }
@@ -374,40 +376,60 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
             }
         }
-        if constexpr (kObserve)
-            if (warp == 1 || warp == 2) {  // the k-step observer of consumer warpgroup g (the whole warp)
-                const int g = warp - 1;
-                // Stamp the completion of `bar`'s phase of `parity`: kEventObsStamp (trace_format.h) of fill f, what w
-                auto stamp = [&](uint64_t* bar, uint32_t parity, int f, uint32_t w) {
-                    const bool already = mbarTestWait(bar, parity);
-                    if (!already) mbarWait(bar, parity);
-                    const uint64_t c = ws::trace::readClock64();
-                    wt.eventAt(c, ws::trace::kEventObsStamp, f, uint8_t(S | (w << 4) | (already ? 0x40u : 0u)),
-                               int16_t(g));
-                };
+        if constexpr (kObserve) {
+            // The k-step observers (whole warps; each relays the releases it has seen: the ring's empty barriers count
+            // the three of each CTA). Warp 3: each fill's data (one stamp, both warpgroups'). Warps 1, 2: consumer
+            // warpgroup g's issue and release of each fill, as ONE record per fill (Issued's low clock word and the
+            // gap to Released, trace_format.h), written once the release is seen.
+            if (warp == 3) {
                 int fill = 0;
                 for (int i = 0; i < nLocal; ++i) {
                     const auto u = walk.next(i);
                     for (int kt = u.kb; kt < u.ke; ++kt, ++fill) {
                         const int s = PpRing::slot(fill);
                         const uint32_t par = PpRing::lap(fill) & 1u;
-                        stamp(&ring.full[s], par, fill, 0u);
-                        stamp(obsIssued(g, s), par, fill, 1u);
-                        if (kt > u.kb) {
-                            const int sp = PpRing::slot(fill - 1);
-                            stamp(obsReleased(g, sp), PpRing::lap(fill - 1) & 1u, fill - 1, 2u);
-                            if (laneId() == 0) ring.relay(fill - 1);
-                        }
+                        const bool already = mbarTestWait(&ring.full[s], par);
+                        if (!already) mbarWait(&ring.full[s], par);
+                        const uint64_t c = ws::trace::readClock64();
+                        if (laneId() == 0) ring.relay(fill);
+                        wt.eventAt(c, ws::trace::kEventObsStamp, fill,
+                                   uint8_t(S | (ws::trace::kObsData << 4) | (already ? 0x40u : 0u)), int16_t(2));
                     }
-                    const int sp = PpRing::slot(fill - 1);  // the drain's release of the unit's last k-step
-                    stamp(obsReleased(g, sp), PpRing::lap(fill - 1) & 1u, fill - 1, 2u);
-                    if (laneId() == 0) ring.relay(fill - 1);
                     if constexpr (Epi::kClusterSync) {  // the unit's cluster barrier, which the consumers pass in the hook
                         __syncwarp();
                         clusterSync();
                     }
                 }
+            } else if (warp == 1 || warp == 2) {
+                const int g = warp - 1;
+                auto pair = [&](int f, uint64_t ti, uint64_t tr) {  // issue and release of fill f
+                    wt.eventAt((ti & 0xFFFFFFFFull) | (uint64_t(uint32_t(tr - ti)) << 32), ws::trace::kEventObsStamp, f,
+                               uint8_t(S | (ws::trace::kObsIssuedReleased << 4)), int16_t(g));
+                };
+                auto released = [&](int f) {
+                    mbarWait(obsReleased(g, PpRing::slot(f)), PpRing::lap(f) & 1u);
+                    const uint64_t c = ws::trace::readClock64();
+                    if (laneId() == 0) ring.relay(f);
+                    return c;
+                };
+                int fill = 0;
+                uint64_t tIssued = 0;  // of fill - 1
+                for (int i = 0; i < nLocal; ++i) {
+                    const auto u = walk.next(i);
+                    for (int kt = u.kb; kt < u.ke; ++kt, ++fill) {
+                        mbarWait(obsIssued(g, PpRing::slot(fill)), PpRing::lap(fill) & 1u);
+                        const uint64_t ti = ws::trace::readClock64();
+                        if (kt > u.kb) pair(fill - 1, tIssued, released(fill - 1));
+                        tIssued = ti;
+                    }
+                    pair(fill - 1, tIssued, released(fill - 1));  // the drain's release of the unit's last k-step
+                    if constexpr (Epi::kClusterSync) {
+                        __syncwarp();
+                        clusterSync();
+                    }
+                }
             }
+        }
     } else {  // consumers: warpgroup cw owns rows 64*cw.. of every block
         setMaxNRegInc<232>();
         const int cw = wg - 1;
@@ -516,7 +538,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     // session 11): the CTA's other live warps pass as many, before the trace's end (whose __syncthreads would
     // otherwise hold them while the consumers wait for them at the cluster barrier).
     if constexpr (Epi::kClusterSync)
-        if (wg == 0 && !(kObserve && (warp == 1 || warp == 2))) {  // (the observers passed theirs per unit)
+        if (wg == 0 && !(kObserve && warp != 0)) {  // (the observers passed theirs per unit)
             __syncwarp();  // warp 0's lanes rejoin after the producer's loop (the barrier is .aligned)
             for (int i = 0; i < nLocal; ++i) clusterSync();
         }

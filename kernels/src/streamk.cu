@@ -396,7 +396,8 @@ cudaError_t launchTile(const LaunchArgs& a, sk::SplitMode mode, const char** err
         const char* e = std::getenv("WARPSTAGE_EXP_UNTRACED_SMEM");
         return e && *e ? std::atoi(e) : 0;
     }();
-    const int smem = T::kSmem + (inst ? kWarps * int(ws::trace::kTraceSmemPerWarp) : extraSmem);
+    const int smem = T::kSmem + (inst ? kWarps * int(ws::trace::kTraceSmemPerWarp) + (kObserveKSteps ? int(kObserverSmem) : 0)
+                                      : extraSmem);
     // per instantiation and device: set once (it is host time in every small GEMM's launch)
     static thread_local int attrDevice[4] = {-1, -1, -1, -1};
     int dev = 0;

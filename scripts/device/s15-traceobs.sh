@@ -14,6 +14,8 @@
 # the fidelity dumps (rebuilt k-steps against the consumers' own, same launch); both builds' dumps read by one reader
 # (consumer phase shares); ladder_bench traced vs untraced over lib.sh's 33 shapes, base and new in two halves
 # interleaved (ws_trace_sweep); --idle-cost of streamk at kTiles[4]'s four shapes; the table last.
+# Call 2 (03:1x UTC): BUILDS="base v4 new" (v4 = call 1's new: two observers, three stamps per fill; new = three
+# observers, warp 3 the data, warps 1-2 one record per fill) CFGS="t0 t4 t7 cluster" for the timings and signatures.
 # Device (run tool, carry ["build-s15-traceobs"]): bash build-s15-traceobs/s15-traceobs.sh build-s15-traceobs
 set -u
 if [ -z "${WS_S15TO_INNER:-}" ]; then
@@ -36,7 +38,8 @@ step batch 8 "PASS gpu_trace_batch" "$D/new/gpu_trace_batch" || true
 
 # every tile configuration and the split modes: new's trace checks pass and its signature is base's
 sig() { grep -h "rung=streamk .*signature" "$1" 2>/dev/null | awk '{print $NF}'; }
-for cfg in t0 t1 t2 t3 t4 t5 t6 t7 cluster splitk; do
+BUILDS=${BUILDS:-base new}
+for cfg in ${CFGS:-t0 t1 t2 t3 t4 t5 t6 t7 cluster splitk}; do
     case $cfg in
     t*) envs="WARPSTAGE_STREAMK_TILE=${cfg#t}"; shape=300x1000x1032 ;;
     *) envs="WARPSTAGE_STREAMK_TILE=4 WARPSTAGE_STREAMK_SPLIT=$cfg"; shape=128x4096x4096 ;;
@@ -71,12 +74,13 @@ rm -f "$L"/*.bin
 
 IDLE="--rung streamk --idle-cost --shape 1024x1024x1024 --shape 128x4096x4096 --shape 1x4096x4096 --shape 256x4096x4096 --target-ms 10 --rest-ms 20 --min-iters 6"
 # shellcheck disable=SC2086
-for b in base new; do step idle-$b 10 "overhead" "$D/$b/ladder_bench" $IDLE || true; done
-for b in base new; do
+for b in $BUILDS; do step idle-$b 10 "overhead" "$D/$b/ladder_bench" $IDLE || true; done
+for b in $BUILDS; do
     note "idle-cost $b (shape | rung | untraced | instrumented not recording | overhead | traced | overhead | correct):"
     grep -E "^\| [0-9]" "$L/idle-$b.log" 2>/dev/null | tail -4 | tee -a "$S"
 done
 # lib.sh's 33 shapes in two halves (16 | 17), base and new interleaved: base new | new base; the table last
-ws_trace_sweep "$D" base new
+# shellcheck disable=SC2086
+ws_trace_sweep "$D" $BUILDS
 tar -C "$L" -czf "$OUT/logs.tar.gz" $(cd "$L" && ls *.log *.txt) 2>/dev/null
 note "done in $((SECONDS - T0)) s, $(date -u +%FT%TZ)"

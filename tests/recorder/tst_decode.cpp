@@ -458,6 +458,47 @@ private slots:
                          && x.duration == y.duration,
                      ("interval " + std::to_string(i) + " differs").c_str());
         }
+        // the same stamps as the observers write them: warp 3 the data (aux 2: both warpgroups'), warp 1 one record per
+        // fill of Issued's low clock word and the gap to Released, written once the release is seen
+        {
+            std::vector<Ev> data = {{c, k(IntervalKind::Setup)}}, pairs = data;
+            for (int f = 0; f < 6; ++f) {
+                data.push_back({c + D[f], trace::kEventObsStamp, f,
+                                std::uint8_t(4u | trace::kObsData << 4 | (already[f] ? 0x40u : 0u)), 2});
+                pairs.push_back({((c + I[f]) & 0xFFFFFFFFull) | (R[f] - I[f]) << 32, trace::kEventObsStamp, f,
+                                 std::uint8_t(4u | trace::kObsIssuedReleased << 4), 0});
+            }
+            data.push_back({c + 2500, trace::kEventEnd});
+            pairs.push_back({c + 2500, trace::kEventEnd});
+            BufferBuilder pb(1, 8, 64, 4, 32768);
+            pb.cta(0, kGt0, c, kGt0 + 100'000, c + 200'000, 3);
+            pb.warp(0, 1, 5, 0, 0, pairs);
+            pb.warp(0, 3, 5, 0, 0, data);
+            pb.warp(0, 4, 2, 1, 0, ownOf(0));
+            pb.warp(0, 5, 2, 1, 0, ownOf(5));
+            decode::DecodeReport rb;
+            const KernelRecord pr = decode::decodeTrace(pb.bytes().data(), pb.bytes().size(), pb.geometry(), cuptiLaunch(), {}, rb);
+            QVERIFY2(rb.ok, rb.failureReason.c_str());
+            QCOMPARE(rb.observedKSteps, std::int64_t(2 * 6));
+            QCOMPARE(pr.intervals.size(), a.intervals.size() + 1);  // + warp 3's Setup
+            std::vector<Interval> x = intervalsOf(a, 1), y = intervalsOf(pr, 2);
+            QCOMPARE(y.size(), x.size());
+            for (std::size_t i = 0; i < x.size(); ++i)
+                QVERIFY2(x[i].kind == y[i].kind && x[i].kstep == y[i].kstep && x[i].start == y[i].start
+                             && x[i].duration == y[i].duration,
+                         ("pair-record interval " + std::to_string(i) + " differs").c_str());
+        }
+        // stamps of the other warpgroup only: none of this one's k-steps can be rebuilt, each counts
+        {
+            std::vector<Ev> other = stamps;
+            for (Ev& e : other)
+                if (e.kind == trace::kEventObsStamp) e.aux = 1;
+            auto ob = build(other, ownOf(0), ownOf(5));
+            decode::DecodeReport ro;
+            decode::decodeTrace(ob.bytes().data(), ob.bytes().size(), ob.geometry(), cuptiLaunch(), {}, ro);
+            QCOMPARE(ro.unobservedKSteps, std::int64_t(2 * 6));
+            QCOMPARE(ro.observedKSteps, std::int64_t(0));
+        }
         // a lost stamp (I(2)): the first unit stays as recorded (WaitData(0) until the drain), the second is rebuilt
         std::vector<Ev> lost;
         for (const Ev& e : stamps)

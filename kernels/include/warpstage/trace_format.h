@@ -68,17 +68,19 @@ inline constexpr std::uint8_t kEventLoad2 = 0xF5;
 // producer warpgroup that does no pipeline work and follows one consumer warpgroup's k-steps on the ring's barriers:
 //   clock  clock64 when the observer saw the phase complete;  kstep  the fill;  aux  the observed consumer warpgroup
 //          (0 or 1: the consumer warps whose region header's roleIndex it is);
-//   slot   bits 0-3: the ring's stages S; bits 4-5: what completed: 0 the fill's data arrived (its full barrier),
-//          1 the warpgroup issued its wgmmas (the last of its four warps' arrivals after the issue), 2 the warpgroup
-//          released the slot (the last warp's release); bit 6: the phase had already completed when the observer
-//          looked (the stamp is then a bound from above).
+//   slot   bits 0-3: the ring's stages S; bits 4-5: what completed: 0 the fill's data arrived (its full barrier; aux 2:
+//          both warpgroups'), 1 the warpgroup issued its wgmmas (the last of its four warps' arrivals after the issue),
+//          2 the warpgroup released the slot (the last warp's release), 3 both 1 and 2 in one record: clock bits 0-31
+//          are then Issued's low word (its full clock: the previous record's plus the low words' difference mod 2^32,
+//          as kEventKStep4's), bits 32-63 Released - Issued (cycles); bit 6: the phase had already completed when the
+//          observer looked (the stamp is then a bound from above).
 // The consumer warps then record only their per-unit events (TileBegin, WaitOrder, the unit's first WaitData, the
 // drain's MmaWait and Release, Store, TileEnd, the hook's phases); mergeObserved (trace_observed.h) rebuilds each
 // k-step's WaitData, MmaIssue, MmaWait and Release of the warpgroup's warps from the stamps and takes the stamps out of
 // the observer's region, before anything else reads the events. It is not an event of the warp that wrote it.
 // Format version 3 (a reader of version 2 refuses the buffer rather than drop the consumers' k-steps).
 inline constexpr std::uint8_t kEventObsStamp = 0xF6;
-inline constexpr std::uint8_t kObsData = 0, kObsIssued = 1, kObsReleased = 2;
+inline constexpr std::uint8_t kObsData = 0, kObsIssued = 1, kObsReleased = 2, kObsIssuedReleased = 3;
 // A record that stands for several events (expanded by forEachEvent).
 inline constexpr bool isPackedRecord(std::uint8_t kind) { return kind == kEventKStep4 || kind == kEventLoad2; }
 // True when `kind` (>= kMarkerBase) is a marker or record that buffers of format `version` may hold.

@@ -50,27 +50,47 @@ inline ObservedMerge mergeObserved(std::vector<std::vector<TraceEvent>>& regions
     std::uint32_t stages = 0;
     ObservedMerge res;
     for (auto& r : regions) {
-        auto keep = std::remove_if(r.begin(), r.end(), [&](const TraceEvent& e) {
-            if (e.kind != kEventObsStamp) return false;
-            const unsigned what = (e.slot >> 4) & 3u;
-            if (e.aux >= 0 && e.aux < 2 && what < 3) {
-                Fill& f = obs[e.aux][e.kstep];
-                f.t[what] = e.clock;
-                f.have[what] = true;
-                f.already[what] = (e.slot & 0x40u) != 0;
-                stages = e.slot & 0xFu;
+        std::vector<TraceEvent> kept;
+        std::uint64_t prev = 0;  // the region's previous event's clock (a pair record's: its Issued)
+        for (const TraceEvent& e : r) {
+            if (e.kind != kEventObsStamp) {
+                kept.push_back(e);
+                prev = e.clock;
+                continue;
             }
             ++res.stamps;
-            return true;
-        });
-        r.erase(keep, r.end());
+            const unsigned what = (e.slot >> 4) & 3u;
+            const bool already = (e.slot & 0x40u) != 0;
+            stages = e.slot & 0xFu;
+            auto put = [&](int g, unsigned w, std::uint64_t t) {
+                Fill& f = obs[g][e.kstep];
+                f.t[w] = t;
+                f.have[w] = true;
+                f.already[w] = already;
+            };
+            if (what == kObsIssuedReleased) {
+                const std::uint32_t lo = std::uint32_t(e.clock);
+                const std::uint64_t ti = prev + std::uint32_t(lo - std::uint32_t(prev));
+                if (e.aux >= 0 && e.aux < 2) {
+                    put(e.aux, kObsIssued, ti);
+                    put(e.aux, kObsReleased, ti + (e.clock >> 32));
+                }
+                prev = ti;
+                continue;
+            }
+            for (int g = 0; g < 2; ++g)  // aux 2: both warpgroups' (the fill's data)
+                if (e.aux == g || e.aux == 2) put(g, what, e.clock);
+            prev = e.clock;
+        }
+        r.swap(kept);
     }
     if (res.stamps == 0) return res;
     auto slotOf = [stages](std::int32_t k) {
         return stages == 0 || k < 0 ? std::uint8_t(0xFF) : std::uint8_t(std::uint32_t(k) % stages);
     };
     for (std::size_t w = 0; w < regions.size(); ++w) {
-        if (w >= role.size() || role[w] != kConsumer || roleIndex[w] >= 2 || obs[roleIndex[w]].empty()) continue;
+        if (w >= role.size() || role[w] != kConsumer || roleIndex[w] >= 2) continue;  // (no stamps of its warpgroup:
+                                                                                      //  every unit counts as missing)
         const auto& ob = obs[roleIndex[w]];
         auto at = [&ob](std::int32_t f) -> const Fill* {
             auto it = ob.find(f);
