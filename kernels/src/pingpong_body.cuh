@@ -107,6 +107,12 @@
 #ifndef WS_PP_TRACE_STRUCT_EXP
 #define WS_PP_TRACE_STRUCT_EXP 0
 #endif
+// WS_PP_OBSERVE_RELAY (session 15, with Observe): 1 (the default), the k-step observers relay the consumers' releases
+// (the empty barriers count only them); 0, an experiment: the consumers also arrive on the empty barriers as untraced
+// (one arrive more per k-step) and the observers' arrivals only keep the ring from lapping them, off the release's path.
+#ifndef WS_PP_OBSERVE_RELAY
+#define WS_PP_OBSERVE_RELAY 1
+#endif
 
 namespace ws::kern::pp {
 using namespace geom;
@@ -136,6 +142,7 @@ constexpr bool kUnsignedFill = WS_PP_UNSIGNED_FILL != 0;
 constexpr bool kPackKStep = WS_PP_PACK_KSTEP != 0;
 constexpr bool kQuickEnd = WS_PP_TRACE_QUICK_END != 0;
 constexpr int kStructExp = WS_PP_TRACE_STRUCT_EXP;
+constexpr bool kObserveRelay = WS_PP_OBSERVE_RELAY != 0;
 constexpr uint32_t kObserverSmem = 256;  // traced with k-step observers (Observe): their barriers' shared memory
 constexpr int kCtaRecordWarp = 1;  // lean start: the warp that writes the CTA record (warpgroup 0's first idle warp)
 constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
@@ -307,7 +314,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
         if (tmaStore) tmaPrefetchDesc(&tmC);
         if constexpr (kObserve) {
             for (int j = 0; j < 4 * S; ++j) mbarInit(obsBar + j, 4);  // a consumer warpgroup's four warps
-            ring.initRelayed(3);  // empty: the 3 observers, in both CTAs
+            if constexpr (kObserveRelay) ring.initRelayed(3);  // empty: the 3 observers, in both CTAs
+            else ring.initObserved(kConsumerWarps, 3);     // empty: the consumers and the observers
         } else {
             ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
         }
@@ -503,7 +511,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                     mmaWaited.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
                     wgmmaWait<1>();
                     if constexpr (kObserve) ring.releaseVia(fill - 1, obsRel0, lane0, released);  // the observer relays
-                    else ring.release(fill - 1, lane0, released);
+                    if constexpr (!kObserve || !kObserveRelay) ring.release(fill - 1, lane0, released);
                 }
             }
             // drain: the unit's last k-step (and the events of the one before, stamped but not staged)
@@ -519,8 +527,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
             }
             wgmmaWait<0>();
             fenceAcc(acc[0]);
-            if constexpr (kObserve) ring.releaseVia(fill - 1, obsRel0, lane0, wt);
-            else ring.release(fill - 1, lane0, wt);
+            if constexpr (kObserve && kObserveRelay) {
+                ring.releaseVia(fill - 1, obsRel0, lane0, wt);
+            } else if constexpr (kObserve) {  // (the experiment: both arrivals, the event once)
+                ws::trace::Stamp<false> none;
+                ring.releaseVia(fill - 1, obsRel0, lane0, none);
+                ring.release(fill - 1, lane0, wt);
+            } else {
+                ring.release(fill - 1, lane0, wt);
+            }
             if (epi(acc[0], u, cw, t, fill, wt)) {  // the rung's hook; true: store the tile to C
                 if constexpr (Traced) wt.event(tk::Store);
                 if (tmaStore)

@@ -59,8 +59,9 @@ if grep -q "^FAIL" "$L/mutant-g0.log"; then note "PASS mutant-g0 caught | $(grep
 else note "FAIL mutant-g0 not caught | $(tail -1 "$L/mutant-g0.log" | cut -c1-160)"; fi
 
 # fidelity: the rebuilt k-steps against the consumers' own, in the same launch (fid build)
-for s in 1024x1024x1024 128x4096x4096 4096x4096x256 4096x4096x4096; do
-    step "fid-dump-$s" 10 "passed, 0 failed" "$D/fid/gpu_ladder_trace" --rung streamk --shape $s --dump "$L/fid-$s-" || true
+for s in ${FIDS:-1024x1024x1024 128x4096x4096 4096x4096x256 4096x4096x4096}; do
+    # (the fid build's own checkTrace fails by design: its consumers' k-steps are there twice once the stamps are merged)
+    step "fid-dump-$s" 10 "trace buffer written" "$D/fid/gpu_ladder_trace" --rung streamk --shape $s --dump "$L/fid-$s-" || true
     step "fid-$s" 10 "FIDELITY" "$D/new/gpu_ladder_trace" --fidelity "$L/fid-$s-streamk.bin" || true
     grep -h "^FIDELITY" "$L/fid-$s.log" | cut -c1-220 | tee -a "$S"
 done

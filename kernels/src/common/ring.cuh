@@ -125,6 +125,16 @@ struct Ring {
         }
         fenceBarrierInit();
     }
+    // Relayed and released (the observers' experiment without the relay, WS_PP_OBSERVE_RELAY=0): empty[s] counts the
+    // consumer warps' own releases and the relays. One thread; follow with a cluster barrier.
+    __device__ __forceinline__ void initObserved(uint32_t consumerWarps, uint32_t relays) const
+    {
+        for (int s = 0; s < S; ++s) {
+            mbarInit(&full[s], 1);
+            mbarInit(&empty[s], (consumerWarps + relays) * Cluster);
+        }
+        fenceBarrierInit();
+    }
     // A relay (one lane): frees the slot of `fill` in every CTA of the cluster.
     __device__ __forceinline__ void relay(int fill) const
     {
