@@ -113,6 +113,11 @@
 #ifndef WS_PP_OBSERVE_RELAY
 #define WS_PP_OBSERVE_RELAY 1
 #endif
+// WS_PP_OBSERVE_POLL (session 15, with Observe; an experiment, 0 by default): 1, the observers spin on mbarrier
+// test_wait instead of waiting in try_wait (does a suspended warp's wake-up make the stamps late?).
+#ifndef WS_PP_OBSERVE_POLL
+#define WS_PP_OBSERVE_POLL 0
+#endif
 
 namespace ws::kern::pp {
 using namespace geom;
@@ -143,6 +148,17 @@ constexpr bool kPackKStep = WS_PP_PACK_KSTEP != 0;
 constexpr bool kQuickEnd = WS_PP_TRACE_QUICK_END != 0;
 constexpr int kStructExp = WS_PP_TRACE_STRUCT_EXP;
 constexpr bool kObserveRelay = WS_PP_OBSERVE_RELAY != 0;
+constexpr bool kObservePoll = WS_PP_OBSERVE_POLL != 0;
+// An observer's wait for the phase of `parity` (WS_PP_OBSERVE_POLL: spinning on test_wait)
+__device__ __forceinline__ void observeWait(uint64_t* bar, uint32_t parity)
+{
+    if constexpr (kObservePoll) {
+        while (!mbarTestWait(bar, parity)) {
+        }
+    } else {
+        mbarWait(bar, parity);
+    }
+}
 constexpr uint32_t kObserverSmem = 256;  // traced with k-step observers (Observe): their barriers' shared memory
 constexpr int kCtaRecordWarp = 1;  // lean start: the warp that writes the CTA record (warpgroup 0's first idle warp)
 constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
@@ -397,7 +413,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                         const int s = PpRing::slot(fill);
                         const uint32_t par = PpRing::lap(fill) & 1u;
                         const bool already = mbarTestWait(&ring.full[s], par);
-                        if (!already) mbarWait(&ring.full[s], par);
+                        if (!already) observeWait(&ring.full[s], par);
                         const uint64_t c = ws::trace::readClock64();
                         if (laneId() == 0) ring.relay(fill);
                         wt.eventAt(c, ws::trace::kEventObsStamp, fill,
@@ -415,7 +431,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                                uint8_t(S | (ws::trace::kObsIssuedReleased << 4)), int16_t(g));
                 };
                 auto released = [&](int f) {
-                    mbarWait(obsReleased(g, PpRing::slot(f)), PpRing::lap(f) & 1u);
+                    observeWait(obsReleased(g, PpRing::slot(f)), PpRing::lap(f) & 1u);
                     const uint64_t c = ws::trace::readClock64();
                     if (laneId() == 0) ring.relay(f);
                     return c;
@@ -425,7 +441,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 for (int i = 0; i < nLocal; ++i) {
                     const auto u = walk.next(i);
                     for (int kt = u.kb; kt < u.ke; ++kt, ++fill) {
-                        mbarWait(obsIssued(g, PpRing::slot(fill)), PpRing::lap(fill) & 1u);
+                        observeWait(obsIssued(g, PpRing::slot(fill)), PpRing::lap(fill) & 1u);
                         const uint64_t ti = ws::trace::readClock64();
                         if (kt > u.kb) pair(fill - 1, tIssued, released(fill - 1));
                         tIssued = ti;
