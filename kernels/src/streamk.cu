@@ -33,12 +33,15 @@
 #include "streamk_flags.cuh"
 #include "streamk_schedule.h"
 
-// WS_SK_OBSERVE_KSTEPS (session 15, issue 14's tracing cost): 1 (the default), the traced kernels' consumer k-steps are
-// stamped by two observer warps from the ring's barriers, not by the consumers (pingpong_body.cuh's Observe;
-// docs/kernel-notes/tracing-cost-2.md); 0: the consumers record them (packed kEventKStep4 records, session 14);
-// 2 (a test build only): both, for gpu_ladder_trace --fidelity (the rebuilt k-steps against the consumers' own).
+// WS_SK_OBSERVE_KSTEPS (session 15, issue 14's tracing cost): 1, the traced kernels' consumer k-steps are stamped by
+// three observer warps from the ring's barriers, not by the consumers (pingpong_body.cuh's Observe;
+// docs/kernel-notes/tracing-cost-2.md, session 15); 0 (the default): the consumers record them (packed kEventKStep4
+// records, session 14); 2 (a test build only): both, for gpu_ladder_trace --fidelity (the rebuilt k-steps against the
+// consumers' own). Measured on the H200 (33 shapes): 1 costs +5.59 % against 0's +6.66 % (kTiles[4]'s shapes -9 to +4
+// points), but its rebuilt phases are off by 40-390 cycles and move the consumers' Release time into MmaWait (1.4 ->
+// 16 % of a warp's time at 1024^3): less cost for less truth, so 0 stays the default.
 #ifndef WS_SK_OBSERVE_KSTEPS
-#define WS_SK_OBSERVE_KSTEPS 1
+#define WS_SK_OBSERVE_KSTEPS 0
 #endif
 
 namespace ws::kern {
