@@ -116,7 +116,16 @@ __device__ __forceinline__ int flagIndex(const Params& p, int user, int tm, int 
     return (((user * p.mTiles + tm) * p.nTiles + nt) * 2 + int(rank)) * 2 + cw;
 }
 
-template <int S, bool UserStage, int V>
+// The untraced instance's CTA trace (Traced = false): no buffer, known at compile time -- no control-word load, no CTA
+// record; with wt::Warp<wt::Off> (every call empty) the instance compiles no trace code at all (check_lce_sass.py).
+struct UntracedCta : wt::Cta {
+    __device__ __forceinline__ UntracedCta() : wt::Cta(nullptr) {}
+    __device__ __forceinline__ bool recording() const { return false; }
+};
+
+// Traced: the instance the launch runs while a trace buffer may be given (traceLaunches()); the other one compiles
+// the same body with the trace calls going to the no-op types.
+template <int S, bool UserStage, int V, bool Traced = true>
 __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap& tmEu, const CUtensorMap& tmWc,
                                      const CUtensorMap& tmEc, const CUtensorMap& tmU, const CUtensorMap& tmOut,
                                      const int32_t* __restrict__ userOf, int* __restrict__ flags,
@@ -141,7 +150,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     const uint32_t rank = clusterCtaRank();
     ring.peer = rank ^ 1u;
     const Staging staging(plan.epiStaging(), plan.empty() + S);
-    wt::Cta cta;
+    using Trace = wt::Warp<std::conditional_t<Traced, wt::Staged, wt::Off>>;
+    std::conditional_t<Traced, wt::Cta, UntracedCta> cta;
     cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
     const int cluster = int(blockIdx.x) / 2, clusters = int(gridDim.x) / 2;
@@ -183,7 +193,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         // setmaxnreg.inc wait forever -- s9-lcet's call 2 hung so with 48 + 232)
         setMaxNRegDec<variantOf(V).regs0>();
         if (warp == 0) {  // producer: E (this CTA's 128 N columns, two boxes) and half of W's 224 rows, multicast
-            wt::Warp<wt::Staged> w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
+            Trace w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
             const bool issuer = laneId() == 0;
             int fill = 0;
             for (int u = cluster; u < p.units; u += clusters) {
@@ -215,7 +225,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             }
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
-            wt::Warp<wt::Staged> w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
+            Trace w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<kTileM, Staging, kEager ? kModeEager : 0> ew{{}, staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
@@ -261,7 +271,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             w.end();
         } else {  // warps 2-3: nothing to do; while recording they stay for the CTA record
             if (!cta.recording()) return;
-            wt::Warp<wt::Staged> idle(cta, wt::role::Idle, 0, uint8_t(warp), wt::kNoUserRole, plan.traceStaging(warp));
+            Trace idle(cta, wt::role::Idle, 0, uint8_t(warp), wt::kNoUserRole, plan.traceStaging(warp));
             idle.end();
             cta.end();
             return;
@@ -270,7 +280,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         setMaxNRegInc<(168 * kThreads - 128 * variantOf(V).regs0) / 256>();  // 232 with 40 (above)
         const int cw = wg - 1, tInWg = tid & 127;
         // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
-        wt::Warp<wt::Staged> w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
+        Trace w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
                                plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
         int fill = 0, done = 0;

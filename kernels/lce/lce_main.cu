@@ -51,6 +51,13 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
         getModule = reinterpret_cast<FnGetModule>(a);
         getGlobal = reinterpret_cast<FnGetGlobal>(b);
     }
+    // The untraced launches run the kernels compiled without trace code, the traced ones the traced kernels
+    // (traceLaunches(), s15-lceuntraced: before, both were the traced kernel, the untraced with no buffer attached).
+    struct Restore {
+        bool was = traceLaunches();
+        ~Restore() { traceLaunches() = was; }
+    } restore;
+    traceLaunches() = true;
     p.lastKernel = nullptr;
     std::string err = runRung(rung, p);
     if (err.empty() && cudaStreamSynchronize(p.stream) != cudaSuccess) err = "the first launch failed";
@@ -81,9 +88,11 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
     for (auto& x : e) cudaEventCreate(&x);
     std::vector<float> plain, traced;
     for (int i = 0; i < o.warmup + o.iters && err.empty(); ++i) {
+        traceLaunches() = false;
         cudaEventRecord(e[0], p.stream);
         err = runRung(rung, p);
         cudaEventRecord(e[1], p.stream);
+        traceLaunches() = true;
         cudaMemsetAsync(buf, 0, bytes, p.stream);
         cudaMemcpyAsync(buf, &h, sizeof h, cudaMemcpyHostToDevice, p.stream);
         cudaMemcpyAsync(reinterpret_cast<void*>(ctl), &on, 16, cudaMemcpyHostToDevice, p.stream);
@@ -122,9 +131,13 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
 // rung, so that the card's clock and temperature drift reach both alike. Prints the medians, B/A and in how many of
 // the pairs B was faster. LCE_TVAR_B=v (s10-lcespeed): rung B's launches use rungs 3-4's kernel configuration v
 // (lce_shape.h; A's stay LCE_TVAR's), so `LCE_TVAR_B=10 lce --interleave 4,4` times rung 4's broadcast walk against
-// the rung as built.
+// the rung as built. LCE_TRACED_A=1 (s15-lceuntraced): rung A's launches run rungs 3-4's traced kernels with no trace
+// buffer attached (what the rungs launched untraced before s15: the same machine code), so `LCE_TRACED_A=1 lce
+// --interleave 4,4` times that against the untraced kernels in one process.
 std::string interleave(int ra, int rb, Problem& p, const Options& o)
 {
+    const bool tracedA = std::getenv("LCE_TRACED_A") != nullptr;
+    const bool tracedAsBuilt = traceLaunches();
     const char* vb = std::getenv("LCE_TVAR_B");
     int varB = -1;
     if (vb) {  // (parseOptions refused a bad value already)
@@ -135,8 +148,10 @@ std::string interleave(int ra, int rb, Problem& p, const Options& o)
     setRungVariant(-1);
     auto run = [&](int r, bool isB) {
         if (isB && varB >= 0) setRungVariant(varB);
+        if (!isB && tracedA) traceLaunches() = true;
         std::string e = runRung(r, p);
         if (isB && varB >= 0) setRungVariant(-1);
+        traceLaunches() = tracedAsBuilt;
         return e;
     };
     cudaEvent_t e[4];
@@ -170,6 +185,7 @@ std::string interleave(int ra, int rb, Problem& p, const Options& o)
     std::printf("INTERLEAVED rung %d %.4f ms  rung %d %.4f ms  %d/%d = %.4f  (rung %d faster in %d of %zu pairs)\n", ra,
                 ma, rb, mb, rb, ra, mb / ma, rb, bWins, ta.size());
     if (varB >= 0) std::printf("INTERLEAVED_VARIANT B=%d\n", varB);
+    if (tracedA) std::printf("INTERLEAVED_TRACED_A (rung %d: the traced kernels, no buffer)\n", ra);
     return {};
 }
 

@@ -56,6 +56,11 @@ std::string runFusedEpilogueWarp(Problem& p);
 std::string runCandidateKernel(Problem& p);
 // user_first.cu (rung 4: rung 3 + the user stage in one persistent launch; its walk per shape: rung4Broadcast)
 std::string runUserFirst(Problem& p);
+// true: rungs 3-4 launch their traced kernels (lceEpilogueWarp, lceUserFirst: the trace code, recording when a trace
+// buffer is attached to the module's control symbol); false: the same kernels compiled without it (...Untraced: no
+// clock reads, no trace stores or branches). Starts true under warpstage-record (WARPSTAGE_SINK set), else false;
+// the driver's --trace-cost sets it around its traced launches (epilogue_warp.cu, s15-lceuntraced).
+bool& traceLaunches();
 // true: rung 4 launches run the user-first walk's user units alone (the driver's --user-stage diagnostic)
 bool& userStageOnly();
 // Rungs 3-4's kernel configuration (lce_shape.h: configKind) for the launches that follow; -1: back to LCE_TVAR's;

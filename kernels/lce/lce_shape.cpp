@@ -118,7 +118,8 @@ const char* usage()
            "  --check: against an fp32 reference on random inputs; --time: CUDA events, median of --iters\n"
            "  after --warmup; --sweep: B in {512,1024,2048,3072} x per-user in {2,5,10,50,100,1000}.\n"
            "  --trace-cost: rungs 3-4 timed with a per-warp trace buffer attached (what warpstage-record\n"
-           "  does) against the same launches without, interleaved; medians and the difference.\n"
+           "  does) against the same launches without (the kernels compiled without trace code),\n"
+           "  interleaved; medians and the difference.\n"
            "  --interleave A,B: rungs A and B (0..4, different) launched alternately, --warmup then --iters\n"
            "  pairs; medians, B/A and how many pairs B won (a verdict between two close rungs).\n"
            "  Rungs 3-4's kernel configurations (lce_body.cuh): 0 rung 3's, 10 rung 4's broadcast walk,\n"
@@ -126,6 +127,7 @@ const char* usage()
            "  run it (rung 4 with 10 or 15 on every shape that walk can run); LCE_TVAR_B=V: the same for\n"
            "  rung B of --interleave, and A,A is allowed (V against the rung as built); LCE_R4UF=V: rung 4's\n"
            "  user-first walk runs V where rung 4 takes that walk (15). Another value is refused (exit 2).\n"
+           "  LCE_TRACED_A=1: rung A of --interleave runs the traced kernels with no buffer (A,A allowed).\n"
            "  --user-stage: the stages timed apart, interleaved: cuBLAS's user GEMM (rung 3's first launch),\n"
            "  rung 4's kernel on its user-first walk's user units alone, rung 3's kernel alone; medians.\n"
            "  Exit: 0 ok, 1 a check failed or CUDA failed, 2 bad usage, 3 a rung refused the shape,\n"
@@ -183,11 +185,11 @@ std::string parseOptions(int argc, char** argv, Options& o)
             if (i + 1 >= argc) return "--interleave needs two rungs, e.g. 3,4";
             const std::string v = argv[++i];
             // (one rung with itself only with LCE_TVAR_B set: rungs 3-4's kernel variant B against the rung)
-            const bool variantB = std::getenv("LCE_TVAR_B") != nullptr;
+            const bool variantB = std::getenv("LCE_TVAR_B") != nullptr || std::getenv("LCE_TRACED_A") != nullptr;
             if (v.size() != 3 || v[1] != ',' || v[0] < '0' || v[0] >= '0' + kRungs || v[2] < '0'
                 || v[2] >= '0' + kRungs || (v[0] == v[2] && !variantB))
                 return "--interleave: '" + v + "' is not two different rungs A,B of 0..4 (e.g. 3,4; A,A only with "
-                       "LCE_TVAR_B set)";
+                       "LCE_TVAR_B or LCE_TRACED_A set)";
             o.abA = v[0] - '0';
             o.abB = v[2] - '0';
         }

@@ -38,15 +38,31 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
 {
     body<S, true, V>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
 }
-namespace {
-// CTA pairs of lceUserFirst<S, V> resident at once (0 and a sentence in err if the runtime cannot tell; asked once).
+// The same kernel compiled without its trace (s15-lceuntraced): what rung 4 launches unless traceLaunches().
 template <int S, int V>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
+    lceUserFirstUntraced(const __grid_constant__ CUtensorMap tmWu, const __grid_constant__ CUtensorMap tmEu,
+                         const __grid_constant__ CUtensorMap tmWc, const __grid_constant__ CUtensorMap tmEc,
+                         const __grid_constant__ CUtensorMap tmU, const __grid_constant__ CUtensorMap tmOut,
+                         const int32_t* __restrict__ userOf, int* __restrict__ flags, const Params p)
+{
+    body<S, true, V, false>(tmWu, tmEu, tmWc, tmEc, tmU, tmOut, userOf, flags, p);
+}
+namespace {
+template <int S, int V, bool Traced>
+constexpr auto kernel4()
+{
+    if constexpr (Traced) return lceUserFirst<S, V>;
+    else return lceUserFirstUntraced<S, V>;
+}
+// CTA pairs of the kernel resident at once (0 and a sentence in err if the runtime cannot tell; asked once).
+template <int S, int V, bool Traced = true>
 int pairs4(std::string& err)
 {
     static int n = 0;
     if (n == 0)
-        n = residentPairs(reinterpret_cast<const void*>(lceUserFirst<S, V>), int(PlanOf<S, V>::bytes(true, kWarps)),
-                          err);
+        n = residentPairs(reinterpret_cast<const void*>(kernel4<S, V, Traced>()),
+                          int(PlanOf<S, V>::bytes(true, kWarps)), err);
     return n;
 }
 
@@ -57,7 +73,7 @@ struct Prepared {
     unsigned grid = 0;
     Params q{};
 };
-template <int S, int V>
+template <int S, int V, bool Traced>
 std::string prepare4(const Problem& p, Prepared& r)
 {
     const Shape& s = p.s;
@@ -70,7 +86,7 @@ std::string prepare4(const Problem& p, Prepared& r)
     if (walk.flags > lceFlagCount(s))
         return "rung 4 (user first): the driver allocated too few ready flags for this shape";
     if (walk.units > 2147483647LL) return "rung 4 (user first): too many tiles for 32-bit unit numbers";
-    const int maxClusters = pairs4<S, V>(err);
+    const int maxClusters = pairs4<S, V, Traced>(err);
     if (maxClusters <= 0)  // the ready flags need every CTA pair resident
         return "rung 4 (user first): " + err + " (it needs all of them resident)";
     const UserFirstWalk w = userFirstWalk(s, maxClusters, bcast);
@@ -80,10 +96,10 @@ std::string prepare4(const Problem& p, Prepared& r)
     return {};
 }
 
-template <int S, int V>
+template <int S, int V, bool Traced>
 std::string launch4(Problem& p)
 {
-    const auto kern = lceUserFirst<S, V>;
+    const auto kern = kernel4<S, V, Traced>();
     const int smem = int(PlanOf<S, V>::bytes(true, kWarps));
     static_assert(PlanOf<S, V>::bytes(true, kWarps) <= 227 * 1024, "the traced build must fit in shared memory");
     // Prepared once per problem (s15-lcebody: a call then costs the launch alone; it encoded six tensor maps and
@@ -94,7 +110,7 @@ std::string launch4(Problem& p)
     thread_local bool valid = false;
     if (!valid || !(launchKeyOf(p) == last.key)) {
         valid = false;
-        const std::string err = prepare4<S, V>(p, last);
+        const std::string err = prepare4<S, V, Traced>(p, last);
         if (!err.empty()) return err;
         valid = true;
     }
@@ -110,6 +126,11 @@ std::string launch4(Problem& p)
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return std::string("rung 4 (user first) launch: ") + cudaGetErrorString(e);
     return {};
+}
+template <int S, int V>
+std::string launch4(Problem& p)
+{
+    return traceLaunches() ? launch4<S, V, true>(p) : launch4<S, V, false>(p);
 }
 }  // namespace
 }  // namespace body
