@@ -33,6 +33,9 @@
 // Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
 // Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
 // tileN = n0 / 128 (+ 1000 for user tiles; b = the user there). Consumer lanes: "consumer WG0" / "consumer WG1".
+// Two instances per kernel (Traced, s15-lceuntraced): the traced one (the kernels' own names) and one whose trace calls
+// go to wt::Warp<wt::Off> and UntracedCta (the ...Untraced kernels: no trace code; tests/kernels/check_lce_sass.py);
+// the host launches the traced one only while traceLaunches() (lce_rungs.h).
 #pragma once
 
 #include <warpstage/trace.cuh>
