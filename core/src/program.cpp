@@ -187,6 +187,37 @@ std::vector<IdleGap> idleGaps(const ProgramTrace& program, TimeNs minGapNs)
     return gaps;
 }
 
+std::optional<Burst> busiestBurst(const ProgramTrace& program, double minGapFraction, double maxSpanFraction,
+                                  double minBusyFraction)
+{
+    const auto merged = busyStretches(program);
+    const TimeNs span = program.lastEnd() - program.firstStart();
+    if (merged.empty() || span <= 0)
+        return std::nullopt;
+    const double minGap = minGapFraction * double(span);
+    Burst best, cur{merged[0].first, merged[0].second, merged[0].second - merged[0].first};
+    auto keep = [&best](const Burst& b) {
+        if (b.busyNs > best.busyNs)
+            best = b;
+    };
+    for (std::size_t i = 1; i < merged.size(); ++i) {
+        const auto& [a, b] = merged[i];
+        if (double(a - cur.end) >= minGap) {
+            keep(cur);
+            cur = {a, b, 0};
+        }
+        cur.end = std::max(cur.end, b);
+        cur.busyNs += b - a;
+    }
+    keep(cur);
+    TimeNs busy = 0;
+    for (const auto& [a, b] : merged)
+        busy += b - a;
+    if (double(best.end - best.start) >= maxSpanFraction * double(span) || double(best.busyNs) < minBusyFraction * double(busy))
+        return std::nullopt;
+    return best;
+}
+
 TimeNs gpuBusyNs(const ProgramTrace& program)
 {
     TimeNs busy = 0;

@@ -189,6 +189,61 @@ private slots:
         QCOMPARE(gpuBusyNs(p), TimeNs(20));  // memory operations alone are busy time too
         QVERIFY(idleGaps(p, 0).empty());      // no gap before the first or after the last record
     }
+    // Where a program view opens (busiestBurst): the stretch between idle gaps of >= 10 % of the run's span that holds the
+    // most GPU busy time, when it covers < 50 % of the span and holds >= 2/3 of the busy time.
+    void busiestBurstOfAMostlyIdleRun()
+    {
+        ProgramTrace p;
+        // lce-like: set-up kernels [0,2000), an API span to 100000 (host work), then 13 iterations of 2000 with
+        // 500 between them from 93000: [93000 + 2500 i, 95000 + 2500 i), i = 0..12 -> burst [93000, 125000), busy 26000;
+        // span [0, 125000): gaps >= 12500 split it there (the only one: [2000, 93000)); 32000 < 62500
+        p.kernels = {launch("fill", 0, 1000), launch("pad", 1000, 2000)};
+        for (int i = 0; i < 13; ++i)
+            p.kernels.push_back(launch("gemm", 93000 + 2500 * i, 95000 + 2500 * i));
+        ApiSpan api;
+        api.start = 0;
+        api.end = 100000;
+        p.apiSpans = {api};
+        auto b = busiestBurst(p);
+        QVERIFY(b.has_value());
+        QCOMPARE(b->start, TimeNs(93000));
+        QCOMPARE(b->end, TimeNs(125000));
+        QCOMPARE(b->busyNs, TimeNs(26000));
+        // the busier of two bursts wins even when it comes first: a 30000-long kernel at [2000, 32000) joins the
+        // set-up burst [0, 32000) (busy 32000 > 26000; span 32000 < 62500); but it holds 32000 of 58000 busy (55 %),
+        // under the default 2/3: two bursts of GPU work, the whole run is the view; at minBusyFraction 0.5 it is
+        p.kernels.push_back(launch("big", 2000, 32000));
+        QVERIFY(!busiestBurst(p).has_value());
+        b = busiestBurst(p, 0.1, 0.5, 0.5);
+        QVERIFY(b.has_value());
+        QCOMPARE(b->start, TimeNs(0));
+        QCOMPARE(b->end, TimeNs(32000));
+        QCOMPARE(b->busyNs, TimeNs(32000));
+        // a gap below the threshold does not split: minGapFraction 0.8 (100000) keeps one burst of the whole GPU
+        // work, [0, 125000) = the span: no burst to open on
+        QVERIFY(!busiestBurst(p, 0.8, 0.5, 0.5).has_value());
+    }
+    void busiestBurstNotForABusyRun()
+    {
+        ProgramTrace p;
+        QVERIFY(!busiestBurst(p).has_value());  // empty run
+        // busy almost throughout: [0,450) [500,1000), the gap 50 < 100 (10 % of 1000): one burst, the whole span
+        p.kernels = {launch("a", 0, 450), launch("b", 500, 1000)};
+        QVERIFY(!busiestBurst(p).has_value());
+        // [0,100) [300,400) [600,700) [1000,1010) (busyAndGapsTwoStreams), span 1010: gaps >= 101 are [400,600) and
+        // [700,1000) ([200,300) is 100); bursts [0,400) busy 300, [600,700) 100, [1000,1010) 10: the first, 400 < 505,
+        // holding 300 of 410 busy (73 %) >= 2/3; at minBusyFraction 0.75 the whole run instead
+        p.kernels = {launch("a", 0, 100, 7), launch("b", 50, 150, 8), launch("a", 300, 400, 7), launch("b", 600, 700, 8)};
+        p.memOps = {memop(140, 200), memop(1000, 1010, MemOpKind::DtoH)};
+        QVERIFY(!busiestBurst(p, 0.1, 0.5, 0.75).has_value());
+        auto b = busiestBurst(p);
+        QVERIFY(b.has_value());
+        QCOMPARE(b->start, TimeNs(0));
+        QCOMPARE(b->end, TimeNs(400));
+        QCOMPARE(b->busyNs, TimeNs(300));
+        // but with maxSpanFraction 0.39 (394 <= 400) it covers too much of the run to zoom to
+        QVERIFY(!busiestBurst(p, 0.1, 0.39).has_value());
+    }
     void nvtxIsNotGpuTime()
     {
         ProgramTrace p;

@@ -348,6 +348,41 @@ private slots:
         proxy.setNameFilter(QString());
         QCOMPARE(proxy.rowCount(), 2);
     }
+    // A run whose GPU work is one burst inside long host time (the bundled lce runs: set-up, ~0.5 s of start-up, the
+    // timed iterations) opens on that burst (ws::busiestBurst), with a margin; Back and Reset zoom show the whole run.
+    // A run busy throughout opens whole, with no history entry.
+    void panelOpensOnTheBusiestBurst()
+    {
+        ProgramPanel panel;
+        panel.resize(1200, 700);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto p = smallProgram();  // GPU work in [1'000'000, 1'140'000)
+        ws::ApiSpan api;          // host time after it: the run spans [1'000'000, 3'000'000)
+        api.start = 1'000'000;
+        api.end = 3'000'000;
+        p->apiSpans.push_back(api);
+        panel.setProgram(p);
+        ProgramView *v = panel.view();
+        const auto r = v->visibleRange();
+        // the burst [1'000'000, 1'140'000) with 140'000 / 50 = 2'800 either side
+        QCOMPARE(r.first, TimeNs(1'000'000 - 2'800));
+        QCOMPARE(r.second, TimeNs(1'140'000 + 2'800));
+        QVERIFY(v->canGoBack());
+        v->historyBack();
+        const auto whole = v->visibleRange();
+        QVERIFY(whole.first <= TimeNs(1'000'000) && whole.second >= TimeNs(3'000'000));
+        v->historyForward();
+        v->resetZoom();
+        QCOMPARE(v->visibleRange(), whole);
+        // the same GPU work without the host tail: busy over most of its span, whole, nothing to go back to
+        panel.setProgram(smallProgram());
+        QVERIFY(!v->canGoBack());
+        const auto r2 = v->visibleRange();
+        QVERIFY(r2.first <= TimeNs(1'000'000) && r2.second >= TimeNs(1'140'000));
+        v->resetZoom();
+        QCOMPARE(v->visibleRange(), r2);
+    }
     void panelLinksBothWays()
     {
         ProgramPanel panel;

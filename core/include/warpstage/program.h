@@ -5,6 +5,7 @@
 #include "warpstage/model.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,5 +47,18 @@ std::vector<IdleGap> idleGaps(const ProgramTrace& program, TimeNs minGapNs);
 
 // GPU busy time of the run: the union of all kernel and memory-operation intervals.
 TimeNs gpuBusyNs(const ProgramTrace& program);
+
+// Where a program view should open. The run's GPU work split at idle gaps of at least `minGapFraction` of the run's
+// span (first to last record, CPU records included); the stretch between two such gaps that holds the most GPU busy
+// time. Returned only when that stretch holds at least `minBusyFraction` of the run's GPU busy time (the bundled lce
+// runs of rungs 3-4: 77-78 %, the rest their inputs' fill and padding) and covers less
+// than `maxSpanFraction` of its span -- a run whose GPU work is one burst inside idle host time (start-up,
+// allocation, a compile); otherwise the whole run is the view and the result is empty.
+struct Burst {
+    TimeNs start = 0, end = 0;
+    TimeNs busyNs = 0;
+};
+std::optional<Burst> busiestBurst(const ProgramTrace& program, double minGapFraction = 0.1, double maxSpanFraction = 0.5,
+                                  double minBusyFraction = 2.0 / 3.0);
 
 }  // namespace ws
