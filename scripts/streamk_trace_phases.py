@@ -9,7 +9,8 @@ spread; then, per warp role (the producer warp 0; consumer warpgroups 0 and 1, t
 each phase (an event's phase lasts until the warp's next non-marker event: kernels/include/warpstage/trace_format.h),
 as the mean over CTAs and for the CTA that ends last, in microseconds (clock64 cycles scaled by each CTA's own
 cycles-per-ns, from its start/end records); and the consumers' first MmaIssue after the CTA start (the pipeline fill).
-Session 11 (s11-skinny): the small and skinny GEMMs of issue 14.
+Session 11 (s11-skinny): the small and skinny GEMMs of issue 14. Since session 15 it reads format version 2's
+packed records (expanded as trace_format.h's forEachEvent does) and refuses a version or a record kind it does not know.
 """
 import struct
 import sys
@@ -19,6 +20,8 @@ KINDS = ["Other", "Setup", "WaitSlot", "IssueLoad", "WaitData", "MmaIssue", "Mma
          "Load", "Sync", "Compute", "WaitOrder", "WaitPartial", "Fixup"]
 END, TILE_BEGIN, TILE_END, LOAD_READY = 0xF0, 0xF1, 0xF2, 0xF3
 MARKERS = {TILE_BEGIN, TILE_END, LOAD_READY}
+KSTEP4, LOAD2 = 0xF4, 0xF5  # packed records of format version 2 (trace_format.h), expanded by expand()
+VERSIONS = (1, 2)           # trace_format.h's kOldestFormatVersion .. kFormatVersion
 
 
 MAGIC = 0x57535452  # "WSTR", trace_format.h's kMagic
@@ -38,6 +41,8 @@ def load(path):
     magic, version, ctas, warps, epw, stages, bpk = struct.unpack_from("<7I", b, 0)
     if magic != MAGIC:
         raise BadBuffer(f"magic 0x{magic:08x}, not a Warpstage trace buffer (0x{MAGIC:08x}, trace_format.h)")
+    if version not in VERSIONS:
+        raise BadBuffer(f"trace format version {version}; this script reads versions {VERSIONS[0]} to {VERSIONS[-1]}")
     need = 64 + 64 * ctas + ctas * warps * (16 + 16 * epw)
     if len(b) < need:
         raise BadBuffer(f"{len(b)} bytes, but its header ({ctas} CTAs, {warps} warps, {epw} events per warp) "
@@ -55,8 +60,41 @@ def load(path):
             count, role, wg, ri, fl = struct.unpack_from("<IBBBB", b, off)
             n = min(count, epw)
             ev = [struct.unpack_from("<QihBB", b, off + 16 + 16 * i) for i in range(n)]
-            warps_ev[(c, w)] = (role, ev)
+            odd = [e[4] for e in ev if e[4] > LOAD_READY and not (version >= 2 and e[4] in (KSTEP4, LOAD2))]
+            if odd:
+                raise BadBuffer(f"CTA {c} warp {w}: record kind 0x{odd[0]:02X}, which format version {version} "
+                                "does not define")
+            warps_ev[(c, w)] = (role, expand(ev))
     return dict(ctas=ctas, warps=warps, epw=epw, stages=stages, bpk=bpk, recs=recs, ev=warps_ev)
+
+
+def expand(ev):
+    """trace_format.h's forEachEvent: each kEventKStep4 record as its four events (MmaWait, Release of k-step
+    kstep - lag; WaitData, MmaIssue of kstep), each kEventLoad2 as its two (WaitSlot, IssueLoad)"""
+    out, prev = [], 0
+    for clock, kstep, aux, slot, kind in ev:
+        if kind not in (KSTEP4, LOAD2):
+            out.append((clock, kstep, aux, slot, kind))
+            prev = clock
+            continue
+        c0 = prev + (((clock & 0xFFFFFFFF) - (prev & 0xFFFFFFFF)) & 0xFFFFFFFF)
+        stages = slot & 0xF
+
+        def slot_of(k):
+            return 0xFF if stages == 0 or k < 0 else k % stages
+        if kind == LOAD2:
+            c1 = c0 + (clock >> 32)
+            out += [(c0, kstep, 0, slot_of(kstep), 2), (c1, kstep, 0, slot_of(kstep), 3)]
+            prev = c1
+            continue
+        c1 = c0 + ((clock >> 32) & 0xFFFF)
+        c2 = c1 + (clock >> 48)
+        c3 = c2 + (aux & 0xFFFF)
+        k0 = kstep - (slot >> 4)
+        out += [(c0, k0, 0, slot_of(k0), 6), (c1, k0, 0, slot_of(k0), 7), (c2, kstep, 0, slot_of(kstep), 4),
+                (c3, kstep, 0, slot_of(kstep), 5)]
+        prev = c3
+    return out
 
 
 def phases(ev):
