@@ -172,6 +172,33 @@ int itersFor(const Options& o, int nsets, const std::function<void(int)>& before
     return std::clamp(it, o.minIters, o.maxIters);
 }
 
+// One timed batch of `iters` launches, after `launch`'s settle (rest or heat) and 3 warm-up launches: every timed batch
+// of every variant (cuBLAS, untraced, traced, instrumented idle) is taken this way.
+std::vector<float> settledBatch(const Options& o, int nsets, int iters, const std::function<void(int)>& before,
+                                const std::function<void(int)>& launch)
+{
+    settle(o, nsets, before, launch);
+    timeLaunches(3, nsets, before, launch);
+    return timeLaunches(std::max(1, iters), nsets, before, launch);
+}
+
+// One variant's timed batches: `iters` launches per batch, appended to `out`.
+struct Batch {
+    std::vector<float>* out;
+    std::function<void(int)> before, launch;
+    int iters;
+};
+// `rounds` rounds over `batches`, every odd round in reverse order (A B C, C B A, ...: drift reaches all alike).
+void timeRounds(const Options& o, int nsets, int rounds, const std::vector<Batch>& batches)
+{
+    for (int round = 0; round < rounds; ++round)
+        for (std::size_t j = 0; j < batches.size(); ++j) {
+            const Batch& b = batches[round % 2 ? batches.size() - 1 - j : j];
+            auto a = settledBatch(o, nsets, b.iters, b.before, b.launch);
+            b.out->insert(b.out->end(), a.begin(), a.end());
+        }
+}
+
 // --idle-cost: untraced (u), instrumented not recording (i), traced (t) of one rung and shape.
 struct IdleRow {
     std::string shape, rung;
@@ -301,13 +328,9 @@ int main(int argc, char** argv)
                         p.l2CacheSize / 1e6, (unsigned long long)seed);
 
             auto cublasLaunch = [&](int set) { cublas.gemm(s, A[set].get(), B[set].get(), C[set].get(), false); };
-            auto timeCublas = [&]() {
-                int it = itersFor(o, nsets, nullptr, cublasLaunch);
-                settle(o, nsets, nullptr, cublasLaunch);  // the same rest (cold) or heat (hot) as every rung's batch
-                timeLaunches(3, nsets, nullptr, cublasLaunch);
-                return summarize(timeLaunches(it, nsets, nullptr, cublasLaunch));
-            };
             const int itC = itersFor(o, nsets, nullptr, cublasLaunch);
+            // the same rest (cold) or heat (hot) as every rung's batch
+            auto timeCublas = [&]() { return summarize(settledBatch(o, nsets, itC, nullptr, cublasLaunch)); };
             Timing cb0 = timeCublas();
             std::printf("  cublas        %8.4f ms  %7.1f TFLOP/s  (%d launches)\n", cb0.medianMs,
                         s.flops() / cb0.medianMs / 1e9, cb0.iters);
@@ -368,17 +391,9 @@ int main(int argc, char** argv)
                 int itU = itersFor(o, nsets, nullptr, launchU);
                 int itT = o.traced ? itersFor(o, nsets, resetT, launchT) : 0;
                 std::vector<float> su, st, sc;
-                struct Batch { std::vector<float>* out; std::function<void(int)> before, launch; int iters; };
-                std::vector<Batch> batches = {{&sc, nullptr, cublasLaunch, itC}, {&su, nullptr, launchU, itU}};
-                if (o.traced) batches.push_back({&st, resetT, launchT, itT});
-                for (int round = 0; round < 2; ++round)
-                    for (std::size_t j = 0; j < batches.size(); ++j) {
-                        const Batch& b = batches[round ? batches.size() - 1 - j : j];
-                        settle(o, nsets, b.before, b.launch);
-                        timeLaunches(3, nsets, b.before, b.launch);
-                        auto a = timeLaunches(std::max(1, b.iters / 2), nsets, b.before, b.launch);
-                        b.out->insert(b.out->end(), a.begin(), a.end());
-                    }
+                std::vector<Batch> batches = {{&sc, nullptr, cublasLaunch, itC / 2}, {&su, nullptr, launchU, itU / 2}};
+                if (o.traced) batches.push_back({&st, resetT, launchT, itT / 2});
+                timeRounds(o, nsets, 2, batches);
                 row.u = summarize(su);
                 row.cb = summarize(sc);
                 if (o.traced) row.t = summarize(st);
@@ -409,16 +424,7 @@ int main(int argc, char** argv)
                     const int itI = itersFor(o, nsets, nullptr, launchI);
                     const int it = std::max({itU, itI, itT});
                     std::vector<float> vu, vi, vt;
-                    struct V { std::vector<float>* out; std::function<void(int)> before, launch; };
-                    const V order[3] = {{&vu, nullptr, launchU}, {&vi, nullptr, launchI}, {&vt, resetT, launchT}};
-                    for (int round = 0; round < 6; ++round)
-                        for (int j = 0; j < 3; ++j) {
-                            const V& v = order[round % 2 ? 2 - j : j];
-                            settle(o, nsets, v.before, v.launch);
-                            timeLaunches(3, nsets, v.before, v.launch);
-                            auto a = timeLaunches(std::max(1, it / 3), nsets, v.before, v.launch);
-                            v.out->insert(v.out->end(), a.begin(), a.end());
-                        }
+                    timeRounds(o, nsets, 6, {{&vu, nullptr, launchU, it / 3}, {&vi, nullptr, launchI, it / 3}, {&vt, resetT, launchT, it / 3}});
                     ir.u = summarize(vu);
                     ir.i = summarize(vi);
                     ir.t = summarize(vt);
