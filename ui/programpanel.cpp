@@ -2,7 +2,6 @@
 
 #include "tracedocument.h"
 
-#include <algorithm>
 #include <warpstage/program.h>
 
 #include <QCheckBox>
@@ -135,14 +134,11 @@ void ProgramPanel::setProgram(std::shared_ptr<const ws::ProgramTrace> program)
 {
     m_model->setProgram(program.get());
     m_view->setProgram(program);
-    // A run whose GPU work is a burst between long host stretches (start-up, allocation, a compile) opens on its
-    // busiest burst rather than on slivers; Home (Reset zoom) or Back shows the whole run (ws::busiestBurst).
-    if (program)
-        if (const auto burst = ws::busiestBurst(*program)) {
-            const ws::TimeNs margin = std::max<ws::TimeNs>((burst->end - burst->start) / 50, 50);
-            m_view->setVisibleRange(burst->start - margin, burst->end + margin);
-        }
     if (program) {
+        // A run whose GPU work is a burst between long host stretches (start-up, allocation, a compile) opens on its
+        // busiest burst rather than on slivers; Home (Reset zoom) or Back shows the whole run (ws::busiestBurst).
+        if (const auto burst = ws::busiestBurst(*program))
+            m_view->zoomToSpan(burst->start, burst->end);
         const ws::TimeNs busy = ws::gpuBusyNs(*program);
         const ws::TimeNs span = program->lastEnd() - program->firstStart();
         m_summary->setText(tr("%1 launches · %2 kernels · GPU busy %3 of %4")

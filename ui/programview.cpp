@@ -354,9 +354,14 @@ bool ProgramView::zoomToKernel(const QString &name)
         }
     if (!any)
         return false;
-    const double lo = double(a - d->origin), hi = double(b - d->origin), m = std::max((hi - lo) * 0.02, 50.0);
-    d->nav.navigate({lo - m, hi + m});
+    zoomToSpan(a, b);
     return true;
+}
+
+void ProgramView::zoomToSpan(TimeNs t0, TimeNs t1)
+{
+    const double lo = double(t0 - d->origin), hi = double(t1 - d->origin), m = std::max((hi - lo) * 0.02, 50.0);
+    d->nav.navigate({lo - m, hi + m});
 }
 
 void ProgramView::selectLaunch(int k)

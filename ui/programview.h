@@ -44,6 +44,8 @@ public:
     QString highlightedKernel() const;
     // Zoom to fit every launch of `name` (a history entry). False if there is none.
     bool zoomToKernel(const QString &name);
+    // Fits [t0, t1) (absolute ns) with 2 % (at least 50 ns) either side: what zoomToKernel does with its launches' span.
+    void zoomToSpan(ws::TimeNs t0, ws::TimeNs t1);
     // Select launch k (index into program()->kernels; -1 clears), no signal; scrolls its row into view.
     void selectLaunch(int k);
     int selectedLaunch() const;

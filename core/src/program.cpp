@@ -195,24 +195,20 @@ std::optional<Burst> busiestBurst(const ProgramTrace& program, double minGapFrac
     if (merged.empty() || span <= 0)
         return std::nullopt;
     const double minGap = minGapFraction * double(span);
-    Burst best, cur{merged[0].first, merged[0].second, merged[0].second - merged[0].first};
-    auto keep = [&best](const Burst& b) {
-        if (b.busyNs > best.busyNs)
-            best = b;
-    };
-    for (std::size_t i = 1; i < merged.size(); ++i) {
-        const auto& [a, b] = merged[i];
+    Burst best, cur{merged[0].first, merged[0].first, 0};
+    TimeNs busy = 0;  // the run's (gpuBusyNs), summed on the way
+    for (const auto& [a, b] : merged) {
         if (double(a - cur.end) >= minGap) {
-            keep(cur);
+            if (cur.busyNs > best.busyNs)
+                best = cur;
             cur = {a, b, 0};
         }
         cur.end = std::max(cur.end, b);
         cur.busyNs += b - a;
-    }
-    keep(cur);
-    TimeNs busy = 0;
-    for (const auto& [a, b] : merged)
         busy += b - a;
+    }
+    if (cur.busyNs > best.busyNs)
+        best = cur;
     if (double(best.end - best.start) >= maxSpanFraction * double(span) || double(best.busyNs) < minBusyFraction * double(busy))
         return std::nullopt;
     return best;
