@@ -19,11 +19,8 @@ import os
 import re
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "recorder"))
-sys.path.insert(0, HERE)
-import check_sass as cs  # noqa: E402
-import check_user_sass as cu  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorder"))
+import check_user_sass as cu  # noqa: E402  (it imports this folder's check_sass.py: the disassemblers)
 
 KERNEL = re.compile(r"\d+lce(EpilogueWarp|UserFirst)(Untraced)?I")
 HGMMA = re.compile(r"\bHGMMA\.")
@@ -43,25 +40,13 @@ def main():
     if not os.path.isfile(binary):
         print(f"check_lce_sass: {binary}: no such file", file=sys.stderr)
         return 2
-    mode, tool, _version = cs.find_tool("auto")
-    if not tool:
-        msg = "no disassembler (cuobjdump/nvdisasm of CUDA >= 12, or the one scripts/fetch-nvdisasm.sh installs)"
-        if os.environ.get("WARPSTAGE_REQUIRE_SASS_CHECK", "0") not in ("", "0"):
-            print(f"FAIL: check_lce_sass: WARPSTAGE_REQUIRE_SASS_CHECK is set: {msg}")
-            return 1
-        print(f"SKIP: check_lce_sass: {msg}")
-        return 77
-    print(f"disassembler: {mode} {tool}")
+    mode, tool, rc = cu.find_tool_or_skip("check_lce_sass")
+    if rc is not None:
+        return rc
     funcs = {n: l for n, l in cu.kernel_sass(mode, tool, binary, "lce").items() if KERNEL.search(n)}
     traced = {n: l for n, l in funcs.items() if "Untraced" not in n}
     untraced = {twin_key(n): l for n, l in funcs.items() if "Untraced" in n}
-    failures = 0
-
-    def check(ok, what):
-        nonlocal failures
-        print(("PASS " if ok else "FAIL ") + what)
-        failures += 0 if ok else 1
-
+    check = cu.Checks()
     check(len(traced) >= 3, f"the traced kernels of rungs 3-4 are there ({len(traced)}; lceEpilogueWarp<3, 0>, "
                             "lceUserFirst<4, 10>, lceUserFirst<4, 15> at least)")
     for fn in sorted(set(traced) | set(untraced)):
@@ -82,7 +67,7 @@ def main():
         n_t, n_u = len(traced[fn]), len(untraced[fn])
         print(f"{fn}: instructions: traced {n_t}, untraced {n_u} ({n_t - n_u} of trace code)")
         check(n_u < n_t, f"{fn}: the untraced kernel is smaller than the traced one")
-    return 1 if failures else 0
+    return 1 if check.failures else 0
 
 
 if __name__ == "__main__":

@@ -65,28 +65,42 @@ def kernel_sass(mode, tool, binary, kernel):
     return hits
 
 
+def find_tool_or_skip(prog):
+    """(mode, tool, None) with the disassembler check_sass.find_tool picks, printed; without one (None, None, exit code):
+    "SKIP: ..." and 77, or "FAIL: ..." and 1 when WARPSTAGE_REQUIRE_SASS_CHECK is set."""
+    mode, tool, _version = cs.find_tool("auto")
+    if tool:
+        print(f"disassembler: {mode} {tool}")
+        return mode, tool, None
+    msg = "no disassembler (cuobjdump/nvdisasm of CUDA >= 12, or the one scripts/fetch-nvdisasm.sh installs)"
+    if os.environ.get("WARPSTAGE_REQUIRE_SASS_CHECK", "0") not in ("", "0"):
+        print(f"FAIL: {prog}: WARPSTAGE_REQUIRE_SASS_CHECK is set: {msg}")
+        return None, None, 1
+    print(f"SKIP: {prog}: {msg}")
+    return None, None, 77
+
+
+class Checks:
+    """check(ok, what) prints PASS / FAIL what and counts the failures."""
+
+    def __init__(self):
+        self.failures = 0
+
+    def __call__(self, ok, what):
+        print(("PASS " if ok else "FAIL ") + what)
+        self.failures += 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--traced", required=True)
     ap.add_argument("--untraced", required=True)
     ap.add_argument("--kernel", default="wsRowSum")
     a = ap.parse_args()
-    mode, tool, _version = cs.find_tool("auto")
-    if not tool:
-        msg = "no disassembler (cuobjdump/nvdisasm of CUDA >= 12, or the one scripts/fetch-nvdisasm.sh installs)"
-        if os.environ.get("WARPSTAGE_REQUIRE_SASS_CHECK", "0") not in ("", "0"):
-            print(f"FAIL: check_user_sass: WARPSTAGE_REQUIRE_SASS_CHECK is set: {msg}")
-            return 1
-        print(f"SKIP: check_user_sass: {msg}")
-        return 77
-    failures = 0
-
-    def check(ok, what):
-        nonlocal failures
-        print(("PASS " if ok else "FAIL ") + what)
-        failures += 0 if ok else 1
-
-    print(f"disassembler: {mode} {tool}")
+    mode, tool, rc = find_tool_or_skip("check_user_sass")
+    if rc is not None:
+        return rc
+    check = Checks()
     traced_all = kernel_sass(mode, tool, a.traced, a.kernel)
     untraced_all = kernel_sass(mode, tool, a.untraced, a.kernel)
     check(sorted(traced_all) == sorted(untraced_all), f"both builds hold the same kernels ({len(traced_all)} matching '{a.kernel}')")
@@ -101,7 +115,7 @@ def main():
         n_t, n_u = len(traced), len(untraced)
         print(f"{fn}: instructions: traced {n_t}, untraced {n_u} (+{n_t - n_u} for the instrumentation)")
         check(n_u < n_t, f"{fn}: the untraced kernel is smaller than the traced one")
-    return 1 if failures else 0
+    return 1 if check.failures else 0
 
 
 if __name__ == "__main__":
