@@ -30,7 +30,8 @@
 // The kernel's configuration: template argument V, lce_shape.h's kRung3Config / kRung4BroadcastConfig /
 // kRung4UserFirstConfig, whose fields (Variant below: ring stages, staging pieces, one shared staging half, registers
 // of warpgroup 0, eager publication) the body reads as compile-time constants.
-// Trace: producer WaitSlot / IssueLoad; consumers WaitData / MmaIssue / MmaWait / Release per k-step, WaitOrder +
+// Trace: producer WaitSlot / IssueLoad (one packed record per k-step: loadAt); consumers WaitData / MmaIssue / MmaWait /
+// Release per k-step (one packed record per k-step: kStepAt, the clocks read where the phases begin), WaitOrder +
 // Epilogue per tile; epilogue warp WaitData / Store / WaitOrder / Load per half; tile markers tileM = b * mTiles + tm,
 // tileN = n0 / 128 (+ 1000 for user tiles; b = the user there). Consumer lanes: "consumer WG0" / "consumer WG1".
 // Two instances per kernel (Traced, s15-lceuntraced): the traced one (the kernels' own names) and one whose trace calls
@@ -149,11 +150,13 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     using Plan = PlanOf<S, V>;
     extern __shared__ uint8_t smemRaw[];
     const Plan plan(smemRaw);
-    Ring<S, 2> ring{plan.full(), plan.empty()};
+    using LRing = Ring<S, 2, false>;  // (no LoadReady marker: WaitData's end is the data's arrival on the trace)
+    LRing ring{plan.full(), plan.empty()};
     const uint32_t rank = clusterCtaRank();
     ring.peer = rank ^ 1u;
     const Staging staging(plan.epiStaging(), plan.empty() + S);
     using Trace = wt::Warp<std::conditional_t<Traced, wt::Staged, wt::Off>>;
+    constexpr bool kTraced = Traced && wt::kEnabled;  // the k-loops' stamps (wt::Stamp) are staged by hand
     std::conditional_t<Traced, wt::Cta, UntracedCta> cta;
     cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
@@ -213,8 +216,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     const int KT = su ? p.kStepsUser : p.kSteps;
                     w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
                     for (int kt = 0; kt < KT; ++kt, ++fill) {
+                        // traced: WaitSlot (t) and IssueLoad (issued) of a k-step in ONE record (loadAt), after the
+                        // loads are issued (as the GEMM ladder's producer, session 14)
                         const uint64_t t = ring.waitSlot(fill, w);
-                        ring.issueLoad(fill, t, kStage, issuer, w, [&](int s, uint64_t* bar) {
+                        wt::Stamp<kTraced> issued;
+                        ring.issueLoad(fill, t, kStage, issuer, issued, [&](int s, uint64_t* bar) {
                             uint8_t* st = plan.stage(s);
 #pragma unroll
                             for (int q = 0; q < 2; ++q)
@@ -222,6 +228,16 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                             tmaLoad2dMulticast(st + kBytesE + rank * kBytesWHalf, tmB, bar, kt * BK,
                                                tm * kTileM + int(rank) * (kTileM / 2), uint16_t(3));
                         });
+                        if constexpr (kTraced) {
+                            if (fill >= S) {
+                                const wt::StampedEvent e[2] = {
+                                    {t, fill, wt::kind::WaitSlot, uint8_t(LRing::slot(fill)), 0}, issued.e};
+                                w.template loadAt<S>(e);
+                            } else {
+                                const wt::StampedEvent e[1] = {issued.e};
+                                w.eventsAt(e);
+                            }
+                        }
                     }
                     w.tileEnd();
                 }
@@ -283,8 +299,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         setMaxNRegInc<(168 * kThreads - 128 * variantOf(V).regs0) / 256>();  // 232 with 40 (above)
         const int cw = wg - 1, tInWg = tid & 127;
         // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
-        Trace w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole,
-                               plan.traceStaging(warp));
+        Trace w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole, plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
         int fill = 0, done = 0;
         uint32_t uf[kBcast ? kTileM / 4 : 1];    // the broadcast walk: the unit's user tile, fp16 pairs of acc
@@ -306,25 +321,60 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             w.tileBegin(z * p.mTiles + tm, int16_t(n0 / kTileN + (su ? 1000 : 0)));
             const int KT = su ? p.kStepsUser : p.kSteps;
             float acc[kTileM / 2];
+            // Traced (session 16, the GEMM ladder's consumer k-step of sessions 11 and 14): where a phase begins the
+            // warp only reads the clock (wt::Stamp); a k-step's four events -- MmaWait and Release of fill - 2, stamped
+            // at the end of the k-step before, and WaitData and MmaIssue of fill -- go into ONE packed record
+            // (kStepAt) right after the wgmma issue, where the warp is about to wait anyway. `carried`: mmaWaited and
+            // released hold events not staged yet (staged early before the held piece's events at kFlushAt).
+            wt::Stamp<kTraced> mmaWaited, released;
+            bool carried = false;
+            auto stageCarried = [&](int k) {  // k: the carried events' k-step
+                if constexpr (kTraced) {
+                    if (!carried) return;
+                    const uint8_t sp = uint8_t(LRing::slot(k));
+                    const wt::StampedEvent e[2] = {{mmaWaited.e.clock, k, wt::kind::MmaWait, sp, 0},
+                                                   {released.e.clock, k, wt::kind::Release, sp, 0}};
+                    w.eventsAt(e);
+                    carried = false;
+                }
+            };
             for (int kt = 0; kt < KT; ++kt, ++fill) {
-                const int s = Ring<S, 2>::slot(fill);
-                ring.waitData(fill, w);
+                const int s = LRing::slot(fill);
+                wt::Stamp<kTraced> waited, issued;
+                ring.waitData(fill, waited);
                 const uint32_t st = smemAddr(plan.stage(s));
-                w.event(wt::kind::MmaIssue, fill, uint8_t(s));
+                issued.event(wt::kind::MmaIssue, fill, uint8_t(s));
                 wgmmaFence();
 #pragma unroll
                 for (int kk = 0; kk < 4; ++kk)
                     wgmma_m64n224k16_f16tn(acc, wgmmaDescSw128Mn(st + cw * (kBytesE / 2) + kk * 2048, kBytesE / 2),
                                            wgmmaDescSw128(st + kBytesE + kk * 32), (kt == 0 && kk == 0) ? 0 : 1);
                 wgmmaCommit();
+                if constexpr (kTraced) {
+                    if (carried) {
+                        const uint8_t sp = uint8_t(LRing::slot(fill - 2));
+                        const wt::StampedEvent e[4] = {{mmaWaited.e.clock, fill - 2, wt::kind::MmaWait, sp, 0},
+                                                       {released.e.clock, fill - 2, wt::kind::Release, sp, 0},
+                                                       waited.e, issued.e};
+                        w.template kStepAt<S, 2>(e);
+                    } else {
+                        const wt::StampedEvent e[2] = {waited.e, issued.e};
+                        w.eventsAt(e);
+                    }
+                }
                 if (kt > 0) {
-                    mmaWait<1>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
-                    ring.release(fill - 1, lane0, w);
+                    mmaWait<1>(fill - 1, LRing::slot(fill - 1), mmaWaited);
+                    ring.release(fill - 1, lane0, released);
+                    carried = true;  // (read only by the traced instance's staging)
                 }
                 if constexpr (P > 1)
-                    if (pending && kt == kFlushAt) stageHeld();  // while this k-step's MMAs run
+                    if (pending && kt == kFlushAt) {  // while this k-step's MMAs run
+                        stageCarried(fill - 1);       // (stamped just above)
+                        stageHeld();
+                    }
             }
-            mmaWait<0>(fill - 1, Ring<S, 2>::slot(fill - 1), w);
+            stageCarried(fill - 2);  // the events of the k-step before the last
+            mmaWait<0>(fill - 1, LRing::slot(fill - 1), w);
             fenceAcc(acc);
             ring.release(fill - 1, lane0, w);
             if constexpr (P > 1)

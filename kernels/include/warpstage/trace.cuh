@@ -747,5 +747,30 @@ private:
     EngineFor<Engine> m_e;
 };
 
+// A trace that keeps its last event instead of recording it, for hot loops (the GEMM ladder's consumer k-step since
+// session 11, the lce family's since session 16): hand a Stamp<> where a Warp would go (a ring's waitData / release /
+// issueLoad, mmaWait) or call `stamp.event(kind, ...)` where a phase begins -- it only reads the clock -- and stage the
+// kept events `stamp.e` later, together, where the warp waits anyway: Warp::eventsAt, or kStepAt / loadAt (one packed
+// record). The source still names every phase where it begins (the stall pass's stage map reads those calls).
+// Stamp<false>: nothing (an untraced instance; it has no `e`: use it under `if constexpr`).
+template <bool Traced = true>
+struct Stamp : NullWarp {
+};
+template <>
+struct Stamp<true> {
+    StampedEvent e{};
+    __device__ __forceinline__ std::uint64_t now() { return e.clock = readClock64(); }
+    __device__ __forceinline__ void event(std::uint8_t kind, std::int32_t kstep = -1, std::uint8_t slot = kNoSlot,
+                                          std::int16_t aux = 0)
+    {
+        e = {readClock64(), kstep, kind, slot, aux};
+    }
+    __device__ __forceinline__ void eventAt(std::uint64_t c, std::uint8_t kind, std::int32_t kstep = -1,
+                                            std::uint8_t slot = kNoSlot, std::int16_t aux = 0)
+    {
+        e = {c, kstep, kind, slot, aux};
+    }
+};
+
 }  // namespace ws::trace
 #endif  // __CUDACC__

@@ -54,28 +54,7 @@ template <bool Traced, bool WarpCopy = false>
 using LeanWarpTrace = typename std::conditional<Traced && kEnabled, LeanStagedWarpT<WarpCopy>, NullLeanWarp>::type;
 
 // The ping-pong body's k-steps (rungs 6-7, session 11) take only clock reads where their phases begin and stage the
-// events together later (eventsAt: one address, one flush test). Stamp<true> is a trace that keeps its last event
-// instead of recording it: the body hands one to the ring's waitData / release / issueLoad and calls
-// `stamp.event(kind, ...)` where a phase begins (so the source still names every phase where it begins: the stall
-// pass's stage map reads those calls); `e` is the event, for eventsAt. Stamp<false>: nothing.
-template <bool Traced>
-struct Stamp : NullWarp {
-};
-template <>
-struct Stamp<true> {
-    StampedEvent e{};
-    __device__ __forceinline__ std::uint64_t now() { return e.clock = readClock64(); }
-    __device__ __forceinline__ void event(std::uint8_t kind, std::int32_t kstep = -1, std::uint8_t slot = kNoSlot,
-                                          std::int16_t aux = 0)
-    {
-        e = {readClock64(), kstep, kind, slot, aux};
-    }
-    __device__ __forceinline__ void eventAt(std::uint64_t c, std::uint8_t kind, std::int32_t kstep = -1,
-                                            std::uint8_t slot = kNoSlot, std::int16_t aux = 0)
-    {
-        e = {c, kstep, kind, slot, aux};
-    }
-};
+// events together later: Stamp<Traced> (<warpstage/trace.cuh>, public since session 16: the lce family uses it too).
 // w.eventsAt(e) where the engine has it (Warp<>, the staged engine's one-test batch); otherwise N eventAt() calls (the
 // experiments' engines: LeanStagedWarpT, RelayedWarp).
 template <class W, class = void>

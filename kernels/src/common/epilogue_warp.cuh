@@ -232,6 +232,13 @@ struct EpilogueStagingOf {
     }
 
     // ---- a consumer warpgroup (all 128 threads)
+    // The hand-off of half(cw) to the epilogue warp: its generic-proxy writes made visible to the TMA store, then the
+    // arrive.
+    __device__ __forceinline__ void handOff(int cw) const
+    {
+        fenceProxyAsync();
+        mbarArrive(&stFull[cw]);
+    }
     // Wait until U's tile of the n-th tile is in the half (and so the previous store has read it): phase WaitOrder.
     template <class Tr>
     __device__ __forceinline__ void waitOrderStaged(int cw, int n, Tr& tr) const
@@ -279,8 +286,7 @@ struct EpilogueStagingOf {
                     addHalf2(u[b][3], acc[a + 6], acc[a + 7]));
             }
         }
-        fenceProxyAsync();
-        mbarArrive(&stFull[cw]);
+        handOff(cw);
     }
     // A tile without U (the user stage's own tiles): fp16(acc) into the half by stmatrix, then the hand-off.
     template <class Tr>
@@ -301,8 +307,7 @@ struct EpilogueStagingOf {
             stm(L::matrixAddr(h, tInWg, j), packHalf2(acc[a], acc[a + 1]), packHalf2(acc[a + 2], acc[a + 3]),
                 packHalf2(acc[a + 4], acc[a + 5]), packHalf2(acc[a + 6], acc[a + 7]));
         }
-        fenceProxyAsync();
-        mbarArrive(&stFull[cw]);
+        handOff(cw);
     }
     // Pieces: the kCols columns from column group J0 of the accumulator as fp16 pairs, kept for a later
     // epilogueAddHeld / epilogueStageHeld (held[2 j .. 2 j + 3]: the .x4 access of column groups j, j + 1).
@@ -335,8 +340,7 @@ struct EpilogueStagingOf {
                     addHalf2Half2(u[b][3], held[2 * j + 3]));
             }
         }
-        fenceProxyAsync();
-        mbarArrive(&stFull[cw]);
+        handOff(cw);
     }
     template <class Tr>
     __device__ __forceinline__ void epilogueStageHeld(const uint32_t (&held)[L::kCols / 4], int cw, int n, int tInWg,
@@ -347,8 +351,7 @@ struct EpilogueStagingOf {
 #pragma unroll
         for (int j = 0; j < L::kCols / 8; j += 2)
             stm(L::matrixAddr(h, tInWg, j), held[2 * j], held[2 * j + 1], held[2 * j + 2], held[2 * j + 3]);
-        fenceProxyAsync();
-        mbarArrive(&stFull[cw]);
+        handOff(cw);
     }
     // half(cw) = fp16(acc + U) with U's tile in the thread's registers, u[i] = the fp16 pair of acc[2 i], acc[2 i + 1]
     // of the same fragment (packHalf2), then the hand-off: no U in the half, no ldmatrix (s11-lceuser: rung 4's
@@ -366,8 +369,7 @@ struct EpilogueStagingOf {
                 addHalf2(u[2 * j + 1], acc[4 * j + 2], acc[4 * j + 3]),
                 addHalf2(u[2 * j + 2], acc[4 * j + 4], acc[4 * j + 5]),
                 addHalf2(u[2 * j + 3], acc[4 * j + 6], acc[4 * j + 7]));
-        fenceProxyAsync();
-        mbarArrive(&stFull[cw]);
+        handOff(cw);
     }
     // Epilogue warp, a tile without U: the half is free (its previous store has read it): uFull completes with no
     // bytes (phase Load).
