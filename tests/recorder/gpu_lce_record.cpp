@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,45 @@ int spawnWait(const std::vector<std::string>& args)
 }
 
 bool contains(const std::string& s, const char* x) { return s.find(x) != std::string::npos; }
+
+// Rungs 3-4's consumer k-loop on a traced launch's lanes (session 16: its four events per k-step go out as one packed
+// record, MmaWait and Release of fill - 2 with WaitData and MmaIssue of fill): in every consumer warp each k-step has
+// WaitData, MmaIssue, MmaWait and Release once, in that order, and -- one k-step of MMAs in flight -- the MmaWait of
+// k-step k comes after the MmaIssue of k + 1 except at a tile's last k-step. Returns "" or what is wrong.
+std::string consumerKSteps(const ws::KernelTrace& t, int& warpsChecked)
+{
+    using K = ws::IntervalKind;
+    warpsChecked = 0;
+    for (const ws::Lane& l : t.lanes) {
+        if (l.role != ws::WarpRole::Consumer) continue;
+        std::map<std::int32_t, std::array<std::int64_t, 4>> at;  // kstep -> position of WaitData, MmaIssue, MmaWait, Release
+        for (std::size_t i = 0; i < l.size(); ++i) {
+            const int j = l.kind[i] == K::WaitData ? 0 : l.kind[i] == K::MmaIssue ? 1 : l.kind[i] == K::MmaWait ? 2
+                : l.kind[i] == K::Release ? 3 : -1;
+            if (j < 0) continue;
+            auto [it, fresh] = at.try_emplace(l.kstep[i], std::array<std::int64_t, 4>{-1, -1, -1, -1});
+            if (it->second[j] >= 0) return "warp " + std::to_string(l.warpIndex) + ": k-step " + std::to_string(l.kstep[i])
+                                          + " has phase " + std::to_string(j) + " twice";
+            it->second[j] = std::int64_t(i);
+        }
+        std::size_t inFlight = 0;
+        for (const auto& [k, p] : at) {
+            if (p[0] < 0 || !(p[0] < p[1] && p[1] < p[2] && p[2] < p[3]))
+                return "warp " + std::to_string(l.warpIndex) + ": k-step " + std::to_string(k)
+                    + " lacks a phase or has them out of order";
+            const auto next = at.find(k + 1);
+            if (next != at.end() && next->second[1] < p[2]) ++inFlight;
+        }
+        // tiles per warp: TileSpans of this lane
+        std::size_t tiles = 0;
+        for (const auto& ts : t.tiles) tiles += ts.warpId == l.warpId;
+        if (at.empty() || tiles == 0 || inFlight + tiles < at.size())
+            return "warp " + std::to_string(l.warpIndex) + ": " + std::to_string(inFlight) + " of " + std::to_string(at.size())
+                + " k-steps waited for after the next one's issue (" + std::to_string(tiles) + " tiles)";
+        ++warpsChecked;
+    }
+    return "";
+}
 
 }  // namespace
 
@@ -87,7 +127,15 @@ int main(int argc, char** argv)
             if (rung == 4) CHECK(uf == 3 && traced == 1 && add == 0 && gather == 0, "rung 4: %d lceUserFirst (want 3), %d traced", uf, traced);
             if (rung >= 3)
                 for (const auto& ksum : store.kernelSummaries(r.id))
-                    if (ksum.launch.traced) CHECK(ksum.intervalCount > 0 && ksum.warpCount > 0, "rung %d: traced launch without intervals", rung);
+                    if (ksum.launch.traced) {
+                        CHECK(ksum.intervalCount > 0 && ksum.warpCount > 0, "rung %d: traced launch without intervals", rung);
+                        ws::LoadOptions lo;
+                        lo.stalls = lo.sources = lo.loads = false;
+                        int warps = 0;
+                        const std::string bad = consumerKSteps(store.loadKernel(ksum.launch.id, lo), warps);
+                        CHECK(bad.empty() && warps > 0, "rung %d: consumer k-steps (%d warps checked): %s", rung, warps, bad.c_str());
+                        std::printf("  rung %d: %d consumer warps' k-steps well formed\n", rung, warps);
+                    }
             if (rung >= 3) {  // the stall pass's samples get role and stage (issue 11: warpstage/program_stages.h)
                 std::int64_t all = 0, staged = 0, roled = 0, inRoleStage = 0;
                 std::map<std::string, std::int64_t> byStage;
