@@ -95,18 +95,23 @@
 //      buffer launches only); 4: no consumer k-step records (the k-loop's kStepAt / eventsAt and the drain's); 8: no
 //      producer k-step records (loadAt / eventsAt). Measured with ladder_bench --idle-cost (docs/kernel-notes/
 //      tracing-cost.md, session 14, s14-tracestruct).
-// WS_PP_ALONE_EARLY, WS_PP_ALONE_NO_END (session 15, s15-gemmgap: experiments on the configurations of one CTA per
-// block, CL == 1 -- stream-K's kTiles[2..6]; off, 0: the cubins are main's, byte for byte):
-//   EARLY 1: the producer issues its first S loads before the start barrier, as measured on the H200 together with
-//   NO_END 1: 1.5-9.6 % SLOWER at nine one-CTA shapes (docs/kernel-notes/gemm-small-shapes.md, session 15; likely the
-//   start barrier's release fence, MEMBAR.ALL.GPU + ERRBAR, waiting for those loads); EARLY 2: the same with a relaxed
-//   start barrier (no fence: fenceBarrierInit orders the ring's init), not yet measured.
-//   NO_END 1: a CTA alone (no peer signals it or reads its shared memory) leaves without the final cluster barrier.
+// WS_PP_ALONE_EARLY, WS_PP_ALONE_NO_END (sessions 15-16, issue 14): a CTA alone (CL == 1 -- stream-K's kTiles[2..6])
+// whose hook passes no cluster barrier (not the cluster split: gemmStreamkK) has no peer that signals its ring or
+// reads its shared memory, so
+//   EARLY 2 (the default): its producer issues the first S loads right after initialising the ring, before the start
+//   barrier, which is relaxed (clusterSyncRelaxed: no release fence; fenceBarrierInit orders the ring's init) -- their
+//   latency overlaps the barrier, the register reallocation and the consumers' set-up; 1: the same before the full
+//   barrier (session 15: 1.5-9.6 % SLOWER, its release fence waits for the loads in flight); 0: loads after the barrier;
+//   NO_END 1 (the default): it leaves without the final cluster barrier; 0: it passes it.
+// Measured on the H200 against both 0 (session 16, s16-gemmgap; docs/kernel-notes/gemm-shapes-s16.md): 1024^3 11.25 ->
+// 10.49 us cold, 11.30 -> 10.56 hot (NO_END alone 10.98), 128x14336x4096 37.4 -> 36.8 us cold; the cluster split with
+// the early loads was 0.5-1.4 % slower (256x4096x4096 21.8 -> 22.1 us), so it keeps the loads after the barrier. Pairs
+// and the cluster split compile to the cubins of both 0, byte for byte (their producer loop is the written-out one).
 #ifndef WS_PP_ALONE_EARLY
-#define WS_PP_ALONE_EARLY 0
+#define WS_PP_ALONE_EARLY 2
 #endif
 #ifndef WS_PP_ALONE_NO_END
-#define WS_PP_ALONE_NO_END 0
+#define WS_PP_ALONE_NO_END 1
 #endif
 #ifndef WS_PP_TRACE_STRUCT_EXP
 #define WS_PP_TRACE_STRUCT_EXP 0
@@ -256,8 +261,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     // the TMA store needs C's rows 16-byte aligned (N % 8 == 0); otherwise the clipped register stores
     const bool tmaStore = kTmaStore && (N & 7) == 0;
     const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)
-    // session 15: see ProducerState below (not with the trace experiments that set up warp 0's recording later)
-    constexpr bool kEarlyLoads = WS_PP_ALONE_EARLY != 0 && CL == 1 && !kTraceRelay && !kLeanStart;
+    // sessions 15-16: see ProducerState below (a CTA alone whose hook passes no cluster barrier; not with the trace
+    // experiments that set up warp 0's recording later)
+    constexpr bool kEarlyLoads =
+        WS_PP_ALONE_EARLY != 0 && CL == 1 && !Epi::kClusterSync && !kTraceRelay && !kLeanStart;
 
     BodyTrace<Traced> wt;
     BodyCta<Traced> ct;
@@ -291,7 +298,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     };
     // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
     const bool producer = Traced && (kStructExp & 1) == 0 ? warp == 0 : tid == 0;
-    // Session 15 (s15-gemmgap): a CTA alone (CL == 1: its ring is its own, no peer signals it or receives its loads)
+    // Sessions 15-16 (kEarlyLoads): a CTA alone (CL == 1: its ring is its own, no peer signals it or receives its loads)
     // issues its first S loads right after initialising the ring, before the CTA's barrier, so their latency overlaps
     // the barrier, the register reallocation and the consumers' setup. The producer's loop is then a function of its
     // state (unit i, k-step kt, fill, whether unit i has begun), run to fill S before the barrier and to the end
