@@ -231,7 +231,11 @@ int main()
                              // 117.6 (docs/benchmarks/gemm-small-shapes.md, session 14)
                              Pin{128, 2048, 14336, 4, false}, Pin{128, 8192, 4096, 4, false},
                              Pin{128, 14336, 14336, 2, false}, Pin{32, 14336, 14336, 2, false},
-                             Pin{1, 14336, 8192, 2, false}, Pin{16, 28672, 8192, 3, false}}) {
+                             Pin{1, 14336, 8192, 2, false}, Pin{16, 28672, 8192, 3, false},
+                             // s16-gemmgap: TileCost::pairB128 (H200, the new pick against the old one forced in one
+                             // process): 256x4096x16384 -> 256x128 pairs split-K 2 (61.6 -> 58.2 us); 192x14336x14336
+                             // keeps 256x256 pairs data-parallel (149.6 us; 256x128 pairs' stream-K plan 180.6)
+                             Pin{256, 4096, 16384, 1, false}, Pin{192, 14336, 14336, 0, false}}) {
             const sk::Launch l = sk::chooseLaunch(q.m, q.n, q.k, 132);
             expect((q.tile < 0 || l.tile == q.tile) && (l.mode == sk::SplitMode::Cluster) == q.cluster,
                    "the measured pick at " + std::to_string(q.m) + "x" + std::to_string(q.n) + "x" + std::to_string(q.k)
