@@ -274,6 +274,12 @@ __device__ __forceinline__ void clusterSync()
 {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
+// The same barrier without the release fence on the arrive (no MEMBAR.ALL.GPU / ERRBAR: a thread's memory operations in
+// flight, its TMA loads too, do not hold its arrive); for orderings some other fence already gives (fenceBarrierInit).
+__device__ __forceinline__ void clusterSyncRelaxed()
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;" ::: "memory");
+}
 
 // --- epilogue: one warpgroup's 64 x N accumulator block (wgmma m64nN layout) -> bf16 C.
 // Thread t of the warpgroup holds rows 16*(t/32) + (t%32)/4 and +8, columns 8*j + 2*(t%4) + {0,1}.

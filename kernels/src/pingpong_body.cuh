@@ -95,6 +95,24 @@
 //      buffer launches only); 4: no consumer k-step records (the k-loop's kStepAt / eventsAt and the drain's); 8: no
 //      producer k-step records (loadAt / eventsAt). Measured with ladder_bench --idle-cost (docs/kernel-notes/
 //      tracing-cost.md, session 14, s14-tracestruct).
+// WS_PP_ALONE_EARLY, WS_PP_ALONE_NO_END (sessions 15-16, issue 14): a CTA alone (CL == 1 -- stream-K's kTiles[2..6])
+// whose hook passes no cluster barrier (not the cluster split: gemmStreamkK) has no peer that signals its ring or
+// reads its shared memory, so
+//   EARLY 2 (the default): its producer issues the first S loads right after initialising the ring, before the start
+//   barrier, which is relaxed (clusterSyncRelaxed: no release fence; fenceBarrierInit orders the ring's init) -- their
+//   latency overlaps the barrier, the register reallocation and the consumers' set-up; 1: the same before the full
+//   barrier (session 15: 1.5-9.6 % SLOWER, its release fence waits for the loads in flight); 0: loads after the barrier;
+//   NO_END 1 (the default): it leaves without the final cluster barrier; 0: it passes it.
+// Measured on the H200 against both 0 (session 16, s16-gemmgap; docs/kernel-notes/gemm-shapes-s16.md): 1024^3 11.25 ->
+// 10.49 us cold, 11.30 -> 10.56 hot (NO_END alone 10.98), 128x14336x4096 37.4 -> 36.8 us cold; the cluster split with
+// the early loads was 0.5-1.4 % slower (256x4096x4096 21.8 -> 22.1 us), so it keeps the loads after the barrier. Pairs
+// and the cluster split compile to the cubins of both 0, byte for byte (their producer loop is the written-out one).
+#ifndef WS_PP_ALONE_EARLY
+#define WS_PP_ALONE_EARLY 2
+#endif
+#ifndef WS_PP_ALONE_NO_END
+#define WS_PP_ALONE_NO_END 1
+#endif
 #ifndef WS_PP_TRACE_STRUCT_EXP
 #define WS_PP_TRACE_STRUCT_EXP 0
 #endif
@@ -243,6 +261,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     // the TMA store needs C's rows 16-byte aligned (N % 8 == 0); otherwise the clipped register stores
     const bool tmaStore = kTmaStore && (N & 7) == 0;
     const int nLocal = walk.count();  // units of this cluster (the same for both CTAs)
+    // sessions 15-16: see ProducerState below (a CTA alone whose hook passes no cluster barrier; not with the trace
+    // experiments that set up warp 0's recording later)
+    constexpr bool kEarlyLoads =
+        WS_PP_ALONE_EARLY != 0 && CL == 1 && !Epi::kClusterSync && !kTraceRelay && !kLeanStart;
 
     BodyTrace<Traced> wt;
     BodyCta<Traced> ct;
@@ -269,25 +291,84 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
             if (warp != kRelayWarp) wt.attach(relayState, warp);
         wt.event(tk::Setup);
     }
+    auto coords = [&](int tile, int& tm, int& tn) {
+        int pm;
+        tileCoords(tile, numPairsM, numTilesN, kGroupM / CL, pm, tn);
+        tm = pm * CL + int(rank);
+    };
+    // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
+    const bool producer = Traced && (kStructExp & 1) == 0 ? warp == 0 : tid == 0;
+    // Sessions 15-16 (kEarlyLoads): a CTA alone (CL == 1: its ring is its own, no peer signals it or receives its loads)
+    // issues its first S loads right after initialising the ring, before the CTA's barrier, so their latency overlaps
+    // the barrier, the register reallocation and the consumers' setup. The producer's loop is then a function of its
+    // state (unit i, k-step kt, fill, whether unit i has begun), run to fill S before the barrier and to the end
+    // after it: the same loads and the same trace events in the same order, only earlier.
+    struct ProducerState {
+        int i = 0, kt = 0, ke = 0, tm = 0, tn = 0, fill = 0;
+        bool open = false;  // unit i has begun (its TileBegin recorded, kt .. ke its k-steps left)
+    } ps;
+    auto produce = [&](int stopFill) {
+        for (; ps.i < nLocal; ++ps.i) {
+            if (!ps.open) {
+                const auto u = walk.next(ps.i);
+                coords(u.tile, ps.tm, ps.tn);
+                if constexpr (Traced) wt.event(ws::trace::kEventTileBegin, ps.tm, ws::trace::kNoSlot, int16_t(ps.tn));
+                ps.kt = u.kb;
+                ps.ke = u.ke;
+                ps.open = true;
+            }
+            for (; ps.kt < ps.ke; ++ps.kt, ++ps.fill) {
+                if (ps.fill >= stopFill) return;
+                const uint64_t tWait = ring.waitSlot(ps.fill, wt);
+                // traced: the ring's IssueLoad event is kept (issued) and staged with WaitSlot's (eventsAt)
+                ws::trace::Stamp<Traced> issued;
+                ring.issueLoad(ps.fill, tWait, stageBytes, tid == 0, issued, [&](int slot, uint64_t* bar) {
+                    uint8_t* st = smem + slot * kStage;
+                    tmaLoad2d(st, &tmA, bar, ps.kt * kBK, ps.tm * BM);
+                    if constexpr (CL > 1)
+                        tmaLoad2dMulticast(st + kBytesA + rank * kPartB, &tmB, bar, ps.kt * kBK,
+                                           ps.tn * BN + int(rank) * (BN / CL), uint16_t((1u << CL) - 1));
+                    else
+                        tmaLoad2d(st + kBytesA, &tmB, bar, ps.kt * kBK, ps.tn * BN);
+                });
+                if constexpr (Traced && (kStructExp & 8) == 0) {  // issued.e: IssueLoad, after WaitSlot's (tWait)
+                    if (ps.fill >= S) {
+                        const ws::trace::StampedEvent e[2] = {
+                            {tWait, ps.fill, tk::WaitSlot, uint8_t(PpRing::slot(ps.fill)), 0}, issued.e};
+                        if constexpr (kPackKStep) ws::trace::loadAtOf<S>(wt, e);  // one record (session 14)
+                        else ws::trace::eventsAtOf(wt, e);
+                    } else {
+                        const ws::trace::StampedEvent e[1] = {issued.e};
+                        ws::trace::eventsAtOf(wt, e);
+                    }
+                }
+            }
+            if constexpr (Traced) wt.event(ws::trace::kEventTileEnd);
+            ps.open = false;
+        }
+    };
     if (tid == 0) {
         tmaPrefetchDesc(&tmA);
         tmaPrefetchDesc(&tmB);
         if (tmaStore) tmaPrefetchDesc(&tmC);
         ring.init(kConsumerWarps);  // empty: the 8 consumer warps, in both CTAs
     }
+    if constexpr (kEarlyLoads) {
+        __syncwarp();  // (traced: the trace calls are warp-uniform; lane 0 has just initialised the ring)
+        if (producer) produce(S);  // fills 0 .. S-1 need no slot wait; thread 0 initialised their barriers
+        __syncwarp();
+    }
     if constexpr (Traced && kTraceRelay)  // the relay's barriers: its own lane 0, beside thread 0's ring init
         if (tid == kRelayWarp * 32) relayState->init();
-    clusterSync();  // the peer's barriers are initialised before anyone signals them
+    // the peer's barriers are initialised before anyone signals them; with the early loads (a CTA alone) the arrive is
+    // relaxed: fenceBarrierInit already ordered the init, and a release fence would wait for the loads in flight
+    if constexpr (kEarlyLoads && WS_PP_ALONE_EARLY == 2) clusterSyncRelaxed();
+    else clusterSync();
     if constexpr (Traced && kLeanStart) {  // the CTA record's start, read at the top, written off thread 0's path
         wt.settle();  // the header check: its load overlapped the ring init and the cluster barrier
         if (warp == kCtaRecordWarp) ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1], ctaValid);
     }
 
-    auto coords = [&](int tile, int& tm, int& tn) {
-        int pm;
-        tileCoords(tile, numPairsM, numTilesN, kGroupM / CL, pm, tn);
-        tm = pm * CL + int(rank);
-    };
 
     if (wg == 0) {
         setMaxNRegDec<40>();
@@ -303,8 +384,9 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                 ct.beginAt(trace, laneId() == 0, ctaStart[0], ctaStart[1]);
                 ws::trace::relayRun<kRelaySourcesEnd>(trace, relayState, kRelaySources, smemAddr(traceStage));
             }
-        // producer: thread 0 issues; traced, all of warp 0 runs the loop (trace calls are warp-uniform)
-        if (Traced && (kStructExp & 1) == 0 ? warp == 0 : tid == 0) {
+        if constexpr (kEarlyLoads) {  // CL == 1: resumes where the early part (before the barrier) stopped
+            if (producer) produce(0x7fffffff);
+        } else if (producer) {  // (the same loop, written out: rungs in pairs keep their code)
             int fill = 0;
             for (int i = 0; i < nLocal; ++i) {
                 const auto u = walk.next(i);
@@ -459,7 +541,10 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
             ct.end(trace);
         }
     }
-    clusterSync();  // no CTA leaves while its peer may still signal its barriers
+    // No CTA leaves while its peer may still signal its barriers (pairs: CL > 1) or read its shared memory (the cluster
+    // split's hook). A CTA alone (CL == 1, a hook without cluster barriers) has no peer: its warps leave when done
+    // (session 15, s15-gemmgap: the barrier's release fence, MEMBAR.ALL.GPU + ERRBAR, was ~5 % of 1024^3's samples).
+    if constexpr (CL > 1 || Epi::kClusterSync || WS_PP_ALONE_NO_END == 0) clusterSync();
 }
 #endif
 

@@ -291,11 +291,26 @@ struct TileCost {
                               // multicasts it), fitted to flip the least: 512x4096x4096 measured 31.9 us (128x256
                               // cluster split) -> 29.4 us (256x128 pairs, data-parallel), H200
     double dramBytesPerNs = 0;  // s14-gemmsmall: the rate at which the k-loops together stream from DRAM (0: none)
+    double pairB128 = 1.0;      // s16-gemmgap: pairB for pairs of 128-column blocks (kTiles[1], [7]) in data-parallel
+                                // and split-K plans; see kTileCost
 };
 // clusterNs / clusterLatencyNs: s11-skinny2's first guesses, kept: with Auto's cluster split limited to where it was
 // measured (autoClusterAllowed below) they pick the measured winners; a fit over the regime is future work.
 inline constexpr TileCost kTileCost = {125.0,  600.0,  1000.0, 7000.0, 500.0, 10000.0,
-                                       5000.0, 3000.0, 2000.0, 0.95,  4000.0};
+                                       5000.0, 3000.0, 2000.0, 0.95,  4000.0, 0.85};
+// pairB128 = 0.85 (s16-gemmgap): a pair of 128-column blocks (256 x 128 per cluster) gains more from B's multicast than
+// pairB's 5 % -- in data-parallel and split-K plans (estimateNs applies it only there): measured against 128x128 blocks
+// alone with the same plan, 55.5 vs 62.1 us at 1024x1024x16384 (split-K 2, H200, cold, one process) and 29.4-29.7 vs
+// 33.8 at 512x4096x4096 (data-parallel, s13-smallk) -- 11-13 % where the estimate had 3-4 %; the other configurations'
+// estimates at 1024x1024x16384 were within 1.3 us of the times measured beside them (256x256 pairs split-K 4: 58.0 est
+// / 58.3 us; 128x256 alone split-K 4 59.9 / 58.7; 128x128 alone split-K 2 62.9 / 62.1), the 256x128 pairs' 5.5 us too
+// high (61.0 / 55.5). The largest factor that moves 1024x1024x16384 to them (0.9 does not); measured with it (call 2,
+// against the old pick forced in one process): 1024x1024x16384 59.2 -> 56.6 us, 256x4096x16384 61.6 -> 58.2 (split-K 2
+// for split-K 4), but 192x14336x14336 149.6 -> 180.6 us, a stream-K plan over two waves of 112 tiles replacing a
+// data-parallel wave of 56 (the pairs' stream-K estimate there was already within 3 % of the old pick's with pairB):
+// so not for plans with stream-K ranges. Of the 33-shape sweep it moves only 1024x1024x16384; of the 972-shape grid
+// 21 picks, all to kTiles[1] split-K or data-parallel (M <= 512 with K >= 8192 or N >= 8192, 1024..2048 x 1024..2048 x
+// >= 14336, 384x4096x4096): docs/kernel-notes/gemm-shapes-s16.md lists them; 256x4096x16384 is the one measured.
 // dramBytesPerNs = 4000 (4.0 TB/s; the H200's HBM3e peaks at 4.8): fitted by hand to s13-smallk's forced timings at
 // 128x4096x14336 (H200, one process): with ~5 us of launch and prologue outside the model, 128x128 split-K 4
 // (44.6 us), 128x256 split-K 8 (53.0) and 128x64 cluster split 2 (39.1) are estimated 40.3 / 45.3 / 34.2 us with the
@@ -337,7 +352,9 @@ inline double estimateNs(const TileConfig& t, int m, int n, int k, int ctas, con
     const int kt = (k + 63) / 64;
     const Plan p = plan(tileCountOf(t, m, n), kt, clusters, mode);
     const double w = t.bn / 256.0;
-    const double ks = cost.kstepANs * boxRowsA(t, m) / 128.0 + cost.kstepBNs * w * (t.cl == 2 ? cost.pairB : 1.0);
+    // pairB128: data-parallel and split-K plans only (see kTileCost)
+    const double pairB = t.bn == 128 && (p.skIters == 0 || p.split > 0) ? cost.pairB128 : cost.pairB;
+    const double ks = cost.kstepANs * boxRowsA(t, m) / 128.0 + cost.kstepBNs * w * (t.cl == 2 ? pairB : 1.0);
     // per cluster: the k-steps it streams (kloop) and the rest of its path (units, fixups)
     auto walk = [&](int c, double& kloop, double& rest) {
         kloop = 0;

@@ -220,7 +220,7 @@ int main()
         // s13-smallk: 512x4096x4096 -> kTiles[1] data-parallel (the pair discount, TileCost::pairB: 31.9 us for the
         // 128x256 cluster split -> 29.4 us, H200, docs/benchmarks/gemm-small-shapes.md)
         for (const Pin& q : {Pin{1, 4096, 4096, 4, true}, Pin{128, 4096, 4096, 4, true}, Pin{256, 4096, 4096, 2, true},
-                             Pin{512, 4096, 4096, 1, false}, Pin{1024, 1024, 16384, -1, false},
+                             Pin{512, 4096, 4096, 1, false}, Pin{1024, 1024, 16384, 1, false},
                              Pin{128, 14336, 4096, 2, false}, Pin{512, 4096, 14336, 3, true},
                              // s14-gemmsmall: the DRAM floor (TileCost::dramBytesPerNs): 128x128 split-K 4 (44.6 us) ->
                              // 128x64 cluster split 2 (39.1 us, s13-smallk's forced timing, H200)
@@ -231,7 +231,11 @@ int main()
                              // 117.6 (docs/benchmarks/gemm-small-shapes.md, session 14)
                              Pin{128, 2048, 14336, 4, false}, Pin{128, 8192, 4096, 4, false},
                              Pin{128, 14336, 14336, 2, false}, Pin{32, 14336, 14336, 2, false},
-                             Pin{1, 14336, 8192, 2, false}, Pin{16, 28672, 8192, 3, false}}) {
+                             Pin{1, 14336, 8192, 2, false}, Pin{16, 28672, 8192, 3, false},
+                             // s16-gemmgap: TileCost::pairB128 (H200, the new pick against the old one forced in one
+                             // process): 256x4096x16384 -> 256x128 pairs split-K 2 (61.6 -> 58.2 us); 192x14336x14336
+                             // keeps 256x256 pairs data-parallel (149.6 us; 256x128 pairs' stream-K plan 180.6)
+                             Pin{256, 4096, 16384, 1, false}, Pin{192, 14336, 14336, 0, false}}) {
             const sk::Launch l = sk::chooseLaunch(q.m, q.n, q.k, 132);
             expect((q.tile < 0 || l.tile == q.tile) && (l.mode == sk::SplitMode::Cluster) == q.cluster,
                    "the measured pick at " + std::to_string(q.m) + "x" + std::to_string(q.n) + "x" + std::to_string(q.k)
@@ -318,7 +322,7 @@ int main()
             {256, 4096, 4096, 2, "256x4096x4096: 128x128 blocks in clusters of two (session 11: 24.4 us, was 26.8)"},
             {16, 4096, 14336, 4, "16x4096x14336: 128x64 blocks, A's box 16 rows (session 9)"},
             {128, 4096, 4096, 4, "128x4096x4096: 128x64 blocks in clusters of two (session 11: 19.6 us, was 22.4)"},
-            {1024, 1024, 16384, 0, "1024x1024x16384: 256x256 pairs, split-K in 4 (session 11: 59.9 us, was 65.9)"},
+            {1024, 1024, 16384, 1, "1024x1024x16384: 256x128 pairs, split-K in 2 (s16-gemmgap: 55.5 us, 256x256 pairs split-K 4 58.3)"},
             {512, 4096, 14336, 3, "512x4096x14336: 128x256 blocks in clusters of two (session 11, kAutoCluster)"},
         };
         // session 11: where the rule's plan is split-K (the explored shapes where split-K was measured faster)
@@ -327,7 +331,7 @@ int main()
                 int m, n, k, split;
             };
             for (const SplitCase& c : {SplitCase{128, 4096, 4096, 2}, SplitCase{128, 4096, 14336, 2},
-                                       SplitCase{1024, 1024, 16384, 4}, SplitCase{512, 4096, 14336, 2},
+                                       SplitCase{1024, 1024, 16384, 2}, SplitCase{512, 4096, 14336, 2},
                                        SplitCase{4096, 4096, 4096, 0}, SplitCase{1000, 4096, 1000, 0},
                                        SplitCase{256, 4096, 4096, 2}}) {
                 const sk::Launch l = sk::chooseLaunch(c.m, c.n, c.k, 132);
