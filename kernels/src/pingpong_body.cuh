@@ -98,17 +98,6 @@
 #ifndef WS_PP_TRACE_STRUCT_EXP
 #define WS_PP_TRACE_STRUCT_EXP 0
 #endif
-// WS_PP_LATE_KSTEP (session 16, s16-gemmtrace): in configurations whose consumer warpgroups run in step (SKEW 0: every
-// stream-K configuration; pingpong's skewed body is untouched), the consumer's k-step record is staged at the END of
-// its k-step -- after wgmma.wait_group 1 and the release of fill - 1 -- instead of between the wgmma issue and that
-// wait. The record holds the same four events (MmaWait and Release of fill - 2, WaitData and MmaIssue of fill; those of
-// fill - 1, stamped meanwhile, wait for the next k-step's record as before), so the staged stream is event for event
-// main's. What moves: the record's code and its st.shared no longer sit in front of the slot's release (the release's
-// mbarrier arrive, release-ordered, waited for that store: ncu's membar stalls, s14-tracestruct), so the slot goes
-// back to the producer as early as untraced. 0: main's placement (sessions 11-15).
-#ifndef WS_PP_LATE_KSTEP
-#define WS_PP_LATE_KSTEP 0
-#endif
 
 namespace ws::kern::pp {
 using namespace geom;
@@ -131,7 +120,6 @@ constexpr bool kUnsignedFill = WS_PP_UNSIGNED_FILL != 0;
 constexpr bool kPackKStep = WS_PP_PACK_KSTEP != 0;
 constexpr bool kQuickEnd = WS_PP_TRACE_QUICK_END != 0;
 constexpr int kStructExp = WS_PP_TRACE_STRUCT_EXP;
-constexpr bool kLateKStep = WS_PP_LATE_KSTEP != 0;
 constexpr int kCtaRecordWarp = 1;  // lean start: the warp that writes the CTA record (warpgroup 0's first idle warp)
 constexpr int kRelayWarp = 1;  // warpgroup 0's first idle warp
 constexpr uint32_t kRelaySources = ((1u << kWarps) - 1u) & ~(1u << kRelayWarp);  // every other warp
@@ -228,24 +216,6 @@ inline std::string encodeMaps(const LaunchArgs& a, CUtensorMap& tmA, CUtensorMap
 }
 
 #ifdef __CUDACC__
-// The consumer k-step's trace record (the body's k-loop, traced): MmaWait and Release of fill - 2 (mw, rl: stamped in
-// the k-step before), WaitData and MmaIssue of fill (wd, mi); the first two k-steps of a unit carry only their own two.
-template <int S, class Ring, class W, class St>
-__device__ __forceinline__ void stageKStep(W& wt, int kt, int fill, const St& mw, const St& rl, const St& wd, const St& mi)
-{
-    namespace tk = ws::trace::kind;
-    if (kt >= 2) {  // (the carried events' kstep and kind spelled out: constants for the compiler)
-        const uint8_t sp = Ring::slot(fill - 2);
-        const ws::trace::StampedEvent e[4] = {{mw.e.clock, fill - 2, tk::MmaWait, sp, 0},
-                                              {rl.e.clock, fill - 2, tk::Release, sp, 0}, wd.e, mi.e};
-        if constexpr (kPackKStep) ws::trace::kStepAtOf<S, 2>(wt, e);  // one record (session 14)
-        else ws::trace::eventsAtOf(wt, e);
-    } else {
-        const ws::trace::StampedEvent e[2] = {wd.e, mi.e};
-        ws::trace::eventsAtOf(wt, e);
-    }
-}
-
 // The body, a template on tracing. The tensor maps are the kernels' __grid_constant__ parameters, passed by
 // reference (the TMA instructions take their addresses).
 // T: the tile configuration (Tile<>; pingpong: PpTile).
@@ -412,9 +382,19 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                     mmaKStep<1, WN>(acc, st + cw * T::kWgRows * 128, st + kBytesA + cw * T::kWgCols * 128, kt > 0);
                 }
                 wgmmaCommit();
-                constexpr bool kLate = kLateKStep && T::SKEW == 0;  // WS_PP_LATE_KSTEP: staged after the release
-                if constexpr (Traced && (kStructExp & 4) == 0 && !kLate)
-                    stageKStep<S, PpRing>(wt, kt, fill, mmaWaited, released, waited, issued);
+                if constexpr (Traced && (kStructExp & 4) == 0) {
+                    if (kt >= 2) {  // (the carried events' kstep and kind spelled out: constants for the compiler)
+                        const uint8_t sp = PpRing::slot(fill - 2);
+                        const ws::trace::StampedEvent e[4] = {{mmaWaited.e.clock, fill - 2, tk::MmaWait, sp, 0},
+                                                              {released.e.clock, fill - 2, tk::Release, sp, 0},
+                                                              waited.e, issued.e};
+                        if constexpr (kPackKStep) ws::trace::kStepAtOf<S, 2>(wt, e);  // one record (session 14)
+                        else ws::trace::eventsAtOf(wt, e);
+                    } else {
+                        const ws::trace::StampedEvent e[2] = {waited.e, issued.e};
+                        ws::trace::eventsAtOf(wt, e);
+                    }
+                }
                 if (T::SKEW > 0 && cw == 0 && kt == goAt) {  // let warpgroup 1 start this unit
                     if (i > 0) {  // ... once it has taken the previous go (never two gos pending)
                         if constexpr (Traced) wt.event(tk::WaitOrder, fill);
@@ -422,18 +402,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
                     }
                     namedBarArrive(kGoBar, 256);
                 }
-                if constexpr (kLate) {  // fill - 1's stamps kept apart until this k-step's record is staged
-                    ws::trace::Stamp<Traced> mmaWaited1, released1;
-                    if (kt > 0) {
-                        mmaWaited1.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
-                        wgmmaWait<1>();
-                        ring.release(fill - 1, lane0, released1);
-                    }
-                    if constexpr (Traced && (kStructExp & 4) == 0)
-                        stageKStep<S, PpRing>(wt, kt, fill, mmaWaited, released, waited, issued);
-                    mmaWaited = mmaWaited1;
-                    released = released1;
-                } else if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
+                if (kt > 0) {  // one k-step in flight: the previous one's slot is free once its wgmmas are done
                     mmaWaited.event(tk::MmaWait, fill - 1, PpRing::slot(fill - 1));
                     wgmmaWait<1>();
                     ring.release(fill - 1, lane0, released);
