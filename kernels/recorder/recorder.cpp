@@ -478,7 +478,12 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
             h.eventsPerWarp = geom.eventsPerWarp;
             h.stages = geom.stages;
             h.bytesPerKStep = geom.bytesPerKStep;
-            if ((ce = cudaMemset(traceDev, 0, geom.bufferBytes)) != cudaSuccess
+            // what the kernel does not rewrite: the CTA records, the region headers (trace::clearRanges)
+            const trace::ClearRanges cr = trace::clearRanges(h.numCtas, h.warpsPerCta, h.eventsPerWarp);
+            auto* td = static_cast<char*>(traceDev);
+            if ((ce = cudaMemset(td + cr.ctaOffset, 0, cr.ctaBytes)) != cudaSuccess
+                || (ce = cudaMemset2D(td + cr.headerOffset, cr.headerPitch, 0, cr.headerBytes, cr.headerRows))
+                       != cudaSuccess
                 || (ce = cudaMemcpy(traceDev, &h, sizeof h, cudaMemcpyHostToDevice)) != cudaSuccess
                 || !data.poisonC().empty()) {
                 failures.push_back("preparing the trace buffer: " + cudaText(ce));

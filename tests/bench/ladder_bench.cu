@@ -12,7 +12,8 @@
 // when OUT is set, else ./ladder_bench.csv).
 //
 // Usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms 100] [--rest-ms 250] [--hot] [--heat-ms 200]
-//                     [--min-iters 10] [--max-iters 200] [--no-traced] [--idle-cost] [--no-trace-clear] [--csv PATH]
+//                     [--min-iters 10] [--max-iters 200] [--no-traced] [--idle-cost] [--no-trace-clear]
+//                     [--trace-clear-all] [--csv PATH]
 // --idle-cost: for the rungs that offer it (pingpong, streamk: ladder.h says what each runs), also the instrumented build NOT recording (its trace calls
 // with a null buffer: <warpstage/trace.cuh>'s path when no recorder is attached), timed against the untraced and the
 // traced build in 3 ABBA round pairs (U I T, T I U, ...) after its own correctness check; a table of its own.
@@ -35,7 +36,9 @@
 // --no-trace-clear: the timed traced launches reuse their trace buffer as the last launch left it (no memset of it
 // before each launch; the kernels rewrite every header, count and event they record): separates what the memset's
 // dirty L2 lines cost from what the traced kernel costs (session 9, s9-traceflush). The correctness launch still
-// starts from a reset buffer.
+// starts from a reset buffer. Without it the clear is what the recorders do before a traced launch (session 16:
+// trace::clearRanges, the CTA records and the warp regions' headers); --trace-clear-all: every byte after the buffer's
+// header, as sessions 9-15 did (and the recorders: a memset of the event arrays that left the L2 dirty).
 #include "ladder_testutil.h"
 
 #include <cuda_runtime.h>
@@ -67,6 +70,7 @@ struct Options {
     bool traced = true;
     bool idleCost = false;
     bool traceClear = true;  // --no-trace-clear: false
+    bool traceClearAll = false;  // --trace-clear-all: true
     bool hot = false;      // --hot: no rest; heatMs of back-to-back launches before each timed batch
     double heatMs = 200;
     std::string csv;
@@ -231,7 +235,8 @@ int usage(const char* msg)
     if (msg)
         std::fprintf(stderr, "ladder_bench: %s\n", msg);
     std::fprintf(stderr, "usage: ladder_bench [--shape MxNxK]... [--rung NAME]... [--target-ms MS] [--min-iters N] "
-                         "[--max-iters N] [--rest-ms MS] [--hot] [--heat-ms MS] [--no-traced] [--idle-cost] [--no-trace-clear] [--csv PATH]\n");
+                         "[--max-iters N] [--rest-ms MS] [--hot] [--heat-ms MS] [--no-traced] [--idle-cost] [--no-trace-clear] "
+                         "[--trace-clear-all] [--csv PATH]\n");
     return 2;
 }
 
@@ -258,6 +263,7 @@ int main(int argc, char** argv)
             else if (a == "--no-traced") o.traced = false;
             else if (a == "--idle-cost") o.idleCost = true;
             else if (a == "--no-trace-clear") o.traceClear = false;
+            else if (a == "--trace-clear-all") o.traceClearAll = true;
             else if (a == "--csv") o.csv = next();
             else return usage(("unknown argument '" + a + "'").c_str());
         }
@@ -361,7 +367,8 @@ int main(int argc, char** argv)
                     std::string e = ladder::launch(rn, s, A[set].get(), B[set].get(), C[set].get(), nullptr, tb->get(), sms);
                     if (!e.empty()) launchErr = e;
                 };
-                auto clearT = [&](int) { tb->clearAsync(); };  // async: no host sync inside the timing loop
+                // async: no host sync inside the timing loop
+                auto clearT = [&](int) { tb->clearAsync(nullptr, o.traceClearAll); };
                 std::function<void(int)> resetT;
                 if (o.traceClear) resetT = clearT;
                 // Correctness on set 0 (poisoned output), untraced then traced.

@@ -67,8 +67,8 @@ const char* kindName(int k)
 // hash of every region's count, role word and events without their clocks (kind, kstep, slot, aux), in order -- two
 // builds of a rung whose traces carry the same information print the same signature (session 10: the tracing-cost
 // variants against main's engine, scripts/device/s10-tracecost.sh).
-void describe(const std::string& base, const std::vector<std::uint8_t>& buf, const trace::TraceBufferHeader& h,
-              std::map<int, int>& rolesCta0)
+std::uint64_t describe(const std::string& base, const std::vector<std::uint8_t>& buf, const trace::TraceBufferHeader& h,
+                       std::map<int, int>& rolesCta0, bool print = true)
 {
     std::map<int, std::uint64_t> kinds;
     std::uint64_t packed = 0;  // packed records (kEventKStep4, kEventLoad2)
@@ -100,6 +100,7 @@ void describe(const std::string& base, const std::vector<std::uint8_t>& buf, con
                     | std::uint64_t(std::uint16_t(ev.aux)) << 48);
             }
         }
+    if (!print) return sig;
     std::printf("INFO %s CTA0 roles:", base.c_str());
     for (auto& [r, n] : rolesCta0) std::printf(" %s=%d", roleName(r), n);
     std::printf("; events by kind:");
@@ -108,6 +109,7 @@ void describe(const std::string& base, const std::vector<std::uint8_t>& buf, con
     std::printf("INFO %s packed k-step records: %llu\n", base.c_str(), (unsigned long long)packed);
     std::printf("INFO %s signature (counts, roles, events without clocks): %016llx\n", base.c_str(),
                 (unsigned long long)sig);
+    return sig;
 }
 
 void runRung(const std::string& rung, const ladder::Shape& s, int sms, CublasRef& cublas)
@@ -186,12 +188,41 @@ void runRung(const std::string& rung, const ladder::Shape& s, int sms, CublasRef
             std::printf("WARN %s: %llu events > 1e6 cycles outside their CTA's start/end\n", base.c_str(),
                         (unsigned long long)tc.eventsOutsideCta);
         std::map<int, int> roles;
-        describe(base, buf, tb.header(), roles);
+        const std::uint64_t sig = describe(base, buf, tb.header(), roles);
         const bool specialized = rung == "warp_specialized" || rung == "cooperative" || rung == "pingpong"
                                  || rung == "streamk";
         if (specialized)
             (roles[1] >= 1 && roles[2] >= 1 ? pass : fail)(base + " CTA0 declares producer (" + std::to_string(roles[1])
                                                            + ") and consumer (" + std::to_string(roles[2]) + ") warps");
+
+        // 1b. The recorders' clear (session 16, trace::clearRanges): the buffer filled with stale bytes, then only the CTA
+        // records and the region headers zeroed (TraceBuffer::clearAsync, as the recorders do); they must all read
+        // zero, and the launch that follows must record what it recorded into the fresh buffer (the same signature):
+        // nothing reads an event byte the launch did not write.
+        const trace::ClearRanges cr = trace::clearRanges(geo.numCtas, geo.warpsPerCta, tb.header().eventsPerWarp);
+        auto* dev = static_cast<std::uint8_t*>(tb.get());
+        WS_CK(cudaMemset(dev + cr.ctaOffset, 0x5A, tb.bytes() - cr.ctaOffset));
+        tb.clearAsync();
+        WS_CK(cudaDeviceSynchronize());
+        const auto cleared = tb.download();
+        std::uint64_t stale = 0;
+        for (std::uint64_t i = 0; i < cr.ctaBytes; ++i) stale += cleared[cr.ctaOffset + i] != 0;
+        for (std::uint64_t row = 0; row < cr.headerRows; ++row)
+            for (std::uint64_t i = 0; i < cr.headerBytes; ++i) stale += cleared[cr.headerOffset + row * cr.headerPitch + i] != 0;
+        (stale == 0 ? pass : fail)(base + " clearAsync zeroes every CTA record and region header (" + std::to_string(stale)
+                                   + " stale bytes left)");
+        poisonBf16(c.get(), nc);
+        std::string err2 = ladder::launch(rung, s, a.get(), b.get(), c.get(), nullptr, tb.get(), sms);
+        WS_CK(cudaGetLastError());
+        WS_CK(cudaDeviceSynchronize());
+        const auto again = tb.download();
+        TraceCheck tc2 = checkTrace(again, tb.header(), sms, false);
+        std::map<int, int> roles2;
+        const std::uint64_t sig2 = describe(base, again, tb.header(), roles2, false);
+        (err2.empty() && tc2.errors.empty() && sig2 == sig ? pass : fail)(
+            base + " a launch into a stale buffer cleared as the recorders clear it: sane ("
+            + std::to_string(tc2.errors.size()) + " errors), the fresh buffer's signature (" + (sig2 == sig ? "same" : "DIFFERENT")
+            + ")" + (err2.empty() ? "" : ": " + err2));
     }
     // 2. Overflow: capacity 2 events per warp.
     {

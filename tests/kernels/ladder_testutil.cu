@@ -458,11 +458,17 @@ void TraceBuffer::reset(void* stream)
     WS_CK(cudaMemcpyAsync(base + m_guard, &m_header, sizeof m_header, cudaMemcpyHostToDevice, st));
 }
 
-void TraceBuffer::clearAsync(void* stream)
+void TraceBuffer::clearAsync(void* stream, bool all)
 {
     auto* base = static_cast<std::uint8_t*>(m_mem.get()) + m_guard;
-    WS_CK(cudaMemsetAsync(base + sizeof(trace::TraceBufferHeader), 0, m_bytes - sizeof(trace::TraceBufferHeader),
-                          static_cast<cudaStream_t>(stream)));
+    auto st = static_cast<cudaStream_t>(stream);
+    if (all) {
+        WS_CK(cudaMemsetAsync(base + sizeof(trace::TraceBufferHeader), 0, m_bytes - sizeof(trace::TraceBufferHeader), st));
+        return;
+    }
+    const trace::ClearRanges r = trace::clearRanges(m_header.numCtas, m_header.warpsPerCta, m_header.eventsPerWarp);
+    WS_CK(cudaMemsetAsync(base + r.ctaOffset, 0, r.ctaBytes, st));
+    WS_CK(cudaMemset2DAsync(base + r.headerOffset, r.headerPitch, 0, r.headerBytes, r.headerRows, st));
 }
 
 std::uint64_t TraceBuffer::guardDamage() const

@@ -151,10 +151,12 @@ public:
     // Resets the header and every region (count 0, zeroed events); the guards
     // are refilled. Call before each traced launch (kernels count per launch).
     void reset(void* stream = nullptr);
-    // Zeroes everything after the header (CTA records, warp regions) with one
-    // asynchronous memset: no host synchronisation, for timing loops. The
+    // Zeroes what a recorder zeroes before a launch (trace::clearRanges: the CTA
+    // records and every warp region's header; the events stay as the last
+    // launch left them) asynchronously: no host synchronisation, for timing
+    // loops. all = true: everything after the header (sessions 9-15). The
     // kernels never write the header, so it stays as reset() left it.
-    void clearAsync(void* stream = nullptr);
+    void clearAsync(void* stream = nullptr, bool all = false);
     // Number of guard bytes that changed (0 = nothing was written outside).
     std::uint64_t guardDamage() const;
     // Copies the buffer (without guards) to the host.

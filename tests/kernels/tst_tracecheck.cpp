@@ -1,6 +1,6 @@
 // CPU test (no GPU, runs in CI): the trace-buffer checker that the GPU tests use
 // (ws::ktest::checkTrace) accepts a well-formed synthetic buffer and reports each
-// planted fault -- so the GPU trace tests are able to fail. Also parseShape().
+// planted fault -- so the GPU trace tests are able to fail. Also parseShape() and trace::clearRanges().
 // Exit: 0 passed, 1 failed.
 #include "ladder_testutil.h"
 
@@ -139,6 +139,33 @@ int main()
         std::vector<std::uint8_t> shortBuf(s.buf.begin(), s.buf.end() - 16);
         TraceCheck tc = checkTrace(shortBuf, s.h, 132, false);
         expect(mentions(tc, "smaller than the header says"), "truncated buffer reported");
+    }
+    {
+        // trace::clearRanges (session 16: what the recorders zero before a traced launch) names exactly the CTA records
+        // and every warp region's header: zeroing its ranges in a buffer of stale bytes leaves every CtaRecord and
+        // WarpRegionHeader zero, and the buffer's header and every event byte as they were.
+        const std::uint32_t ctas = 7, warps = 12, events = 37;
+        std::vector<std::uint8_t> b(trace::bufferBytes(ctas, warps, events), 0x5A);
+        const trace::ClearRanges r = trace::clearRanges(ctas, warps, events);
+        std::memset(b.data() + r.ctaOffset, 0, r.ctaBytes);
+        for (std::uint64_t row = 0; row < r.headerRows; ++row)
+            std::memset(b.data() + r.headerOffset + row * r.headerPitch, 0, r.headerBytes);
+        std::uint64_t zeroed = 0, headersZero = 0;
+        for (std::uint8_t x : b) zeroed += x == 0;
+        for (std::uint32_t c = 0; c < ctas; ++c)
+            for (std::uint32_t w = 0; w < warps; ++w) {
+                const std::uint64_t off = trace::warpRegionOffset(ctas, warps, events, c, w);
+                bool z = true;
+                for (std::size_t i = 0; i < sizeof(trace::WarpRegionHeader); ++i) z = z && b[off + i] == 0;
+                headersZero += z;
+            }
+        bool ctaZero = true;
+        for (std::uint64_t i = 0; i < std::uint64_t(ctas) * sizeof(trace::CtaRecord); ++i)
+            ctaZero = ctaZero && b[sizeof(trace::TraceBufferHeader) + i] == 0;
+        expect(ctaZero && headersZero == std::uint64_t(ctas) * warps
+                   && zeroed == std::uint64_t(ctas) * (sizeof(trace::CtaRecord) + warps * sizeof(trace::WarpRegionHeader)),
+               "clearRanges zeroes the CTA records and all " + std::to_string(ctas * warps) + " region headers ("
+                   + std::to_string(headersZero) + "), nothing else (" + std::to_string(zeroed) + " bytes zeroed)");
     }
     // parseShape
     try {

@@ -168,6 +168,32 @@ inline constexpr std::uint64_t bufferBytes(std::uint32_t numCtas, std::uint32_t 
         * (sizeof(WarpRegionHeader) + std::uint64_t(eventsPerWarp) * sizeof(TraceEvent));
 }
 
+// What a recorder zeroes before each traced launch (session 16): the CTA records (one block) and each warp region's
+// header (headerRows rows of headerBytes, headerPitch apart). Nothing else needs it: a traced warp writes its region's
+// header when it begins and counts every event it stores, and every reader reads only the first min(count,
+// eventsPerWarp) events of a region, all written by the launch; a region whose warp never began keeps count 0. The
+// event arrays are most of the buffer (the ladder sizes them for 4 events per k-step and warp), and zeroing them left
+// that much of the L2 dirty for the traced launch to write back: 2-5 points of stream-K's tracing cost at its short and
+// DRAM-bound shapes on the H200 (docs/kernel-notes/tracing-cost-2.md, session 16).
+struct ClearRanges {
+    std::uint64_t ctaOffset = 0, ctaBytes = 0;  // the CtaRecord array
+    std::uint64_t headerOffset = 0;             // the first warp region's header
+    std::uint64_t headerPitch = 0;              // from one region's header to the next
+    std::uint64_t headerBytes = 0;              // sizeof(WarpRegionHeader)
+    std::uint64_t headerRows = 0;               // numCtas x warpsPerCta
+};
+inline constexpr ClearRanges clearRanges(std::uint32_t numCtas, std::uint32_t warpsPerCta, std::uint32_t eventsPerWarp)
+{
+    ClearRanges r;
+    r.ctaOffset = sizeof(TraceBufferHeader);
+    r.ctaBytes = std::uint64_t(numCtas) * sizeof(CtaRecord);
+    r.headerOffset = r.ctaOffset + r.ctaBytes;
+    r.headerPitch = sizeof(WarpRegionHeader) + std::uint64_t(eventsPerWarp) * sizeof(TraceEvent);
+    r.headerBytes = sizeof(WarpRegionHeader);
+    r.headerRows = std::uint64_t(numCtas) * warpsPerCta;
+    return r;
+}
+
 inline constexpr std::uint64_t warpRegionOffset(std::uint32_t numCtas, std::uint32_t warpsPerCta,
                                                 std::uint32_t eventsPerWarp, std::uint32_t cta,
                                                 std::uint32_t warp)

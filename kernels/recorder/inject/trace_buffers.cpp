@@ -284,7 +284,11 @@ void onLaunchEnter(const CUpti_CallbackData* cb, CUfunction f, const unsigned gr
     h.numCtas = ctas;
     h.warpsPerCta = warps;
     h.eventsPerWarp = events;
-    if ((r = cuMemsetD8(p.buffer, 0, bytes)) != CUDA_SUCCESS) return fail("clearing the trace buffer", r);
+    // what the kernel does not rewrite: the CTA records and the warp regions' headers (trace::clearRanges)
+    const trace::ClearRanges cr = trace::clearRanges(ctas, warps, events);
+    if ((r = cuMemsetD8(p.buffer + cr.ctaOffset, 0, cr.ctaBytes)) != CUDA_SUCCESS
+        || (r = cuMemsetD2D8(p.buffer + cr.headerOffset, cr.headerPitch, 0, cr.headerBytes, cr.headerRows)) != CUDA_SUCCESS)
+        return fail("clearing the trace buffer", r);
     if ((r = cuMemcpyHtoD(p.buffer, &h, sizeof h)) != CUDA_SUCCESS) return fail("writing the buffer header", r);
     const std::uint64_t ptr = p.buffer;
     if ((r = cuMemcpyHtoD(fn.control, &ptr, sizeof ptr)) != CUDA_SUCCESS) return fail("setting the control word", r);
