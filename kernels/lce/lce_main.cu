@@ -5,6 +5,7 @@
 // instrumented with <warpstage/trace.cuh>). --trace-cost measures what recording costs them (traceCost below).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -28,7 +29,8 @@ struct Row {
 // it) pointed at a zeroed trace buffer with a valid header before a launch, and back to null after it. Untraced and
 // traced launches alternate (warmup, then iters pairs); each is timed by CUDA events around the whole rung (rung 3:
 // with its cuBLAS user GEMM). The buffer reset is outside the timed span. Prints the medians and the difference,
-// and the events CTA 0 recorded in the last traced launch (0 would mean the buffer was not attached).
+// and the events CTA 0 recorded in the last traced launch (0 would mean the buffer was not attached). The buffer is
+// cleared as the recorders clear it before a traced launch (session 16: trace::clearRanges, not the whole buffer).
 struct TraceCost {
     double untracedMs = 0, tracedMs = 0;
     unsigned long long events = 0;
@@ -70,7 +72,12 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
     if (cudaGetFuncBySymbol(&f, p.lastKernel) != cudaSuccess || getModule(&mod, reinterpret_cast<CUfunction>(f)) != CUDA_SUCCESS
         || getGlobal(&ctl, &ctlBytes, mod, "warpstage_trace_control") != CUDA_SUCCESS || ctlBytes != 16)
         return "cannot find the kernel's warpstage_trace_control";
-    const std::uint32_t ctas = p.lastGrid, warps = 12, events = 8192;
+    // LCE_TRACE_EVENTS=N (session 16, diagnostic): N events per warp instead of the recorder's default 8192 (a smaller
+    // buffer: the warps' regions closer together)
+    const char* evEnv = std::getenv("LCE_TRACE_EVENTS");
+    const std::uint32_t ctas = p.lastGrid, warps = 12,
+                        events = evEnv && std::atoi(evEnv) >= 64 ? std::uint32_t(std::atoi(evEnv)) : 8192u;
+    if (evEnv) std::fprintf(stderr, "lce: --trace-cost with %u events per warp (LCE_TRACE_EVENTS)\n", events);
     ws::trace::TraceBufferHeader h{};
     h.magic = ws::trace::kMagic;
     h.version = ws::trace::kFormatVersion;
@@ -87,13 +94,17 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
     cudaEvent_t e[4];
     for (auto& x : e) cudaEventCreate(&x);
     std::vector<float> plain, traced;
+    const ws::trace::ClearRanges cr = ws::trace::clearRanges(ctas, warps, events);
+    if (cudaMemset(buf, 0, bytes) != cudaSuccess) err = "cannot clear the trace buffer";  // once, whole
     for (int i = 0; i < o.warmup + o.iters && err.empty(); ++i) {
         traceLaunches() = false;
         cudaEventRecord(e[0], p.stream);
         err = runRung(rung, p);
         cudaEventRecord(e[1], p.stream);
         traceLaunches() = true;
-        cudaMemsetAsync(buf, 0, bytes, p.stream);
+        // as the recorders clear before a traced launch: the CTA records and the region headers (trace::clearRanges)
+        cudaMemsetAsync(static_cast<char*>(buf) + cr.ctaOffset, 0, cr.ctaBytes, p.stream);
+        cudaMemset2DAsync(static_cast<char*>(buf) + cr.headerOffset, cr.headerPitch, 0, cr.headerBytes, cr.headerRows, p.stream);
         cudaMemcpyAsync(buf, &h, sizeof h, cudaMemcpyHostToDevice, p.stream);
         cudaMemcpyAsync(reinterpret_cast<void*>(ctl), &on, 16, cudaMemcpyHostToDevice, p.stream);
         cudaEventRecord(e[2], p.stream);

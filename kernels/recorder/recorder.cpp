@@ -429,6 +429,8 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
             traceDevBytes = 0;
             if ((ce = cudaMalloc(&traceDev, geom.bufferBytes)) != cudaSuccess) {
                 failures.push_back("cannot allocate the " + std::to_string(geom.bufferBytes >> 20) + " MiB trace buffer: " + cudaText(ce));
+            } else if ((ce = cudaMemset(traceDev, 0, geom.bufferBytes)) != cudaSuccess) {  // once, whole (ClearRanges)
+                failures.push_back("cannot clear the trace buffer: " + cudaText(ce));
             } else {
                 traceDevBytes = geom.bufferBytes;
             }
@@ -498,6 +500,18 @@ Result record(const Options& optIn, const Callbacks& cb, const std::atomic<bool>
             buffers.emplace_back(geom.bufferBytes);
             if ((ce = cudaMemcpy(buffers.back().data(), traceDev, geom.bufferBytes, cudaMemcpyDeviceToHost)) != cudaSuccess) {
                 failures.push_back("reading the trace buffer back: " + cudaText(ce));
+                okSoFar = false;
+                break;
+            }
+            // the events it wrote back to zero (trace_format.h, ClearRanges: the next launch's unfinished warps are
+            // read up to their first zero event)
+            if (const std::uint32_t n = trace::writtenEvents(buffers.back().data(), geom.bufferBytes, h.numCtas, h.warpsPerCta,
+                                                             h.eventsPerWarp);
+                n > 0
+                && (ce = cudaMemset2D(td + cr.headerOffset + cr.headerBytes, cr.headerPitch, 0,
+                                      std::size_t(n) * sizeof(trace::TraceEvent), cr.headerRows))
+                       != cudaSuccess) {
+                failures.push_back("clearing the trace buffer after the launch: " + cudaText(ce));
                 okSoFar = false;
                 break;
             }

@@ -167,6 +167,30 @@ int main()
                "clearRanges zeroes the CTA records and all " + std::to_string(ctas * warps) + " region headers ("
                    + std::to_string(headersZero) + "), nothing else (" + std::to_string(zeroed) + " bytes zeroed)");
     }
+    {
+        // trace::writtenEvents (session 16: what the recorders zero after reading a traced launch back): the most events
+        // of any region -- a finished warp's count (capped at the capacity), an unfinished warp's (count 0) events up to
+        // its first all-zero one; stale bytes past a finished warp's count do not count.
+        const std::uint32_t ctas = 3, warps = 4, events = 16;
+        std::vector<std::uint8_t> b(trace::bufferBytes(ctas, warps, events), 0);
+        auto region = [&](std::uint32_t c, std::uint32_t w) { return b.data() + trace::warpRegionOffset(ctas, warps, events, c, w); };
+        auto setCount = [&](std::uint32_t c, std::uint32_t w, std::uint32_t n) { std::memcpy(region(c, w), &n, 4); };
+        auto fill = [&](std::uint32_t c, std::uint32_t w, std::uint32_t n) {
+            std::memset(region(c, w) + sizeof(trace::WarpRegionHeader), 0x33, std::size_t(n) * sizeof(trace::TraceEvent));
+        };
+        const auto we = [&] { return trace::writtenEvents(b.data(), b.size(), ctas, warps, events); };
+        const std::uint32_t empty = we();
+        setCount(0, 1, 5), fill(0, 1, 12);  // finished: 5 events, stale bytes after them
+        const std::uint32_t finished = we();
+        fill(2, 3, 9);  // unfinished (count 0): 9 events written
+        const std::uint32_t unfinished = we();
+        setCount(1, 0, 40), fill(1, 0, 16);  // overflowed: count past the capacity
+        const std::uint32_t overflow = we();
+        expect(empty == 0 && finished == 5 && unfinished == 9 && overflow == 16,
+               "writtenEvents: empty 0 (" + std::to_string(empty) + "), a finished warp's count 5 (" + std::to_string(finished)
+                   + "), an unfinished warp's 9 events (" + std::to_string(unfinished) + "), an overflow the capacity 16 ("
+                   + std::to_string(overflow) + ")");
+    }
     // parseShape
     try {
         ladder::Shape a = parseShape("4096");

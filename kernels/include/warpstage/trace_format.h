@@ -20,6 +20,7 @@
 // overflow (the run is stored as failed); nothing is written out of bounds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ws::trace {
@@ -169,12 +170,17 @@ inline constexpr std::uint64_t bufferBytes(std::uint32_t numCtas, std::uint32_t 
 }
 
 // What a recorder zeroes before each traced launch (session 16): the CTA records (one block) and each warp region's
-// header (headerRows rows of headerBytes, headerPitch apart). Nothing else needs it: a traced warp writes its region's
+// header (headerRows rows of headerBytes, headerPitch apart). A finished warp needs no more: it writes its region's
 // header when it begins and counts every event it stores, and every reader reads only the first min(count,
 // eventsPerWarp) events of a region, all written by the launch; a region whose warp never began keeps count 0. The
 // event arrays are most of the buffer (the ladder sizes them for 4 events per k-step and warp), and zeroing them left
 // that much of the L2 dirty for the traced launch to write back: 2-5 points of stream-K's tracing cost at its short and
 // DRAM-bound shapes on the H200 (docs/kernel-notes/tracing-cost-2.md, session 16).
+// A warp that began but never ended (count 0: no end() on some path) is read up to its first all-zero event (the
+// decoder's scan), so the event arrays must be zero where no launch wrote: a recorder that reuses a buffer zeroes it
+// whole once when it allocates it and, after reading each traced launch back, the events that launch wrote
+// (writtenEvents below: every region's first n events, one 2-D memset at headerOffset + headerBytes) -- off the traced
+// launch's timing, and only what the trace itself dirtied.
 struct ClearRanges {
     std::uint64_t ctaOffset = 0, ctaBytes = 0;  // the CtaRecord array
     std::uint64_t headerOffset = 0;             // the first warp region's header
@@ -192,6 +198,32 @@ inline constexpr ClearRanges clearRanges(std::uint32_t numCtas, std::uint32_t wa
     r.headerBytes = sizeof(WarpRegionHeader);
     r.headerRows = std::uint64_t(numCtas) * warpsPerCta;
     return r;
+}
+
+// The most events any warp region of a read-back buffer (`bytes` long, `numCtas` x `warpsPerCta` regions of
+// `eventsPerWarp`) holds: its count, or for a region with count 0 its events up to the first all-zero one (as the
+// decoder scans an unfinished warp), at most eventsPerWarp. What a recorder zeroes after the launch (ClearRanges above).
+inline std::uint32_t writtenEvents(const void* buffer, std::uint64_t bytes, std::uint32_t numCtas, std::uint32_t warpsPerCta,
+                                   std::uint32_t eventsPerWarp)
+{
+    const auto* base = static_cast<const unsigned char*>(buffer);
+    const ClearRanges r = clearRanges(numCtas, warpsPerCta, eventsPerWarp);
+    std::uint32_t most = 0;
+    for (std::uint64_t row = 0; row < r.headerRows; ++row) {
+        const std::uint64_t off = r.headerOffset + row * r.headerPitch;
+        if (off + r.headerPitch > bytes) break;
+        std::uint32_t count = 0;
+        for (int b = 0; b < 4; ++b) count |= std::uint32_t(base[off + b]) << (8 * b);  // WarpRegionHeader::count
+        std::uint32_t n = count < eventsPerWarp ? count : eventsPerWarp;
+        if (count == 0)
+            for (const unsigned char* e = base + off + r.headerBytes; n < eventsPerWarp; ++n, e += sizeof(TraceEvent)) {
+                bool zero = true;
+                for (std::size_t b = 0; b < sizeof(TraceEvent) && zero; ++b) zero = e[b] == 0;
+                if (zero) break;
+            }
+        most = n > most ? n : most;
+    }
+    return most;
 }
 
 inline constexpr std::uint64_t warpRegionOffset(std::uint32_t numCtas, std::uint32_t warpsPerCta,

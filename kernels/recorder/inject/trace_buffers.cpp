@@ -276,6 +276,8 @@ void onLaunchEnter(const CUpti_CallbackData* cb, CUfunction f, const unsigned gr
         buf = CtxBuffer{};
         if ((r = cuMemAlloc(&buf.ptr, bytes)) != CUDA_SUCCESS) return fail("allocating the trace buffer", r);
         buf.bytes = bytes;
+        // zero once, whole: the event arrays stay zero where no launch wrote (trace_format.h, ClearRanges)
+        if ((r = cuMemsetD8(buf.ptr, 0, bytes)) != CUDA_SUCCESS) return fail("clearing the new trace buffer", r);
     }
     p.buffer = buf.ptr;
     trace::TraceBufferHeader h{};
@@ -310,6 +312,17 @@ void onLaunchExit(const CUpti_CallbackData* cb)
     const CUresult copied = r == CUDA_SUCCESS ? cuMemcpyDtoH(data.data(), p.buffer, p.bytes) : r;
     const std::uint64_t zero = 0;
     cuMemcpyHtoD(p.fn->control, &zero, sizeof zero);
+    // the events this launch wrote back to zero, for the next launch's unfinished warps (trace_format.h, ClearRanges);
+    // unreadable: all of it
+    if (copied == CUDA_SUCCESS) {
+        const trace::ClearRanges cr = trace::clearRanges(p.ctas, p.warps, p.events);
+        const std::uint32_t n = trace::writtenEvents(data.data(), p.bytes, p.ctas, p.warps, p.events);
+        if (n > 0)
+            cuMemsetD2D8(p.buffer + cr.headerOffset + cr.headerBytes, cr.headerPitch, 0, std::size_t(n) * sizeof(trace::TraceEvent),
+                         cr.headerRows);
+    } else {
+        cuMemsetD8(p.buffer, 0, p.bytes);
+    }
     cuCtxSynchronize();
     g_launchMu.unlock();
     if (launched != CUDA_SUCCESS) {
