@@ -30,7 +30,10 @@ struct Row {
 // traced launches alternate (warmup, then iters pairs); each is timed by CUDA events around the whole rung (rung 3:
 // with its cuBLAS user GEMM). The buffer reset is outside the timed span. Prints the medians and the difference,
 // and the events CTA 0 recorded in the last traced launch (0 would mean the buffer was not attached). The buffer is
-// cleared as the recorders clear it before a traced launch (session 16: trace::clearRanges, not the whole buffer).
+// cleared whole before each traced launch, as the recorders clear a buffer before its first traced launch; since
+// session 16 they clear only its heads before a later one (trace::clearRanges), which LCE_TRACE_CLEAR=heads times (H200,
+// rung 4: +5.6 against +5.1 / +5.4 % in one call, s16-lcetrace.sh; +6.4-6.6 in s16-lcerelay.sh against +3.5-5.4 % for
+// the whole clear in the calls before: the heads-only clear is not cheaper for lce, perhaps dearer; why is open).
 struct TraceCost {
     double untracedMs = 0, tracedMs = 0;
     unsigned long long events = 0;
@@ -95,6 +98,8 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
     for (auto& x : e) cudaEventCreate(&x);
     std::vector<float> plain, traced;
     const ws::trace::ClearRanges cr = ws::trace::clearRanges(ctas, warps, events);
+    const char* clearEnv = std::getenv("LCE_TRACE_CLEAR");
+    const bool headsOnly = clearEnv && std::strcmp(clearEnv, "heads") == 0;
     if (cudaMemset(buf, 0, bytes) != cudaSuccess) err = "cannot clear the trace buffer";  // once, whole
     for (int i = 0; i < o.warmup + o.iters && err.empty(); ++i) {
         traceLaunches() = false;
@@ -102,9 +107,15 @@ std::string traceCost(int rung, Problem& p, const Options& o, TraceCost& out)
         err = runRung(rung, p);
         cudaEventRecord(e[1], p.stream);
         traceLaunches() = true;
-        // as the recorders clear before a traced launch: the CTA records and the region headers (trace::clearRanges)
-        cudaMemsetAsync(static_cast<char*>(buf) + cr.ctaOffset, 0, cr.ctaBytes, p.stream);
-        cudaMemset2DAsync(static_cast<char*>(buf) + cr.headerOffset, cr.headerPitch, 0, cr.headerBytes, cr.headerRows, p.stream);
+        // the whole buffer, as the recorders clear it before the first traced launch of a buffer (LCE_TRACE_CLEAR=heads:
+        // only the CTA records and region headers, trace::clearRanges, as before a later launch of the same buffer)
+        if (headsOnly) {
+            cudaMemsetAsync(static_cast<char*>(buf) + cr.ctaOffset, 0, cr.ctaBytes, p.stream);
+            cudaMemset2DAsync(static_cast<char*>(buf) + cr.headerOffset, cr.headerPitch, 0, cr.headerBytes, cr.headerRows,
+                              p.stream);
+        } else {
+            cudaMemsetAsync(buf, 0, bytes, p.stream);
+        }
         cudaMemcpyAsync(buf, &h, sizeof h, cudaMemcpyHostToDevice, p.stream);
         cudaMemcpyAsync(reinterpret_cast<void*>(ctl), &on, 16, cudaMemcpyHostToDevice, p.stream);
         cudaEventRecord(e[2], p.stream);
