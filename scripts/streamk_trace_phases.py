@@ -21,7 +21,8 @@ KINDS = ["Other", "Setup", "WaitSlot", "IssueLoad", "WaitData", "MmaIssue", "Mma
 END, TILE_BEGIN, TILE_END, LOAD_READY = 0xF0, 0xF1, 0xF2, 0xF3
 MARKERS = {TILE_BEGIN, TILE_END, LOAD_READY}
 KSTEP4, LOAD2 = 0xF4, 0xF5  # packed records of format version 2 (trace_format.h), expanded by expand()
-VERSIONS = (1, 2)           # trace_format.h's kOldestFormatVersion .. kFormatVersion
+PAIR = 0xF6  # format version 3: two phase events of one k-step, both kinds in aux
+VERSIONS = (1, 2, 3)          # trace_format.h's kOldestFormatVersion .. kFormatVersion
 
 
 MAGIC = 0x57535452  # "WSTR", trace_format.h's kMagic
@@ -60,7 +61,8 @@ def load(path):
             count, role, wg, ri, fl = struct.unpack_from("<IBBBB", b, off)
             n = min(count, epw)
             ev = [struct.unpack_from("<QihBB", b, off + 16 + 16 * i) for i in range(n)]
-            odd = [e[4] for e in ev if e[4] > LOAD_READY and not (version >= 2 and e[4] in (KSTEP4, LOAD2))]
+            odd = [e[4] for e in ev if e[4] > LOAD_READY and not (version >= 2 and e[4] in (KSTEP4, LOAD2))
+                   and not (version >= 3 and e[4] == PAIR)]
             if odd:
                 raise BadBuffer(f"CTA {c} warp {w}: record kind 0x{odd[0]:02X}, which format version {version} "
                                 "does not define")
@@ -70,10 +72,11 @@ def load(path):
 
 def expand(ev):
     """trace_format.h's forEachEvent: each kEventKStep4 record as its four events (MmaWait, Release of k-step
-    kstep - lag; WaitData, MmaIssue of kstep), each kEventLoad2 as its two (WaitSlot, IssueLoad)"""
+    kstep - lag; WaitData, MmaIssue of kstep), each kEventLoad2 as its two (WaitSlot, IssueLoad), each kEventPair as its
+    two (the kinds in aux)"""
     out, prev = [], 0
     for clock, kstep, aux, slot, kind in ev:
-        if kind not in (KSTEP4, LOAD2):
+        if kind not in (KSTEP4, LOAD2, PAIR):
             out.append((clock, kstep, aux, slot, kind))
             prev = clock
             continue
@@ -85,6 +88,12 @@ def expand(ev):
         if kind == LOAD2:
             c1 = c0 + (clock >> 32)
             out += [(c0, kstep, 0, slot_of(kstep), 2), (c1, kstep, 0, slot_of(kstep), 3)]
+            prev = c1
+            continue
+        if kind == PAIR:
+            c1 = c0 + (clock >> 32)
+            kinds = aux & 0xFFFF
+            out += [(c0, kstep, 0, slot_of(kstep), kinds & 0xFF), (c1, kstep, 0, slot_of(kstep), kinds >> 8)]
             prev = c1
             continue
         c1 = c0 + ((clock >> 32) & 0xFFFF)

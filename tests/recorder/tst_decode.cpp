@@ -342,7 +342,8 @@ private slots:
                 QCOMPARE(m.find("newer") != std::string::npos, v > trace::kFormatVersion);
             }
         }
-        // a packed record (version 2) in a version-1 buffer, and an undefined kind 0xF6 in a current one
+        // a packed record (version 2) in a version-1 buffer, a pair record (version 3) in a version-2 one, and an undefined
+        // kind 0xF7 in a current one
         const std::uint8_t WD = k(IntervalKind::WaitData), MI = k(IntervalKind::MmaIssue);
         auto consumer = [&](Ev odd) {
             BufferBuilder x(1, 8, 16, 4, 32768);
@@ -354,8 +355,11 @@ private slots:
         };
         const Ev packed{(kClk0 + 300) | (10ull << 32) | (10ull << 48), trace::kEventKStep4, 1, std::uint8_t(4 | 1 << 4), 10};
         struct Case { BufferBuilder buf; const char* kind; std::uint32_t version; };
+        const Ev pair{(kClk0 + 300) | (10ull << 32), trace::kEventPair, 1, 4,
+                      std::int16_t(std::uint16_t(k(IntervalKind::MmaWait) | k(IntervalKind::Release) << 8))};
         Case cases[] = {{withVersion(consumer(packed), 1), "0xF4 (CTA 0, warp 4)", 1},
-                        {consumer({kClk0 + 300, 0xF6, 1, 0}), "0xF6 (CTA 0, warp 4)", trace::kFormatVersion}};
+                        {withVersion(consumer(pair), 2), "0xF6 (CTA 0, warp 4)", 2},
+                        {consumer({kClk0 + 300, 0xF7, 1, 0}), "0xF7 (CTA 0, warp 4)", trace::kFormatVersion}};
         auto ref = consumer({kClk0 + 300, trace::kEventTileEnd});  // a defined marker at the same moment: no phase either
         decode::DecodeReport rr;
         const auto want = intervalsOf(decodeOf(ref, rr), 0);
@@ -374,6 +378,51 @@ private slots:
             for (std::size_t i = 0; i < iv.size(); ++i)
                 QVERIFY2(iv[i].kind == want[i].kind && iv[i].start == want[i].start && iv[i].duration == want[i].duration, c.kind);
         }
+    }
+
+    // Session 16 (format version 3): a pair record (kEventPair: two phase events of one k-step, both kinds in aux, slots
+    // kstep % S) decodes to exactly the two events it stands for -- here a consumer's WaitData + MmaIssue, its MmaWait +
+    // Release (S = 4) and a WaitOrder + Epilogue without a slot (S = 0), the low clock word wrapping in between.
+    void pairRecordsDecodeAsTheirEvents()
+    {
+        constexpr std::uint64_t c0 = 0xFFFFFF00ull + (5ull << 32);
+        const std::uint8_t WD = k(IntervalKind::WaitData), MI = k(IntervalKind::MmaIssue), MW = k(IntervalKind::MmaWait),
+                           RL = k(IntervalKind::Release), WO = k(IntervalKind::WaitOrder), EP = k(IntervalKind::Epilogue);
+        struct Two { Ev a, b; std::uint8_t stages; };
+        const Two twos[] = {{{c0 + 100, WD, 6, 2}, {c0 + 180, MI, 6, 2}, 4},
+                            {{c0 + 700, MW, 6, 2}, {c0 + 760, RL, 6, 2}, 4},
+                            {{c0 + 900, WO, 3}, {c0 + 1500, EP, 3}, 0}};
+        std::vector<Ev> plain = {{c0, k(IntervalKind::Setup)}}, packed = plain;
+        for (const Two& t : twos) {
+            plain.push_back(t.a);
+            plain.push_back(t.b);
+            packed.push_back({(t.a.clock & 0xFFFFFFFFull) | (t.b.clock - t.a.clock) << 32, trace::kEventPair, t.a.kstep,
+                              t.stages, std::int16_t(std::uint16_t(t.a.kind | t.b.kind << 8))});
+        }
+        plain.push_back({c0 + 2000, trace::kEventEnd});
+        packed.push_back({c0 + 2000, trace::kEventEnd});
+        auto build = [&](const std::vector<Ev>& c) {
+            BufferBuilder b(1, 8, 16, 4, 32768);
+            b.cta(0, kGt0, c0, kGt0 + 100'000, c0 + 200'000, 3);
+            b.warp(0, 4, 2, 1, 0, c);
+            return b;
+        };
+        auto a = build(plain), b = build(packed);
+        decode::DecodeReport ra, rb;
+        const KernelRecord x = decode::decodeTrace(a.bytes().data(), a.bytes().size(), a.geometry(), cuptiLaunch(), {}, ra);
+        const KernelRecord y = decode::decodeTrace(b.bytes().data(), b.bytes().size(), b.geometry(), cuptiLaunch(), {}, rb);
+        QVERIFY2(ra.ok, ra.failureReason.c_str());
+        QVERIFY2(rb.ok, rb.failureReason.c_str());
+        QCOMPARE(int(x.intervals.size()), 7);  // Setup + 6
+        QCOMPARE(y.intervals.size(), x.intervals.size());
+        for (std::size_t i = 0; i < x.intervals.size(); ++i) {
+            const auto &p = x.intervals[i], &q = y.intervals[i];
+            QVERIFY2(p.kind == q.kind && p.kstep == q.kstep && p.slot == q.slot && p.start == q.start && p.duration == q.duration,
+                     ("interval " + std::to_string(i) + " differs").c_str());
+        }
+        QCOMPARE(y.intervals[5].kind, IntervalKind::WaitOrder);
+        QCOMPARE(y.intervals[5].slot, std::int16_t(-1));  // S = 0: no slot
+        QCOMPARE(y.intervals[2].slot, std::int16_t(2));   // 6 % 4
     }
 
     void tileSpans()

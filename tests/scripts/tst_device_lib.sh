@@ -9,7 +9,8 @@
 #     scripts/device/lib.sh, and without either stops with exit 2 and a message;
 #  4. trace_overhead_table.py: per-shape overheads, geomean / max per rung and build, FAIL lines for WRONG results;
 #  5. streamk_trace_phases.py: phase times, span and pipeline fill of a trace buffer; a cut buffer refused; format
-#     version 2's packed records read as their events; a newer version and an undefined kind refused;
+#     version 2's packed records and version 3's pair records read as their events; a newer version, a record a
+#     version does not define and an undefined kind refused;
 #  6. ws_sweep33 (issue 14's 33 shapes), ws_signatures (two builds' trace signatures compared) and ws_trace_sweep (the
 #     sweep in two interleaved halves and its table) on stand-in gpu_ladder_trace / ladder_bench programs;
 #  7. ncu_tma_lines.py: executed counts and stall samples per TMA opcode of an ncu source page; a page without TMA
@@ -211,7 +212,8 @@ PY
     [[ $rc = 1 && "$out" == *"200 bytes, but its header"*"needs 3648"* ]] || fail "trace phases: a cut buffer (rc $rc): $out"
     # 5b. format version 2's packed records (session 14) read as the events they stand for: a buffer whose producer
     # writes a kEventLoad2 and whose consumer a kEventKStep4 (lag 1, S = 4) gives the same table as its plain twin;
-    # version 3 and an undefined kind 0xF7 are refused by name.
+    # so does version 3's pair record (session 16) for two consumer events each; version 4, a pair in a version-2 buffer
+    # and an undefined kind 0xF7 are refused by name.
     python3 - "$T" <<'PY'
 import struct, sys
 def buf(path, version, prod, cons):
@@ -230,17 +232,25 @@ prod_packed = [(0, 1, -1, 255, 0), (10 | 30 << 32, 0xF5, 1, 4, 0), (4500, 0xF0, 
 cons_plain = [(0, 1, -1, 255, 0), (100, 6, 0, 0, 0), (150, 7, 0, 0, 0), (200, 4, 1, 1, 0), (2500, 5, 1, 1, 0),
               (4500, 0xF0, -1, 255, 0)]
 cons_packed = [(0, 1, -1, 255, 0), (100 | 50 << 32 | 50 << 48, 0xF4, 1, 4 | 1 << 4, 2300), (4500, 0xF0, -1, 255, 0)]
+cons_pair = [(0, 1, -1, 255, 0), (100 | 50 << 32, 0xF6, 0, 4, 6 | 7 << 8), (200 | 2300 << 32, 0xF6, 1, 4, 4 | 5 << 8),
+             (4500, 0xF0, -1, 255, 0)]
 d = sys.argv[1]
 buf(d + "/plain.bin", 2, prod_plain, cons_plain)
 buf(d + "/packed.bin", 2, prod_packed, cons_packed)
-buf(d + "/v3.bin", 3, prod_plain, cons_plain)
+buf(d + "/v4.bin", 4, prod_plain, cons_plain)
+buf(d + "/pair.bin", 3, prod_packed, cons_pair)
+buf(d + "/pair2.bin", 2, prod_plain, cons_pair)
 buf(d + "/odd.bin", 2, prod_plain, cons_plain[:2] + [(120, 0xF7, 0, 0, 0)] + cons_plain[2:])
 PY
     a=$(python3 "$SRC/scripts/streamk_trace_phases.py" "$T/plain.bin" 2>&1 | sed 1,2d)
     b=$(python3 "$SRC/scripts/streamk_trace_phases.py" "$T/packed.bin" 2>&1 | sed 1,2d)
     [[ "$a" == *"MmaWait 0.03"*"Release 0.03"* && "$a" == "$b" ]] || fail "trace phases: packed records: plain '$a' packed '$b'"
-    out=$(python3 "$SRC/scripts/streamk_trace_phases.py" "$T/v3.bin" 2>&1)
-    [[ $? = 1 && "$out" == *"trace format version 3; this script reads versions 1 to 2"* ]] || fail "trace phases: version 3: $out"
+    c=$(python3 "$SRC/scripts/streamk_trace_phases.py" "$T/pair.bin" 2>&1 | sed 1,2d)
+    [[ "$a" == "$c" ]] || fail "trace phases: pair records: plain '$a' pair '$c'"
+    out=$(python3 "$SRC/scripts/streamk_trace_phases.py" "$T/pair2.bin" 2>&1)
+    [[ $? = 1 && "$out" == *"CTA 0 warp 4: record kind 0xF6, which format version 2 does not define"* ]] || fail "trace phases: a pair in version 2: $out"
+    out=$(python3 "$SRC/scripts/streamk_trace_phases.py" "$T/v4.bin" 2>&1)
+    [[ $? = 1 && "$out" == *"trace format version 4; this script reads versions 1 to 3"* ]] || fail "trace phases: version 4: $out"
     out=$(python3 "$SRC/scripts/streamk_trace_phases.py" "$T/odd.bin" 2>&1)
     [[ $? = 1 && "$out" == *"CTA 0 warp 4: record kind 0xF7, which format version 2 does not define"* ]] || fail "trace phases: 0xF7: $out"
     [ $fails = $n0 ] && ok "streamk_trace_phases.py"

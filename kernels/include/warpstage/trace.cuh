@@ -238,6 +238,10 @@ struct NullWarp {
     __device__ __forceinline__ void loadAt(const StampedEvent (&)[2])
     {
     }
+    template <int Stages>
+    __device__ __forceinline__ void pairAt(const StampedEvent (&)[2])
+    {
+    }
     __device__ __forceinline__ void end() {}
     __device__ __forceinline__ void endAsync() {}
     __device__ __forceinline__ bool writes() const { return false; }
@@ -300,6 +304,11 @@ struct DirectWarp {
     }
     template <int Stages>
     __device__ __forceinline__ void loadAt(const StampedEvent (&e)[2])
+    {
+        eventsAt(e);
+    }
+    template <int Stages>
+    __device__ __forceinline__ void pairAt(const StampedEvent (&e)[2])
     {
         eventsAt(e);
     }
@@ -469,6 +478,25 @@ struct StagedWarp {
         const std::uint64_t gap = e[1].clock - e[0].clock;
         if ((gap >> 32) == 0u) {
             const std::uint32_t w3 = (std::uint32_t(Stages) << 16) | (std::uint32_t(kEventLoad2) << 24);
+            storeRecord(std::uint32_t(e[0].clock), std::uint32_t(gap), std::uint32_t(e[0].kstep), w3);
+            return;
+        }
+#endif
+        eventsAt(e);
+    }
+
+    // Two phase events of one k-step (session 16, format version 3): e[0] then e[1], the same kstep, slots kstep % Stages
+    // (Stages = 0: no slot), any phase kinds: ONE record (kEventPair: the first clock's low word and the gap, both kinds
+    // in aux) when the gap fits 32 bits; else eventsAt(e).
+    template <int Stages>
+    __device__ __forceinline__ void pairAt(const StampedEvent (&e)[2])
+    {
+        static_assert(Stages >= 0 && Stages < 16, "Stages fits four bits");
+#ifndef WS_TRACE_EXPERIMENT_CLOCK_ONLY
+        const std::uint64_t gap = e[1].clock - e[0].clock;
+        if ((gap >> 32) == 0u) {
+            const std::uint32_t w3 = std::uint32_t(e[0].kind) | (std::uint32_t(e[1].kind) << 8)
+                | (std::uint32_t(Stages) << 16) | (std::uint32_t(kEventPair) << 24);
             storeRecord(std::uint32_t(e[0].clock), std::uint32_t(gap), std::uint32_t(e[0].kstep), w3);
             return;
         }
@@ -741,6 +769,13 @@ public:
     __device__ __forceinline__ void loadAt(const StampedEvent (&e)[2])
     {
         m_e.template loadAt<Stages>(e);
+    }
+    // Two phase events of one k-step, slots kstep % Stages (0: none): the same trace as eventsAt(e); Warp<Staged> stores
+    // them as one record when it can (kEventPair, format version 3).
+    template <int Stages>
+    __device__ __forceinline__ void pairAt(const StampedEvent (&e)[2])
+    {
+        m_e.template pairAt<Stages>(e);
     }
 
 private:

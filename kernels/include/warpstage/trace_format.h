@@ -29,13 +29,14 @@ inline constexpr std::uint32_t kMagic = 0x57535452u;   // "WSTR"
 // The version a kernel compiled against this header writes (Control::version in trace.cuh; the host copies the version
 // it accepted into TraceBufferHeader::version, and the device writes only when the two agree). Version history:
 //   1  plain events only (sessions 1-13);
-//   2  adds the packed records kEventKStep4 and kEventLoad2 (session 14).
+//   2  adds the packed records kEventKStep4 and kEventLoad2 (session 14);
+//   3  adds kEventPair, any two phase events of one k-step in one record (session 16).
 // The rule: a change that a reader of the older version would misread or silently skip (a new record kind, a field
 // meaning) bumps kFormatVersion. Readers accept every version from kOldestFormatVersion to kFormatVersion (a recorder
 // traces a kernel built against an older header, and decodes its buffer by that version's rules), refuse a newer one
 // with a sentence, and treat a marker kind that the buffer's version does not define as a fault of the buffer, never
 // as something to skip (knownMarker below).
-inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kFormatVersion = 3;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
 inline constexpr bool isReadableVersion(std::uint32_t v) { return v >= kOldestFormatVersion && v <= kFormatVersion; }
 
@@ -64,12 +65,22 @@ inline constexpr std::uint8_t kEventKStep4 = 0xF4;
 // the low 32 bits of WaitSlot's clock64 (its full clock as kEventKStep4's first), bits 32-63: IssueLoad - WaitSlot
 // (cycles); slot bits 0-3: the ring's stages S (both events' slot = kstep % S); aux 0.
 inline constexpr std::uint8_t kEventLoad2 = 0xF5;
+// A record of two phase events of one k-step, any kinds (format version 3, session 16: the lce consumers' first
+// k-steps of a tile, their drain, WaitOrder + Epilogue). clock bits 0-31: the low 32 bits of the first event's clock64
+// (its full clock as kEventKStep4's first), bits 32-63: the second's - the first's (cycles); kstep: both events';
+// aux (as uint16) bits 0-7: the first event's kind, bits 8-15: the second's (phase kinds, < kMarkerBase); slot bits 0-3:
+// the ring's stages S (both slots kstep % S; 0: no slot, 0xFF).
+inline constexpr std::uint8_t kEventPair = 0xF6;
 // A record that stands for several events (expanded by forEachEvent).
-inline constexpr bool isPackedRecord(std::uint8_t kind) { return kind == kEventKStep4 || kind == kEventLoad2; }
+inline constexpr bool isPackedRecord(std::uint8_t kind)
+{
+    return kind == kEventKStep4 || kind == kEventLoad2 || kind == kEventPair;
+}
 // True when `kind` (>= kMarkerBase) is a marker or record that buffers of format `version` may hold.
 inline constexpr bool knownMarker(std::uint8_t kind, std::uint32_t version)
 {
-    return kind <= kEventLoadReady || (version >= 2 && isPackedRecord(kind));
+    return kind <= kEventLoadReady || (version >= 2 && (kind == kEventKStep4 || kind == kEventLoad2))
+        || (version >= 3 && kind == kEventPair);
 }
 
 struct TraceBufferHeader {
@@ -116,8 +127,8 @@ struct TraceEvent {
 static_assert(sizeof(TraceEvent) == 16);
 
 // Calls f(const TraceEvent&) for every event of a warp's n stored records, in order, with each kEventKStep4 record
-// expanded into its four events (kinds WaitData = 4, MmaIssue = 5, MmaWait = 6, Release = 7: ws::IntervalKind) and each
-// kEventLoad2 record into its two (WaitSlot = 2, IssueLoad = 3).
+// expanded into its four events (kinds WaitData = 4, MmaIssue = 5, MmaWait = 6, Release = 7: ws::IntervalKind), each
+// kEventLoad2 record into its two (WaitSlot = 2, IssueLoad = 3) and each kEventPair into its two (its kinds).
 // Returns the number of events passed to f. Every reader of a region's records goes through it.
 template <class F>
 inline std::uint32_t forEachEvent(const TraceEvent* rec, std::uint32_t n, F&& f)
@@ -138,6 +149,17 @@ inline std::uint32_t forEachEvent(const TraceEvent* rec, std::uint32_t n, F&& f)
         auto slotOf = [stages](std::int32_t k) {
             return stages == 0 || k < 0 ? std::uint8_t(0xFF) : std::uint8_t(std::uint32_t(k) % stages);
         };
+        if (r.kind == kEventPair) {
+            const std::uint8_t slot = slotOf(r.kstep);
+            const std::uint64_t c1 = c0 + std::uint32_t(r.clock >> 32);  // (the gap: the high word)
+            const std::uint16_t kinds = std::uint16_t(r.aux);
+            const TraceEvent e[2] = {{c0, r.kstep, 0, slot, std::uint8_t(kinds & 0xFFu)},
+                                     {c1, r.kstep, 0, slot, std::uint8_t(kinds >> 8)}};
+            for (const TraceEvent& x : e) f(x);
+            prev = c1;
+            out += 2;
+            continue;
+        }
         if (r.kind == kEventLoad2) {
             const std::uint8_t slot = slotOf(r.kstep);
             const std::uint64_t c1 = c0 + (r.clock >> 32);
