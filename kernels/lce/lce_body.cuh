@@ -305,10 +305,20 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         uint32_t uf[kBcast ? kTileM / 4 : 1];    // the broadcast walk: the unit's user tile, fp16 pairs of acc
         uint32_t held[P > 1 ? kPieceM / 4 : 1];  // P = 2: the previous candidate tile's second piece, fp16
         bool pending = false;
+        // A staging turn: WaitOrder until the half is ready for it (waitOrderStaged), then `fill(ep)` (an epilogue
+        // method, phase Epilogue) -- traced, the two events as ONE record (pairAt, format version 3; session 16).
+        auto orderedTurn = [&](auto&& turn) {
+            wt::Stamp<kTraced> wo, ep;
+            staging.waitOrderStaged(cw, done, wo);
+            turn(ep);
+            if constexpr (kTraced) {
+                const wt::StampedEvent e[2] = {wo.e, ep.e};
+                w.template pairAt<0>(e);
+            }
+        };
         auto stageHeld = [&] {  // (P = 2) the held piece: U's piece is in the half (and the last store has read it)
             if constexpr (P > 1) {
-                staging.waitOrderStaged(cw, done, w);
-                staging.epilogueAddHeld(held, cw, done, tInWg, w);
+                orderedTurn([&](auto& ep) { staging.epilogueAddHeld(held, cw, done, tInWg, ep); });
                 ++done;
                 pending = false;
             }
@@ -325,7 +335,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             // warp only reads the clock (wt::Stamp); a k-step's four events -- MmaWait and Release of fill - 2, stamped
             // at the end of the k-step before, and WaitData and MmaIssue of fill -- go into ONE packed record
             // (kStepAt) right after the wgmma issue, where the warp is about to wait anyway. `carried`: mmaWaited and
-            // released hold events not staged yet (staged early before the held piece's events at kFlushAt).
+            // released hold events not staged yet (staged early before the held piece's events at kFlushAt). The
+            // tile's first two k-steps, its drain and its staging turns stage their events as pairs (pairAt).
             wt::Stamp<kTraced> mmaWaited, released;
             bool carried = false;
             auto stageCarried = [&](int k) {  // k: the carried events' k-step
@@ -334,7 +345,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     const uint8_t sp = uint8_t(LRing::slot(k));
                     const wt::StampedEvent e[2] = {{mmaWaited.e.clock, k, wt::kind::MmaWait, sp, 0},
                                                    {released.e.clock, k, wt::kind::Release, sp, 0}};
-                    w.eventsAt(e);
+                    w.template pairAt<S>(e);
                     carried = false;
                 }
             };
@@ -359,7 +370,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                         w.template kStepAt<S, 2>(e);
                     } else {
                         const wt::StampedEvent e[2] = {waited.e, issued.e};
-                        w.eventsAt(e);
+                        w.template pairAt<S>(e);
                     }
                 }
                 if (kt > 0) {
@@ -374,9 +385,16 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     }
             }
             stageCarried(fill - 2);  // the events of the k-step before the last
-            mmaWait<0>(fill - 1, LRing::slot(fill - 1), w);
-            fenceAcc(acc);
-            ring.release(fill - 1, lane0, w);
+            {
+                wt::Stamp<kTraced> lastWait, lastRelease;  // the last k-step's: one pair
+                mmaWait<0>(fill - 1, LRing::slot(fill - 1), lastWait);
+                fenceAcc(acc);
+                ring.release(fill - 1, lane0, lastRelease);
+                if constexpr (kTraced) {
+                    const wt::StampedEvent e[2] = {lastWait.e, lastRelease.e};
+                    w.template pairAt<S>(e);
+                }
+            }
             if constexpr (P > 1)
                 if (pending) stageHeld();  // a tile shorter than kFlushAt k-steps
             if constexpr (kBcast) {
@@ -385,25 +403,22 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     for (int i = 0; i < kTileM / 4; ++i) uf[i] = packHalf2(acc[2 * i], acc[2 * i + 1]);
                     w.tileEnd();
                     return;
-                } else {
-                    staging.waitOrderStaged(cw, done, w);  // the half is free (the last store has read it)
-                    staging.epilogueAddPacked(acc, uf, cw, done, tInWg, w);
+                } else {  // the half is free (the last store has read it)
+                    orderedTurn([&](auto& ep) { staging.epilogueAddPacked(acc, uf, cw, done, tInWg, ep); });
                 }
+            } else if constexpr (P == 1) {  // U's tile is in the half (and the last store has read it)
+                if constexpr (su)  // the half is free: fp16(acc)
+                    orderedTurn([&](auto& ep) { staging.epilogueStage(acc, cw, done, tInWg, ep); });
+                else
+                    orderedTurn([&](auto& ep) { staging.epilogueAdd(acc, cw, done, tInWg, ep); });
+            } else if constexpr (su) {  // both pieces now: the half's ready flag is released with the last one
+                orderedTurn([&](auto& ep) { staging.template epilogueStageAt<0>(acc, cw, done, tInWg, ep); });
+                ++done;  // (the second turn waits until the first piece is stored into U)
+                orderedTurn([&](auto& ep) { staging.template epilogueStageAt<kPieceM / 8>(acc, cw, done, tInWg, ep); });
             } else {
-                staging.waitOrderStaged(cw, done, w);  // U's tile is in the half (and the last store has read it)
-                if constexpr (P == 1) {
-                    if constexpr (su) staging.epilogueStage(acc, cw, done, tInWg, w);  // the half is free: fp16(acc)
-                    else staging.epilogueAdd(acc, cw, done, tInWg, w);
-                } else if constexpr (su) {  // both pieces now: the half's ready flag is released with the last one
-                    staging.template epilogueStageAt<0>(acc, cw, done, tInWg, w);
-                    ++done;
-                    staging.waitOrderStaged(cw, done, w);  // the first piece stored into U
-                    staging.template epilogueStageAt<kPieceM / 8>(acc, cw, done, tInWg, w);
-                } else {
-                    staging.template epilogueAddAt<0>(acc, cw, done, tInWg, w);
-                    Staging::template packAt<kPieceM / 8>(acc, held);
-                    pending = true;
-                }
+                orderedTurn([&](auto& ep) { staging.template epilogueAddAt<0>(acc, cw, done, tInWg, ep); });
+                Staging::template packAt<kPieceM / 8>(acc, held);
+                pending = true;
             }
             ++done;
             w.tileEnd();
