@@ -55,6 +55,14 @@
 #include "lce_rungs.h"
 #include "wgmma_f16_tn224.cuh"
 
+// WS_LCE_PAIR_RECORDS (session 16, branch s16-lcepair; format version 3): 1 stages a consumer tile's two-event steps as
+// one kEventPair record each -- its first two k-steps (WaitData + MmaIssue), the carried and the last MmaWait + Release,
+// each staging turn's WaitOrder + Epilogue: ~29 -> ~21 records per tile. 0 (the default until it is measured on the
+// H200: scripts/device/s16-lcepair.sh): the events as before, the traced kernels session 16's measured ones.
+#ifndef WS_LCE_PAIR_RECORDS
+#define WS_LCE_PAIR_RECORDS 0
+#endif
+
 namespace ws::lce::body {
 using namespace ws::kern;
 namespace wt = ws::trace;
@@ -157,6 +165,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     const Staging staging(plan.epiStaging(), plan.empty() + S);
     using Trace = wt::Warp<std::conditional_t<Traced, wt::Staged, wt::Off>>;
     constexpr bool kTraced = Traced && wt::kEnabled;  // the k-loops' stamps (wt::Stamp) are staged by hand
+    constexpr bool kPairs = kTraced && WS_LCE_PAIR_RECORDS != 0;
     std::conditional_t<Traced, wt::Cta, UntracedCta> cta;
     cta.pipeline(S, kStage);
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
@@ -305,15 +314,23 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         uint32_t uf[kBcast ? kTileM / 4 : 1];    // the broadcast walk: the unit's user tile, fp16 pairs of acc
         uint32_t held[P > 1 ? kPieceM / 4 : 1];  // P = 2: the previous candidate tile's second piece, fp16
         bool pending = false;
-        // A staging turn: WaitOrder until the half is ready for it (waitOrderStaged), then `fill(ep)` (an epilogue
-        // method, phase Epilogue) -- traced, the two events as ONE record (pairAt, format version 3; session 16).
+        // A consumer's two events of one step, e[0] then e[1] (stamped): one pair record (kPairs) or the two events.
+        auto stagePair = [&](auto stages, const wt::StampedEvent (&e)[2]) {
+            if constexpr (kPairs) w.template pairAt<decltype(stages)::value>(e);
+            else w.eventsAt(e);
+        };
+        // A staging turn: WaitOrder until the half is ready for it (waitOrderStaged), then `turn(tr)` (an epilogue
+        // method, phase Epilogue) -- with kPairs the two events as ONE record, else straight into the warp's trace.
         auto orderedTurn = [&](auto&& turn) {
-            wt::Stamp<kTraced> wo, ep;
-            staging.waitOrderStaged(cw, done, wo);
-            turn(ep);
-            if constexpr (kTraced) {
+            if constexpr (kPairs) {
+                wt::Stamp<true> wo, ep;
+                staging.waitOrderStaged(cw, done, wo);
+                turn(ep);
                 const wt::StampedEvent e[2] = {wo.e, ep.e};
                 w.template pairAt<0>(e);
+            } else {
+                staging.waitOrderStaged(cw, done, w);
+                turn(w);
             }
         };
         auto stageHeld = [&] {  // (P = 2) the held piece: U's piece is in the half (and the last store has read it)
@@ -335,8 +352,8 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             // warp only reads the clock (wt::Stamp); a k-step's four events -- MmaWait and Release of fill - 2, stamped
             // at the end of the k-step before, and WaitData and MmaIssue of fill -- go into ONE packed record
             // (kStepAt) right after the wgmma issue, where the warp is about to wait anyway. `carried`: mmaWaited and
-            // released hold events not staged yet (staged early before the held piece's events at kFlushAt). The
-            // tile's first two k-steps, its drain and its staging turns stage their events as pairs (pairAt).
+            // released hold events not staged yet (staged early before the held piece's events at kFlushAt). With
+            // kPairs the tile's first two k-steps, its drain and its staging turns stage their events as pairs.
             wt::Stamp<kTraced> mmaWaited, released;
             bool carried = false;
             auto stageCarried = [&](int k) {  // k: the carried events' k-step
@@ -345,7 +362,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     const uint8_t sp = uint8_t(LRing::slot(k));
                     const wt::StampedEvent e[2] = {{mmaWaited.e.clock, k, wt::kind::MmaWait, sp, 0},
                                                    {released.e.clock, k, wt::kind::Release, sp, 0}};
-                    w.template pairAt<S>(e);
+                    stagePair(std::integral_constant<int, S>{}, e);
                     carried = false;
                 }
             };
@@ -370,7 +387,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                         w.template kStepAt<S, 2>(e);
                     } else {
                         const wt::StampedEvent e[2] = {waited.e, issued.e};
-                        w.template pairAt<S>(e);
+                        stagePair(std::integral_constant<int, S>{}, e);
                     }
                 }
                 if (kt > 0) {
@@ -385,15 +402,17 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
                     }
             }
             stageCarried(fill - 2);  // the events of the k-step before the last
-            {
-                wt::Stamp<kTraced> lastWait, lastRelease;  // the last k-step's: one pair
+            if constexpr (kPairs) {  // the last k-step's MmaWait + Release: one pair
+                wt::Stamp<true> lastWait, lastRelease;
                 mmaWait<0>(fill - 1, LRing::slot(fill - 1), lastWait);
                 fenceAcc(acc);
                 ring.release(fill - 1, lane0, lastRelease);
-                if constexpr (kTraced) {
-                    const wt::StampedEvent e[2] = {lastWait.e, lastRelease.e};
-                    w.template pairAt<S>(e);
-                }
+                const wt::StampedEvent e[2] = {lastWait.e, lastRelease.e};
+                w.template pairAt<S>(e);
+            } else {
+                mmaWait<0>(fill - 1, LRing::slot(fill - 1), w);
+                fenceAcc(acc);
+                ring.release(fill - 1, lane0, w);
             }
             if constexpr (P > 1)
                 if (pending) stageHeld();  // a tile shorter than kFlushAt k-steps

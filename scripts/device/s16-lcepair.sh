@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# PREPARED, NOT RUN (session 16 had no device time left): branch s16-lcepair -- trace format version 3's pair record
-# (kEventPair) in lce rungs 3-4's traced kernels (a consumer tile's 29 records -> ~21) against main's, one call.
-# Builds nothing. Carry build-s16lcepair: bins.tar.xz with main/lce (main's Qt-free Release build/kchecks) and, at their
-# build paths under kchecks/ (gpu_record_user_kernel names them), the branch's stripped kernels/lce/lce,
-# tests/kernels/gpu_lce, tests/recorder/{gpu_lce_record, gpu_record_user_kernel, ws_rowsum, ws_format_v1,
-# ws_format_vnext}, app/record/{warpstage-record, libwarpstage-inject.so}, tests/kernels/gpu_ladder_correctness; lib.sh,
-# this script.
-#   1. gpu_lce, gpu_lce_record (its consumer k-step check and stage mapping on the pair records), gpu_record_user_kernel
-#      (case 6: a version-1 kernel traced by the version-3 recorder, a version-4 one refused);
-#   2. lce tracing cost, rungs 4 and 3: main pair pair main main pair (one process each, the whole buffer cleared);
+# PREPARED, NOT RUN (session 16 had no device time left): trace format version 3's pair record (kEventPair) in lce
+# rungs 3-4's traced kernels, lce_body.cuh's WS_LCE_PAIR_RECORDS=1 (a consumer tile's 29 records -> ~21), against the
+# tree as built (0), one call. Builds nothing. Carry build-s16lcepair: bins.tar.xz with pair/lce (the Qt-free Release
+# lce built with -DCMAKE_CUDA_FLAGS=-DWS_LCE_PAIR_RECORDS=1) and, at their build paths under kchecks/
+# (gpu_record_user_kernel names them), the tree's stripped kernels/lce/lce, tests/kernels/gpu_lce,
+# tests/recorder/{gpu_lce_record, gpu_record_user_kernel, ws_rowsum, ws_format_v1, ws_format_vnext},
+# app/record/{warpstage-record, libwarpstage-inject.so}, tests/kernels/gpu_ladder_correctness; lib.sh, this script.
+#   1. gpu_lce and gpu_lce_record on pair/lce (its consumer k-step check and stage mapping on the pair records), then
+#      gpu_lce_record on the tree's lce; gpu_record_user_kernel (case 6: a version-1 kernel traced by the version-3
+#      recorder, a version-4 one refused);
+#   2. lce tracing cost, rungs 4 and 3: main pair pair main main pair (main = the tree's lce; one process each);
 #   3. rungs 3-4 recorded by the branch (launch 0, 8192 events per warp, --check) into $OUT: compare their (cta, warp,
 #      kind, kstep, slot) sequences with a main recording here (`warpstage query FILE "select cta, warp, kind, kstep,
 #      slot from intervals order by cta, warp, start_ns" --csv | md5sum`; session 16's rung3-main / rung4-main hashes:
@@ -27,15 +28,16 @@ note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=c
 K=/work/main/build/kchecks  # the paths the test binaries were built with
 mkdir -p "$K" && cp -a kchecks/. "$K/"
 export WARPSTAGE_SOURCE_DIR=$(cd .. && pwd)
-P=$K/kernels/lce/lce
+P=$PWD/pair/lce
 printf '#!/bin/sh\nexec timeout 20 %s "$@"\n' "$P" > lce-t && chmod +x lce-t
 step gpu_lce 40 "PASSED" "$K/tests/kernels/gpu_lce" ./lce-t
 step gpu_lce_record 60 "PASSED" "$K/tests/recorder/gpu_lce_record" "$K/app/record/warpstage-record" "$P"
 grep -h "well formed" "$L/gpu_lce_record.log" | tee -a "$S"
+step gpu_lce_record-tree 60 "PASSED" "$K/tests/recorder/gpu_lce_record" "$K/app/record/warpstage-record" "$K/kernels/lce/lce"
 step gpu_record_user_kernel 60 "PASS" "$K/tests/recorder/gpu_record_user_kernel"
 for r in 4 3; do
     for b in main pair pair main main pair; do
-        x=./main/lce
+        x=$K/kernels/lce/lce
         [ $b = pair ] && x=$P
         step "cost$r-$b" 12 "TRACECOST" "$x" --trace-cost --rung $r --warmup 5 --iters 30 || true
         note "    $b: $(grep -h TRACECOST "$L/cost$r-$b.log" | head -1)"
