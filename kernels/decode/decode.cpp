@@ -321,12 +321,7 @@ KernelRecord decodeTrace(const void* data, std::size_t size, const ladder::Trace
             if (wh.count == 0) {
                 // The warp never wrote its final count: find what it did write (the host zeroed the buffer).
                 unfinished = true;
-                n = 0;
-                while (n < cap) {
-                    const auto e = readAt<TraceEvent>(base, roff + sizeof(WarpRegionHeader) + std::uint64_t(n) * sizeof(TraceEvent));
-                    if (e.clock == 0 && e.kind == 0 && e.kstep == 0 && e.slot == 0) break;
-                    ++n;
-                }
+                n = trace::unendedEvents(base + roff + sizeof(WarpRegionHeader), cap);
             }
             events.resize(n);
             if (n) std::memcpy(events.data(), base + roff + sizeof(WarpRegionHeader), std::size_t(n) * sizeof(TraceEvent));

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace ws::trace {
 
@@ -222,9 +223,24 @@ inline constexpr ClearRanges clearRanges(std::uint32_t numCtas, std::uint32_t wa
     return r;
 }
 
+// The events of a warp region whose count is 0 (a warp that began but never ended): those before its first event with
+// clock, kind, kstep and slot all 0 (the recorders keep unwritten events zero), at most eventsPerWarp. `events`: the
+// region's first event in a read-back buffer. The decoder reads an unfinished warp by it, and writtenEvents below.
+inline std::uint32_t unendedEvents(const void* events, std::uint32_t eventsPerWarp)
+{
+    const auto* p = static_cast<const unsigned char*>(events);
+    std::uint32_t n = 0;
+    for (; n < eventsPerWarp; ++n) {
+        TraceEvent e;
+        std::memcpy(&e, p + std::size_t(n) * sizeof(TraceEvent), sizeof e);
+        if (e.clock == 0 && e.kind == 0 && e.kstep == 0 && e.slot == 0) break;
+    }
+    return n;
+}
+
 // The most events any warp region of a read-back buffer (`bytes` long, `numCtas` x `warpsPerCta` regions of
-// `eventsPerWarp`) holds: its count, or for a region with count 0 its events up to the first all-zero one (as the
-// decoder scans an unfinished warp), at most eventsPerWarp. What a recorder zeroes after the launch (ClearRanges above).
+// `eventsPerWarp`) holds: its count, or for a region with count 0 unendedEvents (as the decoder reads an unfinished
+// warp), at most eventsPerWarp. What a recorder zeroes after the launch (ClearRanges above).
 inline std::uint32_t writtenEvents(const void* buffer, std::uint64_t bytes, std::uint32_t numCtas, std::uint32_t warpsPerCta,
                                    std::uint32_t eventsPerWarp)
 {
@@ -236,13 +252,8 @@ inline std::uint32_t writtenEvents(const void* buffer, std::uint64_t bytes, std:
         if (off + r.headerPitch > bytes) break;
         std::uint32_t count = 0;
         for (int b = 0; b < 4; ++b) count |= std::uint32_t(base[off + b]) << (8 * b);  // WarpRegionHeader::count
-        std::uint32_t n = count < eventsPerWarp ? count : eventsPerWarp;
-        if (count == 0)
-            for (const unsigned char* e = base + off + r.headerBytes; n < eventsPerWarp; ++n, e += sizeof(TraceEvent)) {
-                bool zero = true;
-                for (std::size_t b = 0; b < sizeof(TraceEvent) && zero; ++b) zero = e[b] == 0;
-                if (zero) break;
-            }
+        const std::uint32_t n = count == 0 ? unendedEvents(base + off + r.headerBytes, eventsPerWarp)
+                                           : count < eventsPerWarp ? count : eventsPerWarp;
         most = n > most ? n : most;
     }
     return most;
