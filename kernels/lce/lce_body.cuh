@@ -57,8 +57,9 @@
 
 // WS_LCE_PAIR_RECORDS (session 16, branch s16-lcepair; format version 3): 1 stages a consumer tile's two-event steps as
 // one kEventPair record each -- its first two k-steps (WaitData + MmaIssue), the carried and the last MmaWait + Release,
-// each staging turn's WaitOrder + Epilogue: ~29 -> ~21 records per tile. 0 (the default until it is measured on the
-// H200: scripts/device/s16-lcepair.sh): the events as before, the traced kernels session 16's measured ones.
+// each staging turn's WaitOrder + Epilogue: ~29 -> ~21 records per tile. Measured on the H200 in session 17 (three
+// calls, docs/kernel-notes/trace-cost-s17.md): a quarter fewer events (CTA 0 8457 -> 6441) and NO lower cost (rung 4
+// +5.0-5.7 % against main's +3.9-5.7 %), so 0 stays the default: the events as before.
 #ifndef WS_LCE_PAIR_RECORDS
 #define WS_LCE_PAIR_RECORDS 0
 #endif
@@ -164,6 +165,15 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     ring.peer = rank ^ 1u;
     const Staging staging(plan.epiStaging(), plan.empty() + S);
     using Trace = wt::Warp<std::conditional_t<Traced, wt::Staged, wt::Off>>;
+    // WS_LCE_TRACE_OFF (session 17, diagnostic only: the trace lacks those warps' events): bit 1 the producer's,
+    // 2 the epilogue warp's, 4 the consumers' trace calls compiled out of the traced kernels -- which warps' trace code
+    // costs what (H200, rung 4: 4 -> -0.9 %, 2 -> +3.5 %, none +4-5.5 %; docs/kernel-notes/trace-cost-s17.md)
+#ifndef WS_LCE_TRACE_OFF
+#define WS_LCE_TRACE_OFF 0
+#endif
+    using TraceP = std::conditional_t<(WS_LCE_TRACE_OFF & 1) != 0, wt::Warp<wt::Off>, Trace>;
+    using TraceE = std::conditional_t<(WS_LCE_TRACE_OFF & 2) != 0, wt::Warp<wt::Off>, Trace>;
+    using TraceC = std::conditional_t<(WS_LCE_TRACE_OFF & 4) != 0, wt::Warp<wt::Off>, Trace>;
     constexpr bool kTraced = Traced && wt::kEnabled;  // the k-loops' stamps (wt::Stamp) are staged by hand
     constexpr bool kPairs = kTraced && WS_LCE_PAIR_RECORDS != 0;
     std::conditional_t<Traced, wt::Cta, UntracedCta> cta;
@@ -208,7 +218,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         // setmaxnreg.inc wait forever -- s9-lcet's call 2 hung so with 48 + 232)
         setMaxNRegDec<variantOf(V).regs0>();
         if (warp == 0) {  // producer: E (this CTA's 128 N columns, two boxes) and half of W's 224 rows, multicast
-            Trace w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
+            TraceP w(cta, wt::role::Producer, 0, 0, wt::kNoUserRole, plan.traceStaging(0));
             const bool issuer = laneId() == 0;
             int fill = 0;
             for (int u = cluster; u < p.units; u += clusters) {
@@ -253,7 +263,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
             }
             w.end();
         } else if (warp == 1) {  // the epilogue warp: lane 0 issues, the whole warp runs the loop (trace calls)
-            Trace w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
+            TraceE w(cta, wt::role::Epilogue, 0, 0, wt::kNoUserRole, plan.traceStaging(1));
             EpilogueWarp<kTileM, Staging, kEager ? kModeEager : 0> ew{{}, staging, &tmOut, &tmU, laneId() == 0};
             for (int u = cluster; u < p.units; u += clusters) {
                 bool user;
@@ -308,7 +318,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
         setMaxNRegInc<(168 * kThreads - 128 * variantOf(V).regs0) / 256>();  // 232 with 40 (above)
         const int cw = wg - 1, tInWg = tid & 127;
         // roleIndex = the consumer warpgroup (the lane reads "consumer WG0" / "consumer WG1")
-        Trace w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole, plan.traceStaging(warp));
+        TraceC w(cta, wt::role::Consumer, uint8_t(wg), uint8_t(cw), wt::kNoUserRole, plan.traceStaging(warp));
         const bool lane0 = laneId() == 0;
         int fill = 0, done = 0;
         uint32_t uf[kBcast ? kTileM / 4 : 1];    // the broadcast walk: the unit's user tile, fp16 pairs of acc
