@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# RUN in session 17 (call 1; docs/benchmarks/tracing-cost-2.md, its ncu table). As prepared:
 # PREPARED, NOT RUN (session 16: too little device time was left to start a machine). Session 16, lead: ncu of lce rung 4's three launches in `lce --trace-cost --rung 4 --warmup 0 --iters 1` --
 # the traced kernel without a buffer (the first call: control word still null), the untraced kernel, the traced
 # kernel recording -- to see which unit the trace's ~18 MB per launch competes with (calls 1-5: the cost follows the

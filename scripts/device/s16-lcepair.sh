@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RUN in session 17 (calls 1-2; docs/device-log/sessions-11-on.md, "Session 17"): the pair records are correct and no
+# cheaper. As prepared:
 # PREPARED, NOT RUN (session 16 had no device time left): trace format version 3's pair record (kEventPair) in lce
 # rungs 3-4's traced kernels, lce_body.cuh's WS_LCE_PAIR_RECORDS=1 (a consumer tile's 29 records -> ~21), against the
 # tree as built (0), one call. Builds nothing. Carry build-s16lcepair: bins.tar.xz with pair/lce (the Qt-free Release
