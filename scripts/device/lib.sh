@@ -12,7 +12,7 @@
 #                    "FAIL NAME" and the log's first ^FAIL lines, or "SKIP NAME" when under 5 s are left; returns rc
 #   ws_begin NAME DEFAULT_BUDGET   the usual start of a script: OUT (default ./out-NAME, created), BUDGET (default
 #                    DEFAULT_BUDGET seconds), a fresh log folder L (/tmp/NAME-logs.XXXX), the summary S = $OUT/summary.txt
-#                    emptied, and T0 = now
+#                    emptied (what it held appended to $OUT/summary.earlier.txt first), and T0 = now
 #   ws_sweep33       prints issue 14's 33-shape sweep as ladder_bench arguments (--shape MxNxK ...): squares 1024..16384,
 #                    LLM projections M in {128, 512, 2048, 8192} x (N x K) in {4096x4096, 14336x4096, 4096x14336,
 #                    28672x8192}, short K, long K, non-multiples; the one list every sweep script uses
@@ -61,6 +61,9 @@ ws_begin() {  # ws_begin NAME DEFAULT_BUDGET
     mkdir -p "$OUT"
     L=$(mktemp -d "/tmp/$1-logs.XXXX")
     S=$OUT/summary.txt
+    # a summary already there (an earlier run, or another script of the same call with the same OUT: session 17 lost
+    # one so) is kept, appended to summary.earlier.txt, before this run's starts empty
+    [ -s "$S" ] && cat "$S" >>"$OUT/summary.earlier.txt"
     : >"$S"
     T0=$SECONDS
 }

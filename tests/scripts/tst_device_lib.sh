@@ -125,6 +125,8 @@ wsb_took=$(sed -n 's/^took //p' "$T/wsb1-took.txt")
 [ -n "$wsb_left" ] && [ "$wsb_left" -le 42 ] && [ "$wsb_left" -ge $((42 - wsb_took)) ] \
     || fail "ws_begin: left=$wsb_left after $wsb_took s (expected 42 - $wsb_took .. 42)"
 grep -qx fresh "$T/wsb1.txt" || fail "ws_begin: log folder missing or summary not emptied"
+grep -qx stale "$T/out-wsb/summary.earlier.txt" 2>/dev/null \
+    || fail "ws_begin lost the summary already there (summary.earlier.txt: $(cat "$T/out-wsb/summary.earlier.txt" 2>&1))"
 grep -qx "OUT=$T/given BUDGET=7" "$T/wsb2.txt" || fail "ws_begin overrode OUT/BUDGET the caller set: $(cat "$T/wsb2.txt")"
 # only this run's log folders: another run of this test on the same machine may be between its ws_begin and its check
 while read -r d; do rm -rf "$d"; done <"$T/wsb-logs.txt"
