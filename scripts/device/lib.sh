@@ -23,6 +23,11 @@
 #                    $D/B1 $D/B2 ... in that order for the first half and reversed for the second (steps sweep1-B,
 #                    sweep2-B), then trace_overhead_table.py's table (untraced times from the last build) into
 #                    $L/table.txt and the summary; the table script is found beside lib.sh or in scripts/device/
+#   ws_lce_nobuf D R B1 B2 ...   per build in that order, $D/B/lce's traced kernel with NO trace buffer attached
+#                    against its untraced twin on rung R (`LCE_TRACED_A=1 lce --interleave R,R`, step nobufR-B), its
+#                    INTERLEAVED line noted (session 17: what the trace code costs when nothing is recorded)
+#   ws_lce_cost D R B1 B2 ...    per build in that order, `$D/B/lce --trace-cost --rung R` (step costR-B), its TRACECOST
+#                    line noted
 # The caller sets S (the summary file) before calling note or run, OUT before run, and L, BUDGET and T0 before
 # step or left (ws_begin sets all five).
 #
@@ -135,4 +140,22 @@ ws_trace_sweep() {
     for b in "$@"; do args="$args $b=$L/sweep1-$b.log,$L/sweep2-$b.log"; done
     # shellcheck disable=SC2086
     timeout 10 python3 "$table" --untraced-from "$last" $args | tee "$L/table.txt" | tee -a "$S"
+}
+
+ws_lce_nobuf() {  # ws_lce_nobuf D R B1 B2 ...
+    local d=$1 r=$2 b
+    shift 2
+    for b in "$@"; do
+        LCE_TRACED_A=1 step "nobuf$r-$b" 15 "INTERLEAVED" "$d/$b/lce" --interleave "$r,$r" --warmup 5 --iters 40 || true
+        note "    $b: $(grep -h "INTERLEAVED rung" "$L/nobuf$r-$b.log" | head -1)"
+    done
+}
+
+ws_lce_cost() {  # ws_lce_cost D R B1 B2 ...
+    local d=$1 r=$2 b
+    shift 2
+    for b in "$@"; do
+        step "cost$r-$b" 12 "TRACECOST" "$d/$b/lce" --trace-cost --rung "$r" --warmup 5 --iters 30 || true
+        note "    $b: $(grep -h TRACECOST "$L/cost$r-$b.log" | head -1)"
+    done
 }

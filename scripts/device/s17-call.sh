@@ -27,14 +27,8 @@ for s in 300x1000x1032 1024x1024x1024; do  # session 16's signatures (main): 579
     note "    $s: $(grep -h "signature" "$L/trace-$s.log" | awk '{print $1, $2, $NF}' | tr '\n' ' ')"
 done
 for r in 4 3; do
-    for b in main call noflush; do
-        LCE_TRACED_A=1 step "nobuf$r-$b" 15 "INTERLEAVED" ./$b/lce --interleave $r,$r --warmup 5 --iters 40 || true
-        note "    $b: $(grep -h "INTERLEAVED rung" "$L/nobuf$r-$b.log" | head -1)"
-    done
-    for b in main call noflush noflush call main main call; do
-        step "cost$r-$b" 12 "TRACECOST" ./$b/lce --trace-cost --rung $r --warmup 5 --iters 30 || true
-        note "    $b: $(grep -h TRACECOST "$L/cost$r-$b.log" | head -1)"
-    done
+    ws_lce_nobuf "$PWD" "$r" main call noflush
+    ws_lce_cost "$PWD" "$r" main call noflush noflush call main main call
 done
 ws_trace_sweep "$PWD" main call
 (cd "$L" && tar -czf "$OUT/logs.tar.gz" . 2>/dev/null)

@@ -22,14 +22,8 @@ export WARPSTAGE_SOURCE_DIR=$(cd .. && pwd)
 step gpu_lce_record 60 "PASSED" "$K/tests/recorder/gpu_lce_record" "$K/app/record/warpstage-record" ./defer/lce
 grep -h "well formed" "$L/gpu_lce_record.log" | tee -a "$S"
 for r in 4 3; do
-    for b in main defer noflush; do
-        LCE_TRACED_A=1 step "nobuf$r-$b" 15 "INTERLEAVED" ./$b/lce --interleave $r,$r --warmup 5 --iters 40 || true
-        note "    $b: $(grep -h "INTERLEAVED rung" "$L/nobuf$r-$b.log" | head -1)"
-    done
-    for b in main defer noflush noflush defer main main defer; do
-        step "cost$r-$b" 12 "TRACECOST" ./$b/lce --trace-cost --rung $r --warmup 5 --iters 30 || true
-        note "    $b: $(grep -h TRACECOST "$L/cost$r-$b.log" | head -1)"
-    done
+    ws_lce_nobuf "$PWD" "$r" main defer noflush
+    ws_lce_cost "$PWD" "$r" main defer noflush noflush defer main main defer
 done
 ws_trace_sweep "$PWD" main defer
 (cd "$L" && tar -czf "$OUT/logs.tar.gz" . 2>/dev/null)

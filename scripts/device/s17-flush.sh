@@ -38,14 +38,8 @@ for r in 3 4; do
         --launch-range 0:0 --trace-events 8192 -o "$OUT/rung$r-new.wstrace" -- "$K/kernels/lce/lce" --rung $r --check || true
 done
 for r in 4 3; do
-    for b in main new pair off2 off4; do
-        LCE_TRACED_A=1 step "nobuf$r-$b" 15 "INTERLEAVED" ./$b/lce --interleave $r,$r --warmup 5 --iters 40 || true
-        note "    $b: $(grep -h "INTERLEAVED rung" "$L/nobuf$r-$b.log" | head -1)"
-    done
-    for b in main new pair off2 off4 off4 off2 pair new main main new; do
-        step "cost$r-$b" 12 "TRACECOST" ./$b/lce --trace-cost --rung $r --warmup 5 --iters 30 || true
-        note "    $b: $(grep -h TRACECOST "$L/cost$r-$b.log" | head -1)"
-    done
+    ws_lce_nobuf "$PWD" "$r" main new pair off2 off4
+    ws_lce_cost "$PWD" "$r" main new pair off2 off4 off4 off2 pair new main main new
 done
 ws_trace_sweep "$PWD" main new
 (cd "$L" && tar -czf "$OUT/logs.tar.gz" . 2>/dev/null)

@@ -28,14 +28,8 @@ for s in 300x1000x1032 1024x1024x1024; do  # session 16's signatures (main): 579
     note "    $s: $(grep -h "signature" "$L/trace-$s.log" | awk '{print $1, $2, $NF}' | tr '\n' ' ')"
 done
 for r in 4 3; do
-    for b in main late; do
-        LCE_TRACED_A=1 step "nobuf$r-$b" 15 "INTERLEAVED" ./$b/lce --interleave $r,$r --warmup 5 --iters 40 || true
-        note "    $b: $(grep -h "INTERLEAVED rung" "$L/nobuf$r-$b.log" | head -1)"
-    done
-    for b in main late late main main late late main; do
-        step "cost$r-$b" 12 "TRACECOST" ./$b/lce --trace-cost --rung $r --warmup 5 --iters 30 || true
-        note "    $b: $(grep -h TRACECOST "$L/cost$r-$b.log" | head -1)"
-    done
+    ws_lce_nobuf "$PWD" "$r" main late
+    ws_lce_cost "$PWD" "$r" main late late main main late late main
 done
 ws_trace_sweep "$PWD" main late
 (cd "$L" && tar -czf "$OUT/logs.tar.gz" . 2>/dev/null)

@@ -20,15 +20,10 @@ note "env: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=c
 B="main wc"
 step gpu_lce_record-wc 60 "PASSED" "$K/tests/recorder/gpu_lce_record" "$K/app/record/warpstage-record" ./wc/lce
 grep -h "well formed" "$L/gpu_lce_record-wc.log" | tee -a "$S"
-for b in $B; do
-    LCE_TRACED_A=1 step "nobuf4-$b" 15 "INTERLEAVED" ./$b/lce --interleave 4,4 --warmup 5 --iters 40 || true
-    note "    $b: $(grep -h "INTERLEAVED rung" "$L/nobuf4-$b.log" | head -1)"
-done
+# shellcheck disable=SC2086
+ws_lce_nobuf "$PWD" 4 $B
 R=""; for b in $B; do R="$b $R"; done
 for r in 4; do
-    for b in $B $R; do
-        step "cost$r-$b" 12 "TRACECOST" ./$b/lce --trace-cost --rung $r --warmup 5 --iters 30 || true
-        note "    $b: $(grep -h TRACECOST "$L/cost$r-$b.log" | head -1)"
-    done
+    ws_lce_cost "$PWD" "$r" $B $R
 done
 echo "== end ($(left) s left)" | tee -a "$S"

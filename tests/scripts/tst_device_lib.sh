@@ -13,6 +13,7 @@
 #     version does not define and an undefined kind refused;
 #  6. ws_sweep33 (issue 14's 33 shapes), ws_signatures (two builds' trace signatures compared) and ws_trace_sweep (the
 #     sweep in two interleaved halves and its table) on stand-in gpu_ladder_trace / ladder_bench programs;
+#  6b. ws_lce_nobuf / ws_lce_cost (lce's no-buffer and tracing-cost runs per build) on a stand-in lce;
 #  7. ncu_tma_lines.py: executed counts and stall samples per TMA opcode of an ncu source page; a page without TMA
 #     lines refused.
 # Usage: tst_device_lib.sh SOURCE_DIR
@@ -325,6 +326,40 @@ EOS
     [ -s "$T/ab-logs/table.txt" ] || fail "ws_trace_sweep: no table.txt"
     [ $fails = $n0 ] && ok "ws_sweep33, ws_signatures, ws_trace_sweep"
 fi
+
+# 6b. ws_lce_nobuf, ws_lce_cost (session 17) on a stand-in lce: the no-buffer run must get LCE_TRACED_A=1, the
+# --trace-cost run must not; each build's line noted in the order given.
+n0=$fails
+mkdir -p "$T/lc/a" "$T/lc/b" "$T/lc-logs"
+for b in a b; do
+    cat >"$T/lc/$b/lce" <<EOS
+#!/usr/bin/env bash
+echo "$b \$* A=\${LCE_TRACED_A:-unset}" >>"$T/lc/calls.txt"
+case "\$*" in
+    *--interleave*) echo "INTERLEAVED rung 4 0.36 ms  rung 4 0.34 ms  4/4 = 0.95 ($b)"; echo "INTERLEAVED_TRACED_A (rung 4)" ;;
+    *--trace-cost*) echo "TRACECOST rung 4 persistent      untraced 0.33 ms  traced 0.35 ms  +5.00% ($b)" ;;
+esac
+EOS
+    chmod +x "$T/lc/$b/lce"
+done
+(
+    set -u
+    . "$SRC/scripts/device/lib.sh"
+    L=$T/lc-logs
+    S=$T/lc/summary.txt
+    : >"$S"
+    BUDGET=100
+    T0=$SECONDS
+    ws_lce_nobuf "$T/lc" 4 a b
+    ws_lce_cost "$T/lc" 3 b a
+) >/dev/null
+S=$T/lc/summary.txt
+[ "$(grep -c '^PASS ' "$S")" = 4 ] || fail "ws_lce_nobuf / ws_lce_cost: 4 PASS steps expected: $(cat "$S")"
+[ "$(grep '^    ' "$S" | tr '\n' '|')" = "    a: INTERLEAVED rung 4 0.36 ms  rung 4 0.34 ms  4/4 = 0.95 (a)|    b: INTERLEAVED rung 4 0.36 ms  rung 4 0.34 ms  4/4 = 0.95 (b)|    b: TRACECOST rung 4 persistent      untraced 0.33 ms  traced 0.35 ms  +5.00% (b)|    a: TRACECOST rung 4 persistent      untraced 0.33 ms  traced 0.35 ms  +5.00% (a)|" ] \
+    || fail "ws_lce_nobuf / ws_lce_cost: the noted lines: $(cat "$S")"
+[ "$(tr '\n' '|' <"$T/lc/calls.txt")" = "a --interleave 4,4 --warmup 5 --iters 40 A=1|b --interleave 4,4 --warmup 5 --iters 40 A=1|b --trace-cost --rung 3 --warmup 5 --iters 30 A=unset|a --trace-cost --rung 3 --warmup 5 --iters 30 A=unset|" ] \
+    || fail "ws_lce_nobuf / ws_lce_cost: the runs: $(cat "$T/lc/calls.txt")"
+[ $fails = $n0 ] && ok "ws_lce_nobuf, ws_lce_cost"
 
 # 7. ncu_tma_lines.py (s15-lcetma) on a source page in the form ncu 2025.3 exported it (`--page source --csv
 # --print-source sass`, columns cut to the ones read): two UTMALDG.3D lines (100 + 100 executed, 5 + 7 samples),
