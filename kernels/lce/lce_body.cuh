@@ -63,6 +63,13 @@
 #ifndef WS_LCE_PAIR_RECORDS
 #define WS_LCE_PAIR_RECORDS 0
 #endif
+// WS_LCE_TRACE_OFF (session 17, diagnostic only: the trace lacks those warps' events): bit 1 the producer's, 2 the
+// epilogue warp's, 4 the consumers' trace calls compiled out of the traced kernels (body's TraceP / TraceE / TraceC) --
+// which warps' trace code costs what (H200, rung 4, on session 17's one-flush-per-call build of trace.cuh, itself
+// +5.7-6.2 %: 4 -> -0.9 %, 2 -> +3.5 %; docs/kernel-notes/trace-cost-s17.md)
+#ifndef WS_LCE_TRACE_OFF
+#define WS_LCE_TRACE_OFF 0
+#endif
 
 namespace ws::lce::body {
 using namespace ws::kern;
@@ -165,12 +172,6 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     ring.peer = rank ^ 1u;
     const Staging staging(plan.epiStaging(), plan.empty() + S);
     using Trace = wt::Warp<std::conditional_t<Traced, wt::Staged, wt::Off>>;
-    // WS_LCE_TRACE_OFF (session 17, diagnostic only: the trace lacks those warps' events): bit 1 the producer's,
-    // 2 the epilogue warp's, 4 the consumers' trace calls compiled out of the traced kernels -- which warps' trace code
-    // costs what (H200, rung 4: 4 -> -0.9 %, 2 -> +3.5 %, none +4-5.5 %; docs/kernel-notes/trace-cost-s17.md)
-#ifndef WS_LCE_TRACE_OFF
-#define WS_LCE_TRACE_OFF 0
-#endif
     using TraceP = std::conditional_t<(WS_LCE_TRACE_OFF & 1) != 0, wt::Warp<wt::Off>, Trace>;
     using TraceE = std::conditional_t<(WS_LCE_TRACE_OFF & 2) != 0, wt::Warp<wt::Off>, Trace>;
     using TraceC = std::conditional_t<(WS_LCE_TRACE_OFF & 4) != 0, wt::Warp<wt::Off>, Trace>;
