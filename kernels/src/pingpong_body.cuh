@@ -251,7 +251,11 @@ __device__ __forceinline__ void body(const CUtensorMap& tmA, const CUtensorMap& 
     extern __shared__ uint8_t smemRaw[];
     uint8_t* smem = alignSmem1024(smemRaw);
     uint8_t* staging = smem + S * kStage;  // kEpiBytes of epilogue staging (TMA store)
+#ifdef WS_EXPERIMENT_UNIFORM_WARP
+    const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid / 32, 0), wg = warp / 4;
+#else
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
+#endif
     const uint32_t rank = CL > 1 ? clusterCtaRank() : 0u;
     PpRing ring;
     ring.full = reinterpret_cast<uint64_t*>(staging + kEpiBytes);

@@ -347,12 +347,33 @@ struct StagedWarp {
                                           std::uint8_t roleIndex, void* staging, std::uint8_t userRole = kNoUserRole)
     {
         stage = static_cast<std::uint32_t>(__cvta_generic_to_shared(staging));
+#ifdef WS_TRACE_EXPERIMENT_UNIFORM
+        {
+            bool ok = false;
+            if (buffer != nullptr) {
+                const auto* h = static_cast<const TraceBufferHeader*>(buffer);
+                if (headerMatches(h)) {
+                    ok = true;
+                    hdr = warpRegion(buffer, h, warp);
+                    cap = h->eventsPerWarp;
+                }
+            }
+            const auto a = reinterpret_cast<std::uint64_t>(hdr);
+            const std::uint32_t lo = __shfl_sync(0xffffffffu, std::uint32_t(a), 0);
+            const std::uint32_t hi = __shfl_sync(0xffffffffu, std::uint32_t(a >> 32), 0);
+            hdr = reinterpret_cast<WarpRegionHeader*>((std::uint64_t(hi) << 32) | lo);
+            cap = __shfl_sync(0xffffffffu, cap, 0);
+            ev = reinterpret_cast<TraceEvent*>(hdr + 1);
+            if (!ok || (threadIdx.x & 31u) != 0) return;
+        }
+#else
         if (buffer == nullptr || (threadIdx.x & 31u) != 0) return;
         const auto* h = static_cast<const TraceBufferHeader*>(buffer);
         if (!headerMatches(h)) return;
         hdr = warpRegion(buffer, h, warp);
         ev = reinterpret_cast<TraceEvent*>(hdr + 1);
         cap = h->eventsPerWarp;
+#endif
         writer = true;
         const std::uint32_t w2 = userRole == kNoUserRole ? 0u : std::uint32_t(userRole);
         asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(hdr), "r"(0u),
