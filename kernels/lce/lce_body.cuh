@@ -179,7 +179,7 @@ __device__ __forceinline__ void body(const CUtensorMap& tmWu, const CUtensorMap&
     constexpr bool kPairs = kTraced && WS_LCE_PAIR_RECORDS != 0;
     std::conditional_t<Traced, wt::Cta, UntracedCta> cta;
     cta.pipeline(S, kStage);
-    #ifdef WS_EXPERIMENT_UNIFORM_WARP
+#ifdef WS_EXPERIMENT_UNIFORM_WARP
     const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid / 32, 0), wg = warp / 4;
 #else
     const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32;
